@@ -1,0 +1,1 @@
+//! verdict-bisect: (placeholder; filled in by its owner).

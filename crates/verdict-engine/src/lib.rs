@@ -1,0 +1,1 @@
+//! verdict-engine: (placeholder; filled in by its owner).

@@ -1,0 +1,1 @@
+//! verdict-exec: (placeholder; filled in by its owner).

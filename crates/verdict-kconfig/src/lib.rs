@@ -1,0 +1,1 @@
+//! verdict-kconfig: (placeholder; filled in by its owner).

@@ -1,0 +1,1 @@
+//! verdict-model: (placeholder; filled in by its owner).

@@ -1,0 +1,1 @@
+//! verdict-store: (placeholder; filled in by its owner).

@@ -1,0 +1,46 @@
+//! The binary's error type: user errors (exit 2), interruptions (exit 3) and
+//! internal failures, each carrying enough context to act on.
+
+use std::fmt;
+
+/// An error that ends a command. The exit code follows the CLI contract in
+/// ARCHITECTURE.md: 2 for usage or input errors, 3 for interruptions.
+#[derive(Debug)]
+pub(crate) enum CliError {
+    /// Bad input from the user: a malformed file, an unknown run, bad flags.
+    Input(String),
+    /// The run was interrupted; the message says how to resume.
+    Interrupted(String),
+    /// Something failed that is not the user's input (I/O, database).
+    Internal(String),
+}
+
+impl CliError {
+    pub(crate) fn input(message: impl fmt::Display) -> Self {
+        Self::Input(message.to_string())
+    }
+
+    pub(crate) fn internal(message: impl fmt::Display) -> Self {
+        Self::Internal(message.to_string())
+    }
+
+    pub(crate) fn exit_code(&self) -> u8 {
+        match self {
+            Self::Input(_) => 2,
+            Self::Interrupted(_) => 3,
+            Self::Internal(_) => 2,
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Input(message) | Self::Interrupted(message) | Self::Internal(message) => {
+                formatter.write_str(message)
+            }
+        }
+    }
+}
+
+impl std::error::Error for CliError {}

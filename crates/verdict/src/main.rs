@@ -1,0 +1,69 @@
+//! The `verdict` binary: parse the command line, dispatch to
+//! `commands/<name>.rs`, map errors to exit codes. Nothing else lives here.
+
+mod commands;
+mod error;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "verdict",
+    version,
+    about = "Runs performance experiments and tells the truth about them"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run an experiment file (or resume an interrupted run).
+    Run(commands::run::RunArgs),
+    /// Quick A/B: interleaved runs of two or more commands, the first the baseline.
+    Ab(commands::ab::AbArgs),
+    /// List stored runs.
+    Runs(commands::runs::RunsArgs),
+    /// Report a stored run (default: the latest).
+    Report(commands::report::ReportArgs),
+    /// Compare two stored selections or files.
+    Compare(commands::compare::CompareArgs),
+    /// Runs per cell needed to detect a change.
+    Plan(commands::plan::PlanArgs),
+    /// Monte-Carlo validation of decision procedures.
+    Simulate(commands::simulate::SimulateArgs),
+    /// Measure this machine's noise and name its sources.
+    Doctor(commands::doctor::DoctorArgs),
+    /// Find the commit that changed performance.
+    Bisect(commands::bisect::BisectArgs),
+    /// Run an experiment on the current tree and compare with a baseline (for `git bisect run`).
+    Check(commands::check::CheckArgs),
+    /// Kernel config diffs and reason chains.
+    Kconfig(commands::kconfig::KconfigArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Run(args) => commands::run::run(args),
+        Command::Ab(args) => commands::ab::run(args),
+        Command::Runs(args) => commands::runs::run(args),
+        Command::Report(args) => commands::report::run(args),
+        Command::Compare(args) => commands::compare::run(args),
+        Command::Plan(args) => commands::plan::run(args),
+        Command::Simulate(args) => commands::simulate::run(args),
+        Command::Doctor(args) => commands::doctor::run(args),
+        Command::Bisect(args) => commands::bisect::run(args),
+        Command::Check(args) => commands::check::run(args),
+        Command::Kconfig(args) => commands::kconfig::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("verdict: error: {error}");
+            ExitCode::from(error.exit_code())
+        }
+    }
+}
