@@ -1,0 +1,1 @@
+//! bootstrap (owned by the stats-core engineer; being written).

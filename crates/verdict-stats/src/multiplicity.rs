@@ -1,0 +1,1 @@
+//! multiplicity (owned by the stats-core engineer; being written).

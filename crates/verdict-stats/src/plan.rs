@@ -1,0 +1,1 @@
+//! plan (owned by the stats-core engineer; being written).

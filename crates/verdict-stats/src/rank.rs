@@ -1,0 +1,1 @@
+//! rank (owned by the stats-core engineer; being written).

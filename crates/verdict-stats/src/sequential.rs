@@ -1,0 +1,1 @@
+//! sequential (owned by the sequential engineer; being written).

@@ -1,0 +1,1 @@
+//! simulate (owned by the sequential engineer; being written).

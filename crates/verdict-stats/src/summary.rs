@@ -1,0 +1,1 @@
+//! summary (owned by the stats-core engineer; being written).

@@ -1,0 +1,1 @@
+//! verdict (owned by the stats-core engineer; being written).
