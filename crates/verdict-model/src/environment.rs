@@ -1,0 +1,52 @@
+//! What ran where: the machine facts recorded with every run. Plain data;
+//! capturing it (reading /proc and /sys) is verdict-doctor's job. A fact that
+//! could not be read is `None` ("absent"), never a guess.
+
+use serde::{Deserialize, Serialize};
+
+/// Facts about the machine and kernel at one moment (start or end of a run).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    /// Host name (`/proc/sys/kernel/hostname`).
+    pub hostname: Option<String>,
+    /// `uname -r` (`/proc/sys/kernel/osrelease`).
+    pub kernel_release: Option<String>,
+    /// `uname -v` (`/proc/sys/kernel/version`).
+    pub kernel_version: Option<String>,
+    /// Machine architecture, e.g. `x86_64`, `ppc64le`.
+    pub architecture: Option<String>,
+    /// Boot command line (`/proc/cmdline`).
+    pub kernel_cmdline: Option<String>,
+    /// CPU model name (`model name` or `cpu` in /proc/cpuinfo).
+    pub cpu_model: Option<String>,
+    /// CPU feature flags relevant to performance claims, as listed by the
+    /// kernel (x86 `flags`, arm64 `Features`), space separated.
+    pub cpu_flags: Option<String>,
+    /// Number of possible CPUs listed in /proc/cpuinfo.
+    pub cpu_count: Option<u32>,
+    /// `/sys/devices/system/cpu/online`, e.g. `0-7`.
+    pub cpus_online: Option<String>,
+    /// `/sys/devices/system/cpu/smt/control`: on, off, forceoff, notsupported.
+    pub smt: Option<String>,
+    /// cpufreq governor of cpu0, when cpufreq exists.
+    pub cpufreq_governor: Option<String>,
+    /// SHA-256 of the kernel config (/proc/config.gz decompressed, or
+    /// /boot/config-RELEASE).
+    pub kernel_config_sha256: Option<String>,
+    /// Where the config was read from.
+    pub kernel_config_source: Option<String>,
+    /// SELinux mode: enforcing, permissive, disabled (absent when SELinux is
+    /// not built in).
+    pub selinux: Option<String>,
+    /// Preemption mode from /sys/kernel/debug/sched/preempt, e.g. `full`.
+    pub preempt: Option<String>,
+    /// Clock source in use.
+    pub clocksource: Option<String>,
+    /// 1-, 5- and 15-minute load averages.
+    pub load_average: Option<[f64; 3]>,
+    /// Cumulative steal time in clock ticks over all CPUs (/proc/stat).
+    pub steal_ticks: Option<u64>,
+    /// Virtualization or container, when detected (e.g. `kvm`, `powervm`,
+    /// `container:docker`).
+    pub virtualization: Option<String>,
+}
