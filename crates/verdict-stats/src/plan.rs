@@ -1,1 +1,162 @@
-//! plan (owned by the stats-core engineer; being written).
+//! Normal-distribution helpers and the runs-per-cell planner.
+//!
+//! What it does: the standard normal CDF and quantile, the log-scale spread
+//! of a coefficient of variation, and the number of runs per cell a two-sided
+//! Mann–Whitney test needs to detect a relative shift. Must not: do I/O, or
+//! pretend the planning formula is exact for non-lognormal noise (it is an
+//! asymptotic approximation; simulate.rs checks it by Monte-Carlo).
+
+/// Asymptotic relative efficiency of the Wilcoxon–Mann–Whitney test against
+/// the t-test under normality, 3/π (Lehmann, *Nonparametrics*, 1975, §2.4).
+pub const RANK_TEST_EFFICIENCY: f64 = 0.955;
+
+/// Standard normal CDF Φ(x).
+///
+/// Source: Φ(x) = erfc(−x/√2)/2 with musl's `erfc` (via the `libm` crate),
+/// accurate to a few ulp including the far tails. Complexity O(1).
+pub fn normal_cdf(x: f64) -> f64 {
+    0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)
+}
+
+/// Standard normal quantile Φ⁻¹(p) for p in (0, 1); −∞/+∞ at 0/1, NaN
+/// outside [0, 1].
+///
+/// Source: P. J. Acklam's rational approximation (relative error 1.15e-9)
+/// followed by one Halley step on `normal_cdf`, which brings it to full
+/// double precision. Complexity O(1).
+pub fn normal_quantile(p: f64) -> f64 {
+    if p.is_nan() || !(0.0..=1.0).contains(&p) {
+        return f64::NAN;
+    }
+    if p == 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    if p == 1.0 {
+        return f64::INFINITY;
+    }
+    const A: [f64; 6] = [
+        -3.969_683_028_665_376e1,
+        2.209_460_984_245_205e2,
+        -2.759_285_104_469_687e2,
+        1.383_577_518_672_69e2,
+        -3.066_479_806_614_716e1,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -5.447_609_879_822_406e1,
+        1.615_858_368_580_409e2,
+        -1.556_989_798_598_866e2,
+        6.680_131_188_771_972e1,
+        -1.328_068_155_288_572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    const LOW: f64 = 0.02425;
+    let x = if p < LOW {
+        let q = (-2.0 * p.ln()).sqrt();
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    } else if p <= 1.0 - LOW {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    } else {
+        let q = (-2.0 * (1.0 - p).ln()).sqrt();
+        -(((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    // One Halley refinement (Acklam's note): e = Φ(x) − p, u = e·√(2π)·e^{x²/2}.
+    let error = if p < 0.5 {
+        normal_cdf(x) - p
+    } else {
+        // Work in the upper tail to avoid cancellation near 1.
+        (1.0 - p) - normal_cdf(-x)
+    };
+    let u = error * (2.0 * std::f64::consts::PI).sqrt() * (x * x / 2.0).exp();
+    x - u / (1.0 + x * u / 2.0)
+}
+
+/// Log-scale standard deviation σ = sqrt(ln(1 + cv²)) of a lognormal
+/// variable with coefficient of variation `cv`.
+///
+/// Source: lognormal moments (Johnson, Kotz & Balakrishnan, *Continuous
+/// Univariate Distributions* vol. 1, ch. 14). Complexity O(1).
+pub fn log_sd_from_cv(cv: f64) -> f64 {
+    (cv * cv).ln_1p().sqrt()
+}
+
+/// Runs per cell for a two-sided Mann–Whitney test at level `alpha` to
+/// detect a relative shift `shift` (e.g. 0.02) with probability `power`,
+/// under log-scale spread `log_sd`:
+/// n ≈ 2(z₁₋α/₂ + z₁₋β)²(σ/ln(1+d))²/0.955, rounded up.
+///
+/// Source: two-sample normal-theory sample size (e.g. Chow, Shao & Wang,
+/// *Sample Size Calculations in Clinical Research*, §3.2) divided by the
+/// rank test's asymptotic relative efficiency 3/π (Lehmann 1975).
+/// Returns `None` for a zero shift or non-finite/invalid inputs.
+/// Complexity O(1).
+pub fn runs_per_cell(log_sd: f64, shift: f64, alpha: f64, power: f64) -> Option<usize> {
+    let effect = shift.abs().ln_1p();
+    let valid = log_sd.is_finite()
+        && log_sd >= 0.0
+        && effect.is_finite()
+        && effect > 0.0
+        && alpha > 0.0
+        && alpha < 1.0
+        && power > 0.0
+        && power < 1.0;
+    if !valid {
+        return None;
+    }
+    let z_alpha = normal_quantile(1.0 - alpha / 2.0);
+    let z_beta = normal_quantile(power);
+    let ratio = log_sd / effect;
+    let runs = 2.0 * (z_alpha + z_beta).powi(2) * ratio * ratio / RANK_TEST_EFFICIENCY;
+    // At least 2 per cell: a rank test needs something to rank.
+    Some((runs.ceil() as usize).max(2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantile_matches_known_values() {
+        // Reference values from tables (Abramowitz & Stegun 26.2).
+        assert!((normal_quantile(0.975) - 1.959_963_984_540_054).abs() < 1e-14);
+        assert!((normal_quantile(0.8) - 0.841_621_233_572_914_3).abs() < 1e-14);
+        assert!((normal_quantile(1e-10) + 6.361_340_902_404_056).abs() < 1e-11);
+        assert_eq!(normal_quantile(0.5), 0.0);
+    }
+
+    #[test]
+    fn quantile_inverts_cdf() {
+        for step in 1..1000 {
+            let p = step as f64 / 1000.0;
+            assert!((normal_cdf(normal_quantile(p)) - p).abs() < 1e-15, "p={p}");
+        }
+    }
+
+    #[test]
+    fn runs_per_cell_for_story_one() {
+        // 30% CV, detect ±2% at α=0.05 with 80% power: thousands of runs.
+        let sd = log_sd_from_cv(0.30);
+        let runs = runs_per_cell(sd, 0.02, 0.05, 0.8).unwrap();
+        // 2·(1.95996+0.84162)²·(0.29356/0.0198026)²/0.955 = 3612.3 -> 3613.
+        assert_eq!(runs, 3613);
+        assert_eq!(runs_per_cell(sd, 0.0, 0.05, 0.8), None);
+    }
+}
