@@ -4,5 +4,13 @@
 //! and no other behaviour: no processes, no database, no statistics.
 
 pub mod environment;
+pub mod experiment;
+pub mod metric;
+pub mod sample;
 
 pub use environment::Environment;
+pub use experiment::{
+    Cell, CommandSpec, Experiment, Factor, Level, ModelError, Order, Sampling, SamplingMode,
+};
+pub use metric::{Direction, MetricSource, MetricSpec, Stream};
+pub use sample::{Failure, RunId, RunStatus, Sample};

@@ -1,0 +1,954 @@
+//! Experiment files: TOML in, a validated [`Experiment`] out. Every error
+//! names `file:line:col`, the key and what was expected. Nothing downstream
+//! re-checks what is validated here. No processes, no files other than the
+//! experiment itself.
+
+use crate::metric::{Direction, MetricSource, MetricSpec, Stream};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use toml::Spanned;
+
+/// A command as the user wrote it: an argv vector run without a shell, or a
+/// shell string the user explicitly asked for with `shell = true`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CommandSpec {
+    Argv(Vec<String>),
+    Shell(String),
+}
+
+impl CommandSpec {
+    /// Substitute `{factor}` placeholders with the cell's levels. Each argv
+    /// element stays exactly one argument; for a shell string the user chose
+    /// a shell, and values are passed as the environment variables
+    /// `VERDICT_<FACTOR>` rather than spliced (placeholders in shell strings
+    /// are rejected at load time).
+    pub fn substitute(&self, levels: &[(String, String)]) -> CommandSpec {
+        match self {
+            CommandSpec::Argv(argv) => CommandSpec::Argv(
+                argv.iter()
+                    .map(|element| substitute_placeholders(element, levels))
+                    .collect(),
+            ),
+            CommandSpec::Shell(text) => CommandSpec::Shell(text.clone()),
+        }
+    }
+
+    /// A one-line rendering for messages and reports (argv elements quoted
+    /// where they contain spaces or shell metacharacters).
+    pub fn display(&self) -> String {
+        match self {
+            CommandSpec::Shell(text) => text.clone(),
+            CommandSpec::Argv(argv) => argv
+                .iter()
+                .map(|element| quote_for_display(element))
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+    }
+}
+
+fn quote_for_display(element: &str) -> String {
+    let plain = !element.is_empty()
+        && element
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+%@{}".contains(c));
+    if plain {
+        element.to_string()
+    } else {
+        format!("'{}'", element.replace('\'', "'\\''"))
+    }
+}
+
+fn substitute_placeholders(element: &str, levels: &[(String, String)]) -> String {
+    let mut result = element.to_string();
+    for (factor, level) in levels {
+        result = result.replace(&format!("{{{factor}}}"), level);
+    }
+    result
+}
+
+/// Names of `{placeholder}`s used in a string.
+fn placeholders(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close) => {
+                let name = &after[..close];
+                if !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                {
+                    names.push(name.to_string());
+                }
+                rest = &after[close + 1..];
+            }
+            None => break,
+        }
+    }
+    names
+}
+
+/// One level of a factor, with what it takes to switch the machine into it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Level {
+    pub value: String,
+    /// Run when the run enters this level (the factor's level changes).
+    pub setup: Option<CommandSpec>,
+    /// Run when the run leaves this level.
+    pub teardown: Option<CommandSpec>,
+    /// Extra environment for the workload while at this level.
+    pub env: BTreeMap<String, String>,
+}
+
+/// A factor: a named dimension of the experiment with its levels, the first
+/// (or the declared `baseline`) being the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Factor {
+    pub name: String,
+    pub levels: Vec<Level>,
+    /// Index of the baseline level.
+    pub baseline: usize,
+}
+
+/// Order of iterations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// Randomized complete blocks: every cell once per block, in a random
+    /// order from the recorded seed. Cancels drift.
+    Interleaved,
+    /// All iterations of a cell before the next (for expensive level
+    /// switches such as reboots).
+    Sequential,
+}
+
+/// Fixed number of iterations or adaptive stopping.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "mode")]
+pub enum SamplingMode {
+    Fixed,
+    /// Sequential decisions after each block, between `min` and `max`
+    /// iterations per cell.
+    Adaptive {
+        min: u32,
+        max: u32,
+    },
+}
+
+/// How the experiment samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sampling {
+    /// Iterations per cell (the cap in adaptive mode is `mode.max`).
+    pub iterations: u32,
+    /// Warmup iterations per cell, recorded but never used as data.
+    pub warmups: u32,
+    pub order: Order,
+    pub timeout: Option<Duration>,
+    pub cooldown: Duration,
+    /// Seed for the schedule; `None` means draw one and record it.
+    pub seed: Option<u64>,
+    pub mode: SamplingMode,
+    /// Practical threshold as a fraction (0.02 = 2%).
+    pub threshold: f64,
+    pub alpha: f64,
+    pub power: f64,
+}
+
+/// A validated experiment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Experiment {
+    pub name: String,
+    pub command: CommandSpec,
+    pub workdir: Option<PathBuf>,
+    pub env: BTreeMap<String, String>,
+    pub factors: Vec<Factor>,
+    /// The first metric is the primary one.
+    pub metrics: Vec<MetricSpec>,
+    pub sampling: Sampling,
+    /// Exit codes that count as success.
+    pub success_codes: Vec<i32>,
+}
+
+/// One cell: a level of every factor, in factor order.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Cell {
+    pub levels: Vec<(String, String)>,
+}
+
+impl Cell {
+    /// `kernel=7.1,mode=enforcing`.
+    pub fn label(&self) -> String {
+        if self.levels.is_empty() {
+            return "(all)".to_string();
+        }
+        self.levels
+            .iter()
+            .map(|(factor, level)| format!("{factor}={level}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    pub fn level(&self, factor: &str) -> Option<&str> {
+        self.levels
+            .iter()
+            .find(|(name, _)| name == factor)
+            .map(|(_, level)| level.as_str())
+    }
+}
+
+impl Experiment {
+    /// Every cell, first factor varying slowest.
+    pub fn cells(&self) -> Vec<Cell> {
+        let mut cells = vec![Cell { levels: Vec::new() }];
+        for factor in &self.factors {
+            let mut next = Vec::with_capacity(cells.len() * factor.levels.len());
+            for cell in &cells {
+                for level in &factor.levels {
+                    let mut levels = cell.levels.clone();
+                    levels.push((factor.name.clone(), level.value.clone()));
+                    next.push(Cell { levels });
+                }
+            }
+            cells = next;
+        }
+        cells
+    }
+
+    pub fn primary_metric(&self) -> &MetricSpec {
+        &self.metrics[0]
+    }
+
+    pub fn factor(&self, name: &str) -> Option<&Factor> {
+        self.factors.iter().find(|factor| factor.name == name)
+    }
+
+    /// Read and validate an experiment file.
+    pub fn load(path: &Path) -> Result<Experiment, ModelError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ModelError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Experiment::parse(&text, &path.display().to_string())
+    }
+
+    /// Validate experiment text; `origin` names it in errors (a path).
+    pub fn parse(text: &str, origin: &str) -> Result<Experiment, ModelError> {
+        let raw: RawExperiment = toml::from_str(text).map_err(|error| {
+            let span = error.span().unwrap_or(0..0);
+            located(text, origin, span.start, error.message().trim().to_string())
+        })?;
+        raw.validate(text, origin)
+    }
+
+    /// SHA-256 of the experiment text, recorded with every run.
+    pub fn text_hash(text: &str) -> String {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(text.as_bytes()))
+    }
+}
+
+/// Errors from loading an experiment.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("read experiment file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// `file:line:col: message`.
+    #[error("{location}: {message}")]
+    Invalid { location: String, message: String },
+}
+
+fn located(text: &str, origin: &str, offset: usize, message: String) -> ModelError {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    let table = before
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|header| format!(" (in {header})"))
+        .unwrap_or_default();
+    ModelError::Invalid {
+        location: format!("{origin}:{line}:{column}"),
+        message: format!("{message}{table}"),
+    }
+}
+
+// ---- raw TOML shapes -------------------------------------------------------
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExperiment {
+    name: Spanned<String>,
+    command: Spanned<RawCommand>,
+    #[serde(default)]
+    shell: bool,
+    workdir: Option<PathBuf>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    factors: toml::map::Map<String, toml::Value>,
+    #[serde(default)]
+    metrics: Vec<Spanned<RawMetric>>,
+    #[serde(default)]
+    sampling: Option<Spanned<RawSampling>>,
+    success_codes: Option<Spanned<Vec<i32>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawCommand {
+    Argv(Vec<String>),
+    Shell(String),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMetric {
+    name: String,
+    source: Option<String>,
+    stressor: Option<String>,
+    field: Option<String>,
+    event: Option<String>,
+    pattern: Option<String>,
+    path: Option<String>,
+    from: Option<String>,
+    file: Option<String>,
+    direction: Option<String>,
+    unit: Option<String>,
+    threshold: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSampling {
+    iterations: Option<Spanned<i64>>,
+    warmups: Option<Spanned<i64>>,
+    order: Option<Spanned<String>>,
+    timeout: Option<Spanned<toml::Value>>,
+    cooldown: Option<Spanned<toml::Value>>,
+    seed: Option<u64>,
+    mode: Option<Spanned<String>>,
+    min: Option<Spanned<i64>>,
+    max: Option<Spanned<i64>>,
+    threshold: Option<Spanned<f64>>,
+    alpha: Option<Spanned<f64>>,
+    power: Option<Spanned<f64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLevel {
+    value: String,
+    setup: Option<RawCommand>,
+    teardown: Option<RawCommand>,
+    #[serde(default)]
+    shell: bool,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFactorTable {
+    levels: Vec<toml::Value>,
+    baseline: Option<String>,
+    /// A setup template for every level, `{factor}` substituted.
+    setup: Option<RawCommand>,
+    teardown: Option<RawCommand>,
+    #[serde(default)]
+    shell: bool,
+}
+
+struct Context<'a> {
+    text: &'a str,
+    origin: &'a str,
+}
+
+impl Context<'_> {
+    fn error(&self, offset: usize, message: impl Into<String>) -> ModelError {
+        located(self.text, self.origin, offset, message.into())
+    }
+
+    /// Offset of `key` inside `[table]` (for errors on values we hold without
+    /// spans), falling back to the table header.
+    fn find_key(&self, table: &str, key: &str) -> usize {
+        let header = format!("[{table}]");
+        let start = self.text.find(&header).unwrap_or(0);
+        let section = &self.text[start..];
+        for (index, line) in section.lines().enumerate() {
+            if index > 0 && line.trim_start().starts_with('[') {
+                break;
+            }
+            let trimmed = line.trim_start();
+            if trimmed.starts_with(key) && trimmed[key.len()..].trim_start().starts_with(['=', '.'])
+            {
+                let line_offset = section
+                    .lines()
+                    .take(index)
+                    .map(|l| l.len() + 1)
+                    .sum::<usize>();
+                return start + line_offset + (line.len() - trimmed.len());
+            }
+        }
+        start
+    }
+}
+
+fn command_from(raw: RawCommand, shell: bool, what: &str) -> Result<CommandSpec, String> {
+    match raw {
+        RawCommand::Argv(argv) if argv.is_empty() => Err(format!(
+            "`{what}` is an empty array; expected a program and its arguments"
+        )),
+        RawCommand::Argv(argv) => Ok(CommandSpec::Argv(argv)),
+        RawCommand::Shell(text) if shell => Ok(CommandSpec::Shell(text)),
+        RawCommand::Shell(_) => Err(format!(
+            "`{what}` is a string; expected an argv array such as [\"prog\", \"arg\"], or set `shell = true` to run it with /bin/sh"
+        )),
+    }
+}
+
+fn duration_from(value: &toml::Value) -> Result<Duration, String> {
+    match value {
+        toml::Value::Integer(seconds) if *seconds >= 0 => Ok(Duration::from_secs(*seconds as u64)),
+        toml::Value::Float(seconds) if *seconds >= 0.0 && seconds.is_finite() => {
+            Ok(Duration::from_secs_f64(*seconds))
+        }
+        toml::Value::String(text) => parse_duration(text)
+            .ok_or_else(|| format!("invalid duration `{text}`; expected seconds or a string like \"500ms\", \"30s\", \"2m\", \"1h\"")),
+        other => Err(format!("invalid duration {other}; expected seconds or a string like \"30s\"")),
+    }
+}
+
+/// `500ms`, `30s`, `2.5m`, `1h`, or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let (number, scale) = if let Some(value) = text.strip_suffix("ms") {
+        (value, 0.001)
+    } else if let Some(value) = text.strip_suffix('s') {
+        (value, 1.0)
+    } else if let Some(value) = text.strip_suffix('m') {
+        (value, 60.0)
+    } else if let Some(value) = text.strip_suffix('h') {
+        (value, 3600.0)
+    } else {
+        (text, 1.0)
+    };
+    let value: f64 = number.trim().parse().ok()?;
+    (value >= 0.0 && value.is_finite()).then(|| Duration::from_secs_f64(value * scale))
+}
+
+impl RawExperiment {
+    fn validate(self, text: &str, origin: &str) -> Result<Experiment, ModelError> {
+        let context = Context { text, origin };
+        let name = self.name.get_ref().trim().to_string();
+        if name.is_empty() {
+            return Err(context.error(
+                self.name.span().start,
+                "`name` is empty; expected a non-empty string",
+            ));
+        }
+        let factors = self.validate_factors(&context)?;
+        let command_span = self.command.span();
+        let command = command_from(self.command.into_inner(), self.shell, "command")
+            .map_err(|message| context.error(command_span.start, message))?;
+
+        let factor_names: Vec<&str> = factors.iter().map(|f| f.name.as_str()).collect();
+        match &command {
+            CommandSpec::Argv(argv) => {
+                for element in argv {
+                    for name in placeholders(element) {
+                        if !factor_names.contains(&name.as_str()) {
+                            return Err(context.error(
+                                command_span.start,
+                                format!(
+                                    "`command` uses placeholder `{{{name}}}` but there is no factor `{name}`; factors: {}",
+                                    if factor_names.is_empty() { "none".to_string() } else { factor_names.join(", ") }
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+            CommandSpec::Shell(shell_text) => {
+                if let Some(name) = placeholders(shell_text)
+                    .into_iter()
+                    .find(|n| factor_names.contains(&n.as_str()))
+                {
+                    return Err(context.error(
+                        command_span.start,
+                        format!(
+                            "shell `command` uses placeholder `{{{name}}}`; values are never spliced into shell strings: use \"$VERDICT_{}\" (set for every iteration) or an argv array",
+                            env_name(&name)
+                        ),
+                    ));
+                }
+            }
+        }
+
+        let mut metrics = Vec::new();
+        for raw in self.metrics {
+            let span = raw.span();
+            let metric = raw
+                .into_inner()
+                .validate()
+                .map_err(|message| context.error(span.start, message))?;
+            if metrics.iter().any(|m: &MetricSpec| m.name == metric.name) {
+                return Err(context.error(
+                    span.start,
+                    format!("metric `{}` is defined twice", metric.name),
+                ));
+            }
+            metrics.push(metric);
+        }
+        if metrics.is_empty() {
+            metrics.push(MetricSpec::wall());
+        }
+
+        let sampling = match self.sampling {
+            Some(raw) => raw.into_inner().validate(&context)?,
+            None => RawSampling::default_sampling(),
+        };
+        let success_codes = match self.success_codes {
+            Some(codes) if codes.get_ref().is_empty() => {
+                return Err(context.error(
+                    codes.span().start,
+                    "`success_codes` is empty; expected at least one exit code, e.g. [0]",
+                ));
+            }
+            Some(codes) => codes.into_inner(),
+            None => vec![0],
+        };
+        Ok(Experiment {
+            name,
+            command,
+            workdir: self.workdir,
+            env: self.env,
+            factors,
+            metrics,
+            sampling,
+            success_codes,
+        })
+    }
+
+    fn validate_factors(&self, context: &Context<'_>) -> Result<Vec<Factor>, ModelError> {
+        let mut factors = Vec::new();
+        for (name, value) in &self.factors {
+            let offset = context.find_key("factors", name);
+            if !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                return Err(context.error(
+                    offset,
+                    format!("factor name `{name}` may use only letters, digits, `_` and `-`"),
+                ));
+            }
+            let (raw_levels, baseline, template_setup, template_teardown, shell) = match value {
+                toml::Value::Array(levels) => (levels.clone(), None, None, None, false),
+                toml::Value::Table(table) => {
+                    let raw: RawFactorTable = toml::Value::Table(table.clone())
+                        .try_into()
+                        .map_err(|error: toml::de::Error| {
+                            context.error(
+                                offset,
+                                format!("factor `{name}`: {}", error.message().trim()),
+                            )
+                        })?;
+                    (raw.levels, raw.baseline, raw.setup, raw.teardown, raw.shell)
+                }
+                other => {
+                    return Err(context.error(
+                        offset,
+                        format!("factor `{name}` is {}; expected an array of levels such as [\"a\", \"b\"] or a table with `levels`", other.type_str()),
+                    ));
+                }
+            };
+            if raw_levels.is_empty() {
+                return Err(context.error(
+                    offset,
+                    format!("factor `{name}` has no levels; expected at least one"),
+                ));
+            }
+            let template =
+                |raw: &Option<RawCommand>, what: &str| -> Result<Option<CommandSpec>, ModelError> {
+                    raw.as_ref()
+                        .map(|command| {
+                            command_from(clone_command(command), shell, what).map_err(|message| {
+                                context.error(offset, format!("factor `{name}`: {message}"))
+                            })
+                        })
+                        .transpose()
+                };
+            let setup_template = template(&template_setup, "setup")?;
+            let teardown_template = template(&template_teardown, "teardown")?;
+            let mut levels: Vec<Level> = Vec::new();
+            for raw_level in raw_levels {
+                let level = match raw_level {
+                    toml::Value::String(value) => Level {
+                        value,
+                        setup: None,
+                        teardown: None,
+                        env: BTreeMap::new(),
+                    },
+                    toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_) => {
+                        Level {
+                            value: raw_level.to_string(),
+                            setup: None,
+                            teardown: None,
+                            env: BTreeMap::new(),
+                        }
+                    }
+                    toml::Value::Table(table) => {
+                        let raw: RawLevel = toml::Value::Table(table).try_into().map_err(
+                            |error: toml::de::Error| {
+                                context.error(
+                                    offset,
+                                    format!("factor `{name}` level: {}", error.message().trim()),
+                                )
+                            },
+                        )?;
+                        let setup = raw
+                            .setup
+                            .map(|c| command_from(c, raw.shell, "setup"))
+                            .transpose()
+                            .map_err(|message| {
+                                context.error(
+                                    offset,
+                                    format!("factor `{name}` level `{}`: {message}", raw.value),
+                                )
+                            })?;
+                        let teardown = raw
+                            .teardown
+                            .map(|c| command_from(c, raw.shell, "teardown"))
+                            .transpose()
+                            .map_err(|message| {
+                                context.error(
+                                    offset,
+                                    format!("factor `{name}` level `{}`: {message}", raw.value),
+                                )
+                            })?;
+                        Level {
+                            value: raw.value,
+                            setup,
+                            teardown,
+                            env: raw.env,
+                        }
+                    }
+                    other => {
+                        return Err(context.error(offset, format!("factor `{name}` has a level of type {}; expected a string or a table with `value`", other.type_str())));
+                    }
+                };
+                if level.value.is_empty() {
+                    return Err(
+                        context.error(offset, format!("factor `{name}` has an empty level"))
+                    );
+                }
+                if levels.iter().any(|existing| existing.value == level.value) {
+                    return Err(context.error(
+                        offset,
+                        format!("factor `{name}` lists level `{}` twice", level.value),
+                    ));
+                }
+                levels.push(level);
+            }
+            for level in &mut levels {
+                let cell = [(name.clone(), level.value.clone())];
+                if level.setup.is_none() {
+                    level.setup = setup_template
+                        .as_ref()
+                        .map(|command| command.substitute(&cell));
+                }
+                if level.teardown.is_none() {
+                    level.teardown = teardown_template
+                        .as_ref()
+                        .map(|command| command.substitute(&cell));
+                }
+            }
+            let baseline = match baseline {
+                None => 0,
+                Some(value) => levels
+                    .iter()
+                    .position(|level| level.value == value)
+                    .ok_or_else(|| {
+                        context.error(
+                            offset,
+                            format!("factor `{name}`: baseline `{value}` is not one of its levels"),
+                        )
+                    })?,
+            };
+            factors.push(Factor {
+                name: name.clone(),
+                levels,
+                baseline,
+            });
+        }
+        Ok(factors)
+    }
+}
+
+fn clone_command(command: &RawCommand) -> RawCommand {
+    match command {
+        RawCommand::Argv(argv) => RawCommand::Argv(argv.clone()),
+        RawCommand::Shell(text) => RawCommand::Shell(text.clone()),
+    }
+}
+
+/// `VERDICT_<FACTOR>`: the environment variable carrying a factor's level.
+pub fn env_name(factor: &str) -> String {
+    factor.to_ascii_uppercase().replace('-', "_")
+}
+
+impl RawSampling {
+    fn default_sampling() -> Sampling {
+        Sampling {
+            iterations: 10,
+            warmups: 0,
+            order: Order::Interleaved,
+            timeout: None,
+            cooldown: Duration::ZERO,
+            seed: None,
+            mode: SamplingMode::Fixed,
+            threshold: 0.02,
+            alpha: 0.05,
+            power: 0.9,
+        }
+    }
+
+    fn validate(self, context: &Context<'_>) -> Result<Sampling, ModelError> {
+        let mut sampling = RawSampling::default_sampling();
+        let count = |value: &Option<Spanned<i64>>,
+                     key: &str,
+                     minimum: i64|
+         -> Result<Option<u32>, ModelError> {
+            match value {
+                None => Ok(None),
+                Some(spanned) => {
+                    let number = *spanned.get_ref();
+                    if number < minimum || number > 1_000_000 {
+                        Err(context.error(
+                            spanned.span().start,
+                            format!(
+                                "`{key}` = {number}; expected an integer from {minimum} to 1000000"
+                            ),
+                        ))
+                    } else {
+                        Ok(Some(number as u32))
+                    }
+                }
+            }
+        };
+        if let Some(iterations) = count(&self.iterations, "iterations", 1)? {
+            sampling.iterations = iterations;
+        }
+        if let Some(warmups) = count(&self.warmups, "warmups", 0)? {
+            sampling.warmups = warmups;
+        }
+        if let Some(order) = &self.order {
+            sampling.order = match order.get_ref().as_str() {
+                "interleaved" => Order::Interleaved,
+                "sequential" => Order::Sequential,
+                other => {
+                    return Err(context.error(
+                        order.span().start,
+                        format!(
+                            "`order` = \"{other}\"; expected \"interleaved\" or \"sequential\""
+                        ),
+                    ));
+                }
+            };
+        }
+        if let Some(timeout) = &self.timeout {
+            let duration = duration_from(timeout.get_ref()).map_err(|message| {
+                context.error(timeout.span().start, format!("`timeout`: {message}"))
+            })?;
+            if duration.is_zero() {
+                return Err(context.error(
+                    timeout.span().start,
+                    "`timeout` is zero; expected a positive duration",
+                ));
+            }
+            sampling.timeout = Some(duration);
+        }
+        if let Some(cooldown) = &self.cooldown {
+            sampling.cooldown = duration_from(cooldown.get_ref()).map_err(|message| {
+                context.error(cooldown.span().start, format!("`cooldown`: {message}"))
+            })?;
+        }
+        sampling.seed = self.seed;
+        let fraction = |value: &Option<Spanned<f64>>,
+                        key: &str,
+                        low: f64,
+                        high: f64|
+         -> Result<Option<f64>, ModelError> {
+            match value {
+                None => Ok(None),
+                Some(spanned) => {
+                    let number = *spanned.get_ref();
+                    if number > low && number < high {
+                        Ok(Some(number))
+                    } else {
+                        Err(context.error(spanned.span().start, format!("`{key}` = {number}; expected a number strictly between {low} and {high}")))
+                    }
+                }
+            }
+        };
+        if let Some(threshold) = fraction(&self.threshold, "threshold", 0.0, 1.0)? {
+            sampling.threshold = threshold;
+        }
+        if let Some(alpha) = fraction(&self.alpha, "alpha", 0.0, 0.5)? {
+            sampling.alpha = alpha;
+        }
+        if let Some(power) = fraction(&self.power, "power", 0.0, 1.0)? {
+            sampling.power = power;
+        }
+        let min = count(&self.min, "min", 2)?;
+        let max = count(&self.max, "max", 2)?;
+        let adaptive = match &self.mode {
+            None => false,
+            Some(mode) => match mode.get_ref().as_str() {
+                "fixed" => false,
+                "adaptive" => true,
+                other => {
+                    return Err(context.error(
+                        mode.span().start,
+                        format!("`mode` = \"{other}\"; expected \"fixed\" or \"adaptive\""),
+                    ));
+                }
+            },
+        };
+        if adaptive {
+            let min = min.unwrap_or(5);
+            let max = max.unwrap_or(sampling.iterations.max(min));
+            if max < min {
+                let offset = self.max.as_ref().map_or(0, |m| m.span().start);
+                return Err(context.error(offset, format!("`max` = {max} is below `min` = {min}")));
+            }
+            sampling.mode = SamplingMode::Adaptive { min, max };
+        } else if let Some(spanned) = self.min.as_ref().or(self.max.as_ref()) {
+            return Err(context.error(
+                spanned.span().start,
+                "`min` and `max` apply only with `mode = \"adaptive\"`",
+            ));
+        }
+        Ok(sampling)
+    }
+}
+
+impl RawMetric {
+    fn validate(self) -> Result<MetricSpec, String> {
+        let name = self.name.trim().to_string();
+        if name.is_empty() {
+            return Err("metric `name` is empty".to_string());
+        }
+        let source_name = self.source.clone().unwrap_or_else(|| name.clone());
+        let require = |value: &Option<String>, key: &str| -> Result<String, String> {
+            value
+                .clone()
+                .ok_or_else(|| format!("metric `{name}` with source `{source_name}` needs `{key}`"))
+        };
+        let source = match source_name.as_str() {
+            "wall" => MetricSource::Wall,
+            "user" => MetricSource::User,
+            "sys" => MetricSource::Sys,
+            "maxrss" => MetricSource::MaxRss,
+            "stress-ng" => MetricSource::StressNg {
+                stressor: self.stressor.clone(),
+                field: self
+                    .field
+                    .clone()
+                    .unwrap_or_else(|| "bogo-ops-per-second-real-time".to_string()),
+            },
+            "stress-ng-yaml" => MetricSource::StressNgYaml {
+                stressor: self.stressor.clone(),
+                field: self
+                    .field
+                    .clone()
+                    .unwrap_or_else(|| "bogo-ops-per-second-real-time".to_string()),
+            },
+            "perf-stat" => MetricSource::PerfStat {
+                event: require(&self.event, "event")?,
+            },
+            "time-v" => MetricSource::TimeVerbose {
+                field: require(&self.field, "field")?,
+            },
+            "time-p" => MetricSource::TimePosix {
+                field: require(&self.field, "field")?,
+            },
+            "regex" => {
+                let pattern = require(&self.pattern, "pattern")?;
+                regex::Regex::new(&pattern)
+                    .map_err(|error| format!("metric `{name}`: invalid regex: {error}"))?;
+                MetricSource::Regex { pattern }
+            }
+            "json" => MetricSource::JsonPath {
+                path: require(&self.path, "path")?,
+            },
+            "number" => MetricSource::Number,
+            other => {
+                return Err(format!(
+                    "metric `{name}` has unknown source `{other}`; expected one of wall, user, sys, maxrss, stress-ng, stress-ng-yaml, perf-stat, time-v, time-p, regex, json, number"
+                ));
+            }
+        };
+        let stream = match (self.from.as_deref(), &self.file) {
+            (_, Some(file)) => Stream::File(file.clone()),
+            (None | Some("output"), None) => Stream::Output,
+            (Some("stdout"), None) => Stream::Stdout,
+            (Some("stderr"), None) => Stream::Stderr,
+            (Some(other), None) => {
+                return Err(format!(
+                    "metric `{name}`: `from` = \"{other}\"; expected \"stdout\", \"stderr\" or \"output\" (both)"
+                ));
+            }
+        };
+        if matches!(source, MetricSource::StressNgYaml { .. }) && !matches!(stream, Stream::File(_))
+        {
+            return Err(format!(
+                "metric `{name}`: source `stress-ng-yaml` needs `file`, the path given to stress-ng --yaml"
+            ));
+        }
+        let direction = match self.direction.as_deref() {
+            None => source.default_direction().ok_or_else(|| {
+                format!(
+                    "metric `{name}` needs `direction` = \"higher\" or \"lower\" (which is better?)"
+                )
+            })?,
+            Some("higher") => Direction::HigherIsBetter,
+            Some("lower") => Direction::LowerIsBetter,
+            Some(other) => {
+                return Err(format!(
+                    "metric `{name}`: `direction` = \"{other}\"; expected \"higher\" or \"lower\""
+                ));
+            }
+        };
+        if let Some(threshold) = self.threshold
+            && !(threshold > 0.0 && threshold < 1.0)
+        {
+            return Err(format!(
+                "metric `{name}`: `threshold` = {threshold}; expected a fraction between 0 and 1, e.g. 0.02"
+            ));
+        }
+        let unit = self
+            .unit
+            .unwrap_or_else(|| source.default_unit().to_string());
+        Ok(MetricSpec {
+            name,
+            source,
+            stream,
+            direction,
+            unit,
+            threshold: self.threshold,
+        })
+    }
+}

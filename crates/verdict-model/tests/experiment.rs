@@ -1,0 +1,174 @@
+//! Experiment files: the documented forms load, and every mistake is named
+//! with file:line:col, the key and what was expected.
+
+use verdict_model::{CommandSpec, Direction, Experiment, MetricSource, Order, SamplingMode};
+
+fn error_of(text: &str) -> String {
+    Experiment::parse(text, "exp.toml").unwrap_err().to_string()
+}
+
+#[test]
+fn simplest_file_from_the_issue_works_as_written() {
+    let text = r#"name = "gzip-levels"
+command = ["gzip", "-{level}", "-c", "data.bin"]
+
+[factors]
+level = ["1", "9"]
+
+[sampling]
+iterations = 15
+"#;
+    let experiment = Experiment::parse(text, "gzip.toml").unwrap();
+    assert_eq!(experiment.name, "gzip-levels");
+    assert_eq!(experiment.sampling.iterations, 15);
+    assert_eq!(experiment.sampling.order, Order::Interleaved);
+    assert_eq!(experiment.primary_metric().source, MetricSource::Wall);
+    assert_eq!(
+        experiment.primary_metric().direction,
+        Direction::LowerIsBetter
+    );
+    let cells = experiment.cells();
+    assert_eq!(cells.len(), 2);
+    assert_eq!(cells[1].label(), "level=9");
+    assert_eq!(
+        experiment.command.substitute(&cells[1].levels),
+        CommandSpec::Argv(vec![
+            "gzip".into(),
+            "-9".into(),
+            "-c".into(),
+            "data.bin".into()
+        ])
+    );
+}
+
+#[test]
+fn substituted_values_stay_one_argument() {
+    let text = r#"name = "x"
+command = ["printf", "%s\n", "{value}"]
+[factors]
+value = ["a b; rm -rf /", "$(id)"]
+"#;
+    let experiment = Experiment::parse(text, "x.toml").unwrap();
+    let cells = experiment.cells();
+    let CommandSpec::Argv(argv) = experiment.command.substitute(&cells[0].levels) else {
+        panic!("argv expected");
+    };
+    assert_eq!(argv, vec!["printf", "%s\n", "a b; rm -rf /"]);
+}
+
+#[test]
+fn unknown_key_names_file_line_column_and_table() {
+    let message =
+        error_of("name = \"x\"\ncommand = [\"true\"]\n[sampling]\niterations = 3\nbogus = 1\n");
+    assert!(
+        message.starts_with("exp.toml:5:1: unknown field `bogus`"),
+        "{message}"
+    );
+    assert!(message.contains("[sampling]"), "{message}");
+}
+
+#[test]
+fn invalid_values_say_what_was_expected() {
+    let message = error_of("name = \"x\"\ncommand = [\"true\"]\n[sampling]\niterations = 0\n");
+    assert_eq!(
+        message,
+        "exp.toml:4:14: `iterations` = 0; expected an integer from 1 to 1000000 (in [sampling])"
+    );
+    let message = error_of("name = \"x\"\ncommand = [\"true\"]\n[sampling]\norder = \"random\"\n");
+    assert!(
+        message.starts_with(
+            "exp.toml:4:9: `order` = \"random\"; expected \"interleaved\" or \"sequential\""
+        ),
+        "{message}"
+    );
+    let message = error_of("name = \"x\"\ncommand = \"sleep 1 | cat\"\n");
+    assert!(
+        message.starts_with("exp.toml:2:11: `command` is a string; expected an argv array"),
+        "{message}"
+    );
+    let message = error_of("name = \"x\"\ncommand = [\"echo\", \"{nope}\"]\n");
+    assert!(message.contains("no factor `nope`"), "{message}");
+    let message = error_of("name = 3\ncommand = [\"true\"]\n");
+    assert!(
+        message.starts_with("exp.toml:1:8: invalid type: integer `3`, expected a string"),
+        "{message}"
+    );
+}
+
+#[test]
+fn shell_strings_never_get_placeholders_spliced() {
+    let message = error_of(
+        "name = \"x\"\nshell = true\ncommand = \"echo {mode}\"\n[factors]\nmode = [\"a\"]\n",
+    );
+    assert!(message.contains("$VERDICT_MODE"), "{message}");
+    let experiment = Experiment::parse("name = \"x\"\nshell = true\ncommand = \"echo \\\"$VERDICT_MODE\\\" | cat\"\n[factors]\nmode = [\"a\"]\n", "x").unwrap();
+    assert!(matches!(experiment.command, CommandSpec::Shell(_)));
+}
+
+#[test]
+fn factor_tables_levels_setup_and_adaptive_sampling() {
+    let text = r#"name = "kill"
+command = ["stress-ng", "--kill", "1", "-t", "5", "--metrics-brief"]
+
+[factors.selinux]
+levels = ["enforcing", "permissive"]
+baseline = "permissive"
+setup = ["setenforce", "{selinux}"]
+
+[factors.preempt]
+levels = [{ value = "full", setup = ["sh", "-c", "echo full > /sys/kernel/debug/sched/preempt"] }, "lazy"]
+
+[[metrics]]
+name = "bogo-ops/s"
+source = "stress-ng"
+stressor = "kill"
+from = "stderr"
+
+[sampling]
+mode = "adaptive"
+min = 5
+max = 40
+timeout = "60s"
+cooldown = 0.5
+"#;
+    let experiment = Experiment::parse(text, "kill.toml").unwrap();
+    let selinux = experiment.factor("selinux").unwrap();
+    assert_eq!(selinux.baseline, 1);
+    assert_eq!(
+        selinux.levels[1].setup,
+        Some(CommandSpec::Argv(vec![
+            "setenforce".into(),
+            "permissive".into()
+        ]))
+    );
+    let preempt = experiment.factor("preempt").unwrap();
+    assert!(preempt.levels[0].setup.is_some() && preempt.levels[1].setup.is_none());
+    assert_eq!(
+        experiment.primary_metric().direction,
+        Direction::HigherIsBetter
+    );
+    assert_eq!(
+        experiment.sampling.mode,
+        SamplingMode::Adaptive { min: 5, max: 40 }
+    );
+    assert_eq!(
+        experiment.sampling.timeout,
+        Some(std::time::Duration::from_secs(60))
+    );
+    assert_eq!(experiment.cells().len(), 4);
+}
+
+#[test]
+fn regex_metric_is_validated_at_load() {
+    let message = error_of(
+        "name = \"x\"\ncommand = [\"true\"]\n[[metrics]]\nname = \"v\"\nsource = \"regex\"\npattern = \"(\"\ndirection = \"lower\"\n",
+    );
+    assert!(
+        message.starts_with("exp.toml:3:1: metric `v`: invalid regex"),
+        "{message}"
+    );
+    let message = error_of(
+        "name = \"x\"\ncommand = [\"true\"]\n[[metrics]]\nname = \"v\"\nsource = \"regex\"\npattern = \"(?P<value>\\\\d+)\"\n",
+    );
+    assert!(message.contains("needs `direction`"), "{message}");
+}
