@@ -49,12 +49,14 @@ pub struct Shift {
 /// tie-corrected test is approximate (the order statistics are still valid).
 ///
 /// Selection: the k-th smallest difference is found by bisecting on the
-/// value (over the ordered bit patterns of f64, ≤ 64 steps), each step
-/// counting the differences ≤ x with one O(m+n) two-pointer pass over the
-/// sorted logs (Johnson & Mizoguchi 1978 in spirit, without the random
-/// pivots). Complexity O((m+n)·log(m+n)) for sorting plus O(64·(m+n)) per
-/// order statistic; O(m+n) memory. The four order statistics are selected
-/// in parallel with rayon.
+/// value, each step counting the differences ≤ x with one O(m+n)
+/// two-pointer pass over the sorted logs, until at most m+n candidates
+/// remain, which are listed and selected (Johnson & Mizoguchi 1978 and
+/// Monahan 1984 in spirit, with deterministic midpoints instead of random
+/// pivots). Complexity O((m+n)·log(m+n)) for sorting plus O((m+n)·B) per
+/// order statistic, B the bisection steps (≈ 20–30 for real data, ≤ ~1100
+/// in adversarial float layouts); O(m+n) memory. The three or four order
+/// statistics are selected in parallel with rayon.
 pub fn relative_shift(baseline: &[f64], candidate: &[f64], confidence: f64) -> Option<Shift> {
     if baseline.is_empty() || candidate.is_empty() {
         return None;
@@ -75,6 +77,7 @@ pub fn relative_shift(baseline: &[f64], candidate: &[f64], confidence: f64) -> O
     // Order statistics needed (1-based ranks): the median (one or two) and,
     // when the interval exists, ranks k and mn+1-k.
     let mut ranks = vec![pairs.div_ceil(2), pairs / 2 + 1];
+    ranks.dedup();
     if let Some((rank, _)) = lower_rank {
         ranks.push(rank);
         ranks.push(pairs + 1 - rank);
@@ -83,14 +86,11 @@ pub fn relative_shift(baseline: &[f64], candidate: &[f64], confidence: f64) -> O
         .par_iter()
         .map(|&rank| differences.select(rank))
         .collect();
-    let median_log = if pairs % 2 == 1 {
-        values[0]
-    } else {
-        (values[0] + values[1]) / 2.0
-    };
+    let median_count = if pairs % 2 == 1 { 1 } else { 2 };
+    let median_log = values[..median_count].iter().sum::<f64>() / median_count as f64;
     let interval = lower_rank.map(|(_, achieved)| Interval {
-        low: values[2].exp_m1(),
-        high: values[3].exp_m1(),
+        low: values[median_count].exp_m1(),
+        high: values[median_count + 1].exp_m1(),
         confidence: achieved,
     });
     Some(Shift {
@@ -170,21 +170,67 @@ impl PairwiseDifferences<'_> {
 
     /// The rank-th smallest difference (1-based), exactly as computed by
     /// `c_j - b_i` in f64.
+    ///
+    /// Bisection on the value keeps count(low) < rank ≤ count(high); once
+    /// (low, high] holds at most max(m+n, 4096) differences they are listed
+    /// and the answer picked with `select_nth_unstable` (Monahan 1984's
+    /// idea of shrinking the active set, with deterministic midpoints).
     fn select(&self, rank: u64) -> f64 {
         let smallest = self.candidate[0] - self.baseline[self.baseline.len() - 1];
         let largest = self.candidate[self.candidate.len() - 1] - self.baseline[0];
-        let mut low = order_key(smallest);
-        let mut high = order_key(largest);
-        // Invariant: count_at_most(from_key(high)) ≥ rank; answer ≥ from_key(low).
-        while low < high {
-            let middle = low + (high - low) / 2;
-            if self.count_at_most(from_order_key(middle)) >= rank {
+        let mut count_low = self.count_at_most(smallest);
+        if count_low >= rank {
+            return smallest;
+        }
+        let (mut low, mut high) = (smallest, largest);
+        let mut count_high = self.baseline.len() as u64 * self.candidate.len() as u64;
+        let list_limit = ((self.baseline.len() + self.candidate.len()) as u64).max(4096);
+        while count_high - count_low > list_limit {
+            let mut middle = low + (high - low) / 2.0;
+            if !(middle > low && middle < high) {
+                // Value midpoint stuck (huge range or adjacent floats):
+                // bisect the ordered bit patterns instead.
+                let (key_low, key_high) = (order_key(low), order_key(high));
+                if key_high - key_low <= 1 {
+                    // Everything in (low, high] equals high.
+                    return high;
+                }
+                middle = from_order_key(key_low + (key_high - key_low) / 2);
+            }
+            let count = self.count_at_most(middle);
+            if count >= rank {
                 high = middle;
+                count_high = count;
             } else {
-                low = middle + 1;
+                low = middle;
+                count_low = count;
             }
         }
-        from_order_key(low)
+        let mut listed = self.list_between(low, high, (count_high - count_low) as usize);
+        let position = (rank - count_low - 1) as usize;
+        *listed.select_nth_unstable_by(position, f64::total_cmp).1
+    }
+
+    /// All differences d with low < d ≤ high (there are `expected` of them).
+    /// Two monotone pointers per baseline value: O(m + n + expected).
+    fn list_between(&self, low: f64, high: f64, expected: usize) -> Vec<f64> {
+        let candidate = self.candidate;
+        let mut listed = Vec::with_capacity(expected);
+        let (mut above_low, mut above_high) = (0usize, 0usize);
+        for &base in self.baseline {
+            while above_low < candidate.len() && candidate[above_low] - base <= low {
+                above_low += 1;
+            }
+            while above_high < candidate.len() && candidate[above_high] - base <= high {
+                above_high += 1;
+            }
+            listed.extend(
+                candidate[above_low..above_high]
+                    .iter()
+                    .map(|value| value - base),
+            );
+        }
+        listed
     }
 }
 
