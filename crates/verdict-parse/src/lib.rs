@@ -1,1 +1,43 @@
-//! verdict-parse: (placeholder; filled in by its owner).
+//! verdict-parse: pure metric extractors, bytes in and metrics out.
+//!
+//! Formats: stress-ng text (`--metrics-brief`, `--metrics`; `info:` and
+//! `metrc:` prefixes) and `--yaml`; `perf stat -x,` and `--json`; GNU
+//! `time -v`, `time -p` and bash `time`; regular expressions; a small JSON
+//! path; plain numbers; CSV columns; hyperfine `--export-json`; the Go
+//! benchmark format. The engine calls [`extract`] with an [`Extractor`]; an
+//! importer calls the multi-sample functions ([`plain_numbers`],
+//! [`csv_column`], [`hyperfine_times`], [`go_benchmarks`]).
+//!
+//! This crate must not do I/O, read the clock, or depend on other verdict
+//! crates; tests alone read fixture files.
+
+mod error;
+mod extractor;
+pub mod json_path;
+mod number;
+mod pattern;
+mod perf;
+mod samples;
+mod stress_ng;
+mod time;
+
+pub use error::ParseError;
+pub use extractor::{Extractor, Stream, extract, extract_from};
+pub use json_path::{JsonPathStep, json_path_value, parse_json_path};
+pub use number::{parse_number, plain_numbers};
+pub use pattern::{compile_pattern, regex_value};
+pub use perf::{
+    CounterValue, PerfRow, perf_event_value, perf_stat, perf_stat_csv,
+    perf_stat_csv_with_separator, perf_stat_json,
+};
+pub use samples::{
+    GoBenchResult, GoBenchSeries, HyperfineResult, csv_column, go_benchmark_series,
+    go_benchmark_values, go_benchmarks, hyperfine_json, hyperfine_times,
+};
+pub use stress_ng::{
+    STRESS_NG_FIELDS, StressNgRow, select_row, stress_ng_text, stress_ng_value, stress_ng_yaml,
+};
+pub use time::{
+    TIME_VERBOSE_FIELDS, TimePick, TimeReport, check_time_posix_field, check_time_verbose_field,
+    time_posix, time_posix_value, time_verbose, time_verbose_value,
+};
