@@ -3,7 +3,7 @@
 //! re-checks what is validated here. No processes, no files other than the
 //! experiment itself.
 
-use crate::metric::{Direction, MetricSource, MetricSpec, Stream};
+use crate::metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -857,50 +857,51 @@ impl RawMetric {
                 .clone()
                 .ok_or_else(|| format!("metric `{name}` with source `{source_name}` needs `{key}`"))
         };
+        let stress_field = || {
+            self.field
+                .clone()
+                .unwrap_or_else(|| "bogo-ops-per-second-real-time".to_string())
+        };
         let source = match source_name.as_str() {
-            "wall" => MetricSource::Wall,
-            "user" => MetricSource::User,
-            "sys" => MetricSource::Sys,
-            "maxrss" => MetricSource::MaxRss,
-            "stress-ng" => MetricSource::StressNg {
+            "wall" => MetricSource::Builtin(Builtin::Wall),
+            "user" => MetricSource::Builtin(Builtin::User),
+            "sys" => MetricSource::Builtin(Builtin::Sys),
+            "maxrss" => MetricSource::Builtin(Builtin::MaxRss),
+            "stress-ng" => MetricSource::Parsed(Extractor::StressNg {
                 stressor: self.stressor.clone(),
-                field: self
-                    .field
-                    .clone()
-                    .unwrap_or_else(|| "bogo-ops-per-second-real-time".to_string()),
-            },
-            "stress-ng-yaml" => MetricSource::StressNgYaml {
+                field: stress_field(),
+            }),
+            "stress-ng-yaml" => MetricSource::Parsed(Extractor::StressNgYaml {
                 stressor: self.stressor.clone(),
-                field: self
-                    .field
-                    .clone()
-                    .unwrap_or_else(|| "bogo-ops-per-second-real-time".to_string()),
-            },
-            "perf-stat" => MetricSource::PerfStat {
+                field: stress_field(),
+            }),
+            "perf-stat" => MetricSource::Parsed(Extractor::PerfStat {
                 event: require(&self.event, "event")?,
-            },
-            "time-v" => MetricSource::TimeVerbose {
+            }),
+            "time-v" => MetricSource::Parsed(Extractor::TimeVerbose {
                 field: require(&self.field, "field")?,
-            },
-            "time-p" => MetricSource::TimePosix {
+            }),
+            "time-p" => MetricSource::Parsed(Extractor::TimePosix {
                 field: require(&self.field, "field")?,
-            },
-            "regex" => {
-                let pattern = require(&self.pattern, "pattern")?;
-                regex::Regex::new(&pattern)
-                    .map_err(|error| format!("metric `{name}`: invalid regex: {error}"))?;
-                MetricSource::Regex { pattern }
-            }
-            "json" => MetricSource::JsonPath {
+            }),
+            "regex" => MetricSource::Parsed(Extractor::Regex {
+                pattern: require(&self.pattern, "pattern")?,
+            }),
+            "json" => MetricSource::Parsed(Extractor::JsonPath {
                 path: require(&self.path, "path")?,
-            },
-            "number" => MetricSource::Number,
+            }),
+            "number" => MetricSource::Parsed(Extractor::Number),
             other => {
                 return Err(format!(
                     "metric `{name}` has unknown source `{other}`; expected one of wall, user, sys, maxrss, stress-ng, stress-ng-yaml, perf-stat, time-v, time-p, regex, json, number"
                 ));
             }
         };
+        if let MetricSource::Parsed(extractor) = &source {
+            extractor
+                .validate()
+                .map_err(|error| format!("metric `{name}`: {error}"))?;
+        }
         let stream = match (self.from.as_deref(), &self.file) {
             (_, Some(file)) => Stream::File(file.clone()),
             (None | Some("output"), None) => Stream::Output,
@@ -912,7 +913,8 @@ impl RawMetric {
                 ));
             }
         };
-        if matches!(source, MetricSource::StressNgYaml { .. }) && !matches!(stream, Stream::File(_))
+        if matches!(source, MetricSource::Parsed(Extractor::StressNgYaml { .. }))
+            && !matches!(stream, Stream::File(_))
         {
             return Err(format!(
                 "metric `{name}`: source `stress-ng-yaml` needs `file`, the path given to stress-ng --yaml"

@@ -12,5 +12,5 @@ pub use environment::Environment;
 pub use experiment::{
     Cell, CommandSpec, Experiment, Factor, Level, ModelError, Order, Sampling, SamplingMode,
 };
-pub use metric::{Direction, MetricSource, MetricSpec, Stream};
+pub use metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
 pub use sample::{Failure, RunId, RunStatus, Sample};

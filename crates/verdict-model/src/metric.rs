@@ -2,6 +2,7 @@
 //! Declarations only; the extractors live in verdict-parse.
 
 use serde::{Deserialize, Serialize};
+pub use verdict_parse::Extractor;
 
 /// Which way is better for a metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -11,84 +12,66 @@ pub enum Direction {
     LowerIsBetter,
 }
 
-/// Where an iteration's metric comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "source")]
-pub enum MetricSource {
+/// A value verdict measures itself, from the iteration's process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Builtin {
     /// Wall-clock seconds of the iteration (monotonic clock).
     Wall,
-    /// User CPU seconds of the workload process tree (wait4 rusage).
+    /// User CPU seconds of the workload (wait4 rusage of that child).
     User,
     /// System CPU seconds.
     Sys,
     /// Maximum resident set size, KiB.
     MaxRss,
-    /// stress-ng `--metrics-brief`/`--metrics` table.
-    StressNg {
-        stressor: Option<String>,
-        field: String,
-    },
-    /// stress-ng `--yaml FILE`.
-    StressNgYaml {
-        stressor: Option<String>,
-        field: String,
-    },
-    /// `perf stat -x,` CSV.
-    PerfStat { event: String },
-    /// GNU `time -v`.
-    TimeVerbose { field: String },
-    /// POSIX `time -p` (or bash `time`).
-    TimePosix { field: String },
-    /// A regex with a named group `value` (or the first group).
-    Regex { pattern: String },
-    /// A JSON path into JSON output.
-    JsonPath { path: String },
-    /// The output is a single number.
-    Number,
+}
+
+/// Where an iteration's metric comes from: measured by verdict, or parsed
+/// from the workload's output by a verdict-parse extractor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricSource {
+    Builtin(Builtin),
+    Parsed(Extractor),
 }
 
 impl MetricSource {
-    /// Measured by verdict itself rather than parsed from output.
-    pub fn is_builtin(&self) -> bool {
-        matches!(self, Self::Wall | Self::User | Self::Sys | Self::MaxRss)
-    }
-
     pub(crate) fn default_direction(&self) -> Option<Direction> {
         match self {
-            Self::Wall
-            | Self::User
-            | Self::Sys
-            | Self::MaxRss
-            | Self::TimeVerbose { .. }
-            | Self::TimePosix { .. } => Some(Direction::LowerIsBetter),
-            Self::StressNg { field, .. } | Self::StressNgYaml { field, .. } => {
-                Some(if field.contains("time") && !field.contains("per-second") {
-                    Direction::LowerIsBetter
-                } else {
-                    Direction::HigherIsBetter
-                })
-            }
-            Self::PerfStat { .. } => Some(Direction::LowerIsBetter),
-            Self::Regex { .. } | Self::JsonPath { .. } | Self::Number => None,
+            Self::Builtin(_) => Some(Direction::LowerIsBetter),
+            Self::Parsed(
+                Extractor::TimeVerbose { .. }
+                | Extractor::TimePosix { .. }
+                | Extractor::PerfStat { .. },
+            ) => Some(Direction::LowerIsBetter),
+            Self::Parsed(
+                Extractor::StressNg { field, .. } | Extractor::StressNgYaml { field, .. },
+            ) => Some(if field.contains("time") && !field.contains("per-second") {
+                Direction::LowerIsBetter
+            } else {
+                Direction::HigherIsBetter
+            }),
+            Self::Parsed(_) => None,
         }
     }
 
     pub(crate) fn default_unit(&self) -> &'static str {
         match self {
-            Self::Wall | Self::User | Self::Sys => "s",
-            Self::MaxRss => "KiB",
-            Self::StressNg { field, .. } | Self::StressNgYaml { field, .. } => {
+            Self::Builtin(Builtin::MaxRss) => "KiB",
+            Self::Builtin(_) => "s",
+            Self::Parsed(
+                Extractor::StressNg { field, .. } | Extractor::StressNgYaml { field, .. },
+            ) => {
                 if field.contains("per-second") {
                     "bogo-ops/s"
                 } else if field.contains("time") {
                     "s"
                 } else {
-                    "bogo-ops"
+                    ""
                 }
             }
-            Self::PerfStat { .. } => "count",
-            Self::TimeVerbose { .. } | Self::TimePosix { .. } => "",
-            Self::Regex { .. } | Self::JsonPath { .. } | Self::Number => "",
+            Self::Parsed(Extractor::TimePosix { .. }) => "s",
+            Self::Parsed(_) => "",
         }
     }
 }
@@ -124,7 +107,7 @@ impl MetricSpec {
     pub fn wall() -> MetricSpec {
         MetricSpec {
             name: "wall".to_string(),
-            source: MetricSource::Wall,
+            source: MetricSource::Builtin(Builtin::Wall),
             stream: Stream::Output,
             direction: Direction::LowerIsBetter,
             unit: "s".to_string(),

@@ -1,7 +1,9 @@
 //! Experiment files: the documented forms load, and every mistake is named
 //! with file:line:col, the key and what was expected.
 
-use verdict_model::{CommandSpec, Direction, Experiment, MetricSource, Order, SamplingMode};
+use verdict_model::{
+    Builtin, CommandSpec, Direction, Experiment, MetricSource, Order, SamplingMode,
+};
 
 fn error_of(text: &str) -> String {
     Experiment::parse(text, "exp.toml").unwrap_err().to_string()
@@ -22,7 +24,10 @@ iterations = 15
     assert_eq!(experiment.name, "gzip-levels");
     assert_eq!(experiment.sampling.iterations, 15);
     assert_eq!(experiment.sampling.order, Order::Interleaved);
-    assert_eq!(experiment.primary_metric().source, MetricSource::Wall);
+    assert_eq!(
+        experiment.primary_metric().source,
+        MetricSource::Builtin(Builtin::Wall)
+    );
     assert_eq!(
         experiment.primary_metric().direction,
         Direction::LowerIsBetter
@@ -164,7 +169,7 @@ fn regex_metric_is_validated_at_load() {
         "name = \"x\"\ncommand = [\"true\"]\n[[metrics]]\nname = \"v\"\nsource = \"regex\"\npattern = \"(\"\ndirection = \"lower\"\n",
     );
     assert!(
-        message.starts_with("exp.toml:3:1: metric `v`: invalid regex"),
+        message.starts_with("exp.toml:3:1: metric `v`: compile regex `(`"),
         "{message}"
     );
     let message = error_of(
