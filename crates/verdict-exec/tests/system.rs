@@ -1,0 +1,349 @@
+//! Real-process tests of `SystemExecutor`: exit codes, signals, timeouts that
+//! must kill grandchildren, cancellation, output bounds, per-child rusage,
+//! spawn errors, verbatim argv, environment and working directory.
+//!
+//! Every test starts real processes through the public API only; none may
+//! leave a live process behind.
+
+use std::fs;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use verdict_exec::{
+    Cancel, ExecError, Executor, Invocation, Outcome, Status, SystemExecutor, TERMINATION_GRACE,
+};
+
+fn run(invocation: &Invocation) -> Result<Outcome, ExecError> {
+    SystemExecutor.run(invocation, &Cancel::new())
+}
+
+fn stdout_text(outcome: &Outcome) -> String {
+    String::from_utf8(outcome.stdout.clone()).unwrap()
+}
+
+/// Processes of group `pgid` that are still alive. Zombies do not count:
+/// this machine's init may never reap reparented grandchildren, and a zombie
+/// runs nothing. Retries for a while because SIGKILL delivery is asynchronous.
+fn live_group_members(pgid: i32) -> Vec<(i32, char)> {
+    let give_up = Instant::now() + Duration::from_secs(3);
+    loop {
+        // SAFETY: kill with signal 0 only checks for existence.
+        let any = unsafe { libc::kill(-pgid, 0) } == 0;
+        let mut live = Vec::new();
+        if any {
+            for entry in fs::read_dir("/proc").unwrap().flatten() {
+                let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+                    continue;
+                };
+                let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                    continue;
+                };
+                // Fields after the parenthesised command: state ppid pgrp ...
+                let after_command = &stat[stat.rfind(')').unwrap() + 2..];
+                let fields: Vec<&str> = after_command.split_whitespace().collect();
+                let state = fields[0].chars().next().unwrap();
+                let group: i32 = fields[2].parse().unwrap();
+                if group == pgid && state != 'Z' && state != 'X' {
+                    live.push((pid, state));
+                }
+            }
+        }
+        if live.is_empty() || Instant::now() > give_up {
+            return live;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn exit_codes_are_reported() {
+    assert_eq!(
+        run(&Invocation::argv(["true"])).unwrap().status,
+        Status::Exited(0)
+    );
+    assert_eq!(
+        run(&Invocation::argv(["false"])).unwrap().status,
+        Status::Exited(1)
+    );
+    let outcome = run(&Invocation::shell("exit 3")).unwrap();
+    assert_eq!(outcome.status, Status::Exited(3));
+    assert_eq!(outcome.status.to_string(), "exit status 3");
+}
+
+#[test]
+fn death_by_signal_is_reported() {
+    let outcome = run(&Invocation::argv(["sh", "-c", "kill -9 $$"])).unwrap();
+    assert_eq!(outcome.status, Status::Signaled(9));
+    assert_eq!(outcome.status.to_string(), "killed by signal 9 (SIGKILL)");
+    let outcome = run(&Invocation::shell("kill -SEGV $$")).unwrap();
+    assert_eq!(outcome.status, Status::Signaled(libc::SIGSEGV));
+}
+
+#[test]
+fn timeout_kills_the_whole_process_group() {
+    let invocation = Invocation::shell("echo $$; sleep 100 & sleep 100")
+        .with_timeout(Duration::from_millis(200));
+    let started = Instant::now();
+    let outcome = run(&invocation).unwrap();
+    let elapsed = started.elapsed();
+
+    assert_eq!(outcome.status, Status::TimedOut);
+    assert!(
+        outcome.wall >= Duration::from_millis(200),
+        "{:?}",
+        outcome.wall
+    );
+    // sh and sleep die of SIGTERM at once; the grace period is not waited out.
+    assert!(
+        elapsed < Duration::from_millis(200) + TERMINATION_GRACE,
+        "took {elapsed:?}"
+    );
+    let pgid: i32 = stdout_text(&outcome).trim().parse().unwrap();
+    assert_eq!(live_group_members(pgid), vec![]);
+}
+
+#[test]
+fn timeout_escalates_to_sigkill_when_sigterm_is_ignored() {
+    let invocation =
+        Invocation::shell("trap '' TERM; echo $$; sleep 100 & while :; do sleep 1; done")
+            .with_timeout(Duration::from_millis(100));
+    let started = Instant::now();
+    let outcome = run(&invocation).unwrap();
+    let elapsed = started.elapsed();
+    assert_eq!(outcome.status, Status::TimedOut);
+    assert!(
+        elapsed >= Duration::from_millis(100) + TERMINATION_GRACE,
+        "{elapsed:?}"
+    );
+    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+    let pgid: i32 = stdout_text(&outcome).trim().parse().unwrap();
+    assert_eq!(live_group_members(pgid), vec![]);
+}
+
+#[test]
+fn a_command_within_its_timeout_is_unaffected() {
+    let outcome = run(&Invocation::argv(["true"]).with_timeout(Duration::from_secs(10))).unwrap();
+    assert_eq!(outcome.status, Status::Exited(0));
+}
+
+#[test]
+fn cancel_kills_the_group_and_returns_cancelled_promptly() {
+    let cancel = Cancel::new();
+    let canceller = {
+        let cancel = cancel.clone();
+        thread::spawn(move || {
+            thread::sleep(Duration::from_millis(150));
+            cancel.cancel();
+        })
+    };
+    // The group id is recorded in a file because a cancelled run returns no
+    // output.
+    let directory = tempfile::tempdir().unwrap();
+    let pid_file = directory.path().join("pid");
+    let invocation =
+        Invocation::shell("echo $$ > pid; sleep 100 & sleep 100").with_cwd(directory.path());
+    let started = Instant::now();
+    let result = SystemExecutor.run(&invocation, &cancel);
+    let elapsed = started.elapsed();
+    canceller.join().unwrap();
+
+    assert!(matches!(result, Err(ExecError::Cancelled)), "{result:?}");
+    assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
+    let pgid: i32 = fs::read_to_string(pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(live_group_members(pgid), vec![]);
+}
+
+#[test]
+fn an_already_cancelled_token_starts_nothing() {
+    let directory = tempfile::tempdir().unwrap();
+    let cancel = Cancel::new();
+    cancel.cancel();
+    let invocation = Invocation::argv(["touch", "started"]).with_cwd(directory.path());
+    let result = SystemExecutor.run(&invocation, &cancel);
+    assert!(matches!(result, Err(ExecError::Cancelled)));
+    assert!(!directory.path().join("started").exists());
+}
+
+#[test]
+fn one_token_cancels_runs_on_several_threads() {
+    let cancel = Cancel::new();
+    let executor = Arc::new(SystemExecutor);
+    let runs: Vec<_> = (0..2)
+        .map(|_| {
+            let cancel = cancel.clone();
+            let executor = Arc::clone(&executor);
+            thread::spawn(move || executor.run(&Invocation::argv(["sleep", "100"]), &cancel))
+        })
+        .collect();
+    thread::sleep(Duration::from_millis(150));
+    let started = Instant::now();
+    cancel.cancel();
+    for run in runs {
+        assert!(matches!(run.join().unwrap(), Err(ExecError::Cancelled)));
+    }
+    assert!(started.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn output_keeps_a_bounded_tail_of_each_stream() {
+    // 200 000 bytes to stdout ending in a marker, 3 bytes to stderr.
+    let script = "head -c 199990 /dev/zero | tr '\\0' x; printf 'END-MARKER'; printf err >&2";
+    let outcome = run(&Invocation::shell(script).with_output_limit(1000)).unwrap();
+    assert_eq!(outcome.status, Status::Exited(0));
+    assert_eq!(outcome.stdout.len(), 1000);
+    assert!(outcome.stdout.ends_with(b"xxEND-MARKER"));
+    assert!(outcome.stdout_truncated);
+    assert_eq!(outcome.stderr, b"err");
+    assert!(!outcome.stderr_truncated);
+    assert_eq!(outcome.output_tail(14), "END-MARKER\nerr");
+}
+
+#[test]
+fn output_larger_than_a_pipe_does_not_block_the_child() {
+    // Both streams at once, each well beyond the 64 KiB pipe buffer.
+    let script = "head -c 1000000 /dev/zero; head -c 1000000 /dev/zero >&2; echo done >&2";
+    let outcome = run(&Invocation::shell(script).with_timeout(Duration::from_secs(20))).unwrap();
+    assert_eq!(outcome.status, Status::Exited(0));
+    assert_eq!(outcome.stdout.len(), 1_000_000);
+    assert!(!outcome.stdout_truncated);
+    assert_eq!(outcome.stderr.len(), 1_000_005);
+    assert!(outcome.stderr.ends_with(b"done\n"));
+}
+
+#[test]
+fn stdin_is_empty() {
+    let outcome =
+        run(&Invocation::argv(["wc", "-c"]).with_timeout(Duration::from_secs(10))).unwrap();
+    assert_eq!(stdout_text(&outcome).trim(), "0");
+}
+
+#[test]
+fn cpu_time_is_that_childs_only() {
+    let burn =
+        "import time\nstart = time.process_time()\nwhile time.process_time() - start < 0.2: pass";
+    let burner = run(&Invocation::argv(["python3", "-c", burn])).unwrap();
+    assert_eq!(burner.status, Status::Exited(0));
+    assert!(
+        burner.user >= Duration::from_millis(100),
+        "user {:?}",
+        burner.user
+    );
+
+    // The previous child's CPU time does not leak into the next one.
+    let quiet = run(&Invocation::argv(["true"])).unwrap();
+    assert!(
+        quiet.user + quiet.sys < Duration::from_millis(50),
+        "{quiet:?}"
+    );
+
+    // Through a shell, the rusage includes what the shell waited for.
+    let script = format!("python3 -c '{burn}'");
+    let through_shell = run(&Invocation::shell(script)).unwrap();
+    assert!(
+        through_shell.user >= Duration::from_millis(100),
+        "{through_shell:?}"
+    );
+}
+
+#[test]
+fn max_rss_is_reported_in_kib() {
+    let allocate = "b = b'x' * 50_000_000\nprint(len(b))";
+    let outcome = run(&Invocation::argv(["python3", "-c", allocate])).unwrap();
+    assert_eq!(outcome.status, Status::Exited(0));
+    // 50 MB is 48 828 KiB; python itself adds a few MiB.
+    assert!(outcome.max_rss_kib >= 48_000, "{} KiB", outcome.max_rss_kib);
+    assert!(outcome.max_rss_kib < 200_000, "{} KiB", outcome.max_rss_kib);
+
+    let small = run(&Invocation::argv(["true"])).unwrap();
+    assert!(small.max_rss_kib < 48_000, "{} KiB", small.max_rss_kib);
+}
+
+#[test]
+fn a_missing_program_is_a_spawn_error() {
+    let error = run(&Invocation::argv(["gzipp", "-9"])).unwrap_err();
+    assert!(matches!(error, ExecError::Spawn { .. }), "{error:?}");
+    assert_eq!(
+        format!("failed to {error}"),
+        "failed to start `gzipp`: No such file or directory"
+    );
+    let error = run(&Invocation::argv(Vec::<String>::new())).unwrap_err();
+    assert!(matches!(error, ExecError::EmptyCommand));
+}
+
+#[test]
+fn a_missing_working_directory_is_named() {
+    let error = run(&Invocation::argv(["true"]).with_cwd("/nonexistent/verdict")).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "start `true` in `/nonexistent/verdict`: No such file or directory"
+    );
+}
+
+#[test]
+fn argv_elements_reach_the_program_verbatim() {
+    let arguments = ["a b", "c;d", "{}", "$HOME", "'q'", "*", ""];
+    let mut argv = vec!["printf", "[%s]\\n"];
+    argv.extend(arguments);
+    let outcome = run(&Invocation::argv(argv)).unwrap();
+    let expected: String = arguments
+        .iter()
+        .map(|argument| format!("[{argument}]\n"))
+        .collect();
+    assert_eq!(stdout_text(&outcome), expected);
+}
+
+#[test]
+fn environment_is_added_to_the_inherited_one() {
+    let outcome = run(
+        &Invocation::shell("echo \"$VERDICT_TEST_LEVEL|${PATH:+has-path}\"")
+            .with_env("VERDICT_TEST_LEVEL", "nine 9"),
+    )
+    .unwrap();
+    assert_eq!(stdout_text(&outcome), "nine 9|has-path\n");
+}
+
+#[test]
+fn working_directory_is_used() {
+    let directory = tempfile::tempdir().unwrap();
+    fs::write(directory.path().join("data.txt"), "hello").unwrap();
+    let outcome = run(&Invocation::argv(["cat", "data.txt"]).with_cwd(directory.path())).unwrap();
+    assert_eq!(stdout_text(&outcome), "hello");
+}
+
+#[test]
+fn wall_time_covers_the_run() {
+    let outcome = run(&Invocation::argv(["sleep", "0.2"])).unwrap();
+    assert!(
+        outcome.wall >= Duration::from_millis(200),
+        "{:?}",
+        outcome.wall
+    );
+    assert!(outcome.wall < Duration::from_secs(3), "{:?}", outcome.wall);
+}
+
+#[test]
+fn a_background_descendant_holding_the_pipes_does_not_block_the_run() {
+    // The shell exits at once; its background child keeps stdout open.
+    let invocation = Invocation::shell("echo $$; echo ready; sleep 2 &");
+    let started = Instant::now();
+    let outcome = run(&invocation).unwrap();
+    assert_eq!(outcome.status, Status::Exited(0));
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    let text = stdout_text(&outcome);
+    assert!(text.ends_with("ready\n"), "{text:?}");
+    // Not our business to kill it after a normal exit; clean up here.
+    let pgid: i32 = text.lines().next().unwrap().parse().unwrap();
+    // SAFETY: kill has no memory arguments.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+}
