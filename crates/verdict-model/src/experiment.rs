@@ -954,3 +954,48 @@ impl RawMetric {
         })
     }
 }
+
+/// A comparison the experiment defines: a non-baseline level of one factor
+/// against that factor's baseline level, the other factors held fixed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ComparisonSpec {
+    pub factor: String,
+    /// Index into `Experiment::cells()`.
+    pub baseline_cell: usize,
+    pub candidate_cell: usize,
+}
+
+impl Experiment {
+    /// Every comparison: for each factor, each non-baseline level against the
+    /// baseline level, for every combination of the other factors' levels.
+    pub fn comparisons(&self) -> Vec<ComparisonSpec> {
+        let cells = self.cells();
+        let mut comparisons = Vec::new();
+        for (factor_index, factor) in self.factors.iter().enumerate() {
+            let baseline_value = &factor.levels[factor.baseline].value;
+            for (baseline_index, baseline_cell) in cells.iter().enumerate() {
+                if &baseline_cell.levels[factor_index].1 != baseline_value {
+                    continue;
+                }
+                for (candidate_index, candidate_cell) in cells.iter().enumerate() {
+                    let differs_only_here = candidate_cell
+                        .levels
+                        .iter()
+                        .zip(&baseline_cell.levels)
+                        .enumerate()
+                        .all(|(index, (candidate, baseline))| {
+                            (index == factor_index) != (candidate == baseline)
+                        });
+                    if differs_only_here {
+                        comparisons.push(ComparisonSpec {
+                            factor: factor.name.clone(),
+                            baseline_cell: baseline_index,
+                            candidate_cell: candidate_index,
+                        });
+                    }
+                }
+            }
+        }
+        comparisons
+    }
+}

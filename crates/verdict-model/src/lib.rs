@@ -10,7 +10,8 @@ pub mod sample;
 
 pub use environment::Environment;
 pub use experiment::{
-    Cell, CommandSpec, Experiment, Factor, Level, ModelError, Order, Sampling, SamplingMode,
+    Cell, CommandSpec, ComparisonSpec, Experiment, Factor, Level, ModelError, Order, Sampling,
+    SamplingMode,
 };
 pub use metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
 pub use sample::{Failure, RunId, RunStatus, Sample};

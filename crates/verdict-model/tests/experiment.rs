@@ -177,3 +177,34 @@ fn regex_metric_is_validated_at_load() {
     );
     assert!(message.contains("needs `direction`"), "{message}");
 }
+
+#[test]
+fn comparisons_are_each_level_against_its_baseline_per_other_combination() {
+    let text = "name = \"x\"\ncommand = [\"true\"]\n[factors]\nkernel = [\"7.1\", \"7.2\"]\nmode = [\"enforcing\", \"permissive\", \"disabled\"]\n";
+    let experiment = Experiment::parse(text, "x").unwrap();
+    let cells = experiment.cells();
+    let labels: Vec<(String, String, String)> = experiment
+        .comparisons()
+        .iter()
+        .map(|c| {
+            (
+                c.factor.clone(),
+                cells[c.baseline_cell].label(),
+                cells[c.candidate_cell].label(),
+            )
+        })
+        .collect();
+    // kernel: 3 comparisons (one per mode); mode: 2 non-baseline levels x 2 kernels.
+    assert_eq!(labels.len(), 3 + 4, "{labels:?}");
+    assert!(labels.contains(&(
+        "kernel".into(),
+        "kernel=7.1,mode=disabled".into(),
+        "kernel=7.2,mode=disabled".into()
+    )));
+    assert!(labels.contains(&(
+        "mode".into(),
+        "kernel=7.2,mode=enforcing".into(),
+        "kernel=7.2,mode=permissive".into()
+    )));
+    assert!(!labels.iter().any(|(_, b, c)| b == c));
+}
