@@ -1,0 +1,308 @@
+//! perf stat and `time` extraction on real captured and transcribed output
+//! (tests/fixtures/README.md). Reads fixture files; nothing else.
+
+use std::path::PathBuf;
+
+use verdict_parse::{
+    CounterValue, Extractor, ParseError, extract, perf_event_value, perf_stat, perf_stat_csv,
+    perf_stat_csv_with_separator, perf_stat_json, time_posix, time_posix_value, time_verbose,
+    time_verbose_value,
+};
+
+fn fixture(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("read {}: {error}", path.display()))
+}
+
+#[test]
+fn not_supported_counters_are_missing_never_zero() {
+    let rows = perf_stat_csv(&fixture("perf-6.1-x-not-supported.csv")).unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0].event, "cycles");
+    assert_eq!(rows[0].value, CounterValue::NotSupported);
+    assert_eq!(rows[2].value, CounterValue::Counted(0.58));
+    assert_eq!(rows[2].unit, "msec");
+    assert_eq!(rows[2].run_time, Some(578561.0));
+    assert_eq!(rows[2].running_percent, Some(100.0));
+    assert_eq!(rows[2].metric_value, Some(0.157));
+    assert_eq!(rows[2].metric_unit.as_deref(), Some("CPUs utilized"));
+    assert_eq!(perf_event_value(&rows, "task-clock").unwrap(), 0.58);
+    let error = perf_event_value(&rows, "cycles").unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "read perf stat event `cycles`: perf printed `<not supported>`, so the value is missing"
+    );
+}
+
+#[test]
+fn not_counted_is_missing_too() {
+    let rows = perf_stat_csv(&fixture("perf-x-topdown-not-counted.csv")).unwrap();
+    assert_eq!(rows.len(), 6);
+    let error = perf_event_value(&rows, "topdown-retiring").unwrap_err();
+    assert_eq!(
+        error,
+        ParseError::CounterUnavailable {
+            event: "topdown-retiring".to_string(),
+            printed: "<not counted>".to_string()
+        }
+    );
+}
+
+#[test]
+fn repeat_adds_a_variance_column() {
+    let rows = perf_stat_csv(&fixture("perf-6.1-x-repeat3.csv")).unwrap();
+    let task_clock = rows.iter().find(|row| row.event == "task-clock").unwrap();
+    assert_eq!(task_clock.value, CounterValue::Counted(0.44));
+    assert_eq!(task_clock.variance_percent, Some(4.40));
+    assert_eq!(task_clock.run_time, Some(440884.0));
+    assert_eq!(task_clock.running_percent, Some(100.0));
+    assert_eq!(task_clock.metric_value, Some(0.248));
+    // The `+-` spelling of older perf versions.
+    let rows = perf_stat_csv("1234,,cycles,+-2.50%,1000,100.00,,\n").unwrap();
+    assert_eq!(rows[0].variance_percent, Some(2.5));
+    assert_eq!(rows[0].run_time, Some(1000.0));
+}
+
+#[test]
+fn hardware_counters_with_numbers() {
+    let rows = perf_stat_csv(&fixture("perf-x-spr-hardware.csv")).unwrap();
+    // The metric-group lines (TopdownL1 and its `tma_*` lines) have no event.
+    assert_eq!(rows.len(), 8);
+    assert_eq!(perf_event_value(&rows, "cycles").unwrap(), 52288305.0);
+    assert_eq!(perf_event_value(&rows, "instructions").unwrap(), 37977214.0);
+    assert_eq!(perf_event_value(&rows, "cpu-clock").unwrap(), 225851.20);
+    let instructions = rows.iter().find(|row| row.event == "instructions").unwrap();
+    assert_eq!(instructions.metric_value, Some(0.73));
+    assert_eq!(instructions.metric_unit.as_deref(), Some("insn per cycle"));
+
+    let hybrid = perf_stat_csv(&fixture("perf-x-hybrid-hardware.csv")).unwrap();
+    assert_eq!(
+        perf_event_value(&hybrid, "cpu_atom/cycles/").unwrap(),
+        256500230.0
+    );
+    assert_eq!(
+        hybrid
+            .iter()
+            .find(|row| row.event == "cpu_atom/cycles/")
+            .unwrap()
+            .running_percent,
+        Some(54.0)
+    );
+    let error = perf_event_value(&hybrid, "cycles").unwrap_err();
+    assert!(matches!(error, ParseError::MissingEvent { .. }));
+    assert!(error.to_string().contains("`cpu_core/cycles/`"), "{error}");
+}
+
+#[test]
+fn modifiers_are_part_of_the_event_name() {
+    let rows = perf_stat_csv(&fixture("perf-6.1-x-modifiers.csv")).unwrap();
+    assert_eq!(perf_event_value(&rows, "page-faults:u").unwrap(), 46.0);
+    assert!(matches!(
+        perf_event_value(&rows, "cycles:u"),
+        Err(ParseError::CounterUnavailable { .. })
+    ));
+    assert!(matches!(
+        perf_event_value(&rows, "page-faults"),
+        Err(ParseError::MissingEvent { .. })
+    ));
+}
+
+#[test]
+fn aggregated_output_is_summed() {
+    let per_cpu = perf_stat_csv(&fixture("perf-6.1-x-per-cpu.csv")).unwrap();
+    assert_eq!(per_cpu.len(), 2);
+    assert_eq!(per_cpu[0].aggregation.as_deref(), Some("CPU0"));
+    assert!((perf_event_value(&per_cpu, "task-clock").unwrap() - 203.60).abs() < 1e-9);
+
+    let per_socket = perf_stat_csv(&fixture("perf-x-per-socket.csv")).unwrap();
+    assert_eq!(per_socket.len(), 8);
+    assert_eq!(per_socket[0].aggregation.as_deref(), Some("S0"));
+    assert_eq!(perf_event_value(&per_socket, "cycles").unwrap(), 189544.0);
+    assert_eq!(per_socket[4].running_percent, Some(67.0));
+}
+
+#[test]
+fn default_events_and_other_separators() {
+    let rows = perf_stat_csv(&fixture("perf-6.1-x-default-events.csv")).unwrap();
+    assert_eq!(perf_event_value(&rows, "page-faults").unwrap(), 49.0);
+    assert_eq!(perf_event_value(&rows, "context-switches").unwrap(), 0.0);
+    assert!(perf_event_value(&rows, "branch-misses").is_err());
+    let semicolons = perf_stat_csv_with_separator(
+        "0.41;msec;task-clock;414334;100.00;0.595;CPUs utilized\n",
+        ';',
+    )
+    .unwrap();
+    assert_eq!(perf_event_value(&semicolons, "task-clock").unwrap(), 0.41);
+}
+
+#[test]
+fn json_lines() {
+    let rows = perf_stat_json(&fixture("perf-6.1-json.jsonl")).unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(perf_event_value(&rows, "task-clock").unwrap(), 0.634154);
+    assert!(matches!(
+        perf_event_value(&rows, "instructions"),
+        Err(ParseError::CounterUnavailable { .. })
+    ));
+
+    let repeated = perf_stat_json(&fixture("perf-6.1-json-repeat3.jsonl")).unwrap();
+    assert_eq!(repeated[1].variance_percent, Some(6.77));
+    assert_eq!(
+        perf_event_value(&repeated, "context-switches").unwrap(),
+        0.0
+    );
+
+    let hardware = perf_stat(&fixture("perf-json-spr-hardware.jsonl")).unwrap();
+    assert_eq!(hardware.len(), 8);
+    assert_eq!(perf_event_value(&hardware, "cycles").unwrap(), 48433482.0);
+    assert_eq!(hardware[5].metric_value, Some(0.797391));
+
+    let error =
+        perf_stat_json("{\"event\" : \"cycles\", \"counter-value\" : \"lots\"}\n").unwrap_err();
+    assert!(
+        matches!(error, ParseError::MalformedLine { line: 1, .. }),
+        "{error}"
+    );
+    assert!(matches!(
+        perf_stat_json("{not json\n"),
+        Err(ParseError::MalformedLine { .. })
+    ));
+}
+
+#[test]
+fn perf_errors() {
+    assert_eq!(
+        perf_stat_csv("").unwrap_err(),
+        ParseError::EmptyOutput {
+            format: "perf stat CSV"
+        }
+    );
+    let rows = perf_stat_csv("Usage: perf stat [<options>] [<command>]\n").unwrap();
+    assert_eq!(
+        perf_event_value(&rows, "cycles").unwrap_err().to_string(),
+        "find perf stat event `cycles`: the output has no perf stat counter lines"
+    );
+    let extractor = Extractor::PerfStat {
+        event: "task-clock".to_string(),
+    };
+    let stderr = format!(
+        "workload: starting, please wait\n{}",
+        fixture("perf-6.1-x-not-supported.csv")
+    );
+    assert_eq!(
+        extract(&extractor, b"ignored,,task-clock,1,1\n", stderr.as_bytes()).unwrap(),
+        0.58
+    );
+    let json = fixture("perf-6.1-json.jsonl");
+    assert_eq!(extract(&extractor, b"", json.as_bytes()).unwrap(), 0.634154);
+}
+
+#[test]
+fn gnu_time_verbose() {
+    let output = fixture("gnu-time-v-stress-ng.txt");
+    let values = time_verbose(&output).unwrap();
+    assert_eq!(values.len(), 22);
+    assert_eq!(time_verbose_value(&output, "user-time").unwrap(), 0.15);
+    assert_eq!(time_verbose_value(&output, "system-time").unwrap(), 0.80);
+    assert_eq!(time_verbose_value(&output, "percent-cpu").unwrap(), 94.0);
+    assert_eq!(time_verbose_value(&output, "elapsed").unwrap(), 1.01);
+    assert_eq!(time_verbose_value(&output, "real").unwrap(), 1.01);
+    assert_eq!(time_verbose_value(&output, "max-rss").unwrap(), 10084.0);
+    assert_eq!(
+        time_verbose_value(&output, "Maximum resident set size (kbytes)").unwrap(),
+        10084.0
+    );
+    assert_eq!(
+        time_verbose_value(&output, "voluntary-context-switches").unwrap(),
+        119112.0
+    );
+    assert_eq!(
+        time_verbose_value(&output, "involuntary-context-switches").unwrap(),
+        116015.0
+    );
+    assert_eq!(
+        time_verbose_value(&output, "minor-page-faults").unwrap(),
+        1191.0
+    );
+    assert_eq!(time_verbose_value(&output, "exit-status").unwrap(), 0.0);
+
+    let failed = fixture("gnu-time-v-false.txt");
+    assert_eq!(time_verbose_value(&failed, "exit-status").unwrap(), 1.0);
+    assert_eq!(
+        time_verbose_value(&failed, "file-system-inputs").unwrap(),
+        72.0
+    );
+
+    let long = "\tElapsed (wall clock) time (h:mm:ss or m:ss): 1:14:05\n";
+    assert_eq!(time_verbose_value(long, "elapsed").unwrap(), 4445.0);
+
+    let error = time_verbose_value(&output, "max-rss-bytes").unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("read time -v field `max-rss-bytes`: known fields are"),
+        "{error}"
+    );
+    assert!(matches!(
+        time_verbose_value("", "max-rss"),
+        Err(ParseError::EmptyOutput { .. })
+    ));
+    assert!(matches!(
+        time_verbose_value("hello\n", "max-rss"),
+        Err(ParseError::MissingField { .. })
+    ));
+    let junk = "\tMaximum resident set size (kbytes): lots\n";
+    assert!(matches!(
+        time_verbose_value(junk, "max-rss"),
+        Err(ParseError::MalformedLine { line: 1, .. })
+    ));
+}
+
+#[test]
+fn posix_and_bash_time() {
+    let posix = time_posix(&fixture("gnu-time-p-sleep.txt")).unwrap();
+    assert_eq!((posix.real, posix.user, posix.sys), (0.20, 0.00, 0.00));
+    let bash = time_posix(&fixture("bash-time-sleep.txt")).unwrap();
+    assert_eq!((bash.real, bash.user, bash.sys), (0.207, 0.001, 0.0));
+
+    // Story 4 of USERS.md: ppc64_cpu --smt=1 on 400 CPUs, before and after.
+    let before = "\nreal\t1m14.792s\nuser\t0m0.001s\nsys\t0m52.118s\n";
+    let after = "\nreal\t0m03.205s\nuser\t0m0.001s\nsys\t0m1.034s\n";
+    assert!((time_posix_value(before, "real").unwrap() - 74.792).abs() < 1e-9);
+    assert!((time_posix_value(after, "real").unwrap() - 3.205).abs() < 1e-9);
+    assert!((time_posix_value(before, "sys").unwrap() - 52.118).abs() < 1e-9);
+
+    // The workload's own output before the report, and a nested report:
+    // the last complete one wins.
+    let nested = "real 9.00\nuser 1.00\nsys 1.00\nsome output\nreal 2.50\nuser 0.50\nsys 0.25\n";
+    assert_eq!(time_posix_value(nested, "real").unwrap(), 2.5);
+    assert_eq!(time_posix_value(nested, "system-time").unwrap(), 0.25);
+
+    assert!(matches!(
+        time_posix_value("real 1.0\n", "real"),
+        Err(ParseError::MissingField { .. })
+    ));
+    assert!(matches!(
+        time_posix_value("real abc\nuser 1\nsys 1\n", "real"),
+        Err(ParseError::MalformedLine { line: 1, .. })
+    ));
+    assert!(matches!(
+        time_posix_value("real 1\nuser 1\nsys 1\n", "wall"),
+        Err(ParseError::MissingField { .. })
+    ));
+    let extractor = Extractor::TimePosix {
+        field: "real".to_string(),
+    };
+    assert_eq!(
+        extract(
+            &extractor,
+            b"real 99\nuser 0\nsys 0\n",
+            fixture("gnu-time-p-sleep.txt").as_bytes()
+        )
+        .unwrap(),
+        0.20
+    );
+}
