@@ -1,1 +1,25 @@
-//! verdict-kconfig: (placeholder; filled in by its owner).
+//! verdict-kconfig: kernel `.config` files, their differences, a Kconfig tree
+//! parser and evaluator, and reason trees that explain why a symbol has its
+//! value. Reading files happens only in [`load`] (behind [`SourceFiles`]);
+//! everything else works on text and values and never prints.
+
+mod config;
+mod diff;
+mod error;
+mod expr;
+mod load;
+mod parser;
+mod reason;
+mod tree;
+
+pub use config::{DotConfig, decode_config_bytes};
+pub use diff::{ConfigDiff, DiffEntry, DiffKind};
+pub use error::KconfigError;
+pub use expr::{Expr, Tristate};
+pub use load::{DirectorySource, MemoryFiles, SourceFiles, load_tree, srcarch_for_arch};
+pub use parser::{ParseOptions, parse_tree};
+pub use reason::{Blame, Explainer, ReasonNode, render_blame, render_tree};
+pub use tree::{
+    Block, BlockKind, Choice, Default, Definition, Dependency, Kconfig, Location, Prompt, Range,
+    ReverseDependency, SymbolType,
+};

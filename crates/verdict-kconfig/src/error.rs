@@ -1,0 +1,49 @@
+//! The crate's error type. Messages are lowercase fragments that read after
+//! "failed to" and name the file and line involved. No formatting for
+//! terminals happens here.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong while reading configs or Kconfig trees.
+#[derive(Debug, thiserror::Error)]
+pub enum KconfigError {
+    /// A Kconfig file does not follow the grammar.
+    #[error("parse {file}:{line}: expected {expected}, found {found}")]
+    Parse {
+        file: String,
+        line: u32,
+        expected: String,
+        found: String,
+    },
+    /// A `source` statement names a file that does not exist.
+    #[error("read {file}:{line}: sourced file `{path}` does not exist")]
+    MissingSource {
+        file: String,
+        line: u32,
+        path: String,
+    },
+    /// A file could not be read.
+    #[error("read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A gzip-compressed config could not be decompressed.
+    #[error("decompress {path}: {source}")]
+    Decompress {
+        path: String,
+        source: std::io::Error,
+    },
+    /// A line of a `.config` file is neither an assignment nor a comment.
+    #[error(
+        "parse config {path}:{line}: expected `CONFIG_NAME=value` or `# CONFIG_NAME is not set`, found `{found}`"
+    )]
+    ConfigLine {
+        path: String,
+        line: u32,
+        found: String,
+    },
+    /// The symbol asked about is not defined anywhere in the tree.
+    #[error("explain {symbol}: no `config {symbol}` in the Kconfig tree for arch {arch}")]
+    UnknownSymbol { symbol: String, arch: String },
+}
