@@ -2,6 +2,11 @@
 //! values out. No I/O, no clock; randomness only through a seeded RNG that
 //! the caller passes in. Methods follow ../shared/design/STATISTICS.md and
 //! each public function cites its source and complexity.
+//!
+//! Entry points: [`summary::summarize`] (one cell), [`verdict::compare`]
+//! (two cells, with verdict), [`shift::relative_shift`], [`rank::mann_whitney`],
+//! [`multiplicity::holm`], [`bootstrap::ratio_difference`],
+//! [`plan::runs_per_cell`].
 
 pub mod bootstrap;
 pub mod multiplicity;
@@ -12,3 +17,43 @@ pub mod shift;
 pub mod simulate;
 pub mod summary;
 pub mod verdict;
+
+/// Why a statistic could not be computed. Messages read after "failed to".
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StatsError {
+    #[error("compare samples: the {side} sample has no values")]
+    EmptySample { side: &'static str },
+    #[error(
+        "compare samples: {side} value at index {index} is {value}, expected a finite number above 0"
+    )]
+    InvalidValue {
+        side: &'static str,
+        index: usize,
+        value: f64,
+    },
+    #[error("apply statistics setting {name} = {value}: expected {expected}")]
+    InvalidSetting {
+        name: &'static str,
+        value: f64,
+        expected: &'static str,
+    },
+}
+
+/// Checks that a sample is non-empty and holds finite positive values
+/// (ratios and logs need both). Complexity O(n).
+pub(crate) fn check_sample(values: &[f64], side: &'static str) -> Result<(), StatsError> {
+    if values.is_empty() {
+        return Err(StatsError::EmptySample { side });
+    }
+    match values
+        .iter()
+        .position(|value| !(value.is_finite() && *value > 0.0))
+    {
+        Some(index) => Err(StatsError::InvalidValue {
+            side,
+            index,
+            value: values[index],
+        }),
+        None => Ok(()),
+    }
+}

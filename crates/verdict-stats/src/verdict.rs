@@ -1,1 +1,327 @@
-//! verdict (owned by the stats-core engineer; being written).
+//! Two cells, baseline B and candidate C: summaries, relative shift with its
+//! interval, the U-test p-value, and the verdict with the practical
+//! threshold t (STATISTICS.md "Verdict with the practical threshold t").
+//!
+//! Must not: adjust p-values across a report (the report calls
+//! `multiplicity::holm` over its family), render text, or do I/O.
+
+use serde::{Deserialize, Serialize};
+
+use crate::StatsError;
+use crate::multiplicity::bonferroni_confidence;
+use crate::plan::runs_per_cell;
+use crate::rank::mann_whitney;
+use crate::shift::{Shift, relative_shift};
+use crate::summary::{Summary, summarize};
+
+/// Power at which `runs_needed` is planned.
+const PLANNING_POWER: f64 = 0.8;
+
+/// Which direction of the metric is good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    /// Throughput-like (bogo-ops/s): a drop is a regression.
+    Higher,
+    /// Time-like (ns/op, cycles): a rise is a regression.
+    Lower,
+}
+
+/// The decision for one comparison (schema verdict.compare/v1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The interval lies entirely on the bad side of 0.
+    Regression,
+    /// The interval lies entirely on the good side of 0.
+    Improvement,
+    /// The interval contains 0 and lies inside (−t, +t).
+    Equivalent,
+    /// None of the above: more runs are needed to tell.
+    Inconclusive,
+}
+
+/// Size of a regression or improvement relative to the threshold t.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Magnitude {
+    /// The interval lies entirely beyond ±t: the change is at least t.
+    AboveThreshold,
+    /// The interval lies entirely inside (−t, +t): real but below t.
+    BelowThreshold,
+    /// The interval straddles ±t.
+    Unclear,
+}
+
+/// How to compare. Build with [`CompareSettings::new`] for the defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CompareSettings {
+    /// Practical threshold t as a relative change (0.02 = 2%).
+    pub threshold: f64,
+    pub better: Better,
+    /// Per-family error rate α (0.05).
+    pub alpha: f64,
+    /// Number k of comparisons shown together; intervals are computed at
+    /// the Bonferroni level 1 − α/k when k > 1 (1 = no adjustment).
+    pub family_size: usize,
+}
+
+impl CompareSettings {
+    /// t = 2%, α = 0.05, one comparison.
+    pub fn new(better: Better) -> Self {
+        Self {
+            threshold: 0.02,
+            better,
+            alpha: 0.05,
+            family_size: 1,
+        }
+    }
+
+    /// Confidence level of the shift interval: 1 − α/k.
+    pub fn interval_confidence(&self) -> f64 {
+        bonferroni_confidence(self.alpha, self.family_size)
+    }
+
+    fn check(&self) -> Result<(), StatsError> {
+        if !(self.threshold > 0.0 && self.threshold < 1.0) {
+            return Err(StatsError::InvalidSetting {
+                name: "threshold",
+                value: self.threshold,
+                expected: "a relative change between 0 and 1 (0.02 = 2%)",
+            });
+        }
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            return Err(StatsError::InvalidSetting {
+                name: "alpha",
+                value: self.alpha,
+                expected: "a probability between 0 and 1",
+            });
+        }
+        if self.family_size == 0 {
+            return Err(StatsError::InvalidSetting {
+                name: "family_size",
+                value: 0.0,
+                expected: "at least 1 comparison",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Everything verdict reports for one comparison (schema verdict.compare/v1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub baseline: Summary,
+    pub candidate: Summary,
+    /// C/B − 1 with its interval at `CompareSettings::interval_confidence`.
+    pub shift: Shift,
+    /// Unadjusted two-sided Mann–Whitney p-value (the report applies Holm).
+    pub p_value: f64,
+    pub verdict: Verdict,
+    /// Present for regressions and improvements.
+    pub magnitude: Option<Magnitude>,
+    /// Present when inconclusive: runs per cell that would detect a shift
+    /// of ±t with 80% power at level α/k, at the observed log-scale spread.
+    pub runs_needed: Option<usize>,
+}
+
+/// Compares candidate against baseline (values in execution order).
+///
+/// Sources: STATISTICS.md; test as `rank::mann_whitney`, size as
+/// `shift::relative_shift` at level 1 − α/k (Bonferroni), runs as
+/// `plan::runs_per_cell` with σ the pooled within-cell standard deviation
+/// of the log values. Errors on an empty side, a non-finite or non-positive
+/// value, or invalid settings.
+/// Complexity O((m+n) log(m+n)) plus the exact null when small
+/// (see `mann_whitney`).
+pub fn compare(
+    baseline: &[f64],
+    candidate: &[f64],
+    settings: &CompareSettings,
+) -> Result<Comparison, StatsError> {
+    settings.check()?;
+    crate::check_sample(baseline, "baseline")?;
+    crate::check_sample(candidate, "candidate")?;
+    let baseline_summary =
+        summarize(baseline).ok_or(StatsError::EmptySample { side: "baseline" })?;
+    let candidate_summary =
+        summarize(candidate).ok_or(StatsError::EmptySample { side: "candidate" })?;
+    let shift = relative_shift(baseline, candidate, settings.interval_confidence())
+        .ok_or(StatsError::EmptySample { side: "baseline" })?;
+    let p_value = mann_whitney(baseline, candidate).p_value;
+    let (verdict, magnitude) = decide(&shift, settings);
+    let runs_needed = (verdict == Verdict::Inconclusive)
+        .then(|| {
+            let spread = pooled_log_sd(baseline, candidate);
+            runs_per_cell(
+                spread,
+                settings.threshold,
+                settings.alpha / settings.family_size as f64,
+                PLANNING_POWER,
+            )
+        })
+        .flatten();
+    Ok(Comparison {
+        baseline: baseline_summary,
+        candidate: candidate_summary,
+        shift,
+        p_value,
+        verdict,
+        magnitude,
+        runs_needed,
+    })
+}
+
+/// The decision rule of STATISTICS.md applied to a shift interval.
+/// No interval (too few runs for the confidence) is inconclusive.
+/// Complexity O(1).
+pub fn decide(shift: &Shift, settings: &CompareSettings) -> (Verdict, Option<Magnitude>) {
+    let Some(interval) = shift.interval else {
+        return (Verdict::Inconclusive, None);
+    };
+    let threshold = settings.threshold;
+    let (low, high) = (interval.low, interval.high);
+    if low > 0.0 || high < 0.0 {
+        let increased = low > 0.0;
+        let verdict = match (increased, settings.better) {
+            (true, Better::Lower) | (false, Better::Higher) => Verdict::Regression,
+            (true, Better::Higher) | (false, Better::Lower) => Verdict::Improvement,
+        };
+        let magnitude = if low >= threshold || high <= -threshold {
+            Magnitude::AboveThreshold
+        } else if low > -threshold && high < threshold {
+            Magnitude::BelowThreshold
+        } else {
+            Magnitude::Unclear
+        };
+        return (verdict, Some(magnitude));
+    }
+    if low > -threshold && high < threshold {
+        (Verdict::Equivalent, None)
+    } else {
+        (Verdict::Inconclusive, None)
+    }
+}
+
+/// Pooled within-cell sample standard deviation of ln(values).
+fn pooled_log_sd(baseline: &[f64], candidate: &[f64]) -> f64 {
+    let mut squares = 0.0;
+    let mut degrees = 0usize;
+    for sample in [baseline, candidate] {
+        if sample.len() < 2 {
+            continue;
+        }
+        let logs: Vec<f64> = sample.iter().map(|value| value.ln()).collect();
+        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        squares += logs.iter().map(|log| (log - mean).powi(2)).sum::<f64>();
+        degrees += logs.len() - 1;
+    }
+    if degrees == 0 {
+        return f64::NAN;
+    }
+    (squares / degrees as f64).sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shift::Interval;
+
+    fn shift(low: f64, high: f64) -> Shift {
+        Shift {
+            estimate: (low + high) / 2.0,
+            interval: Some(Interval {
+                low,
+                high,
+                confidence: 0.95,
+            }),
+        }
+    }
+
+    #[test]
+    fn decision_table() {
+        let time = CompareSettings::new(Better::Lower);
+        let throughput = CompareSettings::new(Better::Higher);
+        let cases = [
+            (
+                (0.03, 0.08),
+                time,
+                Verdict::Regression,
+                Some(Magnitude::AboveThreshold),
+            ),
+            (
+                (0.03, 0.08),
+                throughput,
+                Verdict::Improvement,
+                Some(Magnitude::AboveThreshold),
+            ),
+            (
+                (0.005, 0.015),
+                time,
+                Verdict::Regression,
+                Some(Magnitude::BelowThreshold),
+            ),
+            (
+                (0.01, 0.05),
+                time,
+                Verdict::Regression,
+                Some(Magnitude::Unclear),
+            ),
+            (
+                (-0.25, -0.15),
+                throughput,
+                Verdict::Regression,
+                Some(Magnitude::AboveThreshold),
+            ),
+            ((-0.01, 0.015), time, Verdict::Equivalent, None),
+            ((-0.12, 0.2), throughput, Verdict::Inconclusive, None),
+            ((-0.01, 0.03), time, Verdict::Inconclusive, None),
+        ];
+        for ((low, high), settings, verdict, magnitude) in cases {
+            assert_eq!(
+                decide(&shift(low, high), &settings),
+                (verdict, magnitude),
+                "{low}..{high}"
+            );
+        }
+        let no_interval = Shift {
+            estimate: 0.5,
+            interval: None,
+        };
+        assert_eq!(decide(&no_interval, &time), (Verdict::Inconclusive, None));
+    }
+
+    #[test]
+    fn compare_rejects_bad_input() {
+        let settings = CompareSettings::new(Better::Lower);
+        assert_eq!(
+            compare(&[], &[1.0], &settings),
+            Err(StatsError::EmptySample { side: "baseline" })
+        );
+        assert!(matches!(
+            compare(&[1.0, 2.0], &[1.0, -2.0], &settings),
+            Err(StatsError::InvalidValue {
+                side: "candidate",
+                index: 1,
+                ..
+            })
+        ));
+        let zero_family = CompareSettings {
+            family_size: 0,
+            ..settings
+        };
+        assert!(compare(&[1.0], &[1.0], &zero_family).is_err());
+    }
+
+    #[test]
+    fn verdict_serializes_snake_case() {
+        assert_eq!(
+            serde_json::to_string(&Verdict::Inconclusive).unwrap(),
+            "\"inconclusive\""
+        );
+        assert_eq!(
+            serde_json::to_string(&Magnitude::AboveThreshold).unwrap(),
+            "\"above_threshold\""
+        );
+    }
+}
