@@ -1,0 +1,335 @@
+//! Scripted bisections of the pure core: every culprit position in every
+//! list size up to 64, skips, undecided commits, non-monotonic evidence,
+//! aborts, and replay/serde equivalence (the basis of resume).
+//! Must not: start processes or sleep.
+
+mod common;
+
+use common::{Script, drive, ids, step_script};
+use verdict_bisect::{AbortReason, Action, Bisection, Class, Config, Culprit, Event};
+
+#[test]
+fn every_culprit_position_in_lists_up_to_64_is_found() {
+    let mut bisections = 0;
+    for candidates in 1..=64usize {
+        // Positions: 0 = good endpoint, 1..=candidates; the last is bad.
+        for first_bad in 1..=candidates {
+            let scripts = step_script(candidates + 1, first_bad, 0.5);
+            let seed = (candidates * 1000 + first_bad) as u64;
+            // The error budget is per classification whatever the shift (a
+            // like-bad commit can look like-good by chance at α/K per look),
+            // so over ~10⁴ classifications the default 0.005 would allow a
+            // few wrong steps; 1e-5 makes this exhaustive check exact.
+            let config = Config {
+                step_error: 1e-5,
+                ..Config::default()
+            };
+            let (outcome, _, bisection) = drive(config, &scripts, 0.05, seed);
+            let outcome =
+                outcome.unwrap_or_else(|action| panic!("{candidates}/{first_bad}: {action:?}"));
+            assert_eq!(
+                outcome.culprit,
+                Culprit::Single(ids(candidates + 1)[first_bad].clone()),
+                "{candidates} candidates, first bad at {first_bad}"
+            );
+            assert!(outcome.conflicts.is_empty());
+            // Binary search: at most ceil(log2(candidates)) classifications.
+            let bound = usize::BITS - (candidates.max(1) - 1).leading_zeros();
+            assert!(
+                outcome.steps as u32 <= bound,
+                "{candidates}/{first_bad}: {} steps",
+                outcome.steps
+            );
+            assert_eq!(outcome.total_runs, bisection.total_runs());
+            bisections += 1;
+        }
+    }
+    assert_eq!(bisections, 64 * 65 / 2);
+}
+
+#[test]
+fn decreasing_metric_is_bisected_too() {
+    // Throughput-like: the bad endpoint is lower.
+    let scripts = step_script(33, 17, -0.3);
+    let (outcome, _, bisection) = drive(Config::default(), &scripts, 0.05, 7);
+    assert_eq!(
+        outcome.unwrap().culprit,
+        Culprit::Single(ids(33)[17].clone())
+    );
+    let comparison = bisection.endpoint_comparison().unwrap();
+    assert_eq!(comparison.direction, verdict_bisect::Direction::Lower);
+    assert!(
+        (comparison.shift.estimate + 0.3).abs() < 0.05,
+        "{comparison:?}"
+    );
+}
+
+#[test]
+fn skips_around_the_culprit_give_a_range_like_git() {
+    let ids = ids(21);
+    let mut scripts = step_script(21, 10, 0.5);
+    scripts[9] = Script::Skip;
+    scripts[10] = Script::Skip;
+    let (outcome, events, bisection) = drive(Config::default(), &scripts, 0.05, 3);
+    let outcome = outcome.unwrap();
+    assert_eq!(outcome.culprit, Culprit::Range(ids[9..=11].to_vec()));
+    assert_eq!(outcome.last_good, ids[8]);
+    assert_eq!(outcome.first_bad, ids[11]);
+    assert_eq!(outcome.skipped, vec![ids[9].clone(), ids[10].clone()]);
+    assert!(
+        events
+            .iter()
+            .any(|event| matches!(event, Event::Skip { commit, .. } if *commit == ids[9]))
+    );
+    let classes: Vec<Class> = bisection
+        .log_entries()
+        .into_iter()
+        .map(|(_, class)| class)
+        .collect();
+    assert!(classes.contains(&Class::Skipped));
+}
+
+#[test]
+fn a_skip_away_from_the_culprit_still_gives_one_commit() {
+    let ids = ids(21);
+    let mut scripts = step_script(21, 15, 0.5);
+    // The first midpoint (10) cannot be built: the search moves next to it.
+    scripts[10] = Script::Skip;
+    let (outcome, _, bisection) = drive(Config::default(), &scripts, 0.05, 4);
+    assert_eq!(outcome.unwrap().culprit, Culprit::Single(ids[15].clone()));
+    assert_eq!(bisection.steps()[0].commit, ids[10]);
+    assert_eq!(bisection.steps()[0].decision.class, Class::Skipped);
+}
+
+#[test]
+fn non_monotonic_evidence_is_found_by_probes_and_reported() {
+    // Bad from 31 on, but also transiently bad at 6..=14 (a regression
+    // fixed and reintroduced).
+    let count = 42;
+    let ids = ids(count);
+    let mut scripts = step_script(count, 31, 0.5);
+    for script in &mut scripts[6..=14] {
+        *script = Script::Median(1.5);
+    }
+    let config = Config {
+        probes: 1,
+        ..Config::default()
+    };
+    let (outcome, _, bisection) = drive(config.clone(), &scripts, 0.05, 11);
+    let outcome = outcome.unwrap();
+    assert!(!outcome.conflicts.is_empty(), "{outcome:?}");
+    // The search follows the evidence to the earliest transition, and says
+    // which like-good commits contradict it.
+    assert_eq!(outcome.culprit, Culprit::Single(ids[6].clone()));
+    assert!(
+        outcome
+            .conflicts
+            .iter()
+            .all(|conflict| conflict.bad == ids[6])
+    );
+    assert!(
+        outcome
+            .conflicts
+            .iter()
+            .any(|conflict| conflict.good == ids[30])
+    );
+    assert!(bisection.steps().iter().any(|step| step.probe));
+
+    // Without probes a plain bisection never looks there (as git).
+    let (plain, _, _) = drive(Config::default(), &scripts, 0.05, 11);
+    let plain = plain.unwrap();
+    assert_eq!(plain.culprit, Culprit::Single(ids[31].clone()));
+    assert!(plain.conflicts.is_empty());
+
+    // Monotonic history with probes: no conflict, same culprit.
+    let (clean, _, _) = drive(config, &step_script(count, 31, 0.5), 0.05, 11);
+    let clean = clean.unwrap();
+    assert_eq!(clean.culprit, Culprit::Single(ids[31].clone()));
+    assert!(clean.conflicts.is_empty());
+}
+
+#[test]
+fn an_undecidable_commit_is_retested_then_left_in_the_range() {
+    let ids = ids(9);
+    let mut scripts = step_script(9, 4, 0.10);
+    // Commit 4 sits halfway: with 8 runs per round it cannot be placed.
+    scripts[4] = Script::Median(1.05);
+    let config = Config {
+        max_runs_per_step: 8,
+        retests: 1,
+        endpoint_min_runs: 30,
+        ..Config::default()
+    };
+    let (outcome, _, bisection) = drive(config, &scripts, 0.02, 5);
+    let outcome = outcome.unwrap();
+    let evidence = bisection.evidence();
+    let halfway = evidence
+        .iter()
+        .find(|commit| commit.commit == ids[4])
+        .unwrap();
+    match halfway.class {
+        Some(Class::Undecided) => {
+            // Retested: its samples were kept and extended to the second cap.
+            assert_eq!(halfway.samples.len(), 16);
+            assert!(outcome.undecided.contains(&ids[4]));
+            assert!(matches!(&outcome.culprit, Culprit::Range(range) if range.contains(&ids[4])));
+        }
+        Some(Class::Intermediate) => assert!(outcome.intermediate.contains(&ids[4])),
+        other => panic!("halfway commit classified {other:?}: {outcome:?}"),
+    }
+}
+
+#[test]
+fn equal_endpoints_abort_with_the_comparison() {
+    let scripts = vec![Script::Median(1.0); 10];
+    let (outcome, events, _) = drive(Config::default(), &scripts, 0.10, 1);
+    let Err(Action::Abort {
+        reason:
+            AbortReason::EndpointsIndistinguishable {
+                shift,
+                good_runs,
+                bad_runs,
+            },
+    }) = outcome
+    else {
+        panic!("expected an abort, got {outcome:?}");
+    };
+    assert_eq!((good_runs, bad_runs), (120, 120));
+    let interval = shift.unwrap().interval.unwrap();
+    assert!(interval.low < 0.0 && interval.high > 0.0);
+    // Only endpoints were measured.
+    let ids = ids(10);
+    assert!(events.iter().all(|event| matches!(event, Event::Samples { commit, .. } if *commit == ids[0] || *commit == ids[9])));
+}
+
+#[test]
+fn an_endpoint_that_cannot_be_built_aborts() {
+    let mut scripts = step_script(5, 2, 0.5);
+    scripts[0] = Script::Skip;
+    let (outcome, _, _) = drive(Config::default(), &scripts, 0.05, 1);
+    assert!(matches!(
+        outcome,
+        Err(Action::Abort {
+            reason: AbortReason::EndpointSkipped { .. }
+        })
+    ));
+}
+
+#[test]
+fn replay_of_every_prefix_equals_the_live_state_and_survives_serde() {
+    let scripts = step_script(40, 23, 0.10);
+    let config = Config::default();
+    let (outcome, events, final_state) = drive(config.clone(), &scripts, 0.13, 99);
+    assert!(outcome.is_ok());
+    let order = ids(40);
+    let mut live = Bisection::new(config.clone(), order[0].clone(), order[1..].to_vec()).unwrap();
+    for (index, event) in events.iter().enumerate() {
+        live.apply(event).unwrap();
+        if index % 7 == 0 || index + 1 == events.len() {
+            let replayed = Bisection::replay(
+                config.clone(),
+                order[0].clone(),
+                order[1..].to_vec(),
+                &events[..=index],
+            )
+            .unwrap();
+            assert_eq!(replayed, live, "after event {index}");
+            assert_eq!(replayed.next_action(), live.next_action());
+        }
+    }
+    assert_eq!(live, final_state);
+    let json = serde_json::to_string(&final_state).unwrap();
+    let restored: Bisection = serde_json::from_str(&json).unwrap();
+    assert_eq!(restored.next_action(), final_state.next_action());
+    let events_json = serde_json::to_string(&events).unwrap();
+    let events_back: Vec<Event> = serde_json::from_str(&events_json).unwrap();
+    let rebuilt =
+        Bisection::replay(config, order[0].clone(), order[1..].to_vec(), &events_back).unwrap();
+    assert_eq!(rebuilt.next_action(), final_state.next_action());
+}
+
+#[test]
+fn a_measurement_split_by_a_kill_resumes_without_loss_or_duplication() {
+    // The caller stores one event per run; a kill loses only the run in
+    // flight. Replaying the stored prefix and continuing must reach the same
+    // state as an uninterrupted bisection fed the same values.
+    let scripts = step_script(30, 12, 0.10);
+    let config = Config::default();
+    let (_, events, uninterrupted) = drive(config.clone(), &scripts, 0.13, 5);
+    let single_runs: Vec<Event> = events
+        .iter()
+        .flat_map(|event| match event {
+            Event::Samples { commit, values } => values
+                .iter()
+                .map(|value| Event::Samples {
+                    commit: commit.clone(),
+                    values: vec![*value],
+                })
+                .collect(),
+            skip => vec![skip.clone()],
+        })
+        .collect();
+    let order = ids(30);
+    let kill_at = single_runs.len() * 2 / 3;
+    let resumed = Bisection::replay(
+        config.clone(),
+        order[0].clone(),
+        order[1..].to_vec(),
+        &single_runs[..kill_at],
+    )
+    .unwrap();
+    // The resumed state asks for the next run of the commit in flight.
+    let Action::Measure { commit, .. } = resumed.next_action() else {
+        panic!("expected a measurement");
+    };
+    let Event::Samples {
+        commit: expected, ..
+    } = &single_runs[kill_at]
+    else {
+        panic!("no skips here");
+    };
+    assert_eq!(&commit, expected);
+    let mut continued = resumed;
+    for event in &single_runs[kill_at..] {
+        continued.apply(event).unwrap();
+    }
+    assert_eq!(continued.next_action(), uninterrupted.next_action());
+    assert_eq!(continued.total_runs(), uninterrupted.total_runs());
+}
+
+#[test]
+fn invalid_inputs_are_rejected() {
+    let order = ids(4);
+    let mut bisection =
+        Bisection::new(Config::default(), order[0].clone(), order[1..].to_vec()).unwrap();
+    let bad_value = Event::Samples {
+        commit: order[1].clone(),
+        values: vec![1.0, f64::NAN],
+    };
+    assert!(bisection.apply(&bad_value).is_err());
+    let unknown = Event::Samples {
+        commit: verdict_bisect::CommitId::new("nope"),
+        values: vec![1.0],
+    };
+    assert!(
+        bisection
+            .apply(&unknown)
+            .unwrap_err()
+            .to_string()
+            .contains("nope")
+    );
+    assert!(Bisection::new(Config::default(), order[0].clone(), vec![]).is_err());
+    assert!(
+        Bisection::new(
+            Config::default(),
+            order[0].clone(),
+            vec![order[1].clone(), order[1].clone()]
+        )
+        .is_err()
+    );
+    let config = Config {
+        step_error: 0.0,
+        ..Config::default()
+    };
+    assert!(Bisection::new(config, order[0].clone(), order[1..].to_vec()).is_err());
+}
