@@ -16,7 +16,9 @@
 //! SIGKILL after [`TERMINATION_GRACE`], and always SIGKILL to the group once
 //! the child has exited (so grandchildren that ignored SIGTERM die too), all
 //! before the reap. Output written after the child exited by a descendant that
-//! outlived it is not waited for.
+//! outlived it (a daemon started by a setup command, say) is not waited for:
+//! a detached thread reads and discards it until that descendant closes the
+//! pipe, so the run ends at once and the descendant never gets SIGPIPE.
 //!
 //! Kernels without `pidfd_open` (before Linux 5.3, or seccomp filters that
 //! refuse it) get a helper thread per run that blocks in
@@ -264,10 +266,17 @@ fn run_process(
     let wall = started.elapsed();
     guard.reaped = true;
 
-    // Whatever the child wrote before exiting is in the pipes now.
-    for (index, tail) in [(STDOUT, &mut stdout_tail), (STDERR, &mut stderr_tail)] {
-        if descriptors[index].fd >= 0 {
-            drain(descriptors[index].fd, tail, &mut buffer).map_err(io_error("read the output"))?;
+    // Whatever the child wrote before exiting is in the pipes now (an exiting
+    // process closes its descriptors before it becomes a zombie).
+    for (index, tail, pipe) in [
+        (STDOUT, &mut stdout_tail, stdout),
+        (STDERR, &mut stderr_tail, stderr),
+    ] {
+        if descriptors[index].fd >= 0
+            && !drain(descriptors[index].fd, tail, &mut buffer)
+                .map_err(io_error("read the output"))?
+        {
+            discard_in_background(pipe);
         }
     }
     if let Some(waiter) = exit_watch.waiter {
@@ -363,6 +372,36 @@ fn drain(descriptor: RawFd, tail: &mut TailBuffer, buffer: &mut [u8]) -> io::Res
             }
         }
     }
+}
+
+/// Reads `pipe` to its end on a detached thread, throwing the bytes away.
+/// Only for pipes still held open by a descendant after the child exited, so
+/// the common case starts no thread.
+fn discard_in_background(pipe: OwnedFd) {
+    // SAFETY: fcntl on a descriptor we own; back to blocking reads.
+    unsafe {
+        libc::fcntl(pipe.as_raw_fd(), libc::F_SETFL, 0);
+    }
+    let spawned = std::thread::Builder::new()
+        .name("verdict-exec-discard".to_string())
+        .spawn(move || {
+            let mut buffer = [0_u8; 4096];
+            loop {
+                // SAFETY: reads into a live buffer of the given length.
+                let count = unsafe {
+                    libc::read(pipe.as_raw_fd(), buffer.as_mut_ptr().cast(), buffer.len())
+                };
+                if count == 0
+                    || (count < 0
+                        && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted)
+                {
+                    break;
+                }
+            }
+        });
+    // Without a thread the pipe is closed here, and the descendant gets
+    // SIGPIPE if it writes again: the documented behaviour before this one.
+    drop(spawned);
 }
 
 fn start_stopping(pid: libc::pid_t, reason: StopReason) -> Stopping {

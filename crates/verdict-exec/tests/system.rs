@@ -327,6 +327,26 @@ fn wall_time_covers_the_run() {
 }
 
 #[test]
+fn a_background_descendant_keeps_running_and_writing_after_the_run() {
+    // The daemon writes to the captured stdout after the shell has exited;
+    // it must not die of SIGPIPE because verdict stopped reading.
+    let directory = tempfile::tempdir().unwrap();
+    let script = "echo started; (sleep 0.3; echo late; echo survived > survived) &";
+    let outcome = run(&Invocation::shell(script).with_cwd(directory.path())).unwrap();
+    assert_eq!(outcome.status, Status::Exited(0));
+    assert_eq!(stdout_text(&outcome), "started\n");
+    let marker = directory.path().join("survived");
+    let give_up = Instant::now() + Duration::from_secs(5);
+    while !marker.exists() && Instant::now() < give_up {
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        marker.exists(),
+        "the background process did not survive its write"
+    );
+}
+
+#[test]
 fn a_background_descendant_holding_the_pipes_does_not_block_the_run() {
     // The shell exits at once; its background child keeps stdout open.
     let invocation = Invocation::shell("echo $$; echo ready; sleep 2 &");
