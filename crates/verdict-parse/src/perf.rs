@@ -62,8 +62,8 @@ fn is_counter_value(text: &str) -> bool {
     CounterValue::parse(text).is_some()
 }
 
-fn optional_number(text: Option<&&str>) -> Option<f64> {
-    text.and_then(|text| parse_number(text).ok())
+fn optional_number<Text: AsRef<str>>(text: Option<&Text>) -> Option<f64> {
+    text.and_then(|text| parse_number(text.as_ref()).ok())
 }
 
 /// Parses `perf stat -x,` output. Lines that are not counter lines are
@@ -91,7 +91,7 @@ pub fn perf_stat_csv_with_separator(
             continue;
         }
         let prefix = aggregation_prefix_length(&fields);
-        let fields_after = &fields[prefix..];
+        let fields_after = rejoin_event(&fields[prefix..], separator);
         if fields_after.len() < 3 {
             continue;
         }
@@ -133,6 +133,26 @@ pub fn perf_stat_csv_with_separator(
         });
     }
     Ok(rows)
+}
+
+/// perf does not quote fields, so an event with PMU terms such as
+/// `cpu/event=0x3c,umask=0x0/` is split by a `,` separator. Puts it back
+/// together: the event ends at the field that closes its `/.../`.
+fn rejoin_event<'a>(fields: &[&'a str], separator: char) -> Vec<std::borrow::Cow<'a, str>> {
+    let mut joined: Vec<std::borrow::Cow<'a, str>> =
+        fields.iter().map(|field| (*field).into()).collect();
+    if joined.len() < 3 {
+        return joined;
+    }
+    let slashes = |text: &str| text.matches('/').count();
+    let mut count = slashes(&joined[2]);
+    while count % 2 == 1 && joined.len() > 3 {
+        let next = joined.remove(3);
+        count += slashes(&next);
+        let merged = format!("{}{separator}{next}", joined[2]);
+        joined[2] = merged.into();
+    }
+    joined
 }
 
 /// How many aggregation columns precede the counter value: none for plain
@@ -306,6 +326,22 @@ mod tests {
             aggregation_prefix_length(&["worker-a-101", "200", "", "cycles", "100"]),
             1
         );
+    }
+
+    #[test]
+    fn events_with_commas_in_pmu_terms() {
+        let rows = perf_stat_csv(
+            "1234,,cpu/event=0x3c,umask=0x0/u,5000,100.00,,\n7,,cycles,5000,100.00,,\n",
+        )
+        .unwrap();
+        assert_eq!(rows[0].event, "cpu/event=0x3c,umask=0x0/u");
+        assert_eq!(rows[0].run_time, Some(5000.0));
+        assert_eq!(rows[1].event, "cycles");
+        // A metric unit with a slash (`/sec`) must not be merged into the event.
+        let rows = perf_stat_csv("0,,context-switches,549395,100.00,0.000,/sec\n").unwrap();
+        assert_eq!(rows[0].metric_unit.as_deref(), Some("/sec"));
+        let rows = perf_stat_csv("5,,cpu_core/cycles/,10,100.00,,\n").unwrap();
+        assert_eq!(rows[0].event, "cpu_core/cycles/");
     }
 
     #[test]
