@@ -62,7 +62,8 @@ fn quote_for_display(element: &str) -> String {
     }
 }
 
-fn substitute_placeholders(element: &str, levels: &[(String, String)]) -> String {
+/// Replace `{factor}` with its level inside one string; one argument stays one argument.
+pub fn substitute_placeholders(element: &str, levels: &[(String, String)]) -> String {
     let mut result = element.to_string();
     for (factor, level) in levels {
         result = result.replace(&format!("{{{factor}}}"), level);
@@ -98,6 +99,9 @@ fn placeholders(text: &str) -> Vec<String> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Level {
     pub value: String,
+    /// Replaces the experiment's command in this level's cells (`verdict ab`
+    /// and experiments comparing different programs).
+    pub command: Option<CommandSpec>,
     /// Run when the run enters this level (the factor's level changes).
     pub setup: Option<CommandSpec>,
     /// Run when the run leaves this level.
@@ -218,6 +222,24 @@ impl Experiment {
             cells = next;
         }
         cells
+    }
+
+    /// The command a cell runs: a level's own command if one of its levels
+    /// has one, else the experiment's; placeholders substituted.
+    pub fn command_for(&self, cell: &Cell) -> CommandSpec {
+        let own = cell
+            .levels
+            .iter()
+            .zip(&self.factors)
+            .find_map(|((_, value), factor)| {
+                factor
+                    .levels
+                    .iter()
+                    .find(|level| &level.value == value)
+                    .and_then(|level| level.command.clone())
+            });
+        own.unwrap_or_else(|| self.command.clone())
+            .substitute(&cell.levels)
     }
 
     pub fn primary_metric(&self) -> &MetricSpec {
@@ -350,6 +372,7 @@ struct RawSampling {
 #[serde(deny_unknown_fields)]
 struct RawLevel {
     value: String,
+    command: Option<RawCommand>,
     setup: Option<RawCommand>,
     teardown: Option<RawCommand>,
     #[serde(default)]
@@ -597,6 +620,7 @@ impl RawExperiment {
                 let level = match raw_level {
                     toml::Value::String(value) => Level {
                         value,
+                        command: None,
                         setup: None,
                         teardown: None,
                         env: BTreeMap::new(),
@@ -604,6 +628,7 @@ impl RawExperiment {
                     toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_) => {
                         Level {
                             value: raw_level.to_string(),
+                            command: None,
                             setup: None,
                             teardown: None,
                             env: BTreeMap::new(),
@@ -638,8 +663,19 @@ impl RawExperiment {
                                     format!("factor `{name}` level `{}`: {message}", raw.value),
                                 )
                             })?;
+                        let command = raw
+                            .command
+                            .map(|c| command_from(c, raw.shell, "command"))
+                            .transpose()
+                            .map_err(|message| {
+                                context.error(
+                                    offset,
+                                    format!("factor `{name}` level `{}`: {message}", raw.value),
+                                )
+                            })?;
                         Level {
                             value: raw.value,
+                            command,
                             setup,
                             teardown,
                             env: raw.env,

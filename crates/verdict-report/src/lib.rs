@@ -1,1 +1,14 @@
-//! verdict-report: (placeholder; filled in by its owner).
+//! verdict-report: pure renderers. A report model in, text out: plain ASCII
+//! for email (80 columns where the data allows), markdown, CSV and JSON with
+//! a named schema. No I/O, no clock, no database; building the model from
+//! statistics is here too because it is pure.
+
+pub mod compare;
+pub mod format;
+pub mod pivot;
+pub mod run;
+pub mod table;
+
+pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};
+pub use format::Format;
+pub use run::{CellRow, FailureRow, RunReport};

@@ -1,0 +1,321 @@
+//! Comparisons as reported: the `verdict.compare/v1` model, built from
+//! samples with verdict-stats (multiplicity handled across the family), and
+//! rendered as a benchstat-like text table, markdown, CSV or JSON.
+
+use crate::format::{self, Format};
+use crate::table::Table;
+use serde::Serialize;
+use verdict_stats::multiplicity::holm;
+use verdict_stats::verdict::{Better, CompareSettings, Comparison, Magnitude, Verdict, compare};
+
+pub const COMPARE_SCHEMA: &str = "verdict.compare/v1";
+
+/// One side of a comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SideSummary {
+    pub n: usize,
+    pub median: f64,
+    /// 95% distribution-free interval of the median (absent below n = 6).
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub cv: Option<f64>,
+}
+
+/// One comparison, as in the JSON schema `verdict.compare/v1`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ComparisonRow {
+    pub name: String,
+    pub unit: String,
+    /// `higher` or `lower` is better.
+    pub better: String,
+    pub baseline: SideSummary,
+    pub candidate: SideSummary,
+    /// Relative change C/B - 1 (Hodges-Lehmann on log values).
+    pub delta: f64,
+    pub delta_ci_low: Option<f64>,
+    pub delta_ci_high: Option<f64>,
+    /// Confidence of the delta interval (1 - alpha/k).
+    pub delta_confidence: f64,
+    /// Mann-Whitney p-value, Holm-adjusted when `adjusted` says so.
+    pub p_value: f64,
+    pub verdict: String,
+    pub magnitude: Option<String>,
+    /// Runs per cell that would resolve +-threshold (when inconclusive).
+    pub runs_needed: Option<usize>,
+    /// `none`, or `holm-bonferroni (k=N)`.
+    pub adjusted: String,
+    pub threshold: f64,
+}
+
+/// A set of comparisons shown together.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompareReport {
+    pub schema: &'static str,
+    pub alpha: f64,
+    pub adjustment: String,
+    pub comparisons: Vec<ComparisonRow>,
+}
+
+/// What to compare: a name, the two samples, and how to judge them.
+#[derive(Debug, Clone)]
+pub struct ComparisonInput {
+    pub name: String,
+    pub unit: String,
+    pub better: Better,
+    pub threshold: f64,
+    pub baseline: Vec<f64>,
+    pub candidate: Vec<f64>,
+}
+
+/// Compare every input; with k > 1 inputs and `adjust`, intervals are at
+/// 1 - alpha/k (Bonferroni) and p-values Holm-adjusted, as STATISTICS.md
+/// asks for reports showing several comparisons.
+pub fn comparison_rows(
+    inputs: &[ComparisonInput],
+    alpha: f64,
+    adjust: bool,
+) -> Result<CompareReport, verdict_stats::StatsError> {
+    let family = if adjust { inputs.len().max(1) } else { 1 };
+    let mut comparisons: Vec<Comparison> = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let settings = CompareSettings {
+            threshold: input.threshold,
+            better: input.better,
+            alpha,
+            family_size: family,
+        };
+        comparisons.push(compare(&input.baseline, &input.candidate, &settings)?);
+    }
+    let raw: Vec<f64> = comparisons
+        .iter()
+        .map(|comparison| comparison.p_value)
+        .collect();
+    let adjusted_p = if family > 1 { holm(&raw) } else { raw };
+    let adjustment = if family > 1 {
+        format!("holm-bonferroni (k={family})")
+    } else if adjust {
+        "none (one comparison)".to_string()
+    } else {
+        "none (--no-adjust)".to_string()
+    };
+    let confidence = 1.0 - alpha / family as f64;
+    let rows = inputs
+        .iter()
+        .zip(&comparisons)
+        .zip(adjusted_p)
+        .map(|((input, comparison), p_value)| ComparisonRow {
+            name: input.name.clone(),
+            unit: input.unit.clone(),
+            better: match input.better {
+                Better::Higher => "higher",
+                Better::Lower => "lower",
+            }
+            .to_string(),
+            baseline: side(&comparison.baseline),
+            candidate: side(&comparison.candidate),
+            delta: comparison.shift.estimate,
+            delta_ci_low: comparison.shift.interval.map(|interval| interval.low),
+            delta_ci_high: comparison.shift.interval.map(|interval| interval.high),
+            delta_confidence: comparison
+                .shift
+                .interval
+                .map_or(confidence, |interval| interval.confidence),
+            p_value,
+            verdict: verdict_name(comparison.verdict).to_string(),
+            magnitude: comparison
+                .magnitude
+                .map(|magnitude| magnitude_name(magnitude).to_string()),
+            runs_needed: comparison.runs_needed,
+            adjusted: adjustment.clone(),
+            threshold: input.threshold,
+        })
+        .collect();
+    Ok(CompareReport {
+        schema: COMPARE_SCHEMA,
+        alpha,
+        adjustment,
+        comparisons: rows,
+    })
+}
+
+fn side(summary: &verdict_stats::summary::Summary) -> SideSummary {
+    SideSummary {
+        n: summary.n,
+        median: summary.median,
+        ci_low: summary.median_ci.map(|interval| interval.low),
+        ci_high: summary.median_ci.map(|interval| interval.high),
+        cv: summary.cv,
+    }
+}
+
+pub fn verdict_name(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Regression => "regression",
+        Verdict::Improvement => "improvement",
+        Verdict::Equivalent => "equivalent",
+        Verdict::Inconclusive => "inconclusive",
+    }
+}
+
+pub fn magnitude_name(magnitude: Magnitude) -> &'static str {
+    match magnitude {
+        Magnitude::AboveThreshold => "above_threshold",
+        Magnitude::BelowThreshold => "below_threshold",
+        Magnitude::Unclear => "unclear",
+    }
+}
+
+/// `68,275 ±9%`: median with the half-width of its interval as a percentage
+/// of the median (benchstat's notation), `?` when n is too small.
+pub fn median_with_spread(side: &SideSummary, unit: &str) -> String {
+    let spread = match (side.ci_low, side.ci_high) {
+        (Some(low), Some(high)) if side.median != 0.0 => {
+            let half =
+                ((high - side.median).abs()).max((side.median - low).abs()) / side.median.abs();
+            format!("±{:.0}%", half * 100.0)
+        }
+        _ => "±?".to_string(),
+    };
+    format!("{} {spread}", format::value(side.median, unit))
+}
+
+/// `+2.7% [-9.8%, +16.2%]`.
+pub fn delta_with_interval(row: &ComparisonRow) -> String {
+    match (row.delta_ci_low, row.delta_ci_high) {
+        (Some(low), Some(high)) => format!(
+            "{} [{}, {}]",
+            format::percent(row.delta),
+            format::percent(low),
+            format::percent(high)
+        ),
+        _ => format!("{} [n too small]", format::percent(row.delta)),
+    }
+}
+
+/// `regression (>= 2%)`, `equivalent (within ±2%)`, `inconclusive (~190/cell for ±2%)`.
+pub fn verdict_text(row: &ComparisonRow) -> String {
+    let threshold = format!("{:.0}%", row.threshold * 100.0);
+    match (row.verdict.as_str(), row.magnitude.as_deref()) {
+        ("equivalent", _) => format!("equivalent (within ±{threshold})"),
+        ("inconclusive", _) => match row.runs_needed {
+            Some(runs) => format!("inconclusive (~{runs}/cell for ±{threshold})"),
+            None => "inconclusive".to_string(),
+        },
+        (verdict, Some("above_threshold")) => format!("{verdict} (>= {threshold})"),
+        (verdict, Some("below_threshold")) => format!("{verdict} (< {threshold})"),
+        (verdict, _) => format!("{verdict} (size unclear)"),
+    }
+}
+
+impl CompareReport {
+    /// The header line: what the intervals and p-values mean.
+    pub fn header(&self) -> String {
+        let k = self.comparisons.len();
+        let confidence = self
+            .comparisons
+            .first()
+            .map_or(0.95, |row| row.delta_confidence);
+        format!(
+            "{k} comparison{}; alpha {}; delta = candidate/baseline - 1 (Hodges-Lehmann) with {:.1}% interval; p: Mann-Whitney U; multiplicity: {}",
+            if k == 1 { "" } else { "s" },
+            self.alpha,
+            confidence * 100.0,
+            self.adjustment
+        )
+    }
+
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Json => serde_json::to_string_pretty(self).unwrap_or_default() + "\n",
+            Format::Text => format!("{}\n\n{}", self.header(), self.table().text()),
+            Format::Markdown => format!("{}\n\n{}", self.header(), self.table().markdown()),
+            Format::Csv => self.csv(),
+        }
+    }
+
+    fn table(&self) -> Table {
+        let mut table = Table::new(
+            [
+                "name",
+                "baseline",
+                "candidate",
+                "delta [interval]",
+                "p",
+                "n",
+                "verdict",
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        table.left = vec![6];
+        for row in &self.comparisons {
+            table.push(vec![
+                row.name.clone(),
+                median_with_spread(&row.baseline, &row.unit),
+                median_with_spread(&row.candidate, &row.unit),
+                delta_with_interval(row),
+                if row.p_value >= self.alpha {
+                    format!("~ {}", format::p_value(row.p_value))
+                } else {
+                    format::p_value(row.p_value)
+                },
+                format!("{}+{}", row.baseline.n, row.candidate.n),
+                verdict_text(row),
+            ]);
+        }
+        table
+    }
+
+    fn csv(&self) -> String {
+        let mut table = Table::new(
+            [
+                "name",
+                "unit",
+                "baseline_n",
+                "baseline_median",
+                "baseline_ci_low",
+                "baseline_ci_high",
+                "candidate_n",
+                "candidate_median",
+                "candidate_ci_low",
+                "candidate_ci_high",
+                "delta",
+                "delta_ci_low",
+                "delta_ci_high",
+                "p_value",
+                "verdict",
+                "magnitude",
+                "runs_needed",
+                "adjusted",
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        let optional = |value: Option<f64>| value.map(|v| v.to_string()).unwrap_or_default();
+        for row in &self.comparisons {
+            table.push(vec![
+                row.name.clone(),
+                row.unit.clone(),
+                row.baseline.n.to_string(),
+                row.baseline.median.to_string(),
+                optional(row.baseline.ci_low),
+                optional(row.baseline.ci_high),
+                row.candidate.n.to_string(),
+                row.candidate.median.to_string(),
+                optional(row.candidate.ci_low),
+                optional(row.candidate.ci_high),
+                row.delta.to_string(),
+                optional(row.delta_ci_low),
+                optional(row.delta_ci_high),
+                row.p_value.to_string(),
+                row.verdict.clone(),
+                row.magnitude.clone().unwrap_or_default(),
+                row.runs_needed
+                    .map(|runs| runs.to_string())
+                    .unwrap_or_default(),
+                row.adjusted.clone(),
+            ]);
+        }
+        table.csv()
+    }
+}
