@@ -25,6 +25,11 @@ pub enum ParseError {
     #[error("parse `{text}` as a number: {message}")]
     NotANumber { text: String, message: String },
 
+    /// The output has none of what the format needs: no metrics table, no
+    /// result lines, no report.
+    #[error("find {what} in the output: {found}")]
+    NotFound { what: &'static str, found: String },
+
     /// stress-ng output without a row for the requested stressor.
     #[error("find a stress-ng metrics row for stressor `{stressor}`: {found}")]
     MissingStressor { stressor: String, found: String },

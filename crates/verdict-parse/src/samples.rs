@@ -53,6 +53,7 @@ fn csv_record(line: &str) -> Result<Vec<String>, String> {
 /// (thousands separators and a unit suffix are tolerated).
 pub fn csv_column(text: &str, column: &str) -> Result<Vec<f64>, ParseError> {
     const FORMAT: &str = "CSV";
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text
         .lines()
         .enumerate()
@@ -141,9 +142,8 @@ pub fn hyperfine_times(text: &str, command: Option<&str>) -> Result<Vec<f64>, Pa
     let chosen = match command {
         None if results.len() == 1 => &results[0],
         None => {
-            return Err(ParseError::MissingSeries {
-                format: "hyperfine",
-                name: "(unnamed)".to_string(),
+            return Err(ParseError::NotFound {
+                what: "the one hyperfine command",
                 found: format!(
                     "the file has {} commands ({}); name one",
                     results.len(),
@@ -256,10 +256,9 @@ pub fn go_benchmarks(text: &str) -> Result<Vec<GoBenchResult>, ParseError> {
         });
     }
     if results.is_empty() {
-        return Err(ParseError::MissingSeries {
-            format: FORMAT,
-            name: "(any)".to_string(),
-            found: "the input has no Benchmark result lines".to_string(),
+        return Err(ParseError::NotFound {
+            what: "Go benchmark results",
+            found: "no line is a `BenchmarkName N value unit` result".to_string(),
         });
     }
     Ok(results)

@@ -182,9 +182,10 @@ pub fn stress_ng_text(output: &str) -> Result<Vec<StressNgRow>, ParseError> {
         }
     }
     if rows.is_empty() {
-        return Err(ParseError::MissingStressor {
-            stressor: "(any)".to_string(),
-            found: "the output has no stress-ng metrics table (was --metrics-brief or --metrics given?)".to_string(),
+        return Err(ParseError::NotFound {
+            what: "a stress-ng metrics table",
+            found: "no `stressor bogo ops ...` header followed by rows (was --metrics-brief or --metrics given?)"
+                .to_string(),
         });
     }
     Ok(rows)
@@ -389,7 +390,7 @@ mod tests {
         let text = "kill 1 2 3 4 5 6\nstress-ng: info:  [9] kill 1 2 3 4 5 6\n";
         assert!(matches!(
             stress_ng_text(text),
-            Err(ParseError::MissingStressor { .. })
+            Err(ParseError::NotFound { .. })
         ));
     }
 }

@@ -107,10 +107,10 @@ pub fn time_verbose(output: &str) -> Result<Vec<(&'static str, f64)>, ParseError
         values.push((canonical, value));
     }
     if values.is_empty() {
-        return Err(ParseError::MissingField {
-            format: FORMAT,
-            field: "(any)".to_string(),
-            found: "the output has no `time -v` lines".to_string(),
+        return Err(ParseError::NotFound {
+            what: "a GNU `time -v` report",
+            found: "no line has a `time -v` label such as `Maximum resident set size (kbytes):`"
+                .to_string(),
         });
     }
     Ok(values)
@@ -194,10 +194,9 @@ pub fn time_posix(output: &str) -> Result<TimeReport, ParseError> {
             (real, user, sys) = (None, None, None);
         }
     }
-    last_complete.ok_or_else(|| ParseError::MissingField {
-        format: FORMAT,
-        field: "real, user and sys".to_string(),
-        found: "the output has no complete `real`/`user`/`sys` report".to_string(),
+    last_complete.ok_or_else(|| ParseError::NotFound {
+        what: "a `time -p` or bash `time` report",
+        found: "no `real`, `user` and `sys` lines in that order".to_string(),
     })
 }
 

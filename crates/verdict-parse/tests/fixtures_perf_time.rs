@@ -252,7 +252,7 @@ fn gnu_time_verbose() {
     ));
     assert!(matches!(
         time_verbose_value("hello\n", "max-rss"),
-        Err(ParseError::MissingField { .. })
+        Err(ParseError::NotFound { .. })
     ));
     let junk = "\tMaximum resident set size (kbytes): lots\n";
     assert!(matches!(
@@ -283,7 +283,7 @@ fn posix_and_bash_time() {
 
     assert!(matches!(
         time_posix_value("real 1.0\n", "real"),
-        Err(ParseError::MissingField { .. })
+        Err(ParseError::NotFound { .. })
     ));
     assert!(matches!(
         time_posix_value("real abc\nuser 1\nsys 1\n", "real"),

@@ -119,7 +119,7 @@ fn go_errors() {
     ));
     assert!(matches!(
         go_benchmarks("PASS\nok  \tpkg\t1.0s\n"),
-        Err(ParseError::MissingSeries { .. })
+        Err(ParseError::NotFound { .. })
     ));
     let error = go_benchmarks("goos: linux\nBenchmarkX-8 100 12 ns/op 5\n").unwrap_err();
     assert!(
@@ -209,6 +209,7 @@ fn csv_columns() {
         matches!(error, ParseError::MalformedLine { line: 5, .. }),
         "{error}"
     );
+    assert_eq!(csv_column("\u{feff}a,b\n1,2\n", "a").unwrap(), [1.0]);
     let short = "a,b\n1,2\n3\n";
     assert!(matches!(
         csv_column(short, "b"),
