@@ -16,7 +16,9 @@ pub use config::{DotConfig, decode_config_bytes};
 pub use diff::{ConfigDiff, DiffEntry, DiffKind};
 pub use error::KconfigError;
 pub use expr::{Expr, Tristate};
-pub use load::{DirectorySource, MemoryFiles, SourceFiles, load_tree, srcarch_for_arch};
+pub use load::{
+    DirectorySource, MemoryFiles, SourceFiles, guess_arch, load_tree, srcarch_for_arch,
+};
 pub use parser::{ParseOptions, parse_tree};
 pub use reason::{Blame, Explainer, ReasonNode, render_blame, render_tree};
 pub use tree::{

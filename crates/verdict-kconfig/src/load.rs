@@ -92,3 +92,28 @@ pub fn load_tree(kernel_source: &Path, arch: &str) -> Result<Kconfig, KconfigErr
         .push(("HEADER_ARCH".to_string(), "x86".to_string()));
     parse_tree(&DirectorySource::new(kernel_source), "Kconfig", &options)
 }
+
+/// Guesses the `ARCH` a config was made for from its arch symbols
+/// (`CONFIG_X86_64`, `CONFIG_PPC64`, ...); `None` when none is set.
+pub fn guess_arch(config: &crate::config::DotConfig) -> Option<&'static str> {
+    const MARKERS: [(&str, &str); 14] = [
+        ("X86_64", "x86_64"),
+        ("X86_32", "i386"),
+        ("PPC64", "ppc64le"),
+        ("PPC", "powerpc"),
+        ("ARM64", "arm64"),
+        ("ARM", "arm"),
+        ("RISCV", "riscv"),
+        ("S390", "s390"),
+        ("MIPS", "mips"),
+        ("LOONGARCH", "loongarch"),
+        ("SPARC", "sparc"),
+        ("PARISC", "parisc"),
+        ("M68K", "m68k"),
+        ("UML", "um"),
+    ];
+    MARKERS
+        .iter()
+        .find(|(symbol, _)| config.get(symbol) == Some("y"))
+        .map(|(_, arch)| *arch)
+}

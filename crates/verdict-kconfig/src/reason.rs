@@ -112,17 +112,13 @@ pub struct Blame {
 }
 
 impl Blame {
-    /// Compares two trees by their leaves (text and location).
+    /// Compares two trees by their leaves. A leaf is keyed by the nearest
+    /// symbol above it and its line, so "no rule turns it on" under
+    /// HAVE_PREEMPT_DYNAMIC_KEY differs from the same words under another
+    /// symbol.
     pub fn between(symbol: &str, old: ReasonNode, new: ReasonNode) -> Self {
-        let leaves = |tree: &ReasonNode| -> Vec<String> {
-            tree.walk()
-                .into_iter()
-                .filter(|(_, node)| node.children.is_empty())
-                .map(|(_, node)| node.line())
-                .collect()
-        };
-        let old_leaves = leaves(&old);
-        let new_leaves = leaves(&new);
+        let old_leaves: Vec<String> = keyed_lines(&old).into_iter().flatten().collect();
+        let new_leaves: Vec<String> = keyed_lines(&new).into_iter().flatten().collect();
         let old_set: HashSet<&String> = old_leaves.iter().collect();
         let new_set: HashSet<&String> = new_leaves.iter().collect();
         let only_old = old_leaves
@@ -145,18 +141,45 @@ impl Blame {
     }
 }
 
+/// For each node in preorder: `Some("SYMBOL: line")` for leaves (SYMBOL the
+/// nearest symbol node above or at it), `None` for inner nodes.
+fn keyed_lines(tree: &ReasonNode) -> Vec<Option<String>> {
+    let mut symbols: Vec<String> = Vec::new();
+    let mut keys = Vec::new();
+    for (depth, node) in tree.walk() {
+        symbols.truncate(depth);
+        let name = node
+            .text
+            .split_once('=')
+            .map(|(name, _)| name)
+            .filter(|name| {
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            });
+        let owner = match name {
+            Some(name) => name.to_string(),
+            None => symbols.last().cloned().unwrap_or_default(),
+        };
+        symbols.push(owner.clone());
+        keys.push(
+            node.children
+                .is_empty()
+                .then(|| format!("{owner}: {}", node.line())),
+        );
+    }
+    keys
+}
+
 /// Renders a blame: the two trees side by side (changed leaves marked `*`),
 /// then the changed leaves in full.
 pub fn render_blame(blame: &Blame) -> String {
     const COLUMN: usize = 72;
     let mark = |tree: &ReasonNode, changed: &[String]| -> Vec<String> {
         let changed: HashSet<&String> = changed.iter().collect();
-        let nodes = tree.walk();
         tree_lines(tree)
             .into_iter()
-            .zip(nodes)
-            .map(|(line, (_, node))| {
-                let flag = node.children.is_empty() && changed.contains(&node.line());
+            .zip(keyed_lines(tree))
+            .map(|(line, key)| {
+                let flag = key.is_some_and(|key| changed.contains(&key));
                 format!("{} {line}", if flag { '*' } else { ' ' })
             })
             .collect()
