@@ -1,1 +1,15 @@
-//! verdict-engine: (placeholder; filled in by its owner).
+//! verdict-engine: orchestration. The schedule (randomized complete blocks
+//! from a recorded seed), level switches with setup and teardown, warmups,
+//! adaptive stopping and resume. Processes go through verdict-exec's
+//! `Executor`, samples through verdict-store's `Store`, decisions through
+//! verdict-stats; this crate prints nothing.
+
+pub mod adaptive;
+pub mod iteration;
+pub mod runner;
+pub mod schedule;
+
+pub use adaptive::{AdaptivePlan, ComparisonStatus};
+pub use runner::{
+    Engine, EngineError, Observer, RunSummary, Silent, StartOptions, planned_iterations,
+};

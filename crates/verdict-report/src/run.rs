@@ -384,7 +384,7 @@ impl RunReport {
             output.push_str(&format!("{}\n", format::plain_text(&heading)));
         }
         let mut facts: Vec<String> = vec![format!(
-            "{} {} ({} is better); order {}; {} of {} iterations recorded; seed {}; verdict {}",
+            "{} {} ({} is better); order {}; {} of {} iterations recorded; seed {}; {}",
             self.metric.name,
             if self.metric.unit.is_empty() {
                 String::new()
@@ -405,7 +405,13 @@ impl RunReport {
             facts.push(format!("noise: {noise}"));
         }
         for (key, value) in &self.environment {
-            facts.push(format!("{key}: {value}"));
+            // Long values (boot command lines) are cut in text; JSON has them whole.
+            let shown: String = if value.chars().count() > 100 {
+                format!("{}...", value.chars().take(100).collect::<String>())
+            } else {
+                value.clone()
+            };
+            facts.push(format!("{key}: {shown}"));
         }
         for fact in facts {
             let line = format::plain_text(&fact);

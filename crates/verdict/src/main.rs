@@ -2,7 +2,9 @@
 //! `commands/<name>.rs`, map errors to exit codes. Nothing else lives here.
 
 mod commands;
+mod common;
 mod error;
+mod progress;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -1,11 +1,222 @@
-//! `verdict kconfig` (not yet built).
+//! `verdict kconfig`: diff two kernel configs (diffconfig semantics) and
+//! explain symbol values with reason trees from a kernel's Kconfig tree
+//! (`why`, `why-not`, `blame`). Reads the files and prints; the parsing,
+//! evaluation and rendering live in verdict-kconfig.
 
 use crate::error::CliError;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use verdict_kconfig::{
+    Blame, ConfigDiff, DotConfig, Explainer, Kconfig, KconfigError, ReasonNode,
+    decode_config_bytes, guess_arch, load_tree, render_blame, render_tree,
+};
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct KconfigArgs {}
+pub(crate) struct KconfigArgs {
+    #[command(subcommand)]
+    command: KconfigCommand,
+}
 
-pub(crate) fn run(_args: &KconfigArgs) -> Result<ExitCode, CliError> {
-    Err(CliError::input("`verdict kconfig` is not built yet"))
+#[derive(Debug, clap::Subcommand)]
+enum KconfigCommand {
+    /// Symbols removed, changed and added between two configs (like scripts/diffconfig).
+    Diff(DiffArgs),
+    /// Why a symbol has its value: the chain of prompts, selects, defaults and choices.
+    Why(WhyArgs),
+    /// Why a symbol is off: the unmet dependency, or what would have turned it on.
+    WhyNot(WhyArgs),
+    /// Two reason trees side by side for a symbol that differs between two configs.
+    Blame(BlameArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+struct DiffArgs {
+    /// The old config (plain or gzip, e.g. a copy of /proc/config.gz).
+    old: PathBuf,
+    /// The new config (plain or gzip).
+    new: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+struct TreeArgs {
+    /// The kernel source tree (the directory holding the top-level Kconfig).
+    #[arg(long = "tree", value_name = "KERNEL_SRC")]
+    tree: PathBuf,
+    /// The architecture (`x86_64`, `ppc64le`, `arm64`, ...); guessed from the config when absent.
+    #[arg(long)]
+    arch: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+struct WhyArgs {
+    /// The symbol, with or without `CONFIG_`.
+    symbol: String,
+    /// The config whose values are explained (plain or gzip).
+    #[arg(long)]
+    config: PathBuf,
+    #[command(flatten)]
+    tree: TreeArgs,
+}
+
+#[derive(Debug, clap::Args)]
+struct BlameArgs {
+    /// The old config (plain or gzip).
+    old: PathBuf,
+    /// The new config (plain or gzip).
+    new: PathBuf,
+    /// The symbol, with or without `CONFIG_`.
+    symbol: String,
+    /// The new kernel's source tree when it differs from --tree (which then is the old one).
+    #[arg(long = "new-tree", value_name = "KERNEL_SRC")]
+    new_tree: Option<PathBuf>,
+    #[command(flatten)]
+    tree: TreeArgs,
+}
+
+pub(crate) fn run(args: &KconfigArgs) -> Result<ExitCode, CliError> {
+    match &args.command {
+        KconfigCommand::Diff(diff) => run_diff(diff),
+        KconfigCommand::Why(why) => run_why(why, false),
+        KconfigCommand::WhyNot(why) => run_why(why, true),
+        KconfigCommand::Blame(blame) => run_blame(blame),
+    }
+}
+
+fn input_error(error: KconfigError) -> CliError {
+    CliError::input(format!("failed to {error}"))
+}
+
+fn read_config(path: &Path) -> Result<DotConfig, CliError> {
+    let label = path.display().to_string();
+    let bytes = std::fs::read(path)
+        .map_err(|error| CliError::input(format!("failed to read config {label}: {error}")))?;
+    let text = decode_config_bytes(&bytes, &label).map_err(input_error)?;
+    DotConfig::parse(&text, &label).map_err(input_error)
+}
+
+fn symbol_name(raw: &str) -> String {
+    raw.strip_prefix("CONFIG_").unwrap_or(raw).to_string()
+}
+
+fn print_json(value: &serde_json::Value) -> Result<(), CliError> {
+    let text = serde_json::to_string_pretty(value).map_err(CliError::internal)?;
+    println!("{text}");
+    Ok(())
+}
+
+fn run_diff(args: &DiffArgs) -> Result<ExitCode, CliError> {
+    let old = read_config(&args.old)?;
+    let new = read_config(&args.new)?;
+    let diff = ConfigDiff::between(&old, &new);
+    match args.format {
+        Format::Text => print!("{}", diff.render_text()),
+        Format::Json => print_json(&diff.to_json(
+            &args.old.display().to_string(),
+            &args.new.display().to_string(),
+        ))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn resolve_arch(arch: Option<&str>, config: &DotConfig) -> String {
+    arch.map(str::to_string)
+        .or_else(|| guess_arch(config).map(str::to_string))
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+fn load(tree: &Path, arch: &str) -> Result<Kconfig, CliError> {
+    if !tree.join("Kconfig").is_file() {
+        return Err(CliError::input(format!(
+            "failed to find {}: --tree must be a kernel source directory with a top-level Kconfig",
+            tree.join("Kconfig").display()
+        )));
+    }
+    load_tree(tree, arch).map_err(input_error)
+}
+
+fn why_json(
+    symbol: &str,
+    explainer: &Explainer<'_>,
+    arch: &str,
+    node: &ReasonNode,
+) -> serde_json::Value {
+    serde_json::json!({
+        "schema": "verdict.kconfig-why/v1",
+        "symbol": symbol,
+        "value": explainer.display_value(symbol),
+        "arch": arch,
+        "reason": node,
+    })
+}
+
+fn run_why(args: &WhyArgs, why_not: bool) -> Result<ExitCode, CliError> {
+    let config = read_config(&args.config)?;
+    let arch = resolve_arch(args.tree.arch.as_deref(), &config);
+    let tree = load(&args.tree.tree, &arch)?;
+    let symbol = symbol_name(&args.symbol);
+    let explainer = Explainer::new(&tree, &config);
+    let node = if why_not {
+        explainer.why_not(&symbol)
+    } else {
+        explainer.why(&symbol)
+    }
+    .map_err(input_error)?;
+    match args.tree.format {
+        Format::Text => print!("{}", render_tree(&node)),
+        Format::Json => print_json(&why_json(&symbol, &explainer, &arch, &node))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_blame(args: &BlameArgs) -> Result<ExitCode, CliError> {
+    let old_config = read_config(&args.old)?;
+    let new_config = read_config(&args.new)?;
+    let arch = resolve_arch(args.tree.arch.as_deref(), &new_config);
+    let old_tree = load(&args.tree.tree, &arch)?;
+    let new_tree = match &args.new_tree {
+        Some(path) => load(path, &arch)?,
+        None => old_tree.clone(),
+    };
+    let symbol = symbol_name(&args.symbol);
+    let old_explainer = Explainer::new(&old_tree, &old_config);
+    let new_explainer = Explainer::new(&new_tree, &new_config);
+    let old = old_explainer.why(&symbol).map_err(input_error)?;
+    let new = new_explainer.why(&symbol).map_err(input_error)?;
+    let blame = Blame::between(&symbol, old, new);
+    match args.tree.format {
+        Format::Text => {
+            let old_value = old_explainer.display_value(&symbol);
+            let new_value = new_explainer.display_value(&symbol);
+            if old_value == new_value {
+                println!(
+                    "{symbol} is {old_value} in both configs; the reasons may still differ.\n"
+                );
+            } else {
+                println!("{symbol}: {old_value} -> {new_value}\n");
+            }
+            print!("{}", render_blame(&blame));
+        }
+        Format::Json => print_json(&serde_json::json!({
+            "schema": "verdict.kconfig-blame/v1",
+            "symbol": symbol,
+            "arch": arch,
+            "old": {"value": old_explainer.display_value(&symbol), "reason": blame.old},
+            "new": {"value": new_explainer.display_value(&symbol), "reason": blame.new},
+            "only_old": blame.only_old,
+            "only_new": blame.only_new,
+        }))?,
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,11 +1,231 @@
-//! `verdict report` (not yet built).
+//! `verdict report [RUN_ID]`: rebuild a run's report from the store alone
+//! (nothing is re-run): per-cell summary, comparisons with verdicts, and the
+//! failed iterations; or a pivot with `--rows/--cols`.
 
+use crate::common::{DbArgs, format_time, parse_format};
 use crate::error::CliError;
 use std::process::ExitCode;
+use verdict_model::{Environment, Experiment, RunId};
+use verdict_report::RunReport;
+use verdict_report::pivot::{PivotOptions, PivotReport};
+use verdict_report::run::{RunInfo, RunReportOptions};
+use verdict_store::Store;
+
+/// Options shared by `report` and by `run`/`ab` (which print a report at
+/// the end).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ReportOptionsArgs {
+    /// text, markdown, csv or json (`verdict.report/v1`).
+    #[arg(long, default_value = "text")]
+    pub(crate) format: String,
+    /// Metric to report (default: the primary metric).
+    #[arg(long)]
+    pub(crate) metric: Option<String>,
+    /// Practical threshold as a fraction or percentage (0.02 or 2%).
+    #[arg(long, value_parser = parse_fraction)]
+    pub(crate) threshold: Option<f64>,
+    /// Family-wise error rate.
+    #[arg(long, default_value_t = 0.05)]
+    pub(crate) alpha: f64,
+    /// Do not adjust for multiple comparisons (the header says so).
+    #[arg(long)]
+    pub(crate) no_adjust: bool,
+    /// Exit 1 when a comparison is a regression (`regression`) or any change (`change`).
+    #[arg(long, value_name = "WHAT", value_parser = ["regression", "change"])]
+    pub(crate) fail_on: Option<String>,
+}
+
+/// `0.02`, `2%`.
+pub(crate) fn parse_fraction(text: &str) -> Result<f64, String> {
+    let value = match text.strip_suffix('%') {
+        Some(percent) => percent.trim().parse::<f64>().map(|value| value / 100.0),
+        None => text.trim().parse::<f64>(),
+    }
+    .map_err(|_| format!("`{text}` is not a number; expected e.g. 0.02 or 2%"))?;
+    if value > 0.0 && value < 1.0 {
+        Ok(value)
+    } else {
+        Err(format!(
+            "`{text}` is out of range; expected a fraction between 0 and 1 (or 0% to 100%)"
+        ))
+    }
+}
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct ReportArgs {}
+pub(crate) struct ReportArgs {
+    /// Run id (default: the latest run).
+    pub(crate) run: Option<i64>,
+    /// Pivot: factor whose levels are rows.
+    #[arg(long, value_name = "FACTOR")]
+    pub(crate) rows: Option<String>,
+    /// Pivot: factor whose levels are columns (deltas against its baseline).
+    #[arg(long, value_name = "FACTOR")]
+    pub(crate) cols: Option<String>,
+    /// Pivot: baseline level of the column factor, `FACTOR=LEVEL`.
+    #[arg(long, value_name = "FACTOR=LEVEL")]
+    pub(crate) baseline: Option<String>,
+    /// Pivot: ratio between two levels of a row factor, `FACTOR=A/B` (e.g. selinux=disabled/enforcing).
+    #[arg(long, value_name = "FACTOR=A/B")]
+    pub(crate) ratio: Option<String>,
+    /// Seed of the bootstrap for differences of ratios.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) bootstrap_seed: u64,
+    #[command(flatten)]
+    pub(crate) options: ReportOptionsArgs,
+    #[command(flatten)]
+    pub(crate) db: DbArgs,
+}
 
-pub(crate) fn run(_args: &ReportArgs) -> Result<ExitCode, CliError> {
-    Err(CliError::input("`verdict report` is not built yet"))
+pub(crate) fn run(args: &ReportArgs) -> Result<ExitCode, CliError> {
+    let store = args.db.open_existing()?;
+    let run = match args.run {
+        Some(run) => RunId(run),
+        None => {
+            store
+                .latest_run()
+                .map_err(CliError::internal)?
+                .ok_or_else(|| CliError::input(format!("no runs in {}", args.db.db.display())))?
+                .id
+        }
+    };
+    if args.rows.is_some() || args.cols.is_some() || args.ratio.is_some() {
+        return print_pivot(&store, run, args);
+    }
+    print_run_report(&store, run, &args.options)
+}
+
+fn loaded(
+    store: &dyn Store,
+    run: RunId,
+) -> Result<
+    (
+        verdict_store::RunRecord,
+        Experiment,
+        Vec<verdict_model::Sample>,
+    ),
+    CliError,
+> {
+    let record = store.run(run).map_err(CliError::input)?;
+    let experiment: Experiment =
+        serde_json::from_str(&record.experiment_json).map_err(|error| {
+            CliError::internal(format!(
+                "run {run}: stored experiment does not load: {error}"
+            ))
+        })?;
+    let samples = store.samples(run).map_err(CliError::internal)?;
+    Ok((record, experiment, samples))
+}
+
+fn run_info(
+    store: &dyn Store,
+    record: &verdict_store::RunRecord,
+    experiment: &Experiment,
+) -> Result<RunInfo, CliError> {
+    let annotations = store.annotations(record.id).map_err(CliError::internal)?;
+    Ok(RunInfo {
+        id: record.id.0,
+        name: record.name.clone(),
+        status: record.status.as_str().to_string(),
+        started: format_time(record.started_at_ms),
+        finished: record.finished_at_ms.map(format_time),
+        seed: record.seed,
+        host: record.host.clone(),
+        planned: record.planned,
+        recorded: record.done as usize,
+        tool_version: record.tool_version.clone(),
+        order: match experiment.sampling.order {
+            verdict_model::Order::Interleaved => "interleaved (randomized blocks)".to_string(),
+            verdict_model::Order::Sequential => "sequential".to_string(),
+        },
+        procedure: annotations
+            .get("procedure")
+            .and_then(|value| value.as_str())
+            .map(str::to_string),
+        noise: annotations
+            .get("doctor")
+            .and_then(|value| value.get("summary"))
+            .and_then(|value| value.as_str())
+            .map(str::to_string),
+    })
+}
+
+/// Print a run's report in the requested format; the exit code follows `--fail-on`.
+pub(crate) fn print_run_report(
+    store: &dyn Store,
+    run: RunId,
+    options: &ReportOptionsArgs,
+) -> Result<ExitCode, CliError> {
+    let format = parse_format(&options.format)?;
+    let (record, experiment, samples) = loaded(store, run)?;
+    let info = run_info(store, &record, &experiment)?;
+    let report_options = RunReportOptions {
+        metric: options.metric.clone(),
+        threshold: options.threshold,
+        alpha: options.alpha,
+        adjust: !options.no_adjust,
+    };
+    let environment: &Environment = &record.environment_start;
+    let report = RunReport::build(info, &experiment, &samples, environment, &report_options)
+        .map_err(CliError::input)?;
+    print!("{}", report.render(format));
+    let verdicts: Vec<&str> = report
+        .comparisons
+        .iter()
+        .flat_map(|comparisons| {
+            comparisons
+                .comparisons
+                .iter()
+                .map(|row| row.verdict.as_str())
+        })
+        .collect();
+    Ok(fail_on(options.fail_on.as_deref(), &verdicts))
+}
+
+/// Exit code for `--fail-on`: 1 when a matching verdict is present.
+pub(crate) fn fail_on(condition: Option<&str>, verdicts: &[&str]) -> ExitCode {
+    let failed = match condition {
+        Some("regression") => verdicts.contains(&"regression"),
+        Some("change") => verdicts
+            .iter()
+            .any(|verdict| *verdict == "regression" || *verdict == "improvement"),
+        _ => false,
+    };
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitCode, CliError> {
+    let format = parse_format(&args.options.format)?;
+    let (record, experiment, samples) = loaded(store, run)?;
+    let info = run_info(store, &record, &experiment)?;
+    let options = PivotOptions {
+        rows: args.rows.clone(),
+        cols: args.cols.clone(),
+        baseline: args.baseline.clone(),
+        ratio: args.ratio.clone(),
+        metric: args.options.metric.clone(),
+        threshold: args.options.threshold,
+        alpha: args.options.alpha,
+        adjust: !args.options.no_adjust,
+        bootstrap_seed: args.bootstrap_seed,
+    };
+    let pivot =
+        PivotReport::build(info, &experiment, &samples, &options).map_err(CliError::input)?;
+    print!("{}", pivot.render(format));
+    let verdicts: Vec<&str> = pivot.verdicts();
+    Ok(fail_on(args.options.fail_on.as_deref(), &verdicts))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fractions_and_percentages() {
+        assert_eq!(super::parse_fraction("2%"), Ok(0.02));
+        assert_eq!(super::parse_fraction("0.05"), Ok(0.05));
+        assert!(super::parse_fraction("150%").is_err());
+        assert!(super::parse_fraction("abc").is_err());
+    }
 }

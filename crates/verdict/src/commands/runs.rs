@@ -1,11 +1,72 @@
-//! `verdict runs` (not yet built).
+//! `verdict runs`: list stored runs.
 
+use crate::common::{DbArgs, format_time, parse_format};
 use crate::error::CliError;
 use std::process::ExitCode;
+use verdict_report::Format;
+use verdict_report::table::Table;
+use verdict_store::Store;
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct RunsArgs {}
+pub(crate) struct RunsArgs {
+    /// text, markdown, csv or json (`verdict.runs/v1`).
+    #[arg(long, default_value = "text")]
+    pub(crate) format: String,
+    #[command(flatten)]
+    pub(crate) db: DbArgs,
+}
 
-pub(crate) fn run(_args: &RunsArgs) -> Result<ExitCode, CliError> {
-    Err(CliError::input("`verdict runs` is not built yet"))
+pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
+    let format = parse_format(&args.format)?;
+    let store = args.db.open_existing()?;
+    let runs = store.list_runs().map_err(CliError::internal)?;
+    if format == Format::Json {
+        let runs: Vec<serde_json::Value> = runs
+            .iter()
+            .map(|run| {
+                serde_json::json!({
+                    "id": run.id.0, "name": run.name, "kind": run.kind, "status": run.status.as_str(),
+                    "planned": run.planned, "done": run.done, "failed": run.failed,
+                    "started_at_ms": run.started_at_ms, "finished_at_ms": run.finished_at_ms, "host": run.host,
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"schema": "verdict.runs/v1", "runs": runs})
+            )
+            .map_err(CliError::internal)?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = Table::new(
+        [
+            "id", "name", "kind", "status", "planned", "done", "failed", "started",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    table.left = vec![1, 2, 3];
+    for run in &runs {
+        table.push(vec![
+            run.id.to_string(),
+            run.name.clone(),
+            run.kind.clone(),
+            run.status.as_str().to_string(),
+            run.planned.to_string(),
+            run.done.to_string(),
+            run.failed.to_string(),
+            format_time(run.started_at_ms),
+        ]);
+    }
+    print!(
+        "{}",
+        match format {
+            Format::Markdown => table.markdown(),
+            Format::Csv => table.csv(),
+            _ => table.text(),
+        }
+    );
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,11 +1,289 @@
-//! `verdict simulate` (not yet built).
+//! `verdict simulate`: Monte-Carlo validation of decision procedures over a
+//! noise shape, or (`--validate`) the full validation matrix as the markdown
+//! of docs/validation.md.
+//!
+//! What it does: resolves the flags into a `Scenario` and procedures, runs
+//! `verdict_stats::simulate`, prints text or JSON. Must not: compute
+//! statistics itself (all figures come from verdict-stats).
 
-use crate::error::CliError;
 use std::process::ExitCode;
 
-#[derive(Debug, clap::Args)]
-pub(crate) struct SimulateArgs {}
+use serde::Serialize;
+use verdict_stats::sequential::{Better, SequentialDesign, SequentialSettings};
+use verdict_stats::simulate::validation::{ValidationSettings, validation_report};
+use verdict_stats::simulate::{Noise, Procedure, Scenario, Shape, Summary, simulate};
 
-pub(crate) fn run(_args: &SimulateArgs) -> Result<ExitCode, CliError> {
-    Err(CliError::input("`verdict simulate` is not built yet"))
+use crate::error::CliError;
+
+/// Which procedures to simulate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ProcedureChoice {
+    /// benchstat's fixed-N rule (Mann–Whitney p < alpha).
+    Fixed,
+    /// Testing every `--every` runs up to `--max`, stopping at the first p < alpha.
+    Peeking,
+    /// verdict's group-sequential design.
+    Adaptive,
+    /// All three.
+    All,
+}
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum SimulateFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct SimulateArgs {
+    /// Noise shape: normal, lognormal, bimodal, student-t, ties,
+    /// drift-interleaved, drift-sequential, contaminated.
+    #[arg(long, default_value = "lognormal")]
+    shape: String,
+    /// Coefficient of variation of the noise (0.13 = 13%).
+    #[arg(long, default_value_t = 0.13)]
+    cv: f64,
+    /// True relative change of the candidate, C/B - 1 (-0.1 = 10% lower; for
+    /// a higher-is-better metric a negative change is a regression).
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    change: f64,
+    /// Trials per procedure.
+    #[arg(long, default_value_t = 10_000)]
+    trials: usize,
+    /// Seed; the same seed gives the same figures on any number of threads.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Procedure(s) to simulate.
+    #[arg(long, value_enum, default_value_t = ProcedureChoice::All)]
+    procedure: ProcedureChoice,
+    /// Runs per cell of the fixed-N rule.
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
+    /// Cap on runs per cell for peeking and adaptive.
+    #[arg(long, default_value_t = 60)]
+    max: usize,
+    /// Runs per cell between tests when peeking.
+    #[arg(long, default_value_t = 5)]
+    every: usize,
+    /// Runs per cell before the adaptive design's first look.
+    #[arg(long, default_value_t = 6)]
+    min: usize,
+    /// Practical threshold t for "equivalent" (0.02 = 2%).
+    #[arg(long, default_value_t = 0.02)]
+    threshold: f64,
+    /// Two-sided false-alarm rate.
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    /// Candidates sharing one baseline (5 = a 6-cell report); a trial is a
+    /// false alarm when any comparison says regression or improvement.
+    #[arg(long, default_value_t = 1)]
+    comparisons: usize,
+    /// With several comparisons, do not adjust for multiplicity.
+    #[arg(long)]
+    no_adjust: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = SimulateFormat::Text)]
+    format: SimulateFormat,
+    /// Run the full validation matrix and print docs/validation.md (markdown).
+    #[arg(long)]
+    validate: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct SimulateOutput<'a> {
+    schema: &'static str,
+    seed: u64,
+    trials: usize,
+    scenario: &'a Scenario,
+    results: Vec<ProcedureResult>,
+}
+
+#[derive(Debug, Serialize)]
+struct ProcedureResult {
+    procedure: String,
+    description: String,
+    summary: Summary,
+    /// Regression or improvement: the false-alarm rate when change = 0.
+    change_rate: f64,
+    regression_rate: f64,
+    equivalent_rate: f64,
+    coverage: Option<f64>,
+}
+
+pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
+    if args.trials == 0 {
+        return Err(CliError::input("simulate: --trials must be at least 1"));
+    }
+    if args.validate {
+        print!(
+            "{}",
+            validation_report(ValidationSettings {
+                trials: args.trials,
+                seed: args.seed,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let shape = Shape::from_name(&args.shape).ok_or_else(|| {
+        let names: Vec<&str> = Shape::ALL.iter().map(|shape| shape.name()).collect();
+        CliError::input(format!(
+            "simulate: unknown --shape {:?} (one of: {})",
+            args.shape,
+            names.join(", ")
+        ))
+    })?;
+    if !(args.cv > 0.0 && args.cv.is_finite()) {
+        return Err(CliError::input(format!(
+            "simulate: --cv {} must be a positive number",
+            args.cv
+        )));
+    }
+    if !(args.change > -1.0 && args.change.is_finite()) {
+        return Err(CliError::input(format!(
+            "simulate: --change {} must be above -1",
+            args.change
+        )));
+    }
+    if args.runs < 2 || args.every == 0 || args.max < args.every || args.comparisons == 0 {
+        return Err(CliError::input(
+            "simulate: need --runs >= 2, --every >= 1, --max >= --every and --comparisons >= 1",
+        ));
+    }
+    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+        return Err(CliError::input(format!(
+            "simulate: --alpha {} must be in (0, 1)",
+            args.alpha
+        )));
+    }
+    let adjust = !args.no_adjust;
+    let scenario = Scenario {
+        noise: Noise { shape, cv: args.cv },
+        change: args.change,
+        alpha: args.alpha,
+        threshold: args.threshold,
+        better: Better::Higher,
+        comparisons: args.comparisons,
+        adjust,
+    };
+    let mut procedures = Vec::new();
+    let wanted = |choice| args.procedure == choice || args.procedure == ProcedureChoice::All;
+    if wanted(ProcedureChoice::Fixed) {
+        procedures.push(Procedure::Fixed { runs: args.runs });
+    }
+    if wanted(ProcedureChoice::Peeking) {
+        procedures.push(Procedure::Peeking {
+            every: args.every,
+            max: args.max,
+        });
+    }
+    if wanted(ProcedureChoice::Adaptive) {
+        let mut settings = SequentialSettings::new(args.max, args.threshold, Better::Higher);
+        settings.min = args.min;
+        settings.alpha = if adjust && args.comparisons > 1 {
+            args.alpha / args.comparisons as f64
+        } else {
+            args.alpha
+        };
+        let design = SequentialDesign::new(settings)
+            .map_err(|error| CliError::input(format!("simulate: failed to {error}")))?;
+        procedures.push(Procedure::Adaptive(design));
+    }
+
+    let results: Vec<ProcedureResult> = procedures
+        .iter()
+        .map(|procedure| {
+            let summary = simulate(&scenario, procedure, args.trials, args.seed);
+            let coverage = summary.coverage();
+            ProcedureResult {
+                procedure: procedure.label(),
+                description: match procedure {
+                    Procedure::Adaptive(design) => design.describe(),
+                    Procedure::Fixed { runs } => format!(
+                        "{runs} runs per cell, two-sided Mann-Whitney U, change when p < {}",
+                        args.alpha
+                    ),
+                    Procedure::Peeking { every, max } => format!(
+                        "Mann-Whitney after every {every} runs per cell up to {max}, stop at first p < {}",
+                        args.alpha
+                    ),
+                },
+                change_rate: summary.change_rate(),
+                regression_rate: summary.regression_rate(),
+                equivalent_rate: summary.equivalent_rate(),
+                coverage: coverage.is_finite().then_some(coverage),
+                summary,
+            }
+        })
+        .collect();
+
+    match args.format {
+        SimulateFormat::Json => {
+            let output = SimulateOutput {
+                schema: "verdict.simulate/v1",
+                seed: args.seed,
+                trials: args.trials,
+                scenario: &scenario,
+                results,
+            };
+            let text = serde_json::to_string_pretty(&output)
+                .map_err(|error| CliError::internal(format!("failed to write JSON: {error}")))?;
+            println!("{text}");
+        }
+        SimulateFormat::Text => print!("{}", render_text(args, &scenario, &results)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render_text(args: &SimulateArgs, scenario: &Scenario, results: &[ProcedureResult]) -> String {
+    let mut text = format!(
+        "{} trials, seed {}: {}, true change {:+.1}%, alpha {}, threshold {}%, {} comparison(s){}\n\n",
+        args.trials,
+        args.seed,
+        scenario.noise.shape.describe(scenario.noise.cv),
+        scenario.change * 100.0,
+        scenario.alpha,
+        scenario.threshold * 100.0,
+        scenario.comparisons,
+        if scenario.comparisons > 1 {
+            if scenario.adjust {
+                ", adjusted (Bonferroni/Holm)"
+            } else {
+                ", not adjusted"
+            }
+        } else {
+            ""
+        }
+    );
+    text.push_str(&format!(
+        "{:<24} {:>10} {:>11} {:>11} {:>10} {:>9} {:>9} {:>9}\n",
+        "procedure",
+        "regression",
+        "improvement",
+        "equivalent",
+        "undecided",
+        "coverage",
+        "mean runs",
+        "p95 runs"
+    ));
+    for result in results {
+        let trials = result.summary.trials as f64;
+        text.push_str(&format!(
+            "{:<24} {:>10.4} {:>11.4} {:>11.4} {:>10.4} {:>9} {:>9.1} {:>9}\n",
+            result.procedure,
+            result.summary.regression as f64 / trials,
+            result.summary.improvement as f64 / trials,
+            result.summary.equivalent as f64 / trials,
+            result.summary.undecided as f64 / trials,
+            result
+                .coverage
+                .map_or("-".to_string(), |coverage| format!("{coverage:.4}")),
+            result.summary.mean_runs,
+            result.summary.p95_runs
+        ));
+    }
+    if scenario.change == 0.0 {
+        text.push_str("\nWith no true change, regression + improvement is the false-alarm rate.\n");
+    }
+    text
 }

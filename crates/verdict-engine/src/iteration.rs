@@ -1,0 +1,146 @@
+//! One iteration's record: from a finished process (an exec `Outcome`) and
+//! the experiment's metric declarations to a `Sample`. A non-success exit, a
+//! timeout or a metric that cannot be read makes a failed sample with the
+//! reason and the tail of the output; it is recorded and shown, never data.
+//! Reads a metric file (stress-ng --yaml) when a metric names one; starts no
+//! process.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use verdict_exec::{Outcome, Status};
+use verdict_model::experiment::substitute_placeholders;
+use verdict_model::{Builtin, Cell, Experiment, Failure, MetricSource, Sample, Stream};
+
+/// Bytes of output kept with a failed iteration.
+pub const FAILURE_TAIL_BYTES: usize = 2048;
+
+/// Where an iteration sits in the run.
+#[derive(Debug, Clone, Copy)]
+pub struct Position {
+    pub cell: usize,
+    pub block: u32,
+    pub sequence: u32,
+    pub warmup: bool,
+    pub started_at_ms: i64,
+}
+
+/// Build the sample for a finished iteration.
+pub fn record(
+    experiment: &Experiment,
+    cell: &Cell,
+    position: Position,
+    outcome: &Outcome,
+    workdir: Option<&Path>,
+) -> Sample {
+    let mut metrics = BTreeMap::new();
+    let mut failure = None;
+    let success = match outcome.status {
+        Status::Exited(code) => experiment.success_codes.contains(&code),
+        Status::Signaled(_) | Status::TimedOut => false,
+    };
+    if !success {
+        let expected = if experiment.success_codes == [0] {
+            String::new()
+        } else {
+            format!(
+                " (success is {})",
+                experiment
+                    .success_codes
+                    .iter()
+                    .map(i32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        failure = Some(Failure {
+            reason: format!("{}{expected}", outcome.status),
+            output_tail: outcome.output_tail(FAILURE_TAIL_BYTES),
+        });
+    }
+    for metric in &experiment.metrics {
+        let value = match &metric.source {
+            MetricSource::Builtin(builtin) => Ok(builtin_value(*builtin, outcome)),
+            MetricSource::Parsed(extractor) if success => match &metric.stream {
+                Stream::Output => {
+                    verdict_parse::extract(extractor, &outcome.stdout, &outcome.stderr)
+                        .map_err(|error| error.to_string())
+                }
+                Stream::Stdout => verdict_parse::extract_from(
+                    extractor,
+                    verdict_parse::Stream::Stdout,
+                    &outcome.stdout,
+                    &outcome.stderr,
+                )
+                .map_err(|error| error.to_string()),
+                Stream::Stderr => verdict_parse::extract_from(
+                    extractor,
+                    verdict_parse::Stream::Stderr,
+                    &outcome.stdout,
+                    &outcome.stderr,
+                )
+                .map_err(|error| error.to_string()),
+                Stream::File(template) => {
+                    let name = substitute_placeholders(template, &cell.levels);
+                    let path = match workdir {
+                        Some(directory) => directory.join(&name),
+                        None => Path::new(&name).to_path_buf(),
+                    };
+                    match std::fs::read(&path) {
+                        Ok(bytes) => extractor
+                            .extract_text(&String::from_utf8_lossy(&bytes))
+                            .map_err(|error| error.to_string()),
+                        Err(error) => Err(format!("read metric file {}: {error}", path.display())),
+                    }
+                }
+            },
+            MetricSource::Parsed(_) => continue,
+        };
+        match value {
+            Ok(value) if value.is_finite() => {
+                metrics.insert(metric.name.clone(), value);
+            }
+            Ok(value) => {
+                failure.get_or_insert_with(|| Failure {
+                    reason: format!("metric `{}` is {value}, not a finite number", metric.name),
+                    output_tail: outcome.output_tail(FAILURE_TAIL_BYTES),
+                });
+            }
+            Err(message) => {
+                failure.get_or_insert_with(|| Failure {
+                    reason: format!("metric `{}`: {message}", metric.name),
+                    output_tail: outcome.output_tail(FAILURE_TAIL_BYTES),
+                });
+            }
+        }
+    }
+    let (exit_code, signal) = match outcome.status {
+        Status::Exited(code) => (Some(code), None),
+        Status::Signaled(signal) => (None, Some(signal)),
+        Status::TimedOut => (None, None),
+    };
+    Sample {
+        cell: position.cell,
+        block: position.block,
+        sequence: position.sequence,
+        warmup: position.warmup,
+        started_at_ms: position.started_at_ms,
+        wall_seconds: outcome.wall.as_secs_f64(),
+        user_seconds: outcome.user.as_secs_f64(),
+        sys_seconds: outcome.sys.as_secs_f64(),
+        max_rss_kib: outcome.max_rss_kib,
+        exit_code,
+        signal,
+        timed_out: matches!(outcome.status, Status::TimedOut),
+        metrics,
+        failure,
+    }
+}
+
+fn builtin_value(builtin: Builtin, outcome: &Outcome) -> f64 {
+    match builtin {
+        Builtin::Wall => outcome.wall.as_secs_f64(),
+        Builtin::User => outcome.user.as_secs_f64(),
+        Builtin::Sys => outcome.sys.as_secs_f64(),
+        Builtin::MaxRss => outcome.max_rss_kib as f64,
+    }
+}

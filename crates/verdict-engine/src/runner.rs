@@ -1,0 +1,613 @@
+//! The run loop: level switches with setup and teardown, the workload, the
+//! sample committed before the next iteration starts, progress, adaptive
+//! stopping, Ctrl-C, and resume. Talks to processes only through an
+//! `Executor` and to the database only through a `Store`.
+
+use crate::adaptive::{AdaptivePlan, ComparisonStatus};
+use crate::iteration::{self, Position};
+use crate::schedule::{Slot, block_order, fixed_schedule};
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use verdict_exec::{Cancel, ExecError, Executor, Invocation, Program, Status};
+use verdict_model::experiment::env_name;
+use verdict_model::{
+    Cell, CommandSpec, Environment, Experiment, RunId, RunStatus, Sample, SamplingMode,
+};
+use verdict_store::{NewRun, Store};
+
+/// What the caller sees as the run goes.
+pub trait Observer {
+    fn started(&mut self, run: RunId, planned: usize, done: usize, cells: &[Cell]);
+    fn sample(&mut self, sample: &Sample, cells: &[Cell], done: usize, planned: usize);
+    fn decisions(&mut self, statuses: &[ComparisonStatus]);
+    fn note(&mut self, message: &str);
+}
+
+/// An observer that shows nothing (tests, scripts).
+#[derive(Debug, Default)]
+pub struct Silent;
+
+impl Observer for Silent {
+    fn started(&mut self, _: RunId, _: usize, _: usize, _: &[Cell]) {}
+    fn sample(&mut self, _: &Sample, _: &[Cell], _: usize, _: usize) {}
+    fn decisions(&mut self, _: &[ComparisonStatus]) {}
+    fn note(&mut self, _: &str) {}
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    pub run: RunId,
+    pub status: RunStatus,
+    /// Samples stored (including warmups and failures).
+    pub recorded: usize,
+    pub failed: usize,
+    /// Comparison states at the end of an adaptive run.
+    pub decisions: Vec<String>,
+}
+
+/// Errors that stop a run (beyond a failing iteration, which is recorded).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("{0}")]
+    Store(#[from] verdict_store::StoreError),
+    #[error("set up {factor}={level}: `{command}` {status}{output}")]
+    Setup {
+        factor: String,
+        level: String,
+        command: String,
+        status: String,
+        output: String,
+    },
+    #[error("run `{command}`: {source}")]
+    Spawn { command: String, source: ExecError },
+    #[error("run {run} is {status}; only an interrupted, failed or killed run can be resumed")]
+    NotResumable { run: RunId, status: String },
+    #[error("run {run}: stored experiment no longer loads: {message}")]
+    StoredExperiment { run: RunId, message: String },
+    #[error(
+        "run {run}: stored sample {sequence} is for cell {found} but the schedule says {expected}; the run cannot be resumed safely"
+    )]
+    ScheduleMismatch {
+        run: RunId,
+        sequence: u32,
+        found: usize,
+        expected: usize,
+    },
+    #[error("adaptive design: {0}")]
+    Design(#[from] verdict_stats::sequential::SequentialError),
+}
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct StartOptions {
+    pub experiment: Experiment,
+    pub experiment_text: String,
+    pub seed: u64,
+    pub kind: String,
+    pub command_line: Vec<String>,
+    pub tool_version: String,
+}
+
+/// The orchestrator. Holds its collaborators; no state between runs.
+pub struct Engine<'a> {
+    pub executor: &'a dyn Executor,
+    pub store: &'a dyn Store,
+    pub cancel: Cancel,
+    /// Captures the machine's environment (verdict-doctor in the binary).
+    pub environment: &'a dyn Fn() -> Environment,
+}
+
+impl std::fmt::Debug for Engine<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Engine").finish_non_exhaustive()
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_millis() as i64)
+}
+
+/// Total iterations a run plans (its cap when adaptive).
+pub fn planned_iterations(experiment: &Experiment) -> usize {
+    let cells = experiment.cells().len();
+    let per_cell = match experiment.sampling.mode {
+        SamplingMode::Fixed => experiment.sampling.iterations,
+        SamplingMode::Adaptive { max, .. } => max,
+    };
+    cells * (per_cell + experiment.sampling.warmups) as usize
+}
+
+struct Levels {
+    /// Current level of each factor; `None` when unknown (start, resume).
+    current: Vec<Option<usize>>,
+}
+
+impl Engine<'_> {
+    /// Create a run in the store and execute it.
+    pub fn start(
+        &self,
+        options: &StartOptions,
+        observer: &mut dyn Observer,
+    ) -> Result<RunSummary, EngineError> {
+        let environment = (self.environment)();
+        let run = self.store.create_run(&NewRun {
+            name: options.experiment.name.clone(),
+            kind: options.kind.clone(),
+            experiment_text: options.experiment_text.clone(),
+            experiment_sha256: Experiment::text_hash(&options.experiment_text),
+            experiment_json: serde_json::to_string(&options.experiment).unwrap_or_default(),
+            tool_version: options.tool_version.clone(),
+            seed: options.seed,
+            host: environment.hostname.clone().unwrap_or_default(),
+            planned: planned_iterations(&options.experiment) as u64,
+            started_at_ms: now_ms(),
+            environment_start: environment,
+            command_line: options.command_line.clone(),
+        })?;
+        self.execute(run, &options.experiment, options.seed, Vec::new(), observer)
+    }
+
+    /// Continue an interrupted or killed run with the same schedule.
+    pub fn resume(
+        &self,
+        run: RunId,
+        observer: &mut dyn Observer,
+    ) -> Result<RunSummary, EngineError> {
+        let record = self.store.run(run)?;
+        if record.status == RunStatus::Complete {
+            return Err(EngineError::NotResumable {
+                run,
+                status: record.status.as_str().to_string(),
+            });
+        }
+        let experiment: Experiment =
+            serde_json::from_str(&record.experiment_json).map_err(|error| {
+                EngineError::StoredExperiment {
+                    run,
+                    message: error.to_string(),
+                }
+            })?;
+        let existing = self.store.samples(run)?;
+        self.store.set_status(run, RunStatus::Running)?;
+        self.execute(run, &experiment, record.seed, existing, observer)
+    }
+
+    fn execute(
+        &self,
+        run: RunId,
+        experiment: &Experiment,
+        seed: u64,
+        existing: Vec<Sample>,
+        observer: &mut dyn Observer,
+    ) -> Result<RunSummary, EngineError> {
+        let cells = experiment.cells();
+        let planned = planned_iterations(experiment);
+        let adaptive = AdaptivePlan::for_experiment(experiment)?;
+        if let Some(plan) = &adaptive {
+            observer.note(&format!("adaptive: {}", plan.describe()));
+            self.store.put_annotation(
+                run,
+                "procedure",
+                &serde_json::Value::String(plan.describe()),
+            )?;
+        }
+        observer.started(run, planned, existing.len(), &cells);
+        let mut samples = existing;
+        let mut levels = Levels {
+            current: vec![None; experiment.factors.len()],
+        };
+        // The binary resolves `workdir` to an absolute path before the run is
+        // stored, so a resumed run works in the same directory.
+        let workdir = experiment.workdir.clone();
+        let mut context = LoopContext {
+            engine: self,
+            run,
+            experiment,
+            cells: &cells,
+            workdir,
+            planned,
+            observer,
+        };
+        let result = match &adaptive {
+            None => {
+                let schedule = fixed_schedule(
+                    cells.len(),
+                    experiment.sampling.iterations,
+                    experiment.sampling.warmups,
+                    experiment.sampling.order,
+                    seed,
+                );
+                context.run_slots(&schedule, &mut samples, &mut levels)
+            }
+            Some(plan) => context.run_adaptive(plan, seed, &mut samples, &mut levels),
+        };
+        // Leave the machine as we found it, even after Ctrl-C or a failure.
+        let teardown = context.teardown_all(&mut levels);
+        let finished_environment = (self.environment)();
+        let failed = samples
+            .iter()
+            .filter(|sample| sample.failure.is_some())
+            .count();
+        let decisions = adaptive
+            .as_ref()
+            .map(|plan| {
+                let statuses = plan.statuses(&samples, None);
+                let _ = self.store.put_annotation(
+                    run,
+                    "decisions",
+                    &serde_json::to_value(&statuses).unwrap_or_default(),
+                );
+                statuses
+                    .iter()
+                    .map(|status| {
+                        format!(
+                            "{} vs {}: {}",
+                            status.candidate_label,
+                            status.baseline_label,
+                            status.verdict.clone().unwrap_or(status.state.clone())
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        match result {
+            Ok(LoopEnd::Finished) => {
+                teardown?;
+                self.store.finish_run(
+                    run,
+                    RunStatus::Complete,
+                    now_ms(),
+                    Some(&finished_environment),
+                )?;
+                Ok(RunSummary {
+                    run,
+                    status: RunStatus::Complete,
+                    recorded: samples.len(),
+                    failed,
+                    decisions,
+                })
+            }
+            Ok(LoopEnd::Cancelled) => {
+                self.store.finish_run(
+                    run,
+                    RunStatus::Interrupted,
+                    now_ms(),
+                    Some(&finished_environment),
+                )?;
+                Ok(RunSummary {
+                    run,
+                    status: RunStatus::Interrupted,
+                    recorded: samples.len(),
+                    failed,
+                    decisions,
+                })
+            }
+            Err(error) => {
+                self.store.finish_run(
+                    run,
+                    RunStatus::Failed,
+                    now_ms(),
+                    Some(&finished_environment),
+                )?;
+                Err(error)
+            }
+        }
+    }
+}
+
+enum LoopEnd {
+    Finished,
+    Cancelled,
+}
+
+struct LoopContext<'a, 'b> {
+    engine: &'a Engine<'b>,
+    run: RunId,
+    experiment: &'a Experiment,
+    cells: &'a [Cell],
+    workdir: Option<PathBuf>,
+    planned: usize,
+    observer: &'a mut dyn Observer,
+}
+
+impl LoopContext<'_, '_> {
+    /// Run the slots not yet stored; stored ones must match the schedule.
+    fn run_slots(
+        &mut self,
+        schedule: &[Slot],
+        samples: &mut Vec<Sample>,
+        levels: &mut Levels,
+    ) -> Result<LoopEnd, EngineError> {
+        for (index, slot) in schedule.iter().enumerate() {
+            if let Some(stored) = samples.get(index) {
+                if stored.cell != slot.cell {
+                    return Err(EngineError::ScheduleMismatch {
+                        run: self.run,
+                        sequence: index as u32,
+                        found: stored.cell,
+                        expected: slot.cell,
+                    });
+                }
+                continue;
+            }
+            if let LoopEnd::Cancelled = self.run_one(*slot, index as u32, samples, levels)? {
+                return Ok(LoopEnd::Cancelled);
+            }
+        }
+        Ok(LoopEnd::Finished)
+    }
+
+    fn run_adaptive(
+        &mut self,
+        plan: &AdaptivePlan,
+        seed: u64,
+        samples: &mut Vec<Sample>,
+        levels: &mut Levels,
+    ) -> Result<LoopEnd, EngineError> {
+        let warmups = self.experiment.sampling.warmups;
+        let all: Vec<usize> = (0..self.cells.len()).collect();
+        let mut sequence = 0u32;
+        let mut block = 0u32;
+        loop {
+            let (active, warmup) = if block < warmups {
+                (all.clone(), true)
+            } else {
+                let statuses = plan.statuses(samples, Some(block));
+                if block > warmups {
+                    self.observer.decisions(&statuses);
+                }
+                let active = plan.active_cells(&statuses);
+                if active.is_empty() || (block - warmups) as usize >= plan.max_runs() {
+                    return Ok(LoopEnd::Finished);
+                }
+                (active, false)
+            };
+            for cell in block_order(seed, block, &active) {
+                let slot = Slot {
+                    cell,
+                    block,
+                    warmup,
+                };
+                if let Some(stored) = samples.get(sequence as usize) {
+                    if stored.cell != cell || stored.block != block {
+                        return Err(EngineError::ScheduleMismatch {
+                            run: self.run,
+                            sequence,
+                            found: stored.cell,
+                            expected: cell,
+                        });
+                    }
+                } else if let LoopEnd::Cancelled = self.run_one(slot, sequence, samples, levels)? {
+                    return Ok(LoopEnd::Cancelled);
+                }
+                sequence += 1;
+            }
+            block += 1;
+        }
+    }
+
+    fn run_one(
+        &mut self,
+        slot: Slot,
+        sequence: u32,
+        samples: &mut Vec<Sample>,
+        levels: &mut Levels,
+    ) -> Result<LoopEnd, EngineError> {
+        let cancel = &self.engine.cancel;
+        if cancel.is_cancelled() {
+            return Ok(LoopEnd::Cancelled);
+        }
+        let cell = &self.cells[slot.cell];
+        self.switch_levels(cell, levels)?;
+        if cancel.is_cancelled() {
+            return Ok(LoopEnd::Cancelled);
+        }
+        let invocation = self.workload_invocation(cell);
+        let started_at_ms = now_ms();
+        let outcome = match self.engine.executor.run(&invocation, cancel) {
+            Ok(outcome) => outcome,
+            Err(ExecError::Cancelled) => return Ok(LoopEnd::Cancelled),
+            Err(source) => {
+                return Err(EngineError::Spawn {
+                    command: invocation.program.to_string(),
+                    source,
+                });
+            }
+        };
+        let sample = iteration::record(
+            self.experiment,
+            cell,
+            Position {
+                cell: slot.cell,
+                block: slot.block,
+                sequence,
+                warmup: slot.warmup,
+                started_at_ms,
+            },
+            &outcome,
+            self.workdir.as_deref(),
+        );
+        self.engine.store.append_sample(self.run, &sample, cell)?;
+        samples.push(sample);
+        self.observer.sample(
+            samples.last().expect("just pushed"),
+            self.cells,
+            samples.len(),
+            self.planned,
+        );
+        let cooldown = self.experiment.sampling.cooldown;
+        if !cooldown.is_zero() && sleep_unless_cancelled(cancel, cooldown) {
+            return Ok(LoopEnd::Cancelled);
+        }
+        Ok(LoopEnd::Finished)
+    }
+
+    fn workload_invocation(&self, cell: &Cell) -> Invocation {
+        let program = to_program(&self.experiment.command_for(cell));
+        let mut invocation = Invocation::new(program);
+        for (name, value) in &self.experiment.env {
+            invocation.env.push((name.clone(), value.clone()));
+        }
+        for ((factor_name, level_value), factor) in cell.levels.iter().zip(&self.experiment.factors)
+        {
+            invocation.env.push((
+                format!("VERDICT_{}", env_name(factor_name)),
+                level_value.clone(),
+            ));
+            if let Some(level) = factor
+                .levels
+                .iter()
+                .find(|level| &level.value == level_value)
+            {
+                for (name, value) in &level.env {
+                    invocation.env.push((name.clone(), value.clone()));
+                }
+            }
+        }
+        invocation.cwd = self.workdir.clone();
+        invocation.timeout = self.experiment.sampling.timeout;
+        invocation
+    }
+
+    /// Teardown of the levels being left, then setup of the levels entered.
+    fn switch_levels(&mut self, cell: &Cell, levels: &mut Levels) -> Result<(), EngineError> {
+        let targets: Vec<usize> = cell
+            .levels
+            .iter()
+            .zip(&self.experiment.factors)
+            .map(|((_, value), factor)| {
+                factor
+                    .levels
+                    .iter()
+                    .position(|level| &level.value == value)
+                    .unwrap_or(0)
+            })
+            .collect();
+        for factor_index in (0..targets.len()).rev() {
+            if let Some(current) = levels.current[factor_index]
+                && current != targets[factor_index]
+            {
+                self.run_hook(factor_index, current, Hook::Teardown)?;
+                levels.current[factor_index] = None;
+            }
+        }
+        for (factor_index, target) in targets.iter().enumerate() {
+            if levels.current[factor_index] != Some(*target) {
+                self.run_hook(factor_index, *target, Hook::Setup)?;
+                levels.current[factor_index] = Some(*target);
+            }
+        }
+        Ok(())
+    }
+
+    fn teardown_all(&mut self, levels: &mut Levels) -> Result<(), EngineError> {
+        let mut first_error = None;
+        for factor_index in (0..levels.current.len()).rev() {
+            if let Some(current) = levels.current[factor_index].take()
+                && let Err(error) = self.run_hook(factor_index, current, Hook::Teardown)
+            {
+                first_error.get_or_insert(error);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    fn run_hook(
+        &mut self,
+        factor_index: usize,
+        level_index: usize,
+        hook: Hook,
+    ) -> Result<(), EngineError> {
+        let factor = &self.experiment.factors[factor_index];
+        let level = &factor.levels[level_index];
+        let command = match hook {
+            Hook::Setup => &level.setup,
+            Hook::Teardown => &level.teardown,
+        };
+        let Some(command) = command else {
+            return Ok(());
+        };
+        let what = match hook {
+            Hook::Setup => "setup",
+            Hook::Teardown => "teardown",
+        };
+        self.observer.note(&format!(
+            "{what} {}={}: {}",
+            factor.name,
+            level.value,
+            command.display()
+        ));
+        let mut invocation = Invocation::new(to_program(command));
+        invocation.cwd = self.workdir.clone();
+        invocation.timeout = Some(
+            self.experiment
+                .sampling
+                .timeout
+                .unwrap_or(Duration::from_secs(600)),
+        );
+        invocation.env.push((
+            format!("VERDICT_{}", env_name(&factor.name)),
+            level.value.clone(),
+        ));
+        // Hooks run to completion even after Ctrl-C: a half-switched machine is worse.
+        let outcome = self
+            .engine
+            .executor
+            .run(&invocation, &Cancel::new())
+            .map_err(|source| EngineError::Spawn {
+                command: command.display(),
+                source,
+            })?;
+        if outcome.status != Status::Exited(0) {
+            let tail = outcome.output_tail(iteration::FAILURE_TAIL_BYTES);
+            return Err(EngineError::Setup {
+                factor: factor.name.clone(),
+                level: level.value.clone(),
+                command: command.display(),
+                status: format!("failed: {}", outcome.status).replacen(
+                    "failed: ",
+                    if what == "setup" {
+                        "failed: "
+                    } else {
+                        "(teardown) failed: "
+                    },
+                    1,
+                ),
+                output: if tail.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!("; its output:\n{}", tail.trim_end())
+                },
+            });
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Hook {
+    Setup,
+    Teardown,
+}
+
+fn to_program(command: &CommandSpec) -> Program {
+    match command {
+        CommandSpec::Argv(argv) => Program::Argv(argv.clone()),
+        CommandSpec::Shell(text) => Program::Shell(text.clone()),
+    }
+}
+
+/// Sleep for `duration` in short slices; true when cancelled meanwhile.
+fn sleep_unless_cancelled(cancel: &Cancel, duration: Duration) -> bool {
+    let deadline = std::time::Instant::now() + duration;
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        if cancel.is_cancelled() {
+            return true;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+    cancel.is_cancelled()
+}

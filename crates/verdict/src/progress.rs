@@ -1,0 +1,177 @@
+//! Progress on stderr: a bar with done/total, elapsed, ETA and the current
+//! median per cell when stderr is a terminal (indicatif; NO_COLOR honoured),
+//! plain periodic lines otherwise. Nothing for runs shorter than a few
+//! seconds. Never writes to stdout (reports go there).
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+use verdict_engine::{ComparisonStatus, Observer};
+use verdict_model::{Cell, RunId, Sample};
+
+const QUIET_START: Duration = Duration::from_secs(3);
+const PLAIN_INTERVAL: Duration = Duration::from_secs(10);
+
+pub(crate) struct Progress {
+    metric: String,
+    started: Instant,
+    bar: Option<ProgressBar>,
+    last_plain: Instant,
+    values: Vec<Vec<f64>>,
+    labels: Vec<String>,
+    done_at_start: usize,
+}
+
+impl Progress {
+    pub(crate) fn new(metric: &str) -> Progress {
+        Progress {
+            metric: metric.to_string(),
+            started: Instant::now(),
+            bar: None,
+            last_plain: Instant::now(),
+            values: Vec::new(),
+            labels: Vec::new(),
+            done_at_start: 0,
+        }
+    }
+
+    fn medians(&self) -> String {
+        self.labels
+            .iter()
+            .zip(&self.values)
+            .filter(|(_, values)| !values.is_empty())
+            .map(|(label, values)| {
+                let mut sorted = values.clone();
+                sorted.sort_by(f64::total_cmp);
+                let middle = sorted.len() / 2;
+                let median = if sorted.len() % 2 == 0 {
+                    (sorted[middle - 1] + sorted[middle]) / 2.0
+                } else {
+                    sorted[middle]
+                };
+                format!("{label} {}", verdict_report::format::value(median, ""))
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    fn eta(&self, done: usize, planned: usize) -> String {
+        let new = done.saturating_sub(self.done_at_start);
+        if new == 0 || planned <= done {
+            return "-".to_string();
+        }
+        let per = self.started.elapsed().as_secs_f64() / new as f64;
+        format_seconds(per * (planned - done) as f64)
+    }
+}
+
+fn format_seconds(seconds: f64) -> String {
+    let whole = seconds.round() as u64;
+    if whole >= 3600 {
+        format!("{}h{:02}m", whole / 3600, whole % 3600 / 60)
+    } else if whole >= 60 {
+        format!("{}m{:02}s", whole / 60, whole % 60)
+    } else {
+        format!("{whole}s")
+    }
+}
+
+impl Observer for Progress {
+    fn started(&mut self, run: RunId, planned: usize, done: usize, cells: &[Cell]) {
+        self.labels = cells.iter().map(Cell::label).collect();
+        self.values = vec![Vec::new(); cells.len()];
+        self.done_at_start = done;
+        if done > 0 {
+            eprintln!("verdict: resuming run {run} at {done}/{planned}");
+        }
+        if std::io::stderr().is_terminal() {
+            let bar =
+                ProgressBar::with_draw_target(Some(planned as u64), ProgressDrawTarget::stderr());
+            let colour = std::env::var_os("NO_COLOR").is_none();
+            let template = if colour {
+                "{elapsed_precise} [{bar:30.cyan/blue}] {pos}/{len} ETA {eta} {msg}"
+            } else {
+                "{elapsed_precise} [{bar:30}] {pos}/{len} ETA {eta} {msg}"
+            };
+            if let Ok(style) = ProgressStyle::with_template(template) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.set_position(done as u64);
+            bar.set_draw_target(ProgressDrawTarget::hidden());
+            self.bar = Some(bar);
+        }
+    }
+
+    fn sample(&mut self, sample: &Sample, _cells: &[Cell], done: usize, planned: usize) {
+        if sample.is_data()
+            && let (Some(value), Some(values)) = (
+                sample.metrics.get(&self.metric),
+                self.values.get_mut(sample.cell),
+            )
+        {
+            values.push(*value);
+        }
+        let elapsed = self.started.elapsed();
+        if let Some(bar) = &self.bar {
+            if elapsed >= QUIET_START && bar.is_hidden() {
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+            }
+            bar.set_position(done as u64);
+            bar.set_message(self.medians());
+            return;
+        }
+        if elapsed >= QUIET_START && self.last_plain.elapsed() >= PLAIN_INTERVAL {
+            self.last_plain = Instant::now();
+            eprintln!(
+                "verdict: {done}/{planned} iterations, elapsed {}, ETA {}; median {}: {}",
+                format_seconds(elapsed.as_secs_f64()),
+                self.eta(done, planned),
+                self.metric,
+                self.medians()
+            );
+        }
+    }
+
+    fn decisions(&mut self, statuses: &[ComparisonStatus]) {
+        let line = statuses
+            .iter()
+            .map(|status| {
+                let interval = match (status.low, status.high) {
+                    (Some(low), Some(high)) => {
+                        format!(" [{:+.1}%, {:+.1}%]", low * 100.0, high * 100.0)
+                    }
+                    _ => String::new(),
+                };
+                let state = status
+                    .verdict
+                    .clone()
+                    .unwrap_or_else(|| status.state.clone());
+                format!(
+                    "{} vs {}: {state}{interval} (n={})",
+                    status.candidate_label, status.baseline_label, status.runs
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        self.note(&line);
+    }
+
+    fn note(&mut self, message: &str) {
+        match &self.bar {
+            Some(bar) if !bar.is_hidden() => bar.println(format!("verdict: {message}")),
+            _ => {
+                if self.started.elapsed() >= QUIET_START || !message.contains(" vs ") {
+                    eprintln!("verdict: {message}");
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
