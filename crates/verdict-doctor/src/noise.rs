@@ -1,0 +1,313 @@
+//! Statistics of the calibration probe: spread, drift, bimodality and the
+//! association of slow iterations with steal and preemption.
+//!
+//! Pure: slices in, numbers out; no clock, no files. Cited methods:
+//! - CV and robust CV (1.4826·MAD/median) as in STATISTICS.md.
+//! - Spearman's rank correlation with average ranks for ties; significance
+//!   by the large-sample approximation ρ·√(n−1) ~ N(0,1) (Kendall & Gibbons,
+//!   *Rank Correlation Methods*, 5th ed., 1990, §4.6).
+//! - Sarle's bimodality coefficient b = (g²+1)/(k + 3(n−1)²/((n−2)(n−3)))
+//!   with the bias-corrected sample skewness g and excess kurtosis k; b above
+//!   5/9 (the value of a uniform distribution) suggests bimodality (SAS
+//!   Institute 1990; Pfister et al. 2013, Front. Psychol. 4:700).
+//!
+//! Complexity: O(n log n) for the rank statistics, O(n) otherwise. Until
+//! verdict-stats' summary lands these are computed here; the planner is
+//! verdict-stats' own (see `report`).
+
+use serde::Serialize;
+
+/// Arithmetic mean; `None` for an empty slice.
+pub fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// Sample standard deviation (n−1 denominator); `None` below 2 values.
+pub fn standard_deviation(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let center = mean(values)?;
+    let squares: f64 = values.iter().map(|value| (value - center).powi(2)).sum();
+    Some((squares / (values.len() - 1) as f64).sqrt())
+}
+
+/// Median; `None` for an empty slice.
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let middle = sorted.len() / 2;
+    Some(if sorted.len() % 2 == 0 {
+        (sorted[middle - 1] + sorted[middle]) / 2.0
+    } else {
+        sorted[middle]
+    })
+}
+
+/// Robust CV: 1.4826·MAD/median (consistent with the SD under normality).
+pub fn robust_cv(values: &[f64]) -> Option<f64> {
+    let center = median(values)?;
+    let deviations: Vec<f64> = values.iter().map(|value| (value - center).abs()).collect();
+    let mad = median(&deviations)?;
+    (center != 0.0).then(|| 1.4826 * mad / center.abs())
+}
+
+/// Ranks 1..=n with ties given their average rank.
+pub fn average_ranks(values: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&left, &right| values[left].total_cmp(&values[right]));
+    let mut ranks = vec![0.0; values.len()];
+    let mut start = 0;
+    while start < order.len() {
+        let mut end = start;
+        while end + 1 < order.len() && values[order[end + 1]] == values[order[start]] {
+            end += 1;
+        }
+        let rank = (start + end) as f64 / 2.0 + 1.0;
+        for &index in &order[start..=end] {
+            ranks[index] = rank;
+        }
+        start = end + 1;
+    }
+    ranks
+}
+
+/// Spearman's ρ; `None` when either variable is constant or n < 3.
+pub fn spearman(left: &[f64], right: &[f64]) -> Option<f64> {
+    if left.len() != right.len() || left.len() < 3 {
+        return None;
+    }
+    let left_ranks = average_ranks(left);
+    let right_ranks = average_ranks(right);
+    pearson(&left_ranks, &right_ranks)
+}
+
+fn pearson(left: &[f64], right: &[f64]) -> Option<f64> {
+    let left_mean = mean(left)?;
+    let right_mean = mean(right)?;
+    let mut product = 0.0;
+    let mut left_square = 0.0;
+    let mut right_square = 0.0;
+    for (x, y) in left.iter().zip(right) {
+        product += (x - left_mean) * (y - right_mean);
+        left_square += (x - left_mean).powi(2);
+        right_square += (y - right_mean).powi(2);
+    }
+    (left_square > 0.0 && right_square > 0.0).then(|| product / (left_square * right_square).sqrt())
+}
+
+/// True when |ρ|·√(n−1) exceeds the two-sided 5% normal critical value.
+pub fn rank_correlation_significant(rho: f64, count: usize) -> bool {
+    count >= 10 && rho.abs() * ((count - 1) as f64).sqrt() > 1.959_964
+}
+
+/// Sarle's bimodality coefficient; `None` below 4 values or zero spread.
+pub fn bimodality_coefficient(values: &[f64]) -> Option<f64> {
+    let count = values.len();
+    if count < 4 {
+        return None;
+    }
+    let n = count as f64;
+    let center = mean(values)?;
+    let moment = |power: i32| values.iter().map(|v| (v - center).powi(power)).sum::<f64>() / n;
+    let second = moment(2);
+    if second <= 0.0 {
+        return None;
+    }
+    let skew = moment(3) / second.powf(1.5);
+    let kurtosis = moment(4) / (second * second) - 3.0;
+    // Bias-corrected sample skewness G1 and excess kurtosis G2.
+    let skew = skew * (n * (n - 1.0)).sqrt() / (n - 2.0);
+    let kurtosis = (n - 1.0) / ((n - 2.0) * (n - 3.0)) * ((n + 1.0) * kurtosis + 6.0);
+    Some((skew * skew + 1.0) / (kurtosis + 3.0 * (n - 1.0).powi(2) / ((n - 2.0) * (n - 3.0))))
+}
+
+/// The threshold above which the coefficient suggests two modes.
+pub const BIMODALITY_THRESHOLD: f64 = 5.0 / 9.0;
+
+/// One probe iteration as measured.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Iteration {
+    /// Wall time of the fixed work, seconds.
+    pub seconds: f64,
+    /// Steal ticks (all CPUs) during the iteration.
+    pub steal_ticks: u64,
+    /// Involuntary context switches of the probe thread during it.
+    pub involuntary_switches: u64,
+}
+
+/// The calibration result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoiseSummary {
+    pub iterations: usize,
+    pub median_seconds: f64,
+    pub min_seconds: f64,
+    pub max_seconds: f64,
+    /// Standard deviation / mean.
+    pub cv: f64,
+    /// 1.4826·MAD / median.
+    pub robust_cv: Option<f64>,
+    /// Spearman ρ of time against iteration order (positive: slowing down).
+    pub drift_rho: Option<f64>,
+    /// Whether that drift is significant at 5%.
+    pub drift_significant: bool,
+    /// Median of the last third over the first third, minus 1.
+    pub drift_relative: Option<f64>,
+    pub bimodality_coefficient: Option<f64>,
+    pub bimodal: bool,
+    /// Spearman ρ of iteration time against steal ticks in the iteration;
+    /// `None` when there was no steal at all.
+    pub steal_correlation: Option<f64>,
+    /// Spearman ρ of time against involuntary context switches.
+    pub preemption_correlation: Option<f64>,
+    /// Share of iterations that saw any steal.
+    pub iterations_with_steal: f64,
+}
+
+/// Summarizes probe iterations; `None` below 3 iterations.
+pub fn summarize(iterations: &[Iteration]) -> Option<NoiseSummary> {
+    if iterations.len() < 3 {
+        return None;
+    }
+    let times: Vec<f64> = iterations
+        .iter()
+        .map(|iteration| iteration.seconds)
+        .collect();
+    let order: Vec<f64> = (0..times.len()).map(|index| index as f64).collect();
+    let steal: Vec<f64> = iterations.iter().map(|i| i.steal_ticks as f64).collect();
+    let switches: Vec<f64> = iterations
+        .iter()
+        .map(|i| i.involuntary_switches as f64)
+        .collect();
+    let center = mean(&times)?;
+    let cv = standard_deviation(&times)? / center;
+    let drift_rho = spearman(&order, &times);
+    let third = times.len() / 3;
+    let drift_relative = if third >= 2 {
+        let first = median(&times[..third])?;
+        let last = median(&times[times.len() - third..])?;
+        Some(last / first - 1.0)
+    } else {
+        None
+    };
+    let bimodality = bimodality_coefficient(&times);
+    Some(NoiseSummary {
+        iterations: times.len(),
+        median_seconds: median(&times)?,
+        min_seconds: times.iter().copied().fold(f64::INFINITY, f64::min),
+        max_seconds: times.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        cv,
+        robust_cv: robust_cv(&times),
+        drift_rho,
+        drift_significant: drift_rho
+            .is_some_and(|rho| rank_correlation_significant(rho, times.len())),
+        drift_relative,
+        bimodality_coefficient: bimodality,
+        bimodal: bimodality.is_some_and(|value| value > BIMODALITY_THRESHOLD),
+        steal_correlation: spearman(&times, &steal),
+        preemption_correlation: spearman(&times, &switches),
+        iterations_with_steal: steal.iter().filter(|ticks| **ticks > 0.0).count() as f64
+            / times.len() as f64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(left: f64, right: f64, tolerance: f64) -> bool {
+        (left - right).abs() <= tolerance
+    }
+
+    #[test]
+    fn basic_moments() {
+        let values = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
+        assert_eq!(mean(&values), Some(5.0));
+        // Sample SD: sqrt(32/7).
+        assert!(close(
+            standard_deviation(&values).unwrap(),
+            (32.0f64 / 7.0).sqrt(),
+            1e-12
+        ));
+        assert_eq!(median(&values), Some(4.5));
+        assert_eq!(median(&[]), None);
+        // MAD of [2,4,4,4,5,5,7,9] around 4.5 is 0.5 (deviations 2.5,.5,.5,.5,.5,.5,2.5,4.5).
+        assert!(close(
+            robust_cv(&values).unwrap(),
+            1.4826 * 0.5 / 4.5,
+            1e-12
+        ));
+    }
+
+    #[test]
+    fn ranks_and_spearman() {
+        assert_eq!(
+            average_ranks(&[10.0, 20.0, 10.0, 30.0]),
+            vec![1.5, 3.0, 1.5, 4.0]
+        );
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert!(close(
+            spearman(&x, &[2.0, 4.0, 6.0, 8.0, 100.0]).unwrap(),
+            1.0,
+            1e-12
+        ));
+        assert!(close(
+            spearman(&x, &[5.0, 4.0, 3.0, 2.0, 1.0]).unwrap(),
+            -1.0,
+            1e-12
+        ));
+        assert_eq!(spearman(&x, &[1.0; 5]), None);
+        // Textbook example (Kendall & Gibbons): d² sum 4 for n=5 -> 1-6·4/120 = 0.8.
+        assert!(close(
+            spearman(&x, &[2.0, 1.0, 4.0, 3.0, 5.0]).unwrap(),
+            0.8,
+            1e-12
+        ));
+        assert!(rank_correlation_significant(0.5, 30));
+        assert!(!rank_correlation_significant(0.2, 30));
+        assert!(!rank_correlation_significant(0.9, 5));
+    }
+
+    #[test]
+    fn bimodality_separates_shapes() {
+        // Uniform-like spacing gives about 5/9 for large n; two clusters exceed it.
+        let unimodal: Vec<f64> = (0..200)
+            .map(|index| 100.0 + ((index * 37 % 200) as f64 - 100.0).abs().sqrt())
+            .collect();
+        let mut bimodal: Vec<f64> = (0..160)
+            .map(|index| 100.0 + (index % 5) as f64 * 0.1)
+            .collect();
+        bimodal.extend((0..40).map(|index| 125.0 + (index % 5) as f64 * 0.1));
+        let two = bimodality_coefficient(&bimodal).unwrap();
+        assert!(two > BIMODALITY_THRESHOLD, "{two}");
+        let one = bimodality_coefficient(&unimodal).unwrap();
+        assert!(one < two, "{one} vs {two}");
+        assert_eq!(bimodality_coefficient(&[1.0, 1.0, 1.0, 1.0]), None);
+    }
+
+    #[test]
+    fn summary_sees_steal_and_drift() {
+        let iterations: Vec<Iteration> = (0..30)
+            .map(|index| {
+                let stolen = index % 5 == 0;
+                Iteration {
+                    seconds: 0.020 + index as f64 * 0.0001 + if stolen { 0.004 } else { 0.0 },
+                    steal_ticks: u64::from(stolen),
+                    involuntary_switches: 0,
+                }
+            })
+            .collect();
+        let summary = summarize(&iterations).unwrap();
+        assert_eq!(summary.iterations, 30);
+        assert!(summary.steal_correlation.unwrap() > 0.5);
+        assert_eq!(summary.preemption_correlation, None);
+        assert!(summary.drift_rho.unwrap() > 0.3);
+        assert!(summary.drift_relative.unwrap() > 0.0);
+        assert!(close(summary.iterations_with_steal, 0.2, 1e-12));
+        assert!(summary.cv > 0.05);
+        assert_eq!(summarize(&iterations[..2]), None);
+    }
+}
