@@ -1,0 +1,324 @@
+//! The engine against a scripted executor and a real SQLite store: the
+//! schedule, level switches, failures recorded not counted, Ctrl-C and
+//! resume, and adaptive stopping.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use verdict_engine::{Engine, EngineError, Silent, StartOptions};
+use verdict_exec::{Cancel, FakeExecutor, Invocation, Outcome, Program};
+use verdict_model::{Environment, Experiment, RunStatus};
+use verdict_store::{SqliteStore, Store};
+
+fn options(text: &str, seed: u64) -> StartOptions {
+    StartOptions {
+        experiment: Experiment::parse(text, "test.toml").unwrap(),
+        experiment_text: text.to_string(),
+        seed,
+        kind: "run".to_string(),
+        command_line: vec!["verdict".into(), "run".into()],
+        tool_version: "verdict test".to_string(),
+    }
+}
+
+fn argv(invocation: &Invocation) -> Vec<String> {
+    match &invocation.program {
+        Program::Argv(argv) => argv.clone(),
+        Program::Shell(text) => vec!["sh".into(), "-c".into(), text.clone()],
+    }
+}
+
+fn no_environment() -> Environment {
+    Environment::default()
+}
+
+const TWO_FACTORS: &str = r#"
+name = "matrix"
+command = ["work", "{kernel}", "{mode}"]
+
+[factors.kernel]
+levels = ["old", "new"]
+setup = ["switch-kernel", "{kernel}"]
+
+[factors.mode]
+levels = [{ value = "a", setup = ["enter-a"], teardown = ["leave-a"] }, "b"]
+
+[sampling]
+iterations = 5
+warmups = 1
+"#;
+
+#[test]
+fn every_slot_is_recorded_and_levels_switch_with_setup_and_teardown() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&directory.path().join("v.db")).unwrap();
+    let executor =
+        FakeExecutor::with_function(|_| Ok(Outcome::exited(0, Duration::from_millis(10))));
+    let engine = Engine {
+        executor: &executor,
+        store: &store,
+        cancel: Cancel::new(),
+        environment: &no_environment,
+    };
+    let summary = engine.start(&options(TWO_FACTORS, 3), &mut Silent).unwrap();
+    assert_eq!(summary.status, RunStatus::Complete);
+    assert_eq!(summary.recorded, 4 * 6);
+    let samples = store.samples(summary.run).unwrap();
+    assert_eq!(samples.len(), 24);
+    assert_eq!(samples.iter().filter(|sample| sample.warmup).count(), 4);
+    for cell in 0..4 {
+        assert_eq!(
+            samples
+                .iter()
+                .filter(|sample| sample.cell == cell && sample.is_data())
+                .count(),
+            5
+        );
+    }
+    // Replay the invocations: every workload runs with its cell's levels in
+    // place, entered by setup and left by teardown.
+    let mut kernel: Option<String> = None;
+    let mut in_a = false;
+    let mut workloads = 0;
+    for invocation in executor.invocations() {
+        let words = argv(&invocation);
+        match words[0].as_str() {
+            "switch-kernel" => kernel = Some(words[1].clone()),
+            "enter-a" => {
+                assert!(!in_a, "entered a twice");
+                in_a = true;
+            }
+            "leave-a" => {
+                assert!(in_a, "left a without entering");
+                in_a = false;
+            }
+            "work" => {
+                workloads += 1;
+                assert_eq!(Some(&words[1]), kernel.as_ref());
+                assert_eq!(
+                    words[2] == "a",
+                    in_a,
+                    "mode a must be entered exactly when running it"
+                );
+                assert!(
+                    invocation
+                        .env
+                        .contains(&("VERDICT_KERNEL".to_string(), words[1].clone()))
+                );
+            }
+            other => panic!("unexpected command {other}"),
+        }
+    }
+    assert_eq!(workloads, 24);
+    assert!(!in_a, "the run must leave mode a at the end");
+}
+
+#[test]
+fn failed_iterations_are_recorded_with_reason_and_never_counted() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&directory.path().join("v.db")).unwrap();
+    let calls = AtomicUsize::new(0);
+    let executor = FakeExecutor::with_function(move |_| {
+        let call = calls.fetch_add(1, Ordering::SeqCst);
+        Ok(match call % 4 {
+            0 => Outcome::exited(3, Duration::from_millis(5)).with_stderr("boom: disk full\n"),
+            1 => Outcome::exited(0, Duration::from_millis(5)).with_stdout("no number here\n"),
+            _ => Outcome::exited(0, Duration::from_millis(5)).with_stdout("ops: 1234\n"),
+        })
+    });
+    let text = r#"
+name = "parse"
+command = ["bench"]
+[[metrics]]
+name = "ops"
+source = "regex"
+pattern = 'ops: (?P<value>\d+)'
+direction = "higher"
+[sampling]
+iterations = 8
+"#;
+    let engine = Engine {
+        executor: &executor,
+        store: &store,
+        cancel: Cancel::new(),
+        environment: &no_environment,
+    };
+    let summary = engine.start(&options(text, 1), &mut Silent).unwrap();
+    let samples = store.samples(summary.run).unwrap();
+    assert_eq!(samples.len(), 8);
+    let failures: Vec<_> = samples
+        .iter()
+        .filter_map(|sample| sample.failure.clone())
+        .collect();
+    assert_eq!(failures.len(), 4);
+    assert!(
+        failures
+            .iter()
+            .any(|failure| failure.reason == "exit status 3"
+                && failure.output_tail.contains("disk full"))
+    );
+    assert!(
+        failures
+            .iter()
+            .any(|failure| failure.reason.starts_with("metric `ops`:"))
+    );
+    let data: Vec<f64> = samples
+        .iter()
+        .filter(|sample| sample.is_data())
+        .map(|sample| sample.metrics["ops"])
+        .collect();
+    assert_eq!(data, vec![1234.0; 4]);
+}
+
+#[test]
+fn a_failing_setup_stops_the_run_with_its_output() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&directory.path().join("v.db")).unwrap();
+    let executor = FakeExecutor::with_function(|invocation| {
+        Ok(if argv(invocation)[0] == "enter-a" {
+            Outcome::exited(1, Duration::from_millis(1))
+                .with_stderr("setenforce: permission denied\n")
+        } else {
+            Outcome::exited(0, Duration::from_millis(1))
+        })
+    });
+    let engine = Engine {
+        executor: &executor,
+        store: &store,
+        cancel: Cancel::new(),
+        environment: &no_environment,
+    };
+    let error = engine
+        .start(&options(TWO_FACTORS, 3), &mut Silent)
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(matches!(error, EngineError::Setup { .. }), "{message}");
+    assert!(
+        message.contains("mode=a") && message.contains("permission denied"),
+        "{message}"
+    );
+    let runs = store.list_runs().unwrap();
+    assert_eq!(runs[0].status, RunStatus::Failed);
+}
+
+#[test]
+fn an_interrupted_run_resumes_with_the_same_schedule_and_no_duplicates() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&directory.path().join("v.db")).unwrap();
+    let cancel = Cancel::new();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (counter, trigger) = (calls.clone(), cancel.clone());
+    let executor = FakeExecutor::with_function(move |invocation| {
+        if argv(invocation)[0] == "work" && counter.fetch_add(1, Ordering::SeqCst) == 9 {
+            trigger.cancel();
+            return Err(verdict_exec::ExecError::Cancelled);
+        }
+        Ok(Outcome::exited(0, Duration::from_millis(1)))
+    });
+    let engine = Engine {
+        executor: &executor,
+        store: &store,
+        cancel,
+        environment: &no_environment,
+    };
+    let first = engine
+        .start(&options(TWO_FACTORS, 11), &mut Silent)
+        .unwrap();
+    assert_eq!(first.status, RunStatus::Interrupted);
+    assert_eq!(first.recorded, 9, "the iteration in flight is not recorded");
+
+    let executor =
+        FakeExecutor::with_function(|_| Ok(Outcome::exited(0, Duration::from_millis(1))));
+    let engine = Engine {
+        executor: &executor,
+        store: &store,
+        cancel: Cancel::new(),
+        environment: &no_environment,
+    };
+    let resumed = engine.resume(first.run, &mut Silent).unwrap();
+    assert_eq!(resumed.status, RunStatus::Complete);
+    let samples = store.samples(first.run).unwrap();
+    assert_eq!(samples.len(), 24);
+    let sequences: Vec<u32> = samples.iter().map(|sample| sample.sequence).collect();
+    assert_eq!(sequences, (0..24).collect::<Vec<_>>());
+    // The same schedule as an uninterrupted run with the same seed.
+    let store_two = SqliteStore::open(&directory.path().join("w.db")).unwrap();
+    let engine = Engine {
+        executor: &executor,
+        store: &store_two,
+        cancel: Cancel::new(),
+        environment: &no_environment,
+    };
+    let straight = engine
+        .start(&options(TWO_FACTORS, 11), &mut Silent)
+        .unwrap();
+    let cells = |store: &SqliteStore, run| {
+        store
+            .samples(run)
+            .unwrap()
+            .iter()
+            .map(|sample| sample.cell)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(cells(&store, first.run), cells(&store_two, straight.run));
+    // A complete run cannot be resumed.
+    assert!(matches!(
+        engine.resume(straight.run, &mut Silent),
+        Err(EngineError::NotResumable { .. })
+    ));
+}
+
+fn adaptive_run(candidate_factor: f64, seed: u64) -> (usize, Vec<String>) {
+    let directory = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&directory.path().join("v.db")).unwrap();
+    let state = AtomicUsize::new(seed as usize);
+    let executor = FakeExecutor::with_function(move |invocation| {
+        // Deterministic pseudo-noise, about 3% spread.
+        let step = state.fetch_add(1, Ordering::SeqCst) as u64;
+        let noise = ((step.wrapping_mul(2_654_435_761) % 1000) as f64 / 1000.0 - 0.5) * 0.06;
+        let base = if argv(invocation)[1] == "b" {
+            candidate_factor
+        } else {
+            1.0
+        };
+        Ok(Outcome::exited(
+            0,
+            Duration::from_secs_f64(0.1 * base * (1.0 + noise)),
+        ))
+    });
+    let text = r#"
+name = "adaptive"
+command = ["work", "{version}"]
+[factors]
+version = ["a", "b"]
+[sampling]
+mode = "adaptive"
+min = 6
+max = 60
+threshold = 0.1
+"#;
+    let engine = Engine {
+        executor: &executor,
+        store: &store,
+        cancel: Cancel::new(),
+        environment: &no_environment,
+    };
+    let summary = engine.start(&options(text, seed), &mut Silent).unwrap();
+    (summary.recorded, summary.decisions)
+}
+
+#[test]
+fn adaptive_runs_stop_early_on_a_clear_change_and_on_equivalence() {
+    let (recorded, decisions) = adaptive_run(1.5, 5);
+    assert!(
+        recorded < 40,
+        "a 50% change should be decided quickly, took {recorded}"
+    );
+    assert!(decisions[0].ends_with("regression"), "{decisions:?}");
+    let (recorded, decisions) = adaptive_run(1.0, 6);
+    assert!(
+        recorded < 120,
+        "A/A with 3% noise and a 10% threshold should end equivalent before the cap, took {recorded}"
+    );
+    assert!(decisions[0].ends_with("equivalent"), "{decisions:?}");
+}
