@@ -1,1 +1,16 @@
-//! verdict-store: (placeholder; filled in by its owner).
+//! verdict-store: the only crate that knows SQL. The `Store` trait (runs,
+//! samples, selections across runs, run annotations, bisection state) and
+//! `SqliteStore`, its embedded SQLite implementation with numbered schema
+//! migrations. Must not start processes, read clocks or print.
+
+mod error;
+mod migrations;
+mod sqlite;
+mod store;
+
+pub use error::StoreError;
+pub use sqlite::SqliteStore;
+pub use store::{
+    BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, SelectedValue,
+    Selection, Store,
+};

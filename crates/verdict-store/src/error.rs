@@ -1,0 +1,88 @@
+//! The store's error type. Messages are lowercase fragments that read after
+//! "failed to" and name the database path (and the run, bisection or sample)
+//! so the binary can show them as they are. Must not print or exit.
+
+use std::path::PathBuf;
+use verdict_model::RunId;
+
+use crate::store::BisectId;
+
+/// Everything that can go wrong reading or writing the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("open database {path}: {source}")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    #[error(
+        "open database {path}: it has schema version {found}, newer than this verdict \
+         (knows up to {known}); upgrade verdict"
+    )]
+    NewerSchema {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
+
+    #[error("open database {path}: {reason}; it is not a verdict database")]
+    NotVerdict { path: PathBuf, reason: String },
+
+    #[error("migrate database {path} to schema version {version}: {source}")]
+    Migrate {
+        path: PathBuf,
+        version: i64,
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    #[error("find run {run}: no run {run} in {path}; `verdict runs` lists them")]
+    UnknownRun { path: PathBuf, run: RunId },
+
+    #[error("find bisection {bisect}: no bisection {bisect} in {path}")]
+    UnknownBisect { path: PathBuf, bisect: BisectId },
+
+    #[error(
+        "store sample {sequence} of run {run} in {path}: a sample with that sequence is \
+         already stored (a sample is never stored twice)"
+    )]
+    DuplicateSample {
+        path: PathBuf,
+        run: RunId,
+        sequence: u32,
+    },
+
+    #[error(
+        "store event {sequence} of bisection {bisect} in {path}: an event with that \
+         sequence is already stored"
+    )]
+    DuplicateBisectEvent {
+        path: PathBuf,
+        bisect: BisectId,
+        sequence: u32,
+    },
+
+    #[error("store {what} in {path}: {reason}")]
+    InvalidValue {
+        path: PathBuf,
+        what: String,
+        reason: String,
+    },
+
+    #[error("read {what} from {path}: {reason} (the database was changed outside verdict?)")]
+    Corrupt {
+        path: PathBuf,
+        what: String,
+        reason: String,
+    },
+
+    #[error("{operation} in {path}: {source}")]
+    Sql {
+        path: PathBuf,
+        operation: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+}

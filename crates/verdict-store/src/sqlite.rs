@@ -1,0 +1,1065 @@
+//! `SqliteStore`: the `Store` on an embedded SQLite file (rusqlite, bundled).
+//!
+//! Durability: WAL journal with `synchronous = NORMAL`. Every write method is
+//! one transaction, committed before it returns; a committed transaction
+//! survives the process being killed (SIGKILL included), because it is in the
+//! WAL file the moment COMMIT returns. A power loss or kernel crash may lose
+//! the last few commits (not yet fsynced) but never corrupts the database.
+//! `synchronous = FULL` would fsync on every sample, which would dominate
+//! verdict's per-iteration overhead (it must stay below hyperfine's).
+//! Alongside `PATH` SQLite keeps `PATH-wal` and `PATH-shm` while the database
+//! is open; they belong to the database.
+//!
+//! Must not know about experiments beyond storing them, nor read clocks.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, ffi, params};
+use serde_json::Value;
+use verdict_model::{Cell, Environment, Failure, RunId, RunStatus, Sample};
+
+use crate::StoreError;
+use crate::migrations::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
+use crate::store::{
+    BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, SelectedValue,
+    Selection, Store,
+};
+
+/// How long a connection waits for another writer before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A verdict database in one SQLite file.
+#[derive(Debug)]
+pub struct SqliteStore {
+    connection: Connection,
+    path: PathBuf,
+}
+
+impl SqliteStore {
+    /// Opens the database at `path`, creating it when missing and migrating
+    /// an older schema forward. A database written by a newer verdict, or a
+    /// SQLite file that is not a verdict database, is refused untouched.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        let connection = Connection::open(path).map_err(|source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::initialize(connection, path.to_path_buf())
+    }
+
+    /// A private in-memory database: the deterministic fake for tests of
+    /// callers (no file, same SQL).
+    pub fn open_in_memory() -> Result<SqliteStore, StoreError> {
+        let path = PathBuf::from(":memory:");
+        let connection = Connection::open_in_memory().map_err(|source| StoreError::Open {
+            path: path.clone(),
+            source,
+        })?;
+        Self::initialize(connection, path)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version this build of verdict reads and writes.
+    pub fn schema_version() -> i64 {
+        LATEST_VERSION
+    }
+
+    fn initialize(connection: Connection, path: PathBuf) -> Result<SqliteStore, StoreError> {
+        let open_error = |source| StoreError::Open {
+            path: path.clone(),
+            source,
+        };
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
+        // Check what the file is before changing anything in it.
+        let version = user_version(&connection).map_err(open_error)?;
+        let application_id: i64 = connection
+            .pragma_query_value(None, "application_id", |row| row.get(0))
+            .map_err(open_error)?;
+        if application_id != APPLICATION_ID {
+            if application_id != 0 {
+                return Err(StoreError::NotVerdict {
+                    path,
+                    reason: format!("its SQLite application_id is {application_id:#x}"),
+                });
+            }
+            let tables: i64 = connection
+                .query_row("SELECT COUNT(*) FROM sqlite_master", [], |row| row.get(0))
+                .map_err(open_error)?;
+            if version != 0 || tables != 0 {
+                return Err(StoreError::NotVerdict {
+                    path,
+                    reason: "it is a SQLite file with tables but no verdict mark".to_string(),
+                });
+            }
+        }
+        if version > LATEST_VERSION {
+            return Err(StoreError::NewerSchema {
+                path,
+                found: version,
+                known: LATEST_VERSION,
+            });
+        }
+        // journal_mode answers "memory" for an in-memory database.
+        let _mode: String = connection
+            .pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))
+            .map_err(open_error)?;
+        connection
+            .pragma_update(None, "synchronous", "NORMAL")
+            .map_err(open_error)?;
+        connection
+            .pragma_update(None, "foreign_keys", "ON")
+            .map_err(open_error)?;
+        if version < LATEST_VERSION {
+            migrate(&connection, &path)?;
+        }
+        Ok(SqliteStore { connection, path })
+    }
+
+    fn sql_error(&self, operation: &str) -> impl FnOnce(rusqlite::Error) -> StoreError + '_ {
+        let operation = operation.to_string();
+        move |source| StoreError::Sql {
+            path: self.path.clone(),
+            operation,
+            source,
+        }
+    }
+
+    fn corrupt(&self, what: &str, reason: impl std::fmt::Display) -> StoreError {
+        StoreError::Corrupt {
+            path: self.path.clone(),
+            what: what.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
+    fn invalid(&self, what: impl Into<String>, reason: impl Into<String>) -> StoreError {
+        StoreError::InvalidValue {
+            path: self.path.clone(),
+            what: what.into(),
+            reason: reason.into(),
+        }
+    }
+
+    fn unknown_run(&self, run: RunId) -> StoreError {
+        StoreError::UnknownRun {
+            path: self.path.clone(),
+            run,
+        }
+    }
+
+    fn unknown_bisect(&self, bisect: BisectId) -> StoreError {
+        StoreError::UnknownBisect {
+            path: self.path.clone(),
+            bisect,
+        }
+    }
+
+    /// Runs `body` in a `BEGIN IMMEDIATE` transaction: the write lock is
+    /// taken up front so a concurrent writer makes us wait (busy timeout)
+    /// instead of failing on an upgraded read snapshot.
+    fn write<T>(
+        &self,
+        operation: &str,
+        body: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let transaction =
+            Transaction::new_unchecked(&self.connection, TransactionBehavior::Immediate)
+                .map_err(self.sql_error(operation))?;
+        let value = body(&transaction)?;
+        transaction.commit().map_err(self.sql_error(operation))?;
+        Ok(value)
+    }
+
+    fn run_exists(&self, run: RunId) -> Result<(), StoreError> {
+        let found = self
+            .connection
+            .prepare_cached("SELECT 1 FROM runs WHERE id = ?1")
+            .and_then(|mut statement| statement.exists([run.0]))
+            .map_err(self.sql_error("look up a run"))?;
+        if found {
+            Ok(())
+        } else {
+            Err(self.unknown_run(run))
+        }
+    }
+
+    fn bisect_exists(&self, bisect: BisectId) -> Result<(), StoreError> {
+        let found = self
+            .connection
+            .prepare_cached("SELECT 1 FROM bisects WHERE id = ?1")
+            .and_then(|mut statement| statement.exists([bisect.0]))
+            .map_err(self.sql_error("look up a bisection"))?;
+        if found {
+            Ok(())
+        } else {
+            Err(self.unknown_bisect(bisect))
+        }
+    }
+
+    fn query_runs(
+        &self,
+        filter: &str,
+        parameter: Option<i64>,
+    ) -> Result<Vec<RunRecord>, StoreError> {
+        let sql = format!(
+            "SELECT id, name, kind, status, experiment_text, experiment_sha256, \
+                    experiment_json, tool_version, seed, host, planned, started_at_ms, \
+                    finished_at_ms, environment_start, environment_end, command_line, \
+                    (SELECT COUNT(*) FROM samples WHERE run_id = runs.id), \
+                    (SELECT COUNT(*) FROM samples WHERE run_id = runs.id AND failed) \
+             FROM runs {filter}"
+        );
+        let mut statement = self
+            .connection
+            .prepare_cached(&sql)
+            .map_err(self.sql_error("read runs"))?;
+        let parameters: Vec<SqlValue> = parameter.into_iter().map(SqlValue::Integer).collect();
+        let raw_runs = statement
+            .query_map(rusqlite::params_from_iter(parameters), |row| {
+                Ok(RawRun {
+                    id: row.get(0)?,
+                    name: row.get(1)?,
+                    kind: row.get(2)?,
+                    status: row.get(3)?,
+                    experiment_text: row.get(4)?,
+                    experiment_sha256: row.get(5)?,
+                    experiment_json: row.get(6)?,
+                    tool_version: row.get(7)?,
+                    seed: row.get(8)?,
+                    host: row.get(9)?,
+                    planned: row.get(10)?,
+                    started_at_ms: row.get(11)?,
+                    finished_at_ms: row.get(12)?,
+                    environment_start: row.get(13)?,
+                    environment_end: row.get(14)?,
+                    command_line: row.get(15)?,
+                    done: row.get(16)?,
+                    failed: row.get(17)?,
+                })
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(self.sql_error("read runs"))?;
+        raw_runs
+            .into_iter()
+            .map(|raw| self.run_record(raw))
+            .collect()
+    }
+
+    fn run_record(&self, raw: RawRun) -> Result<RunRecord, StoreError> {
+        let what = format!("run {}", raw.id);
+        let environment_end = match raw.environment_end {
+            Some(text) => Some(
+                serde_json::from_str(&text)
+                    .map_err(|error| self.corrupt(&what, format!("environment_end: {error}")))?,
+            ),
+            None => None,
+        };
+        Ok(RunRecord {
+            id: RunId(raw.id),
+            status: parse_status(&raw.status)
+                .ok_or_else(|| self.corrupt(&what, format!("unknown status `{}`", raw.status)))?,
+            environment_start: serde_json::from_str(&raw.environment_start)
+                .map_err(|error| self.corrupt(&what, format!("environment_start: {error}")))?,
+            environment_end,
+            command_line: serde_json::from_str(&raw.command_line)
+                .map_err(|error| self.corrupt(&what, format!("command_line: {error}")))?,
+            planned: to_u64(raw.planned).ok_or_else(|| self.corrupt(&what, "negative planned"))?,
+            done: to_u64(raw.done).unwrap_or(0),
+            failed: to_u64(raw.failed).unwrap_or(0),
+            seed: raw.seed as u64,
+            name: raw.name,
+            kind: raw.kind,
+            experiment_text: raw.experiment_text,
+            experiment_sha256: raw.experiment_sha256,
+            experiment_json: raw.experiment_json,
+            tool_version: raw.tool_version,
+            host: raw.host,
+            started_at_ms: raw.started_at_ms,
+            finished_at_ms: raw.finished_at_ms,
+        })
+    }
+
+    fn query_bisects(
+        &self,
+        filter: &str,
+        parameter: Option<i64>,
+    ) -> Result<Vec<BisectRecord>, StoreError> {
+        let sql = format!(
+            "SELECT id, repo, good, bad, experiment_text, config_json, status, \
+                    started_at_ms, finished_at_ms, result_json, \
+                    (SELECT COUNT(*) FROM bisect_events WHERE bisect_id = bisects.id) \
+             FROM bisects {filter}"
+        );
+        let mut statement = self
+            .connection
+            .prepare_cached(&sql)
+            .map_err(self.sql_error("read bisections"))?;
+        let parameters: Vec<SqlValue> = parameter.into_iter().map(SqlValue::Integer).collect();
+        let raw_bisects = statement
+            .query_map(rusqlite::params_from_iter(parameters), |row| {
+                Ok(RawBisect {
+                    id: row.get(0)?,
+                    repo: row.get(1)?,
+                    good: row.get(2)?,
+                    bad: row.get(3)?,
+                    experiment_text: row.get(4)?,
+                    config_json: row.get(5)?,
+                    status: row.get(6)?,
+                    started_at_ms: row.get(7)?,
+                    finished_at_ms: row.get(8)?,
+                    result_json: row.get(9)?,
+                    events: row.get(10)?,
+                })
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(self.sql_error("read bisections"))?;
+        raw_bisects
+            .into_iter()
+            .map(|raw| {
+                let what = format!("bisection {}", raw.id);
+                let result = match raw.result_json {
+                    Some(text) => Some(
+                        serde_json::from_str(&text)
+                            .map_err(|error| self.corrupt(&what, format!("result: {error}")))?,
+                    ),
+                    None => None,
+                };
+                Ok(BisectRecord {
+                    id: BisectId(raw.id),
+                    status: parse_status(&raw.status).ok_or_else(|| {
+                        self.corrupt(&what, format!("unknown status `{}`", raw.status))
+                    })?,
+                    config: serde_json::from_str(&raw.config_json)
+                        .map_err(|error| self.corrupt(&what, format!("config: {error}")))?,
+                    result,
+                    events: to_u64(raw.events).unwrap_or(0),
+                    repo: raw.repo,
+                    good: raw.good,
+                    bad: raw.bad,
+                    experiment_text: raw.experiment_text,
+                    started_at_ms: raw.started_at_ms,
+                    finished_at_ms: raw.finished_at_ms,
+                })
+            })
+            .collect()
+    }
+
+    /// Records a run's cell the first time one of its samples is stored;
+    /// afterwards checks that the same index still means the same levels.
+    fn store_cell(
+        &self,
+        transaction: &Transaction<'_>,
+        run: RunId,
+        cell_index: i64,
+        cell: &Cell,
+        what: &str,
+    ) -> Result<(), StoreError> {
+        let operation = format!("store {what}");
+        let levels_json = to_json(&cell.levels);
+        let stored: Option<String> = transaction
+            .prepare_cached("SELECT levels_json FROM run_cells WHERE run_id = ?1 AND cell = ?2")
+            .and_then(|mut statement| {
+                statement
+                    .query_row(params![run.0, cell_index], |row| row.get(0))
+                    .optional()
+            })
+            .map_err(self.sql_error(&operation))?;
+        match stored {
+            Some(stored) if stored == levels_json => return Ok(()),
+            Some(stored) => {
+                return Err(self.invalid(
+                    what,
+                    format!("cell {cell_index} is stored with levels {stored}, not {levels_json}"),
+                ));
+            }
+            None => {}
+        }
+        transaction
+            .prepare_cached("INSERT INTO run_cells (run_id, cell, levels_json) VALUES (?1, ?2, ?3)")
+            .and_then(|mut statement| statement.execute(params![run.0, cell_index, levels_json]))
+            .map_err(|error| match constraint(&error) {
+                Some(ffi::SQLITE_CONSTRAINT_FOREIGNKEY) => self.unknown_run(run),
+                _ => self.sql_error(&operation)(error),
+            })?;
+        let mut insert_level = transaction
+            .prepare_cached(
+                "INSERT INTO cell_levels (run_id, cell, factor, level) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .map_err(self.sql_error(&operation))?;
+        for (factor, level) in &cell.levels {
+            insert_level
+                .execute(params![run.0, cell_index, factor, level])
+                .map_err(|error| match constraint(&error) {
+                    Some(ffi::SQLITE_CONSTRAINT_PRIMARYKEY) => {
+                        self.invalid(what, format!("factor `{factor}` twice in its cell"))
+                    }
+                    _ => self.sql_error(&operation)(error),
+                })?;
+        }
+        Ok(())
+    }
+
+    fn update_run(
+        &self,
+        run: RunId,
+        operation: &str,
+        sql: &str,
+        parameters: &[&dyn rusqlite::ToSql],
+    ) -> Result<(), StoreError> {
+        let changed = self
+            .connection
+            .prepare_cached(sql)
+            .and_then(|mut statement| statement.execute(parameters))
+            .map_err(self.sql_error(operation))?;
+        if changed == 0 {
+            return Err(self.unknown_run(run));
+        }
+        Ok(())
+    }
+}
+
+impl Store for SqliteStore {
+    fn create_run(&self, run: &NewRun) -> Result<RunId, StoreError> {
+        let planned = i64::try_from(run.planned).map_err(|_| {
+            self.invalid("a run", format!("planned count {} too large", run.planned))
+        })?;
+        let environment_start = to_json(&run.environment_start);
+        let command_line = to_json(&run.command_line);
+        self.write("create a run", |transaction| {
+            transaction
+                .prepare_cached(
+                    "INSERT INTO runs (name, kind, status, experiment_text, experiment_sha256, \
+                        experiment_json, tool_version, seed, host, planned, started_at_ms, \
+                        environment_start, command_line) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                )
+                .and_then(|mut statement| {
+                    statement.execute(params![
+                        run.name,
+                        run.kind,
+                        RunStatus::Running.as_str(),
+                        run.experiment_text,
+                        run.experiment_sha256,
+                        run.experiment_json,
+                        run.tool_version,
+                        run.seed as i64,
+                        run.host,
+                        planned,
+                        run.started_at_ms,
+                        environment_start,
+                        command_line,
+                    ])
+                })
+                .map_err(self.sql_error("create a run"))?;
+            Ok(RunId(transaction.last_insert_rowid()))
+        })
+    }
+
+    fn finish_run(
+        &self,
+        run: RunId,
+        status: RunStatus,
+        finished_at_ms: i64,
+        environment_end: Option<&Environment>,
+    ) -> Result<(), StoreError> {
+        let environment_end = environment_end.map(to_json);
+        self.update_run(
+            run,
+            &format!("finish run {run}"),
+            "UPDATE runs SET status = ?2, finished_at_ms = ?3, environment_end = ?4 \
+             WHERE id = ?1",
+            &[&run.0, &status.as_str(), &finished_at_ms, &environment_end],
+        )
+    }
+
+    fn set_status(&self, run: RunId, status: RunStatus) -> Result<(), StoreError> {
+        self.update_run(
+            run,
+            &format!("set the status of run {run}"),
+            "UPDATE runs SET status = ?2, \
+                finished_at_ms = CASE WHEN ?2 = 'running' THEN NULL ELSE finished_at_ms END \
+             WHERE id = ?1",
+            &[&run.0, &status.as_str()],
+        )
+    }
+
+    fn set_planned(&self, run: RunId, planned: u64) -> Result<(), StoreError> {
+        let planned = i64::try_from(planned).map_err(|_| {
+            self.invalid(
+                format!("run {run}"),
+                format!("planned count {planned} too large"),
+            )
+        })?;
+        self.update_run(
+            run,
+            &format!("set the planned count of run {run}"),
+            "UPDATE runs SET planned = ?2 WHERE id = ?1",
+            &[&run.0, &planned],
+        )
+    }
+
+    fn list_runs(&self) -> Result<Vec<RunSummary>, StoreError> {
+        Ok(self
+            .query_runs("ORDER BY id", None)?
+            .into_iter()
+            .map(|record| RunSummary {
+                id: record.id,
+                name: record.name,
+                kind: record.kind,
+                status: record.status,
+                planned: record.planned,
+                done: record.done,
+                failed: record.failed,
+                started_at_ms: record.started_at_ms,
+                finished_at_ms: record.finished_at_ms,
+                host: record.host,
+            })
+            .collect())
+    }
+
+    fn run(&self, run: RunId) -> Result<RunRecord, StoreError> {
+        self.query_runs("WHERE id = ?1", Some(run.0))?
+            .pop()
+            .ok_or_else(|| self.unknown_run(run))
+    }
+
+    fn latest_run(&self) -> Result<Option<RunRecord>, StoreError> {
+        Ok(self.query_runs("ORDER BY id DESC LIMIT 1", None)?.pop())
+    }
+
+    fn append_sample(&self, run: RunId, sample: &Sample, cell: &Cell) -> Result<(), StoreError> {
+        let what = || format!("sample {} of run {run}", sample.sequence);
+        for (name, value) in [
+            ("wall_seconds", sample.wall_seconds),
+            ("user_seconds", sample.user_seconds),
+            ("sys_seconds", sample.sys_seconds),
+        ]
+        .into_iter()
+        .chain(
+            sample
+                .metrics
+                .iter()
+                .map(|(name, value)| (name.as_str(), *value)),
+        ) {
+            if !value.is_finite() {
+                return Err(self.invalid(what(), format!("`{name}` is {value}, not a number")));
+            }
+        }
+        let max_rss_kib = i64::try_from(sample.max_rss_kib).map_err(|_| {
+            self.invalid(
+                what(),
+                format!("max RSS {} KiB too large", sample.max_rss_kib),
+            )
+        })?;
+        let cell_index = i64::try_from(sample.cell)
+            .map_err(|_| self.invalid(what(), format!("cell index {} too large", sample.cell)))?;
+        let operation = format!("store {}", what());
+        self.write(&operation, |transaction| {
+            self.store_cell(transaction, run, cell_index, cell, &what())?;
+            let inserted = transaction
+                .prepare_cached(
+                    "INSERT INTO samples (run_id, sequence, cell, block, warmup, failed, \
+                        started_at_ms, wall_seconds, user_seconds, sys_seconds, max_rss_kib, \
+                        exit_code, signal, timed_out) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                )
+                .and_then(|mut statement| {
+                    statement.execute(params![
+                        run.0,
+                        sample.sequence,
+                        cell_index,
+                        sample.block,
+                        sample.warmup,
+                        sample.failure.is_some(),
+                        sample.started_at_ms,
+                        sample.wall_seconds,
+                        sample.user_seconds,
+                        sample.sys_seconds,
+                        max_rss_kib,
+                        sample.exit_code,
+                        sample.signal,
+                        sample.timed_out,
+                    ])
+                });
+            match inserted {
+                Ok(_) => {}
+                Err(error) if constraint(&error) == Some(ffi::SQLITE_CONSTRAINT_PRIMARYKEY) => {
+                    return Err(StoreError::DuplicateSample {
+                        path: self.path.clone(),
+                        run,
+                        sequence: sample.sequence,
+                    });
+                }
+                Err(error) => return Err(self.sql_error(&operation)(error)),
+            }
+            if let Some(failure) = &sample.failure {
+                transaction
+                    .prepare_cached(
+                        "INSERT INTO sample_failures (run_id, sequence, reason, output_tail) \
+                         VALUES (?1, ?2, ?3, ?4)",
+                    )
+                    .and_then(|mut statement| {
+                        statement.execute(params![
+                            run.0,
+                            sample.sequence,
+                            failure.reason,
+                            failure.output_tail
+                        ])
+                    })
+                    .map_err(self.sql_error(&operation))?;
+            }
+            let mut insert_metric = transaction
+                .prepare_cached(
+                    "INSERT INTO sample_metrics (run_id, sequence, name, value) \
+                     VALUES (?1, ?2, ?3, ?4)",
+                )
+                .map_err(self.sql_error(&operation))?;
+            for (name, value) in &sample.metrics {
+                insert_metric
+                    .execute(params![run.0, sample.sequence, name, value])
+                    .map_err(self.sql_error(&operation))?;
+            }
+            Ok(())
+        })
+    }
+
+    fn samples(&self, run: RunId) -> Result<Vec<Sample>, StoreError> {
+        self.run_exists(run)?;
+        let operation = format!("read the samples of run {run}");
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT s.sequence, s.cell, s.block, s.warmup, s.started_at_ms, s.wall_seconds, \
+                    s.user_seconds, s.sys_seconds, s.max_rss_kib, s.exit_code, s.signal, \
+                    s.timed_out, s.failed, f.reason, f.output_tail \
+                 FROM samples s LEFT JOIN sample_failures f \
+                    ON f.run_id = s.run_id AND f.sequence = s.sequence \
+                 WHERE s.run_id = ?1 ORDER BY s.sequence",
+            )
+            .map_err(self.sql_error(&operation))?;
+        let rows = statement
+            .query_map([run.0], |row| {
+                let failed: bool = row.get(12)?;
+                let reason: Option<String> = row.get(13)?;
+                let output_tail: Option<String> = row.get(14)?;
+                Ok(RawSample {
+                    sequence: row.get(0)?,
+                    cell: row.get(1)?,
+                    block: row.get(2)?,
+                    warmup: row.get(3)?,
+                    started_at_ms: row.get(4)?,
+                    wall_seconds: row.get(5)?,
+                    user_seconds: row.get(6)?,
+                    sys_seconds: row.get(7)?,
+                    max_rss_kib: row.get(8)?,
+                    exit_code: row.get(9)?,
+                    signal: row.get(10)?,
+                    timed_out: row.get(11)?,
+                    failure: (failed || reason.is_some()).then(|| Failure {
+                        reason: reason.unwrap_or_default(),
+                        output_tail: output_tail.unwrap_or_default(),
+                    }),
+                })
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(self.sql_error(&operation))?;
+        let mut samples = Vec::with_capacity(rows.len());
+        let mut index_by_sequence = HashMap::with_capacity(rows.len());
+        for raw in rows {
+            let what = format!("sample {} of run {run}", raw.sequence);
+            index_by_sequence.insert(raw.sequence, samples.len());
+            samples.push(Sample {
+                cell: usize::try_from(raw.cell)
+                    .map_err(|_| self.corrupt(&what, "negative cell index"))?,
+                max_rss_kib: to_u64(raw.max_rss_kib)
+                    .ok_or_else(|| self.corrupt(&what, "negative max RSS"))?,
+                block: raw.block,
+                sequence: raw.sequence,
+                warmup: raw.warmup,
+                started_at_ms: raw.started_at_ms,
+                wall_seconds: raw.wall_seconds,
+                user_seconds: raw.user_seconds,
+                sys_seconds: raw.sys_seconds,
+                exit_code: raw.exit_code,
+                signal: raw.signal,
+                timed_out: raw.timed_out,
+                metrics: BTreeMap::new(),
+                failure: raw.failure,
+            });
+        }
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT sequence, name, value FROM sample_metrics WHERE run_id = ?1")
+            .map_err(self.sql_error(&operation))?;
+        let metrics = statement
+            .query_map([run.0], |row| {
+                Ok((
+                    row.get::<_, u32>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, f64>(2)?,
+                ))
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(self.sql_error(&operation))?;
+        for (sequence, name, value) in metrics {
+            if let Some(&index) = index_by_sequence.get(&sequence) {
+                samples[index].metrics.insert(name, value);
+            }
+        }
+        Ok(samples)
+    }
+
+    fn select_samples(&self, selection: &Selection) -> Result<Vec<SelectedValue>, StoreError> {
+        if let Some(run) = selection.run {
+            self.run_exists(run)?;
+        }
+        let mut sql = String::from(
+            "SELECT s.run_id, s.sequence, m.value, s.started_at_ms, c.levels_json \
+             FROM samples s \
+             JOIN sample_metrics m \
+                ON m.run_id = s.run_id AND m.sequence = s.sequence AND m.name = ? \
+             JOIN run_cells c ON c.run_id = s.run_id AND c.cell = s.cell \
+             WHERE s.warmup = 0 AND s.failed = 0",
+        );
+        let mut parameters = vec![SqlValue::Text(selection.metric.clone())];
+        if let Some(run) = selection.run {
+            sql.push_str(" AND s.run_id = ?");
+            parameters.push(SqlValue::Integer(run.0));
+        }
+        for (factor, level) in &selection.levels {
+            sql.push_str(
+                " AND EXISTS (SELECT 1 FROM cell_levels l WHERE l.run_id = s.run_id \
+                   AND l.cell = s.cell AND l.factor = ? AND l.level = ?)",
+            );
+            parameters.push(SqlValue::Text(factor.clone()));
+            parameters.push(SqlValue::Text(level.clone()));
+        }
+        sql.push_str(" ORDER BY s.run_id, s.sequence");
+        let operation = format!("select metric `{}`", selection.metric);
+        let mut statement = self
+            .connection
+            .prepare(&sql)
+            .map_err(self.sql_error(&operation))?;
+        let rows = statement
+            .query_map(rusqlite::params_from_iter(parameters), |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, u32>(1)?,
+                    row.get::<_, f64>(2)?,
+                    row.get::<_, i64>(3)?,
+                    row.get::<_, String>(4)?,
+                ))
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(self.sql_error(&operation))?;
+        rows.into_iter()
+            .map(|(run, sequence, value, started_at_ms, levels_json)| {
+                let levels = serde_json::from_str(&levels_json).map_err(|error| {
+                    self.corrupt(&format!("sample {sequence} of run {run}"), error)
+                })?;
+                Ok(SelectedValue {
+                    run: RunId(run),
+                    sequence,
+                    value,
+                    started_at_ms,
+                    levels,
+                })
+            })
+            .collect()
+    }
+
+    fn put_annotation(&self, run: RunId, key: &str, value: &Value) -> Result<(), StoreError> {
+        let operation = format!("store annotation `{key}` of run {run}");
+        self.write(&operation, |transaction| {
+            transaction
+                .prepare_cached(
+                    "INSERT INTO run_annotations (run_id, key, value_json) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT (run_id, key) DO UPDATE SET value_json = excluded.value_json",
+                )
+                .and_then(|mut statement| statement.execute(params![run.0, key, to_json(value)]))
+                .map_err(|error| match constraint(&error) {
+                    Some(ffi::SQLITE_CONSTRAINT_FOREIGNKEY) => self.unknown_run(run),
+                    _ => self.sql_error(&operation)(error),
+                })?;
+            Ok(())
+        })
+    }
+
+    fn annotations(&self, run: RunId) -> Result<BTreeMap<String, Value>, StoreError> {
+        self.run_exists(run)?;
+        let operation = format!("read the annotations of run {run}");
+        let rows = self
+            .connection
+            .prepare_cached("SELECT key, value_json FROM run_annotations WHERE run_id = ?1")
+            .and_then(|mut statement| {
+                statement
+                    .query_map([run.0], |row| {
+                        Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+                    })?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(self.sql_error(&operation))?;
+        rows.into_iter()
+            .map(|(key, text)| {
+                let value = serde_json::from_str(&text).map_err(|error| {
+                    self.corrupt(&format!("annotation `{key}` of run {run}"), error)
+                })?;
+                Ok((key, value))
+            })
+            .collect()
+    }
+
+    fn create_bisect(&self, bisect: &NewBisect) -> Result<BisectId, StoreError> {
+        self.write("create a bisection", |transaction| {
+            transaction
+                .prepare_cached(
+                    "INSERT INTO bisects (repo, good, bad, experiment_text, config_json, \
+                        status, started_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )
+                .and_then(|mut statement| {
+                    statement.execute(params![
+                        bisect.repo,
+                        bisect.good,
+                        bisect.bad,
+                        bisect.experiment_text,
+                        to_json(&bisect.config),
+                        RunStatus::Running.as_str(),
+                        bisect.started_at_ms,
+                    ])
+                })
+                .map_err(self.sql_error("create a bisection"))?;
+            Ok(BisectId(transaction.last_insert_rowid()))
+        })
+    }
+
+    fn append_bisect_event(
+        &self,
+        bisect: BisectId,
+        sequence: u32,
+        event: &Value,
+    ) -> Result<(), StoreError> {
+        let operation = format!("store event {sequence} of bisection {bisect}");
+        self.write(&operation, |transaction| {
+            transaction
+                .prepare_cached(
+                    "INSERT INTO bisect_events (bisect_id, sequence, event_json) \
+                     VALUES (?1, ?2, ?3)",
+                )
+                .and_then(|mut statement| {
+                    statement.execute(params![bisect.0, sequence, to_json(event)])
+                })
+                .map_err(|error| match constraint(&error) {
+                    Some(ffi::SQLITE_CONSTRAINT_PRIMARYKEY) => StoreError::DuplicateBisectEvent {
+                        path: self.path.clone(),
+                        bisect,
+                        sequence,
+                    },
+                    Some(ffi::SQLITE_CONSTRAINT_FOREIGNKEY) => self.unknown_bisect(bisect),
+                    _ => self.sql_error(&operation)(error),
+                })?;
+            Ok(())
+        })
+    }
+
+    fn bisect_events(&self, bisect: BisectId) -> Result<Vec<(u32, Value)>, StoreError> {
+        self.bisect_exists(bisect)?;
+        let operation = format!("read the events of bisection {bisect}");
+        let rows = self
+            .connection
+            .prepare_cached(
+                "SELECT sequence, event_json FROM bisect_events WHERE bisect_id = ?1 \
+                 ORDER BY sequence",
+            )
+            .and_then(|mut statement| {
+                statement
+                    .query_map([bisect.0], |row| {
+                        Ok((row.get::<_, u32>(0)?, row.get::<_, String>(1)?))
+                    })?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(self.sql_error(&operation))?;
+        rows.into_iter()
+            .map(|(sequence, text)| {
+                let value = serde_json::from_str(&text).map_err(|error| {
+                    self.corrupt(&format!("event {sequence} of bisection {bisect}"), error)
+                })?;
+                Ok((sequence, value))
+            })
+            .collect()
+    }
+
+    fn finish_bisect(
+        &self,
+        bisect: BisectId,
+        status: RunStatus,
+        finished_at_ms: i64,
+        result: &Value,
+    ) -> Result<(), StoreError> {
+        let changed = self
+            .connection
+            .prepare_cached(
+                "UPDATE bisects SET status = ?2, finished_at_ms = ?3, result_json = ?4 \
+                 WHERE id = ?1",
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![
+                    bisect.0,
+                    status.as_str(),
+                    finished_at_ms,
+                    to_json(result)
+                ])
+            })
+            .map_err(self.sql_error(&format!("finish bisection {bisect}")))?;
+        if changed == 0 {
+            return Err(self.unknown_bisect(bisect));
+        }
+        Ok(())
+    }
+
+    fn list_bisects(&self) -> Result<Vec<BisectSummary>, StoreError> {
+        Ok(self
+            .query_bisects("ORDER BY id", None)?
+            .into_iter()
+            .map(|record| BisectSummary {
+                id: record.id,
+                repo: record.repo,
+                good: record.good,
+                bad: record.bad,
+                status: record.status,
+                events: record.events,
+                started_at_ms: record.started_at_ms,
+                finished_at_ms: record.finished_at_ms,
+            })
+            .collect())
+    }
+
+    fn bisect(&self, bisect: BisectId) -> Result<BisectRecord, StoreError> {
+        self.query_bisects("WHERE id = ?1", Some(bisect.0))?
+            .pop()
+            .ok_or_else(|| self.unknown_bisect(bisect))
+    }
+
+    fn latest_bisect(&self) -> Result<Option<BisectRecord>, StoreError> {
+        Ok(self.query_bisects("ORDER BY id DESC LIMIT 1", None)?.pop())
+    }
+}
+
+/// Brings the schema from its current version to `LATEST_VERSION`, one
+/// migration per step, all in one immediate transaction so that two
+/// processes opening a fresh database at once cannot both migrate it.
+fn migrate(connection: &Connection, path: &Path) -> Result<(), StoreError> {
+    let migrate_error = |version| {
+        move |source| StoreError::Migrate {
+            path: path.to_path_buf(),
+            version,
+            source,
+        }
+    };
+    let transaction = Transaction::new_unchecked(connection, TransactionBehavior::Immediate)
+        .map_err(migrate_error(LATEST_VERSION))?;
+    // Re-read under the write lock: another process may have migrated.
+    let version = user_version(&transaction).map_err(migrate_error(LATEST_VERSION))?;
+    if version > LATEST_VERSION {
+        return Err(StoreError::NewerSchema {
+            path: path.to_path_buf(),
+            found: version,
+            known: LATEST_VERSION,
+        });
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let target = index as i64 + 1;
+        transaction
+            .execute_batch(sql)
+            .and_then(|()| transaction.pragma_update(None, "user_version", target))
+            .map_err(migrate_error(target))?;
+    }
+    transaction.commit().map_err(migrate_error(LATEST_VERSION))
+}
+
+fn user_version(connection: &Connection) -> rusqlite::Result<i64> {
+    connection.pragma_query_value(None, "user_version", |row| row.get(0))
+}
+
+/// The extended result code of a constraint violation.
+fn constraint(error: &rusqlite::Error) -> Option<i32> {
+    match error {
+        rusqlite::Error::SqliteFailure(failure, _)
+            if failure.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
+            Some(failure.extended_code)
+        }
+        _ => None,
+    }
+}
+
+fn parse_status(text: &str) -> Option<RunStatus> {
+    RunStatus::parse(text)
+}
+
+fn to_u64(value: i64) -> Option<u64> {
+    u64::try_from(value).ok()
+}
+
+/// Serializes a value the store itself controls; these types cannot fail to
+/// serialize (no maps with non-string keys, no failing `Serialize`).
+fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).expect("plain data serializes to JSON")
+}
+
+struct RawRun {
+    id: i64,
+    name: String,
+    kind: String,
+    status: String,
+    experiment_text: String,
+    experiment_sha256: String,
+    experiment_json: String,
+    tool_version: String,
+    seed: i64,
+    host: String,
+    planned: i64,
+    started_at_ms: i64,
+    finished_at_ms: Option<i64>,
+    environment_start: String,
+    environment_end: Option<String>,
+    command_line: String,
+    done: i64,
+    failed: i64,
+}
+
+struct RawSample {
+    sequence: u32,
+    cell: i64,
+    block: u32,
+    warmup: bool,
+    started_at_ms: i64,
+    wall_seconds: f64,
+    user_seconds: f64,
+    sys_seconds: f64,
+    max_rss_kib: i64,
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    timed_out: bool,
+    failure: Option<Failure>,
+}
+
+struct RawBisect {
+    id: i64,
+    repo: String,
+    good: String,
+    bad: String,
+    experiment_text: String,
+    config_json: String,
+    status: String,
+    started_at_ms: i64,
+    finished_at_ms: Option<i64>,
+    result_json: Option<String>,
+    events: i64,
+}

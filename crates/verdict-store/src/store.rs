@@ -1,0 +1,215 @@
+//! The `Store` trait and the records it reads and writes: runs, samples,
+//! cross-run selections, run annotations and bisection state. Backend
+//! neutral: no SQL here, so a PostgreSQL store can implement the same trait.
+//! Must not read clocks: every timestamp is passed in by the caller.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use verdict_model::{Cell, Environment, RunId, RunStatus, Sample};
+
+use crate::StoreError;
+
+/// Identifier of a stored bisection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BisectId(pub i64);
+
+impl std::fmt::Display for BisectId {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{}", self.0)
+    }
+}
+
+/// Everything recorded when a run starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewRun {
+    /// Experiment name.
+    pub name: String,
+    /// What started the run: "run", "ab", "bisect", "check", ...
+    pub kind: String,
+    /// The experiment file exactly as read (for `ab`, a generated TOML).
+    pub experiment_text: String,
+    /// Hex SHA-256 of `experiment_text`.
+    pub experiment_sha256: String,
+    /// The resolved `Experiment` as JSON (what resume rebuilds the plan from).
+    pub experiment_json: String,
+    /// `verdict --version` of the binary that created the run.
+    pub tool_version: String,
+    /// Seed of the schedule's random order.
+    pub seed: u64,
+    pub host: String,
+    /// Planned iterations in total, warmups included.
+    pub planned: u64,
+    pub started_at_ms: i64,
+    pub environment_start: Environment,
+    /// The command line (argv) that started the run.
+    pub command_line: Vec<String>,
+}
+
+/// One line of `verdict runs`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    pub id: RunId,
+    pub name: String,
+    pub kind: String,
+    pub status: RunStatus,
+    pub planned: u64,
+    /// Stored samples: data, failed and warmup.
+    pub done: u64,
+    /// Stored samples that failed (warmups included).
+    pub failed: u64,
+    pub started_at_ms: i64,
+    pub finished_at_ms: Option<i64>,
+    pub host: String,
+}
+
+/// A run with everything recorded about it (samples excepted).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRecord {
+    pub id: RunId,
+    pub name: String,
+    pub kind: String,
+    pub status: RunStatus,
+    pub experiment_text: String,
+    pub experiment_sha256: String,
+    pub experiment_json: String,
+    pub tool_version: String,
+    pub seed: u64,
+    pub host: String,
+    pub planned: u64,
+    /// Stored samples: data, failed and warmup.
+    pub done: u64,
+    pub failed: u64,
+    pub started_at_ms: i64,
+    pub finished_at_ms: Option<i64>,
+    pub environment_start: Environment,
+    pub environment_end: Option<Environment>,
+    pub command_line: Vec<String>,
+}
+
+/// Which stored values `verdict compare` wants: one metric of the data
+/// samples (not warmups, not failures) whose cell has every listed level,
+/// in one run or across all runs.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Selection {
+    pub run: Option<RunId>,
+    /// (factor, level) pairs that must all match.
+    pub levels: Vec<(String, String)>,
+    pub metric: String,
+}
+
+/// One value picked by a `Selection`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SelectedValue {
+    pub run: RunId,
+    pub sequence: u32,
+    pub value: f64,
+    pub started_at_ms: i64,
+    /// The sample's cell, every factor in experiment order.
+    pub levels: Vec<(String, String)>,
+}
+
+/// Everything recorded when a bisection starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewBisect {
+    /// Repository path.
+    pub repo: String,
+    pub good: String,
+    pub bad: String,
+    pub experiment_text: String,
+    /// The bisection's resolved settings.
+    pub config: Value,
+    pub started_at_ms: i64,
+}
+
+/// One line of the bisection list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BisectSummary {
+    pub id: BisectId,
+    pub repo: String,
+    pub good: String,
+    pub bad: String,
+    pub status: RunStatus,
+    pub events: u64,
+    pub started_at_ms: i64,
+    pub finished_at_ms: Option<i64>,
+}
+
+/// A bisection with everything recorded about it (events excepted).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BisectRecord {
+    pub id: BisectId,
+    pub repo: String,
+    pub good: String,
+    pub bad: String,
+    pub experiment_text: String,
+    pub config: Value,
+    pub status: RunStatus,
+    pub events: u64,
+    pub started_at_ms: i64,
+    pub finished_at_ms: Option<i64>,
+    pub result: Option<Value>,
+}
+
+/// Where runs, samples and bisections live. Every write is committed before
+/// the method returns; a process killed afterwards loses nothing that a
+/// method reported as written.
+pub trait Store {
+    /// Records a new run with status `running`.
+    fn create_run(&self, run: &NewRun) -> Result<RunId, StoreError>;
+    /// Sets the final status, the end time and the environment at the end.
+    fn finish_run(
+        &self,
+        run: RunId,
+        status: RunStatus,
+        finished_at_ms: i64,
+        environment_end: Option<&Environment>,
+    ) -> Result<(), StoreError>;
+    /// Changes the status; setting `running` (a resume) clears the end time.
+    fn set_status(&self, run: RunId, status: RunStatus) -> Result<(), StoreError>;
+    /// Changes the planned iteration count (adaptive runs).
+    fn set_planned(&self, run: RunId, planned: u64) -> Result<(), StoreError>;
+    /// Every run, oldest first.
+    fn list_runs(&self) -> Result<Vec<RunSummary>, StoreError>;
+    fn run(&self, run: RunId) -> Result<RunRecord, StoreError>;
+    /// The most recently created run, if any.
+    fn latest_run(&self) -> Result<Option<RunRecord>, StoreError>;
+
+    /// Stores one iteration in its own transaction. A sequence already stored
+    /// for the run is refused with `StoreError::DuplicateSample`.
+    fn append_sample(&self, run: RunId, sample: &Sample, cell: &Cell) -> Result<(), StoreError>;
+    /// Every sample of the run in sequence order.
+    fn samples(&self, run: RunId) -> Result<Vec<Sample>, StoreError>;
+    /// Values of one metric over data samples, in execution order (run, then
+    /// sequence).
+    fn select_samples(&self, selection: &Selection) -> Result<Vec<SelectedValue>, StoreError>;
+
+    /// Attaches (or replaces) a JSON value under `key`, e.g. `doctor`,
+    /// `decisions`.
+    fn put_annotation(&self, run: RunId, key: &str, value: &Value) -> Result<(), StoreError>;
+    fn annotations(&self, run: RunId) -> Result<BTreeMap<String, Value>, StoreError>;
+
+    /// Records a new bisection with status `running`.
+    fn create_bisect(&self, bisect: &NewBisect) -> Result<BisectId, StoreError>;
+    /// Stores one recorded fact of a bisection; a sequence already stored is
+    /// refused with `StoreError::DuplicateBisectEvent`.
+    fn append_bisect_event(
+        &self,
+        bisect: BisectId,
+        sequence: u32,
+        event: &Value,
+    ) -> Result<(), StoreError>;
+    /// Every event in sequence order.
+    fn bisect_events(&self, bisect: BisectId) -> Result<Vec<(u32, Value)>, StoreError>;
+    fn finish_bisect(
+        &self,
+        bisect: BisectId,
+        status: RunStatus,
+        finished_at_ms: i64,
+        result: &Value,
+    ) -> Result<(), StoreError>;
+    /// Every bisection, oldest first.
+    fn list_bisects(&self) -> Result<Vec<BisectSummary>, StoreError>;
+    fn bisect(&self, bisect: BisectId) -> Result<BisectRecord, StoreError>;
+    fn latest_bisect(&self) -> Result<Option<BisectRecord>, StoreError>;
+}

@@ -1,0 +1,555 @@
+//! SqliteStore on real database files in temporary directories: runs,
+//! samples with failures and metrics, duplicates, selections across runs,
+//! annotations, bisection state, errors, and a reader beside an open write
+//! transaction (WAL). Must not depend on another test's database.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use verdict_model::{Cell, Environment, Failure, RunId, RunStatus, Sample};
+use verdict_store::{NewBisect, NewRun, Selection, SqliteStore, Store, StoreError};
+
+fn cell(levels: &[(&str, &str)]) -> Cell {
+    Cell {
+        levels: levels
+            .iter()
+            .map(|(factor, level)| (factor.to_string(), level.to_string()))
+            .collect(),
+    }
+}
+
+fn new_run(name: &str) -> NewRun {
+    NewRun {
+        name: name.to_string(),
+        kind: "run".to_string(),
+        experiment_text: format!("name = \"{name}\"\ncommand = [\"true\"]\n"),
+        experiment_sha256: "ab".repeat(32),
+        experiment_json: format!("{{\"name\":\"{name}\"}}"),
+        tool_version: "0.1.0".to_string(),
+        seed: 0xfedc_ba98_7654_3210,
+        host: "testhost".to_string(),
+        planned: 6,
+        started_at_ms: 1_764_500_000_000,
+        environment_start: Environment {
+            hostname: Some("testhost".to_string()),
+            kernel_release: Some("6.12.0".to_string()),
+            cpu_count: Some(8),
+            load_average: Some([0.25, 0.5, 1.0]),
+            ..Environment::default()
+        },
+        command_line: vec!["verdict".into(), "run".into(), "a b.toml".into()],
+    }
+}
+
+fn sample(sequence: u32, cell: usize, wall: f64) -> Sample {
+    let mut metrics = BTreeMap::new();
+    metrics.insert("wall".to_string(), wall);
+    metrics.insert("bogo-ops/s".to_string(), 1000.0 / wall);
+    Sample {
+        cell,
+        block: sequence / 2,
+        sequence,
+        warmup: false,
+        started_at_ms: 1_764_500_000_000 + i64::from(sequence) * 10,
+        wall_seconds: wall,
+        user_seconds: wall / 2.0,
+        sys_seconds: wall / 4.0,
+        max_rss_kib: 2048 + u64::from(sequence),
+        exit_code: Some(0),
+        signal: None,
+        timed_out: false,
+        metrics,
+        failure: None,
+    }
+}
+
+fn open(directory: &Path) -> SqliteStore {
+    SqliteStore::open(&directory.join("verdict.db")).expect("open store")
+}
+
+#[test]
+fn runs_and_samples_round_trip_through_the_file() {
+    let directory = tempfile::tempdir().unwrap();
+    let cells = [
+        cell(&[("kernel", "6.1"), ("selinux", "enforcing")]),
+        cell(&[("kernel", "7.1"), ("selinux", "enforcing")]),
+    ];
+    let mut written = vec![];
+    let run;
+    {
+        let store = open(directory.path());
+        assert!(store.latest_run().unwrap().is_none());
+        run = store.create_run(&new_run("kill")).unwrap();
+        let mut warmup = sample(0, 0, 0.5);
+        warmup.warmup = true;
+        let data = sample(1, 1, 0.25);
+        let mut failed = sample(2, 0, 3.0);
+        failed.exit_code = None;
+        failed.signal = Some(9);
+        failed.timed_out = true;
+        failed.metrics.clear();
+        failed.failure = Some(Failure {
+            reason: "timed out after 3s".to_string(),
+            output_tail: "line 1\nline \u{e9}2\n".to_string(),
+        });
+        let mut metric_failure = sample(3, 1, 0.125);
+        metric_failure.metrics.remove("bogo-ops/s");
+        metric_failure.failure = Some(Failure {
+            reason: "metric `bogo-ops/s`: no stress-ng metrics row".to_string(),
+            output_tail: String::new(),
+        });
+        written = vec![warmup, data, failed, metric_failure];
+        for sample in &written {
+            store
+                .append_sample(run, sample, &cells[sample.cell])
+                .unwrap();
+        }
+        store.set_planned(run, 8).unwrap();
+        let environment_end = Environment {
+            load_average: Some([2.0, 1.0, 0.5]),
+            ..Environment::default()
+        };
+        store
+            .finish_run(
+                run,
+                RunStatus::Complete,
+                1_764_500_009_000,
+                Some(&environment_end),
+            )
+            .unwrap();
+    }
+
+    let store = open(directory.path());
+    assert_eq!(store.samples(run).unwrap(), written);
+    let record = store.run(run).unwrap();
+    let expected = new_run("kill");
+    assert_eq!(record.id, run);
+    assert_eq!(record.name, "kill");
+    assert_eq!(record.kind, "run");
+    assert_eq!(record.status, RunStatus::Complete);
+    assert_eq!(record.experiment_text, expected.experiment_text);
+    assert_eq!(record.experiment_sha256, expected.experiment_sha256);
+    assert_eq!(record.experiment_json, expected.experiment_json);
+    assert_eq!(record.tool_version, "0.1.0");
+    assert_eq!(
+        record.seed, 0xfedc_ba98_7654_3210,
+        "u64 above i64::MAX survives"
+    );
+    assert_eq!(record.host, "testhost");
+    assert_eq!(record.planned, 8);
+    assert_eq!((record.done, record.failed), (4, 2));
+    assert_eq!(record.started_at_ms, 1_764_500_000_000);
+    assert_eq!(record.finished_at_ms, Some(1_764_500_009_000));
+    assert_eq!(record.environment_start, expected.environment_start);
+    assert_eq!(
+        record.environment_end.unwrap().load_average,
+        Some([2.0, 1.0, 0.5])
+    );
+    assert_eq!(record.command_line, expected.command_line);
+
+    let runs = store.list_runs().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(
+        (runs[0].id, runs[0].planned, runs[0].done, runs[0].failed),
+        (run, 8, 4, 2)
+    );
+    assert_eq!(store.latest_run().unwrap().unwrap().id, run);
+}
+
+#[test]
+fn a_sample_is_never_stored_twice() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = open(directory.path());
+    let run = store.create_run(&new_run("dup")).unwrap();
+    let only = cell(&[("mode", "a")]);
+    store.append_sample(run, &sample(0, 0, 1.0), &only).unwrap();
+    let error = store
+        .append_sample(run, &sample(0, 0, 2.0), &only)
+        .unwrap_err();
+    assert!(
+        matches!(error, StoreError::DuplicateSample { sequence: 0, .. }),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("sample 0 of run 1 in")
+            && error.to_string().contains("already stored"),
+        "{error}"
+    );
+    // The refused sample left nothing behind, not even its metrics.
+    let samples = store.samples(run).unwrap();
+    assert_eq!(samples, vec![sample(0, 0, 1.0)]);
+    // The same sequence in another run is a different sample.
+    let other = store.create_run(&new_run("other")).unwrap();
+    store
+        .append_sample(other, &sample(0, 0, 2.0), &only)
+        .unwrap();
+}
+
+#[test]
+fn a_cell_index_keeps_its_levels_within_a_run() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = open(directory.path());
+    let run = store.create_run(&new_run("cells")).unwrap();
+    store
+        .append_sample(run, &sample(0, 0, 1.0), &cell(&[("mode", "a")]))
+        .unwrap();
+    let error = store
+        .append_sample(run, &sample(1, 0, 1.0), &cell(&[("mode", "b")]))
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("cell 0 is stored with levels"),
+        "{error}"
+    );
+    assert_eq!(store.samples(run).unwrap().len(), 1);
+}
+
+#[test]
+fn non_finite_values_are_refused_with_the_metric_named() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = open(directory.path());
+    let run = store.create_run(&new_run("nan")).unwrap();
+    let mut bad = sample(0, 0, 1.0);
+    bad.metrics.insert("ipc".to_string(), f64::NAN);
+    let error = store
+        .append_sample(run, &bad, &cell(&[("mode", "a")]))
+        .unwrap_err();
+    assert!(error.to_string().contains("`ipc` is NaN"), "{error}");
+    assert!(store.samples(run).unwrap().is_empty());
+}
+
+#[test]
+fn selections_pick_data_values_across_runs_in_execution_order() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = open(directory.path());
+    let cells = [
+        cell(&[("kernel", "6.1"), ("selinux", "enforcing")]),
+        cell(&[("kernel", "7.1"), ("selinux", "enforcing")]),
+        cell(&[("kernel", "7.1"), ("selinux", "permissive")]),
+    ];
+    let first = store.create_run(&new_run("first")).unwrap();
+    let second = store.create_run(&new_run("second")).unwrap();
+    // Appended out of order on purpose: results come back by (run, sequence).
+    for (run, sequence, cell_index, wall) in [
+        (second, 1, 1, 21.0),
+        (first, 2, 1, 12.0),
+        (first, 0, 1, 10.0),
+        (first, 1, 0, 11.0),
+        (second, 0, 2, 20.0),
+        (first, 3, 2, 13.0),
+        (second, 2, 1, 22.0),
+    ] {
+        store
+            .append_sample(run, &sample(sequence, cell_index, wall), &cells[cell_index])
+            .unwrap();
+    }
+    let mut warmup = sample(3, 1, 99.0);
+    warmup.warmup = true;
+    store.append_sample(second, &warmup, &cells[1]).unwrap();
+    let mut failed = sample(4, 1, 98.0);
+    failed.failure = Some(Failure {
+        reason: "exit status 1".to_string(),
+        output_tail: String::new(),
+    });
+    store.append_sample(second, &failed, &cells[1]).unwrap();
+
+    let select = |run: Option<RunId>, levels: &[(&str, &str)], metric: &str| {
+        store
+            .select_samples(&Selection {
+                run,
+                levels: levels
+                    .iter()
+                    .map(|(factor, level)| (factor.to_string(), level.to_string()))
+                    .collect(),
+                metric: metric.to_string(),
+            })
+            .unwrap()
+    };
+    let values = select(None, &[("kernel", "7.1"), ("selinux", "enforcing")], "wall");
+    let picked: Vec<_> = values
+        .iter()
+        .map(|value| (value.run, value.sequence, value.value))
+        .collect();
+    assert_eq!(
+        picked,
+        vec![
+            (first, 0, 10.0),
+            (first, 2, 12.0),
+            (second, 1, 21.0),
+            (second, 2, 22.0)
+        ]
+    );
+    assert_eq!(values[0].levels, cells[1].levels);
+    assert_eq!(values[0].started_at_ms, 1_764_500_000_000);
+
+    let kernel: Vec<_> = select(Some(second), &[("kernel", "7.1")], "wall")
+        .iter()
+        .map(|value| value.value)
+        .collect();
+    assert_eq!(kernel, vec![20.0, 21.0, 22.0]);
+    let everything = select(None, &[], "bogo-ops/s");
+    assert_eq!(everything.len(), 7);
+    assert!(select(None, &[("kernel", "8.0")], "wall").is_empty());
+    assert!(select(None, &[], "no-such-metric").is_empty());
+    let error = store
+        .select_samples(&Selection {
+            run: Some(RunId(77)),
+            levels: vec![],
+            metric: "wall".to_string(),
+        })
+        .unwrap_err();
+    assert!(matches!(error, StoreError::UnknownRun { .. }), "{error:?}");
+}
+
+#[test]
+fn unknown_runs_are_named_with_the_database_and_the_way_out() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = open(directory.path());
+    let path = directory.path().join("verdict.db");
+    let error = store.run(RunId(42)).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "find run 42: no run 42 in {}; `verdict runs` lists them",
+            path.display()
+        )
+    );
+    assert!(matches!(
+        store.samples(RunId(42)),
+        Err(StoreError::UnknownRun { .. })
+    ));
+    assert!(matches!(
+        store.append_sample(RunId(42), &sample(0, 0, 1.0), &cell(&[("mode", "a")])),
+        Err(StoreError::UnknownRun { .. })
+    ));
+    assert!(matches!(
+        store.set_status(RunId(42), RunStatus::Interrupted),
+        Err(StoreError::UnknownRun { .. })
+    ));
+    assert!(matches!(
+        store.set_planned(RunId(42), 3),
+        Err(StoreError::UnknownRun { .. })
+    ));
+    assert!(matches!(
+        store.finish_run(RunId(42), RunStatus::Complete, 0, None),
+        Err(StoreError::UnknownRun { .. })
+    ));
+    assert!(matches!(
+        store.put_annotation(RunId(42), "doctor", &json!({})),
+        Err(StoreError::UnknownRun { .. })
+    ));
+    assert!(matches!(
+        store.annotations(RunId(42)),
+        Err(StoreError::UnknownRun { .. })
+    ));
+}
+
+#[test]
+fn status_changes_and_resume_clear_the_end_time() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = open(directory.path());
+    let run = store.create_run(&new_run("status")).unwrap();
+    assert_eq!(store.run(run).unwrap().status, RunStatus::Running);
+    store
+        .finish_run(run, RunStatus::Interrupted, 1_764_500_001_000, None)
+        .unwrap();
+    let record = store.run(run).unwrap();
+    assert_eq!(record.status, RunStatus::Interrupted);
+    assert_eq!(record.finished_at_ms, Some(1_764_500_001_000));
+    assert_eq!(record.environment_end, None);
+    store.set_status(run, RunStatus::Running).unwrap();
+    let record = store.run(run).unwrap();
+    assert_eq!(record.status, RunStatus::Running);
+    assert_eq!(record.finished_at_ms, None);
+    store.set_status(run, RunStatus::Failed).unwrap();
+    assert_eq!(store.list_runs().unwrap()[0].status, RunStatus::Failed);
+}
+
+#[test]
+fn annotations_are_stored_and_replaced_per_key() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = open(directory.path());
+    let run = store.create_run(&new_run("annotated")).unwrap();
+    let other = store.create_run(&new_run("other")).unwrap();
+    store
+        .put_annotation(
+            run,
+            "doctor",
+            &json!({"governor": "powersave", "warnings": 2}),
+        )
+        .unwrap();
+    store
+        .put_annotation(run, "decisions", &json!([{"look": 1, "decided": false}]))
+        .unwrap();
+    store
+        .put_annotation(run, "decisions", &json!([{"look": 2, "decided": true}]))
+        .unwrap();
+    let annotations = store.annotations(run).unwrap();
+    assert_eq!(annotations.len(), 2);
+    assert_eq!(annotations["doctor"]["warnings"], json!(2));
+    assert_eq!(
+        annotations["decisions"],
+        json!([{"look": 2, "decided": true}])
+    );
+    assert!(store.annotations(other).unwrap().is_empty());
+}
+
+#[test]
+fn bisection_state_round_trips_and_refuses_duplicate_events() {
+    let directory = tempfile::tempdir().unwrap();
+    let bisect;
+    {
+        let store = open(directory.path());
+        assert!(store.latest_bisect().unwrap().is_none());
+        bisect = store
+            .create_bisect(&NewBisect {
+                repo: "/src/linux".to_string(),
+                good: "v6.1".to_string(),
+                bad: "v6.2".to_string(),
+                experiment_text: "name = \"kill\"\n".to_string(),
+                config: json!({"threshold": 0.02}),
+                started_at_ms: 1_764_500_000_000,
+            })
+            .unwrap();
+        store
+            .append_bisect_event(
+                bisect,
+                0,
+                &json!({"measured": "abc123", "samples": [1.0, 2.0]}),
+            )
+            .unwrap();
+        store
+            .append_bisect_event(bisect, 1, &json!({"skip": "def456"}))
+            .unwrap();
+        let error = store
+            .append_bisect_event(bisect, 1, &json!({"skip": "other"}))
+            .unwrap_err();
+        assert!(
+            matches!(error, StoreError::DuplicateBisectEvent { sequence: 1, .. }),
+            "{error:?}"
+        );
+    }
+    let store = open(directory.path());
+    assert_eq!(
+        store.bisect_events(bisect).unwrap(),
+        vec![
+            (0, json!({"measured": "abc123", "samples": [1.0, 2.0]})),
+            (1, json!({"skip": "def456"})),
+        ]
+    );
+    let record = store.bisect(bisect).unwrap();
+    assert_eq!(record.status, RunStatus::Running);
+    assert_eq!(record.events, 2);
+    assert_eq!(record.config, json!({"threshold": 0.02}));
+    assert_eq!(record.result, None);
+    store
+        .finish_bisect(
+            bisect,
+            RunStatus::Complete,
+            1_764_500_050_000,
+            &json!({"first_bad": "abc123"}),
+        )
+        .unwrap();
+    let summary = &store.list_bisects().unwrap()[0];
+    assert_eq!(
+        (
+            summary.id,
+            summary.status,
+            summary.events,
+            summary.finished_at_ms
+        ),
+        (bisect, RunStatus::Complete, 2, Some(1_764_500_050_000))
+    );
+    let latest = store.latest_bisect().unwrap().unwrap();
+    assert_eq!(latest.result, Some(json!({"first_bad": "abc123"})));
+    assert_eq!(
+        (
+            latest.repo.as_str(),
+            latest.good.as_str(),
+            latest.bad.as_str()
+        ),
+        ("/src/linux", "v6.1", "v6.2")
+    );
+    let missing = verdict_store::BisectId(9);
+    assert!(matches!(
+        store.bisect(missing),
+        Err(StoreError::UnknownBisect { .. })
+    ));
+    assert!(matches!(
+        store.bisect_events(missing),
+        Err(StoreError::UnknownBisect { .. })
+    ));
+    assert!(matches!(
+        store.append_bisect_event(missing, 0, &json!(null)),
+        Err(StoreError::UnknownBisect { .. })
+    ));
+}
+
+/// WAL: a reader opens the database and reads while another connection holds
+/// an uncommitted write transaction; it neither waits for the busy timeout
+/// nor sees the uncommitted sample.
+#[test]
+fn a_reader_is_not_blocked_by_an_open_write_transaction() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("verdict.db");
+    let writer = SqliteStore::open(&path).unwrap();
+    let run = writer.create_run(&new_run("wal")).unwrap();
+    writer
+        .append_sample(run, &sample(0, 0, 1.0), &cell(&[("mode", "a")]))
+        .unwrap();
+
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = raw
+        .pragma_query_value(None, "journal_mode", |row| row.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    raw.execute_batch(
+        "BEGIN IMMEDIATE;
+         INSERT INTO samples VALUES (1, 1, 0, 0, 0, 0, 0, 2.0, 1.0, 0.5, 1, 0, NULL, 0);",
+    )
+    .unwrap();
+
+    let started = Instant::now();
+    let reader = SqliteStore::open(&path).unwrap();
+    let seen = reader.samples(run).unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "reader waited for the writer"
+    );
+    assert_eq!(seen.len(), 1, "uncommitted sample visible");
+
+    // A second writer waits (busy timeout) rather than failing at once, and
+    // gets its turn as soon as the first commits.
+    let waiter = std::thread::spawn(move || {
+        let second = SqliteStore::open(&path).unwrap();
+        second
+            .append_sample(run, &sample(2, 0, 3.0), &cell(&[("mode", "a")]))
+            .map(|()| second.samples(run).unwrap().len())
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    raw.execute_batch("COMMIT").unwrap();
+    assert_eq!(waiter.join().unwrap().unwrap(), 3);
+    let sequences: Vec<u32> = reader
+        .samples(run)
+        .unwrap()
+        .iter()
+        .map(|s| s.sequence)
+        .collect();
+    assert_eq!(sequences, vec![0, 1, 2]);
+}
+
+#[test]
+fn the_in_memory_store_behaves_like_the_file() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    let run = store.create_run(&new_run("memory")).unwrap();
+    store
+        .append_sample(run, &sample(0, 0, 1.0), &cell(&[("mode", "a")]))
+        .unwrap();
+    assert!(
+        store
+            .append_sample(run, &sample(0, 0, 1.0), &cell(&[("mode", "a")]))
+            .is_err()
+    );
+    assert_eq!(store.samples(run).unwrap(), vec![sample(0, 0, 1.0)]);
+}
