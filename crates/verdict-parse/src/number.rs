@@ -32,6 +32,19 @@ pub fn parse_number(text: &str) -> Result<f64, ParseError> {
     if trimmed.is_empty() {
         return Err(not_a_number("the text is empty"));
     }
+    // Fast path for the common case (a bare decimal), which the regex below
+    // would accept too; 2-3x faster on perf and time -v output (see
+    // examples/parse_timing.rs).
+    if trimmed
+        .bytes()
+        .all(|byte| byte.is_ascii_digit() || matches!(byte, b'.' | b'-' | b'+' | b'e' | b'E'))
+    {
+        if let Ok(value) = trimmed.parse::<f64>() {
+            if value.is_finite() {
+                return Ok(value);
+            }
+        }
+    }
     let captures = NUMBER
         .captures(trimmed)
         .ok_or_else(|| not_a_number("expected digits with an optional unit after them"))?;
