@@ -232,6 +232,11 @@ fn virtualization(snapshot: &Snapshot) -> Check {
             Status::Ok,
             "bare metal: no hypervisor or container detected",
         ),
+        (Some(hypervisor), None) if hypervisor == "powervm" => check(
+            "virtualization",
+            Status::Info,
+            "PowerVM logical partition: see the lpar check for its processor mode",
+        ),
         (Some(hypervisor), container) => check(
             "virtualization",
             Status::Warn,
@@ -601,8 +606,9 @@ fn swap(snapshot: &Snapshot, usage: &WindowUsage) -> Check {
                 "swap",
                 Status::Ok,
                 format!(
-                    "swap configured ({} areas, {used} KiB used), no swapping during the check",
-                    areas.len()
+                    "swap configured ({} area{}, {used} KiB used), no swapping during the check",
+                    areas.len(),
+                    if areas.len() == 1 { "" } else { "s" }
                 ),
             );
             if pages.is_none() {

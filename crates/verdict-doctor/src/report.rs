@@ -179,8 +179,22 @@ pub fn run_doctor_with(
         ticks_per_second,
         own_pid,
     };
-    let usage = checks::window_usage(&window);
-    let found = checks::run_checks(&window, &usage, config.as_ref());
+    let mut report = assemble(options, environment, &window, config.as_ref(), run);
+    report.total_seconds = started.elapsed().as_secs_f64();
+    report
+}
+
+/// Builds the report from what was read and measured (pure: no clock, no
+/// files). `total_seconds` is left at the window's length.
+pub fn assemble(
+    options: &DoctorOptions,
+    environment: Environment,
+    window: &Window<'_>,
+    config: Option<&std::collections::BTreeMap<String, String>>,
+    run: probe::ProbeRun,
+) -> DoctorReport {
+    let usage = checks::window_usage(window);
+    let found = checks::run_checks(window, &usage, config);
     let summary = noise::summarize(&run.iterations);
     let recommendation = recommend(options, summary.as_ref(), &usage, &found);
     DoctorReport {
@@ -188,8 +202,8 @@ pub fn run_doctor_with(
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         options: *options,
         environment,
-        virtualization: facts::virtualization(&before),
-        lpar: facts::lpar(&before),
+        virtualization: facts::virtualization(window.before),
+        lpar: facts::lpar(window.before),
         window: usage,
         checks: found,
         calibration: Calibration {
@@ -201,7 +215,7 @@ pub fn run_doctor_with(
         },
         recommendation,
         workloads: Vec::new(),
-        total_seconds: started.elapsed().as_secs_f64(),
+        total_seconds: window.seconds,
     }
 }
 
