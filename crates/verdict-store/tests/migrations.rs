@@ -1,0 +1,211 @@
+//! The schema as an on-disk format: a database written by each older schema
+//! version (committed fixtures) opens and migrates forward with its data
+//! intact; a newer one, or a SQLite file that is not verdict's, is refused
+//! and left untouched. Must not modify the committed fixtures (copies only).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use verdict_model::{RunId, RunStatus};
+use verdict_store::{NewBisect, Selection, SqliteStore, Store, StoreError};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn user_version(path: &Path) -> i64 {
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_schema_v1_database_opens_and_migrates_with_its_data() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("old.db");
+    std::fs::copy(fixture("schema-v1.db"), &path).unwrap();
+    assert_eq!(user_version(&path), 1);
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(user_version(&path), SqliteStore::schema_version());
+    assert_eq!(SqliteStore::schema_version(), 2);
+
+    let runs = store.list_runs().unwrap();
+    let summary: Vec<_> = runs
+        .iter()
+        .map(|run| {
+            (
+                run.id,
+                run.kind.as_str(),
+                run.status,
+                run.planned,
+                run.done,
+                run.failed,
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            (RunId(1), "run", RunStatus::Complete, 4, 4, 1),
+            (RunId(2), "ab", RunStatus::Running, 10, 1, 0),
+        ]
+    );
+    let record = store.run(RunId(1)).unwrap();
+    assert_eq!(record.seed, u64::MAX, "seed stored bit-cast as -1");
+    assert_eq!(
+        record.environment_start.kernel_release.as_deref(),
+        Some("6.1.0-13-amd64")
+    );
+    assert_eq!(record.environment_start.cpu_count, Some(8));
+    assert_eq!(
+        record.environment_start.selinux, None,
+        "absent stays absent"
+    );
+    assert_eq!(
+        record.environment_end.unwrap().load_average,
+        Some([0.7, 0.5, 0.3])
+    );
+    assert_eq!(record.command_line, vec!["verdict", "run", "fixture.toml"]);
+    assert!(record.experiment_text.contains("mode = [\"a\", \"b\"]"));
+
+    let samples = store.samples(RunId(1)).unwrap();
+    assert_eq!(samples.len(), 4);
+    assert!(samples[0].warmup);
+    assert_eq!(samples[1].metrics["bogo-ops/s"], 1000.5);
+    let failure = samples[3].failure.as_ref().unwrap();
+    assert_eq!(failure.reason, "timed out after 1s");
+    assert_eq!((samples[3].signal, samples[3].timed_out), (Some(9), true));
+
+    let values: Vec<f64> = store
+        .select_samples(&Selection {
+            run: None,
+            levels: vec![("mode".to_string(), "b".to_string())],
+            metric: "wall".to_string(),
+        })
+        .unwrap()
+        .iter()
+        .map(|value| value.value)
+        .collect();
+    assert_eq!(values, vec![0.5], "warmup and failed samples are not data");
+
+    // What version 2 added works on the migrated database.
+    store
+        .put_annotation(RunId(1), "doctor", &json!({"ok": true}))
+        .unwrap();
+    assert_eq!(
+        store.annotations(RunId(1)).unwrap()["doctor"],
+        json!({"ok": true})
+    );
+    let bisect = store
+        .create_bisect(&NewBisect {
+            repo: ".".to_string(),
+            good: "a".to_string(),
+            bad: "b".to_string(),
+            experiment_text: String::new(),
+            config: json!({}),
+            started_at_ms: 0,
+        })
+        .unwrap();
+    store
+        .append_bisect_event(bisect, 0, &json!("start"))
+        .unwrap();
+    // New runs continue after the old ids.
+    drop(store);
+    let reopened = SqliteStore::open(&path).unwrap();
+    assert_eq!(reopened.list_runs().unwrap().len(), 2);
+    let integrity: String = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(integrity, "ok");
+}
+
+#[test]
+fn a_newer_database_is_refused_untouched() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("future.db");
+    drop(SqliteStore::open(&path).unwrap());
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", 9)
+        .unwrap();
+
+    let error = SqliteStore::open(&path).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            StoreError::NewerSchema {
+                found: 9,
+                known: 2,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "open database {}: it has schema version 9, newer than this verdict (knows up \
+             to 2); upgrade verdict",
+            path.display()
+        )
+    );
+    assert_eq!(user_version(&path), 9);
+}
+
+#[test]
+fn a_foreign_sqlite_file_is_refused_untouched() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("someone-else.db");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT);")
+        .unwrap();
+    let error = SqliteStore::open(&path).unwrap_err();
+    assert!(matches!(error, StoreError::NotVerdict { .. }), "{error:?}");
+    assert!(
+        error.to_string().ends_with("it is not a verdict database"),
+        "{error}"
+    );
+    let tables: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM sqlite_master", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(tables, 1);
+}
+
+#[test]
+fn a_file_that_is_not_sqlite_names_its_path() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("notes.txt");
+    std::fs::write(
+        &path,
+        "this is not a database, it is a text file of some length\n".repeat(20),
+    )
+    .unwrap();
+    let error = SqliteStore::open(&path).unwrap_err();
+    assert!(matches!(error, StoreError::Open { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(
+        message.starts_with(&format!("open database {}: ", path.display())),
+        "{message}"
+    );
+    assert!(message.contains("not a database"), "{message}");
+}
+
+#[test]
+fn a_missing_directory_names_its_path() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("no/such/dir/verdict.db");
+    let error = SqliteStore::open(&path).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with(&format!("open database {}: ", path.display())),
+        "{error}"
+    );
+}
