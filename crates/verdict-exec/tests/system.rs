@@ -94,12 +94,12 @@ fn timeout_kills_the_whole_process_group() {
         "{:?}",
         outcome.wall
     );
-    // sh and sleep die of SIGTERM at once; the grace period is not waited out.
-    assert!(
-        elapsed < Duration::from_millis(200) + TERMINATION_GRACE,
-        "took {elapsed:?}"
-    );
-    let pgid: i32 = stdout_text(&outcome).trim().parse().unwrap();
+    // sh and sleep die of SIGTERM at once, so this is far below the 100 s
+    // the command would take; the margin is for a loaded machine.
+    assert!(elapsed < Duration::from_secs(2), "took {elapsed:?}");
+    let text = stdout_text(&outcome);
+    assert!(!text.is_empty(), "the shell did not start within 200 ms");
+    let pgid: i32 = text.trim().parse().unwrap();
     assert_eq!(live_group_members(pgid), vec![]);
 }
 
@@ -107,16 +107,17 @@ fn timeout_kills_the_whole_process_group() {
 fn timeout_escalates_to_sigkill_when_sigterm_is_ignored() {
     let invocation =
         Invocation::shell("trap '' TERM; echo $$; sleep 100 & while :; do sleep 1; done")
-            .with_timeout(Duration::from_millis(100));
+            .with_timeout(Duration::from_millis(800));
     let started = Instant::now();
     let outcome = run(&invocation).unwrap();
     let elapsed = started.elapsed();
     assert_eq!(outcome.status, Status::TimedOut);
+    // The shell ignores SIGTERM, so only the SIGKILL after the grace ends it.
     assert!(
-        elapsed >= Duration::from_millis(100) + TERMINATION_GRACE,
+        elapsed >= Duration::from_millis(800) + TERMINATION_GRACE,
         "{elapsed:?}"
     );
-    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(4), "{elapsed:?}");
     let pgid: i32 = stdout_text(&outcome).trim().parse().unwrap();
     assert_eq!(live_group_members(pgid), vec![]);
 }
@@ -129,27 +130,36 @@ fn a_command_within_its_timeout_is_unaffected() {
 
 #[test]
 fn cancel_kills_the_group_and_returns_cancelled_promptly() {
+    // The group id is recorded in a file because a cancelled run returns no
+    // output; the file appears once both sleeps have started.
+    let directory = tempfile::tempdir().unwrap();
+    let pid_file = directory.path().join("pid");
     let cancel = Cancel::new();
     let canceller = {
         let cancel = cancel.clone();
+        let pid_file = pid_file.clone();
         thread::spawn(move || {
-            thread::sleep(Duration::from_millis(150));
+            let give_up = Instant::now() + Duration::from_secs(10);
+            while !pid_file.exists() && Instant::now() < give_up {
+                thread::sleep(Duration::from_millis(10));
+            }
+            let cancelled_at = Instant::now();
             cancel.cancel();
+            cancelled_at
         })
     };
-    // The group id is recorded in a file because a cancelled run returns no
-    // output.
-    let directory = tempfile::tempdir().unwrap();
-    let pid_file = directory.path().join("pid");
-    let invocation =
-        Invocation::shell("echo $$ > pid; sleep 100 & sleep 100").with_cwd(directory.path());
-    let started = Instant::now();
+    let invocation = Invocation::shell("sleep 100 & echo $$ > pid.tmp; mv pid.tmp pid; sleep 100")
+        .with_cwd(directory.path());
     let result = SystemExecutor.run(&invocation, &cancel);
-    let elapsed = started.elapsed();
-    canceller.join().unwrap();
+    let returned_at = Instant::now();
+    let cancelled_at = canceller.join().unwrap();
 
     assert!(matches!(result, Err(ExecError::Cancelled)), "{result:?}");
-    assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
+    let latency = returned_at - cancelled_at;
+    assert!(
+        latency < Duration::from_secs(1),
+        "returned {latency:?} after the cancel"
+    );
     let pgid: i32 = fs::read_to_string(pid_file)
         .unwrap()
         .trim()
@@ -349,12 +359,12 @@ fn a_background_descendant_keeps_running_and_writing_after_the_run() {
 #[test]
 fn a_background_descendant_holding_the_pipes_does_not_block_the_run() {
     // The shell exits at once; its background child keeps stdout open.
-    let invocation = Invocation::shell("echo $$; echo ready; sleep 2 &");
+    let invocation = Invocation::shell("echo $$; echo ready; sleep 10 &");
     let started = Instant::now();
     let outcome = run(&invocation).unwrap();
     assert_eq!(outcome.status, Status::Exited(0));
     assert!(
-        started.elapsed() < Duration::from_secs(1),
+        started.elapsed() < Duration::from_secs(5),
         "{:?}",
         started.elapsed()
     );
