@@ -110,10 +110,53 @@ fn symbol_name(raw: &str) -> String {
     raw.strip_prefix("CONFIG_").unwrap_or(raw).to_string()
 }
 
-fn print_json(value: &serde_json::Value) -> Result<(), CliError> {
+/// Writes to stdout; a closed pipe (`| head`) ends output quietly.
+fn emit(text: &str) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::internal(
+            format!("failed to write to stdout: {error}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn emit_json(value: &impl serde::Serialize) -> Result<(), CliError> {
     let text = serde_json::to_string_pretty(value).map_err(CliError::internal)?;
-    println!("{text}");
-    Ok(())
+    emit(&(text + "\n"))
+}
+
+/// `verdict.kconfig-why/v1`.
+#[derive(serde::Serialize)]
+struct WhyDocument<'a> {
+    schema: &'static str,
+    symbol: &'a str,
+    value: String,
+    arch: &'a str,
+    reason: &'a ReasonNode,
+}
+
+/// One side of `verdict.kconfig-blame/v1`.
+#[derive(serde::Serialize)]
+struct BlameSide<'a> {
+    value: String,
+    reason: &'a ReasonNode,
+}
+
+/// `verdict.kconfig-blame/v1`.
+#[derive(serde::Serialize)]
+struct BlameDocument<'a> {
+    schema: &'static str,
+    symbol: &'a str,
+    arch: &'a str,
+    old: BlameSide<'a>,
+    new: BlameSide<'a>,
+    only_old: &'a [String],
+    only_new: &'a [String],
 }
 
 fn run_diff(args: &DiffArgs) -> Result<ExitCode, CliError> {
@@ -121,11 +164,12 @@ fn run_diff(args: &DiffArgs) -> Result<ExitCode, CliError> {
     let new = read_config(&args.new)?;
     let diff = ConfigDiff::between(&old, &new);
     match args.format {
-        Format::Text => print!("{}", diff.render_text()),
-        Format::Json => print_json(&diff.to_json(
-            &args.old.display().to_string(),
-            &args.new.display().to_string(),
-        ))?,
+        Format::Text => emit(&diff.render_text())?,
+        Format::Json => {
+            let old_file = args.old.display().to_string();
+            let new_file = args.new.display().to_string();
+            emit_json(&diff.to_document(&old_file, &new_file))?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -146,21 +190,6 @@ fn load(tree: &Path, arch: &str) -> Result<Kconfig, CliError> {
     load_tree(tree, arch).map_err(input_error)
 }
 
-fn why_json(
-    symbol: &str,
-    explainer: &Explainer<'_>,
-    arch: &str,
-    node: &ReasonNode,
-) -> serde_json::Value {
-    serde_json::json!({
-        "schema": "verdict.kconfig-why/v1",
-        "symbol": symbol,
-        "value": explainer.display_value(symbol),
-        "arch": arch,
-        "reason": node,
-    })
-}
-
 fn run_why(args: &WhyArgs, why_not: bool) -> Result<ExitCode, CliError> {
     let config = read_config(&args.config)?;
     let arch = resolve_arch(args.tree.arch.as_deref(), &config);
@@ -174,8 +203,14 @@ fn run_why(args: &WhyArgs, why_not: bool) -> Result<ExitCode, CliError> {
     }
     .map_err(input_error)?;
     match args.tree.format {
-        Format::Text => print!("{}", render_tree(&node)),
-        Format::Json => print_json(&why_json(&symbol, &explainer, &arch, &node))?,
+        Format::Text => emit(&render_tree(&node))?,
+        Format::Json => emit_json(&WhyDocument {
+            schema: "verdict.kconfig-why/v1",
+            symbol: &symbol,
+            value: explainer.display_value(&symbol),
+            arch: &arch,
+            reason: &node,
+        })?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -199,24 +234,30 @@ fn run_blame(args: &BlameArgs) -> Result<ExitCode, CliError> {
         Format::Text => {
             let old_value = old_explainer.display_value(&symbol);
             let new_value = new_explainer.display_value(&symbol);
-            if old_value == new_value {
-                println!(
-                    "{symbol} is {old_value} in both configs; the reasons may still differ.\n"
-                );
+            let heading = if old_value == new_value {
+                format!(
+                    "{symbol} is {old_value} in both configs; the reasons may still differ.\n\n"
+                )
             } else {
-                println!("{symbol}: {old_value} -> {new_value}\n");
-            }
-            print!("{}", render_blame(&blame));
+                format!("{symbol}: {old_value} -> {new_value}\n\n")
+            };
+            emit(&(heading + &render_blame(&blame)))?;
         }
-        Format::Json => print_json(&serde_json::json!({
-            "schema": "verdict.kconfig-blame/v1",
-            "symbol": symbol,
-            "arch": arch,
-            "old": {"value": old_explainer.display_value(&symbol), "reason": blame.old},
-            "new": {"value": new_explainer.display_value(&symbol), "reason": blame.new},
-            "only_old": blame.only_old,
-            "only_new": blame.only_new,
-        }))?,
+        Format::Json => emit_json(&BlameDocument {
+            schema: "verdict.kconfig-blame/v1",
+            symbol: &symbol,
+            arch: &arch,
+            old: BlameSide {
+                value: old_explainer.display_value(&symbol),
+                reason: &blame.old,
+            },
+            new: BlameSide {
+                value: new_explainer.display_value(&symbol),
+                reason: &blame.new,
+            },
+            only_old: &blame.only_old,
+            only_new: &blame.only_new,
+        })?,
     }
     Ok(ExitCode::SUCCESS)
 }
