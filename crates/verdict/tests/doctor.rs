@@ -1,0 +1,108 @@
+//! `verdict doctor` end to end: the real binary on this machine, JSON and
+//! text output, time limits, and flag errors.
+
+use assert_cmd::Command;
+use std::time::Instant;
+
+fn verdict() -> Command {
+    Command::cargo_bin("verdict").unwrap()
+}
+
+#[test]
+fn quick_json_names_schema_and_reports_this_machine() {
+    let started = Instant::now();
+    let output = verdict()
+        .args(["doctor", "--quick", "--format", "json"])
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed().as_secs_f64();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // --quick calibrates for about 3 seconds; allow process start and a busy machine.
+    assert!(elapsed < 6.0, "doctor --quick took {elapsed:.1} s");
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["schema"], "verdict.doctor/v1");
+    assert_eq!(json["options"]["length"], "quick");
+    assert_eq!(json["options"]["threshold"], 0.05);
+
+    // What this machine is must be said, whatever it is.
+    let environment = &json["environment"];
+    assert!(environment["virtualization"].is_string(), "{environment}");
+    assert!(environment["kernel_release"].is_string());
+    let checks = json["checks"].as_array().unwrap();
+    for id in [
+        "virtualization",
+        "smt",
+        "governor",
+        "steal",
+        "other-processes",
+    ] {
+        let check = checks
+            .iter()
+            .find(|check| check["id"] == id)
+            .unwrap_or_else(|| panic!("no {id} check"));
+        assert!(["ok", "warn", "info"].contains(&check["status"].as_str().unwrap()));
+        assert!(!check["finding"].as_str().unwrap().is_empty());
+    }
+    assert!(json["window"]["steal_ticks"].is_u64(), "{}", json["window"]);
+    assert!(json["window"]["seconds"].as_f64().unwrap() >= 2.0);
+
+    let summary = &json["calibration"]["summary"];
+    let cv = summary["cv"].as_f64().unwrap();
+    assert!(cv > 0.0 && cv < 5.0, "cv {cv}");
+    assert!(summary["iterations"].as_u64().unwrap() >= 10);
+    assert!(json["calibration"]["elapsed_seconds"].as_f64().unwrap() <= 4.0);
+
+    // The recommendation is verdict-stats' planner at the measured CV.
+    let expected = verdict_stats_runs(cv);
+    assert_eq!(
+        json["recommendation"]["runs_per_cell"].as_u64(),
+        Some(expected)
+    );
+    assert_eq!(json["recommendation"]["cv"].as_f64(), Some(cv));
+    assert_eq!(json["workloads"], serde_json::json!([]));
+}
+
+/// 2(z₀.₉₇₅ + z₀.₈)²(σ/ln 1.05)²/0.955 with σ = sqrt(ln(1+cv²)), rounded up,
+/// at least 2: the documented planning formula, computed independently.
+fn verdict_stats_runs(cv: f64) -> u64 {
+    let z = 1.959_963_984_540_054 + 0.841_621_233_572_914_3;
+    let sigma = (cv * cv).ln_1p().sqrt();
+    let runs = 2.0 * z * z * (sigma / 1.05f64.ln()).powi(2) / 0.955;
+    (runs.ceil() as u64).max(2)
+}
+
+#[test]
+fn quick_text_fits_80_columns() {
+    let output = verdict().args(["doctor", "--quick"]).output().unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.starts_with("verdict doctor (quick"), "{text}");
+    for section in [
+        "Machine",
+        "Checks",
+        "Noise (fixed CPU probe",
+        "Recommendation (threshold 5.0%",
+    ] {
+        assert!(text.contains(section), "missing {section}:\n{text}");
+    }
+    for line in text.lines() {
+        assert!(line.chars().count() <= 80, "{line:?}");
+    }
+}
+
+#[test]
+fn bad_threshold_is_a_usage_error() {
+    verdict()
+        .args(["doctor", "--quick", "--threshold", "5"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--threshold must be a fraction"));
+    verdict()
+        .args(["doctor", "--quick", "--long"])
+        .assert()
+        .code(2);
+}
