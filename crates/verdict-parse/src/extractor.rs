@@ -41,8 +41,10 @@ pub enum Extractor {
         stressor: Option<String>,
         field: String,
     },
-    /// `perf stat -x,` or `perf stat -j` output; the counter value of `event`
-    /// (exactly as perf prints it: `cycles`, `cycles:u`, `cpu_core/cycles/`).
+    /// `perf stat` output (`-x,`, `-j` or the plain report); the counter
+    /// value of `event`, exactly as perf prints it: `cycles`, `cycles:u`,
+    /// `cpu_core/cycles/`. Per-CPU rows are summed; `<not supported>` and
+    /// `<not counted>` are errors, never zero.
     PerfStat { event: String },
     /// GNU `time -v`: see [`TIME_VERBOSE_FIELDS`](crate::TIME_VERBOSE_FIELDS).
     TimeVerbose { field: String },

@@ -1,7 +1,8 @@
 //! verdict-parse: pure metric extractors, bytes in and metrics out.
 //!
 //! Formats: stress-ng text (`--metrics-brief`, `--metrics`; `info:` and
-//! `metrc:` prefixes) and `--yaml`; `perf stat -x,` and `--json`; GNU
+//! `metrc:` prefixes) and `--yaml`; `perf stat -x,`, `--json` and its plain
+//! report; GNU
 //! `time -v`, `time -p` and bash `time`; regular expressions; a small JSON
 //! path; plain numbers; CSV columns; hyperfine `--export-json`; the Go
 //! benchmark format. The engine calls [`extract`] with an [`Extractor`]; an
@@ -28,7 +29,7 @@ pub use number::{parse_number, plain_numbers};
 pub use pattern::{compile_pattern, regex_value};
 pub use perf::{
     CounterValue, PerfRow, perf_event_value, perf_stat, perf_stat_csv,
-    perf_stat_csv_with_separator, perf_stat_json,
+    perf_stat_csv_with_separator, perf_stat_json, perf_stat_text,
 };
 pub use samples::{
     GoBenchResult, GoBenchSeries, HyperfineResult, csv_column, go_benchmark_series,

@@ -1,5 +1,5 @@
-//! `perf stat` output: the CSV form (`-x,` or another separator) and the JSON
-//! lines form (`--json`/`-j`). Pure: text in, rows out. Counters that perf
+//! `perf stat` output: the CSV form (`-x,` or another separator), the JSON
+//! lines form (`--json`/`-j`) and the human-readable report. Pure: text in, rows out. Counters that perf
 //! prints as `<not supported>` or `<not counted>` are kept as unavailable and
 //! are never turned into zero.
 
@@ -246,14 +246,117 @@ pub fn perf_stat_json(output: &str) -> Result<Vec<PerfRow>, ParseError> {
     Ok(rows)
 }
 
-/// Parses `perf stat` output in either form: JSON lines if any line starts
-/// with `{"`, CSV with `,` otherwise.
+/// Parses the human-readable `perf stat` report (no `-x`, no `--json`):
+/// the lines after `Performance counter stats for ...`, such as
+/// `5,205,202,243 cycles # 3.046 GHz`, `0.71 msec task-clock # ... ( +- 5.59% )`,
+/// `<not supported> cycles`, and a multiplexing note `(66.67%)`. Lines before
+/// that heading (the workload's stderr) are skipped. The closing lines
+/// `N seconds time elapsed`, `N seconds user`, `N seconds sys` become the
+/// events `time-elapsed`, `user` and `sys` (unit `seconds`). Values may use `,` thousands separators (perf's default
+/// `--big-num`); a locale with `.` separators is not supported.
+pub fn perf_stat_text(output: &str) -> Result<Vec<PerfRow>, ParseError> {
+    const FORMAT: &str = "perf stat";
+    if output.trim().is_empty() {
+        return Err(ParseError::EmptyOutput { format: FORMAT });
+    }
+    let mut rows = Vec::new();
+    let mut in_report = false;
+    for line in output.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("Performance counter stats for") {
+            in_report = true;
+            continue;
+        }
+        if !in_report || trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let (counter_part, annotation) = match trimmed.split_once('#') {
+            Some((counter, annotation)) => (counter.trim(), annotation.trim()),
+            None => (trimmed, ""),
+        };
+        // Trailing parenthesised notes: `( +- 5.59% )` and `(66.67%)`.
+        let mut variance_percent = None;
+        let mut running_percent = None;
+        let mut remainder = annotation.to_string();
+        let mut counter_part = counter_part.to_string();
+        for text in [&mut remainder, &mut counter_part] {
+            while let Some(open) = text.rfind('(') {
+                let Some(close) = text[open..].find(')').map(|offset| open + offset) else {
+                    break;
+                };
+                let inside = text[open + 1..close].trim().to_string();
+                if let Some(variance) = inside.strip_prefix("+-") {
+                    variance_percent =
+                        parse_plain_number(variance.trim().trim_end_matches('%')).ok();
+                } else if let Some(percent) = inside.strip_suffix('%') {
+                    running_percent = parse_plain_number(percent).ok();
+                } else {
+                    break;
+                }
+                text.replace_range(open..=close, "");
+                *text = text.trim().to_string();
+            }
+        }
+        let (value, rest) = if let Some(rest) = counter_part.strip_prefix("<not supported>") {
+            (CounterValue::NotSupported, rest)
+        } else if let Some(rest) = counter_part.strip_prefix("<not counted>") {
+            (CounterValue::NotCounted, rest)
+        } else {
+            let mut split = counter_part.splitn(2, char::is_whitespace);
+            let first = split.next().unwrap_or("");
+            let Ok(number) = parse_plain_number(first) else {
+                continue;
+            };
+            (CounterValue::Counted(number), split.next().unwrap_or(""))
+        };
+        let mut tokens: Vec<&str> = rest.split_whitespace().collect();
+        // `0.00471 +- 0.00346 seconds time elapsed` with -r: drop the spread.
+        if tokens.first() == Some(&"+-") && tokens.len() > 2 {
+            tokens.drain(..2);
+        }
+        let (unit, event) = match tokens.as_slice() {
+            ["seconds", "time", "elapsed"] => ("seconds", "time-elapsed"),
+            ["seconds", "user"] => ("seconds", "user"),
+            ["seconds", "sys"] => ("seconds", "sys"),
+            [event] => ("", *event),
+            // Older perf: `1.879704 task-clock (msec)`.
+            [event, unit] if unit.starts_with('(') && unit.ends_with(')') => {
+                (unit.trim_start_matches('(').trim_end_matches(')'), *event)
+            }
+            [unit, event] => (*unit, *event),
+            _ => continue,
+        };
+        let mut metric_words = remainder.split_whitespace();
+        let metric_value = metric_words
+            .next()
+            .and_then(|word| parse_plain_number(word.trim_end_matches('%')).ok());
+        let metric_unit = metric_value.map(|_| metric_words.collect::<Vec<_>>().join(" "));
+        rows.push(PerfRow {
+            aggregation: None,
+            value,
+            unit: unit.to_string(),
+            event: event.to_string(),
+            variance_percent,
+            run_time: None,
+            running_percent,
+            metric_value,
+            metric_unit: metric_unit.filter(|unit| !unit.is_empty()),
+        });
+    }
+    Ok(rows)
+}
+
+/// Parses `perf stat` output in any of its forms: JSON lines if a line
+/// starts with `{"`, the human-readable report if it has the `Performance
+/// counter stats for` heading, CSV with `,` otherwise.
 pub fn perf_stat(output: &str) -> Result<Vec<PerfRow>, ParseError> {
     if output
         .lines()
         .any(|line| line.trim_start().starts_with("{\""))
     {
         perf_stat_json(output)
+    } else if output.contains("Performance counter stats for") {
+        perf_stat_text(output)
     } else {
         perf_stat_csv(output)
     }

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use verdict_parse::{
     CounterValue, Extractor, ParseError, extract, perf_event_value, perf_stat, perf_stat_csv,
-    perf_stat_csv_with_separator, perf_stat_json, time_posix, time_posix_value, time_verbose,
-    time_verbose_value,
+    perf_stat_csv_with_separator, perf_stat_json, perf_stat_text, time_posix, time_posix_value,
+    time_verbose, time_verbose_value,
 };
 
 fn fixture(name: &str) -> String {
@@ -305,4 +305,93 @@ fn posix_and_bash_time() {
         .unwrap(),
         0.20
     );
+}
+
+#[test]
+fn human_readable_report() {
+    let rows = perf_stat_text(&fixture("perf-6.1-human.txt")).unwrap();
+    let events: Vec<&str> = rows.iter().map(|row| row.event.as_str()).collect();
+    assert_eq!(
+        events,
+        [
+            "cycles",
+            "instructions",
+            "task-clock",
+            "page-faults:u",
+            "time-elapsed",
+            "user",
+            "sys"
+        ]
+    );
+    assert_eq!(perf_event_value(&rows, "task-clock").unwrap(), 0.61);
+    assert_eq!(rows[2].unit, "msec");
+    assert_eq!(rows[2].metric_value, Some(0.433));
+    assert_eq!(rows[2].metric_unit.as_deref(), Some("CPUs utilized"));
+    assert_eq!(perf_event_value(&rows, "page-faults:u").unwrap(), 47.0);
+    assert_eq!(
+        perf_event_value(&rows, "time-elapsed").unwrap(),
+        0.001398802
+    );
+    assert_eq!(perf_event_value(&rows, "user").unwrap(), 0.001613);
+    assert!(matches!(
+        perf_event_value(&rows, "cycles"),
+        Err(ParseError::CounterUnavailable { .. })
+    ));
+
+    let repeated = perf_stat_text(&fixture("perf-6.1-human-repeat3.txt")).unwrap();
+    let task_clock = repeated
+        .iter()
+        .find(|row| row.event == "task-clock")
+        .unwrap();
+    assert_eq!(task_clock.value, CounterValue::Counted(0.71));
+    assert_eq!(task_clock.variance_percent, Some(5.59));
+    assert_eq!(perf_event_value(&repeated, "page-faults").unwrap(), 50.0);
+    let elapsed = repeated
+        .iter()
+        .find(|row| row.event == "time-elapsed")
+        .unwrap();
+    assert_eq!(elapsed.value, CounterValue::Counted(0.00471));
+    assert_eq!(elapsed.variance_percent, Some(73.31));
+    assert_eq!(repeated.len(), 9);
+
+    let hardware = perf_stat(&fixture("perf-human-hackbench.txt")).unwrap();
+    assert_eq!(perf_event_value(&hardware, "cycles").unwrap(), 5205202243.0);
+    assert_eq!(
+        perf_event_value(&hardware, "context-switches").unwrap(),
+        41190.0
+    );
+    assert_eq!(
+        perf_event_value(&hardware, "task-clock").unwrap(),
+        1708.761321
+    );
+    let frontend = hardware
+        .iter()
+        .find(|row| row.event == "stalled-cycles-frontend")
+        .unwrap();
+    assert_eq!(frontend.metric_value, Some(74.09));
+    assert_eq!(
+        frontend.metric_unit.as_deref(),
+        Some("frontend cycles idle")
+    );
+    // The continuation line `# 1.48 stalled cycles per insn` is not a counter.
+    assert_eq!(hardware.len(), 10 + 1);
+
+    // Older perf put the unit after the event; multiplexed counters end in
+    // the fraction of time they ran.
+    let older = "Performance counter stats for 'dd' (5 runs):\n\n          1.879704      task-clock (msec)         #    0.639 CPUs utilized            ( +-  6.16% )\n     1,234,567      cycles                    #    0.657 GHz                      (66.67%)\n";
+    let rows = perf_stat_text(older).unwrap();
+    assert_eq!(rows[0].unit, "msec");
+    assert_eq!(rows[0].event, "task-clock");
+    assert_eq!(rows[0].variance_percent, Some(6.16));
+    assert_eq!(rows[1].running_percent, Some(66.67));
+    assert_eq!(perf_event_value(&rows, "cycles").unwrap(), 1234567.0);
+
+    // Workload output before the heading is not read as counters.
+    let noisy = "12 apples\n\n Performance counter stats for 'x':\n\n 5 page-faults\n";
+    let rows = perf_stat_text(noisy).unwrap();
+    assert_eq!(rows.len(), 1);
+    let extractor = Extractor::PerfStat {
+        event: "page-faults".to_string(),
+    };
+    assert_eq!(extract(&extractor, b"", noisy.as_bytes()).unwrap(), 5.0);
 }

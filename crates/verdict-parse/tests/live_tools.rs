@@ -7,8 +7,8 @@
 use std::process::Command;
 
 use verdict_parse::{
-    Extractor, extract, hyperfine_times, perf_event_value, perf_stat_csv, stress_ng_text,
-    stress_ng_value, stress_ng_yaml, time_posix, time_verbose_value,
+    Extractor, extract, hyperfine_times, perf_event_value, perf_stat, perf_stat_csv,
+    stress_ng_text, stress_ng_value, stress_ng_yaml, time_posix, time_verbose_value,
 };
 
 fn run(program: &str, arguments: &[&str]) -> std::process::Output {
@@ -92,6 +92,17 @@ fn live_perf_stat_software_counter() {
     match perf_event_value(&rows, "cycles") {
         Ok(cycles) => assert!(cycles > 0.0),
         Err(error) => assert!(error.to_string().contains("value is missing"), "{error}"),
+    }
+    for arguments in [
+        &["stat", "-e", "task-clock", "true"][..],
+        &["stat", "-j", "-e", "task-clock", "true"][..],
+    ] {
+        let output = run("perf", arguments);
+        let rows = perf_stat(&String::from_utf8_lossy(&output.stderr)).unwrap();
+        assert!(
+            perf_event_value(&rows, "task-clock").unwrap() > 0.0,
+            "{arguments:?}"
+        );
     }
 }
 
