@@ -28,13 +28,32 @@ fn main() {
     let candidate = draw(1050.0);
     for _ in 0..3 {
         let start = Instant::now();
+        let cpu_start = process_cpu_seconds();
         let shift = relative_shift(&baseline, &candidate, 0.95).expect("positive data");
         let elapsed = start.elapsed();
+        let cpu = process_cpu_seconds() - cpu_start;
         println!(
-            "{size} vs {size}: {:.3} s, estimate {:+.4}, interval {:?}",
+            "{size} vs {size}: {:.3} s wall, {cpu:.3} s CPU, estimate {:+.4}, interval {:?}",
             elapsed.as_secs_f64(),
             shift.estimate,
             shift.interval
         );
     }
+}
+
+/// User + system CPU time of this process from /proc/self/stat (Linux),
+/// so that a busy shared machine does not hide the real cost.
+fn process_cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the parenthesised command name; utime and stime are the
+    // 14th and 15th fields overall, in clock ticks (100 per second on Linux).
+    let after_name = stat.rsplit(')').next().unwrap_or("");
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = |index: usize| {
+        fields
+            .get(index)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
 }
