@@ -16,6 +16,26 @@
 //! calling [`Cancel::cancel`]; the run in flight then kills its process group
 //! and returns [`ExecError::Cancelled`].
 //!
+//! ```
+//! use std::time::Duration;
+//! use verdict_exec::{Cancel, Executor, FakeExecutor, Invocation, Outcome, Status, SystemExecutor};
+//!
+//! // One token for the whole run; the Ctrl-C handler calls `cancel.cancel()`.
+//! let cancel = Cancel::new();
+//! let invocation = Invocation::argv(["printf", "%s|", "a b", "{}"])
+//!     .with_env("LC_ALL", "C")
+//!     .with_timeout(Duration::from_secs(10));
+//! let outcome = SystemExecutor.run(&invocation, &cancel)?;
+//! assert_eq!(outcome.status, Status::Exited(0));
+//! assert_eq!(outcome.stdout, b"a b|{}|");
+//!
+//! // Engine tests script outcomes instead of starting processes.
+//! let fake = FakeExecutor::with_queue([Ok(Outcome::exited(0, Duration::from_millis(12)))]);
+//! assert_eq!(fake.run(&invocation, &cancel)?.wall, Duration::from_millis(12));
+//! assert_eq!(fake.invocations(), vec![invocation]);
+//! # Ok::<(), verdict_exec::ExecError>(())
+//! ```
+//!
 //! This crate must not depend on other verdict crates, parse metrics, touch the
 //! store, or print anything.
 
