@@ -46,7 +46,8 @@ pub enum Extractor {
     /// `cpu_core/cycles/`. Per-CPU rows are summed; `<not supported>` and
     /// `<not counted>` are errors, never zero.
     PerfStat { event: String },
-    /// GNU `time -v`: see [`TIME_VERBOSE_FIELDS`](crate::TIME_VERBOSE_FIELDS).
+    /// GNU `time -v`, or GNU time's default format: see
+    /// [`TIME_VERBOSE_FIELDS`](crate::TIME_VERBOSE_FIELDS).
     TimeVerbose { field: String },
     /// `time -p` or bash `time`: `real`, `user` or `sys`, in seconds.
     TimePosix { field: String },

@@ -1,7 +1,12 @@
-//! Resource reports of `time`: GNU `/usr/bin/time -v`, POSIX `time -p`
+//! Resource reports of `time`: GNU `/usr/bin/time -v` and its default
+//! two-line format, POSIX `time -p`
 //! (`real 1.23`) and the bash keyword's default format (`real 1m14.792s`).
 //! Pure: text in, named values out. Times are returned in seconds; the other
 //! values in the unit GNU time prints (kbytes, counts, percent).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 use crate::error::{ParseError, excerpt, list_names};
 use crate::number::parse_plain_number;
@@ -72,7 +77,8 @@ pub fn check_time_verbose_field(name: &str) -> Result<&'static str, ParseError> 
 }
 
 /// Parses GNU `time -v` output into (canonical name, value) pairs, in the
-/// order printed. Lines that are not `time -v` lines (the workload's own
+/// order printed; if there is no `-v` line, GNU time's default two-line
+/// format, whose values take the same names. Lines that are not `time -v` lines (the workload's own
 /// stderr, `Command exited with non-zero status 1`) are ignored. When the
 /// report appears more than once, later values replace earlier ones: the
 /// outermost `time` prints last.
@@ -107,11 +113,83 @@ pub fn time_verbose(output: &str) -> Result<Vec<(&'static str, f64)>, ParseError
         values.push((canonical, value));
     }
     if values.is_empty() {
+        values = time_default_format(output)?;
+    }
+    if values.is_empty() {
         return Err(ParseError::NotFound {
             what: "a GNU `time -v` report",
             found: "no line has a `time -v` label such as `Maximum resident set size (kbytes):`"
                 .to_string(),
         });
+    }
+    Ok(values)
+}
+
+/// GNU time's default format (no `-v`, no `-p`):
+/// `0.09user 0.57system 0:01.05elapsed 62%CPU (0avgtext+0avgdata 10116maxresident)k`
+static DEFAULT_FIRST_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*(?P<user>[0-9.]+)user (?P<system>[0-9.]+)system (?P<elapsed>[0-9:.]+)elapsed (?P<cpu>[0-9]+|\?)%CPU \((?P<text>[0-9]+)avgtext\+(?P<data>[0-9]+)avgdata (?P<rss>[0-9]+)maxresident\)k\s*$",
+    )
+    .expect("the GNU time default pattern is valid")
+});
+
+/// `0inputs+0outputs (0major+1192minor)pagefaults 0swaps`
+static DEFAULT_SECOND_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*(?P<inputs>[0-9]+)inputs\+(?P<outputs>[0-9]+)outputs \((?P<major>[0-9]+)major\+(?P<minor>[0-9]+)minor\)pagefaults (?P<swaps>[0-9]+)swaps\s*$",
+    )
+    .expect("the GNU time default pattern is valid")
+});
+
+/// Parses GNU time's default two-line format into the `time -v` names. The
+/// last report in the output wins. `?%CPU` (printed for a zero elapsed time)
+/// leaves `percent-cpu` out.
+fn time_default_format(output: &str) -> Result<Vec<(&'static str, f64)>, ParseError> {
+    let mut values: Vec<(&'static str, f64)> = Vec::new();
+    const FIRST_LINE_GROUPS: [(&str, &str); 7] = [
+        ("user-time", "user"),
+        ("system-time", "system"),
+        ("elapsed", "elapsed"),
+        ("percent-cpu", "cpu"),
+        ("average-shared-text-size", "text"),
+        ("average-unshared-data-size", "data"),
+        ("max-rss", "rss"),
+    ];
+    const SECOND_LINE_GROUPS: [(&str, &str); 5] = [
+        ("file-system-inputs", "inputs"),
+        ("file-system-outputs", "outputs"),
+        ("major-page-faults", "major"),
+        ("minor-page-faults", "minor"),
+        ("swaps", "swaps"),
+    ];
+    for (index, line) in output.lines().enumerate() {
+        let (captures, groups) = if let Some(captures) = DEFAULT_FIRST_LINE.captures(line) {
+            (captures, &FIRST_LINE_GROUPS[..])
+        } else if let Some(captures) = DEFAULT_SECOND_LINE.captures(line) {
+            (captures, &SECOND_LINE_GROUPS[..])
+        } else {
+            continue;
+        };
+        for (name, group) in groups {
+            let text = &captures[*group];
+            if text == "?" {
+                continue;
+            }
+            let parsed = if *name == "elapsed" {
+                parse_clock(text)
+            } else {
+                parse_plain_number(text)
+            };
+            let value = parsed.map_err(|error| ParseError::MalformedLine {
+                format: "GNU time",
+                line: index + 1,
+                message: error.to_string(),
+                text: excerpt(line),
+            })?;
+            values.retain(|(existing, _)| existing != name);
+            values.push((name, value));
+        }
     }
     Ok(values)
 }

@@ -395,3 +395,28 @@ fn human_readable_report() {
     };
     assert_eq!(extract(&extractor, b"", noisy.as_bytes()).unwrap(), 5.0);
 }
+
+#[test]
+fn gnu_time_default_format() {
+    let output = fixture("gnu-time-default-stress-ng.txt");
+    let values = time_verbose(&output).unwrap();
+    assert_eq!(values.len(), 12);
+    assert_eq!(time_verbose_value(&output, "user-time").unwrap(), 0.09);
+    assert_eq!(time_verbose_value(&output, "system-time").unwrap(), 0.57);
+    assert_eq!(time_verbose_value(&output, "elapsed").unwrap(), 1.05);
+    assert_eq!(time_verbose_value(&output, "percent-cpu").unwrap(), 62.0);
+    assert_eq!(time_verbose_value(&output, "max-rss").unwrap(), 10116.0);
+    assert_eq!(
+        time_verbose_value(&output, "minor-page-faults").unwrap(),
+        1192.0
+    );
+    // The default format has no context switches.
+    let error = time_verbose_value(&output, "voluntary-context-switches").unwrap_err();
+    assert!(matches!(error, ParseError::MissingField { .. }), "{error}");
+
+    let failed = fixture("gnu-time-default-false.txt");
+    assert_eq!(time_verbose_value(&failed, "max-rss").unwrap(), 1084.0);
+    let zero = "0.00user 0.00system 0:00.00elapsed ?%CPU (0avgtext+0avgdata 1000maxresident)k\n";
+    assert!(time_verbose_value(zero, "percent-cpu").is_err());
+    assert_eq!(time_verbose_value(zero, "max-rss").unwrap(), 1000.0);
+}
