@@ -8,6 +8,10 @@
 //! Must not: do I/O, or drop values (NaN handling is the caller's job:
 //! `verdict::compare` rejects non-finite input before calling here).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::plan::normal_cdf;
@@ -224,8 +228,33 @@ fn untied_cdf(m: usize, n: usize, u: usize) -> f64 {
     // Symmetric about m·n/2: sum the smaller tail (as go-moremath does).
     let flip = u >= product.div_ceil(2);
     let u_tail = if flip { product - u - 1 } else { u };
-    let tail: f64 = untied_pmf(m, n, u_tail).iter().sum();
+    let tail: f64 = untied_lower_half(m, n)[..=u_tail].iter().sum();
     if flip { 1.0 - tail } else { tail }
+}
+
+/// Null tables keyed by (smaller size, larger size).
+type TableCache = HashMap<(usize, usize), Rc<[f64]>>;
+
+/// P(U = 0), …, P(U = ⌊mn/2⌋) without ties, memoised per thread: the table
+/// depends only on the sizes, and Monte-Carlo loops or reports with many
+/// cells of the same size ask for it repeatedly. Bounded at 256 entries.
+pub(crate) fn untied_lower_half(m: usize, n: usize) -> Rc<[f64]> {
+    thread_local! {
+        static TABLES: RefCell<TableCache> = RefCell::new(HashMap::new());
+    }
+    let key = (m.min(n), m.max(n));
+    TABLES.with(|tables| {
+        if let Some(table) = tables.borrow().get(&key) {
+            return Rc::clone(table);
+        }
+        let table: Rc<[f64]> = untied_pmf(key.0, key.1, key.0 * key.1 / 2).into();
+        let mut tables = tables.borrow_mut();
+        if tables.len() >= 256 {
+            tables.clear();
+        }
+        tables.insert(key, Rc::clone(&table));
+        table
+    })
 }
 
 /// The null probabilities P(U = 0), …, P(U = max_u) without ties.

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{normal_cdf, normal_quantile};
-use crate::rank::{EXACT_LIMIT_WITHOUT_TIES, untied_pmf};
+use crate::rank::{EXACT_LIMIT_WITHOUT_TIES, untied_lower_half};
 
 /// A two-sided interval with the confidence it actually achieves
 /// (order-statistic intervals have discrete coverage).
@@ -124,8 +124,7 @@ pub(crate) fn interval_rank(m: usize, n: usize, confidence: f64) -> Option<(u64,
     let tail = (1.0 - confidence) / 2.0;
     let pairs = m as u64 * n as u64;
     if m <= EXACT_LIMIT_WITHOUT_TIES && n <= EXACT_LIMIT_WITHOUT_TIES {
-        let half = (pairs / 2) as usize;
-        let pmf = untied_pmf(m, n, half);
+        let pmf = untied_lower_half(m, n);
         // Largest k with P(U ≤ k−1) ≤ tail; only k−1 < mn/2 can qualify.
         let mut cumulative = 0.0;
         let mut best = None;
