@@ -48,9 +48,10 @@
 //! probabilities under B estimated from finite endpoint samples, which
 //! leaks error, and it uses only one bit per run).
 //!
-//! Endpoints are topped up so that each has at least as many runs as the
-//! look a candidate is heading for: the candidate's effective sample size is
-//! about 1/(1/n + 1/m), and endpoint runs are reused by every later step.
+//! Endpoints are topped up so that each has at least `endpoint_ratio` times
+//! as many runs as the look a candidate is heading for: the candidate's
+//! effective sample size is about 1/(1/n + 1/m), and endpoint runs are
+//! reused by every later step.
 //! Samples are never discarded: re-measuring a commit appends to its
 //! samples. A commit still undecided after `max_runs_per_step` runs is
 //! avoided like a skip; if the search can only finish through it, it is
@@ -85,6 +86,10 @@ pub struct Config {
     pub retests: usize,
     /// Runs of each endpoint before the endpoints are first compared.
     pub endpoint_min_runs: usize,
+    /// Before a candidate is evaluated at n runs, each endpoint is topped
+    /// up to `endpoint_ratio × n` runs: the candidate's effective sample
+    /// size is about 1/(1/n + 1/m), and endpoint runs serve every step.
+    pub endpoint_ratio: usize,
     /// Runs of each endpoint after which the bisection aborts if the
     /// endpoints still cannot be told apart.
     pub endpoint_max_runs: usize,
@@ -98,12 +103,13 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             step_error: 0.005,
-            endpoint_error: 0.001,
+            endpoint_error: 0.005,
             first_look: 4,
-            max_runs_per_step: 40,
+            max_runs_per_step: 60,
             retests: 1,
             endpoint_min_runs: 20,
-            endpoint_max_runs: 120,
+            endpoint_ratio: 2,
+            endpoint_max_runs: 200,
             probes: 0,
         }
     }
@@ -120,6 +126,9 @@ impl Config {
         }
         if self.first_look < 2 || self.first_look > self.max_runs_per_step {
             return fail("first_look must be at least 2 and at most max_runs_per_step");
+        }
+        if self.endpoint_ratio == 0 {
+            return fail("endpoint_ratio must be at least 1");
         }
         if self.endpoint_min_runs < 2 || self.endpoint_min_runs > self.endpoint_max_runs {
             return fail("endpoint_min_runs must be at least 2 and at most endpoint_max_runs");
@@ -493,11 +502,12 @@ impl Bisection {
                     .get(state.looks_done)
                     .copied()
                     .unwrap_or(self.config.max_runs_per_step * (self.config.retests + 1));
+                let endpoint_target = target * self.config.endpoint_ratio;
                 let (good_runs, bad_runs) = self.endpoint_runs();
-                if good_runs < target {
-                    self.measure(0, target - good_runs)
-                } else if bad_runs < target {
-                    self.measure(self.last(), target - bad_runs)
+                if good_runs < endpoint_target {
+                    self.measure(0, endpoint_target - good_runs)
+                } else if bad_runs < endpoint_target {
+                    self.measure(self.last(), endpoint_target - bad_runs)
                 } else {
                     self.measure(position, target.saturating_sub(state.samples.len()).max(1))
                 }

@@ -194,7 +194,7 @@ fn equal_endpoints_abort_with_the_comparison() {
     else {
         panic!("expected an abort, got {outcome:?}");
     };
-    assert_eq!((good_runs, bad_runs), (120, 120));
+    assert_eq!((good_runs, bad_runs), (200, 200));
     let interval = shift.unwrap().interval.unwrap();
     assert!(interval.low < 0.0 && interval.high > 0.0);
     // Only endpoints were measured.

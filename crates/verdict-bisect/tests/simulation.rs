@@ -1,0 +1,129 @@
+//! Simulated bisections at the operating point: 200 commits, a 10%
+//! step in run time at one commit, lognormal noise with CV 13%, 200 seeded
+//! trials with seeded culprit positions. Compares the sequential core with
+//! a fixed-N bisection (15 runs per commit, the median closer to G's or B's
+//! median) on the same trials and prints both (`--nocapture`).
+//!
+//! Measured (default config, this seed set): sequential accuracy 1.000
+//! (200/200), runs per bisection mean 569, p95 853, max 1053, 8.9
+//! classifications per bisection; fixed N=15: accuracy 0.230 (46/200) with
+//! 143 runs. Tuning runs (cap per round, endpoint ratio, retests) gave:
+//! 40,2,1: 0.945 / 625 runs; 50,2,1: 0.975 / 588; 60,3,1: 0.990 / 640;
+//! 80,2,0: 0.960 / 549; 60,2,1 was chosen as the default.
+//! Must not: start processes or sleep.
+
+mod common;
+
+use common::{drive, lognormal, step_script};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::Distribution;
+use verdict_bisect::{Config, Culprit};
+
+const COMMITS: usize = 200;
+const TRIALS: u64 = 200;
+const SHIFT: f64 = 0.10;
+const CV: f64 = 0.13;
+
+fn median_log(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let middle = values.len() / 2;
+    let median = if values.len() % 2 == 1 {
+        values[middle]
+    } else {
+        (values[middle - 1] + values[middle]) / 2.0
+    };
+    median.ln()
+}
+
+/// Plain bisection with `runs` runs at the endpoints and at each commit; a
+/// commit is bad when its median is closer to the bad endpoint's.
+/// Returns (first bad position, total runs).
+fn fixed_n(first_bad: usize, runs: usize, seed: u64) -> (usize, usize) {
+    let mut random = ChaCha8Rng::seed_from_u64(seed);
+    let mut measure = |position: usize, random: &mut ChaCha8Rng| -> f64 {
+        let median = if position >= first_bad {
+            1.0 + SHIFT
+        } else {
+            1.0
+        };
+        let noise = lognormal(median, CV);
+        let mut values: Vec<f64> = (0..runs).map(|_| noise.sample(random)).collect();
+        median_log(&mut values)
+    };
+    let good = measure(0, &mut random);
+    let bad = measure(COMMITS, &mut random);
+    let (mut low, mut high, mut total) = (0, COMMITS, 2 * runs);
+    while high - low > 1 {
+        let middle = (low + high) / 2;
+        let value = measure(middle, &mut random);
+        total += runs;
+        if (value - bad).abs() < (value - good).abs() {
+            high = middle;
+        } else {
+            low = middle;
+        }
+    }
+    (high, total)
+}
+
+#[derive(Debug, Default)]
+struct Tally {
+    right: usize,
+    runs: Vec<usize>,
+    steps: usize,
+}
+
+impl Tally {
+    fn report(&mut self, name: &str) -> f64 {
+        self.runs.sort_unstable();
+        let accuracy = self.right as f64 / TRIALS as f64;
+        let mean = self.runs.iter().sum::<usize>() as f64 / self.runs.len() as f64;
+        let p95 = self.runs[(self.runs.len() * 95).div_ceil(100) - 1];
+        eprintln!(
+            "{name:<28} accuracy {accuracy:.3} ({}/{TRIALS})  runs per bisection: mean {mean:.0}, p95 {p95}, max {}  steps mean {:.1}",
+            self.right,
+            self.runs.last().unwrap(),
+            self.steps as f64 / TRIALS as f64
+        );
+        accuracy
+    }
+}
+
+#[test]
+fn sequential_bisection_beats_fixed_n_at_10_percent_and_cv_13_percent() {
+    let mut positions = ChaCha8Rng::seed_from_u64(2026);
+    let mut sequential = Tally::default();
+    let mut fixed = Tally::default();
+    let mut wrong = Vec::new();
+    for trial in 0..TRIALS {
+        let first_bad = positions.random_range(1..=COMMITS);
+        let scripts = step_script(COMMITS + 1, first_bad, SHIFT);
+        let (outcome, _, _) = drive(Config::default(), &scripts, CV, trial);
+        let outcome = outcome.expect("endpoints differ by 10%");
+        sequential.runs.push(outcome.total_runs);
+        sequential.steps += outcome.steps;
+        match &outcome.culprit {
+            Culprit::Single(commit) if *commit == common::ids(COMMITS + 1)[first_bad] => {
+                sequential.right += 1
+            }
+            other => wrong.push((trial, first_bad, other.clone())),
+        }
+        let (found, runs) = fixed_n(first_bad, 15, trial + 1_000_000);
+        fixed.runs.push(runs);
+        fixed.steps += 8;
+        if found == first_bad {
+            fixed.right += 1;
+        }
+    }
+    eprintln!(
+        "{COMMITS} commits, {:.0}% shift, lognormal CV {:.0}%, {TRIALS} trials",
+        SHIFT * 100.0,
+        CV * 100.0
+    );
+    let sequential_accuracy = sequential.report("sequential (default config)");
+    let fixed_accuracy = fixed.report("fixed N=15, nearer median");
+    eprintln!("wrong sequential trials (trial, true position, result): {wrong:?}");
+    assert!(sequential_accuracy >= 0.95, "{sequential_accuracy}");
+    assert!(fixed_accuracy < sequential_accuracy);
+}
