@@ -7,6 +7,7 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
+use serde::Deserialize;
 use serde_yaml::Value;
 
 use crate::error::{ParseError, list_names};
@@ -38,7 +39,9 @@ pub struct StressNgRow {
     pub bogo_ops_per_second_usr_sys_time: f64,
     /// Further named values in the order found: `--metrics` columns
     /// (`cpu-usage-per-instance`, `max-rss`), miscellaneous metrics named by
-    /// their description (`kill-calls-per-sec`), and other YAML keys.
+    /// their description (`kill-calls-per-sec`), other YAML keys, and
+    /// `column-N` for a text column this parser cannot name (N counts the
+    /// stressor name as column 1).
     pub extra: Vec<(String, f64)>,
 }
 
@@ -233,7 +236,8 @@ fn slug(description: &str) -> String {
         .join("-")
 }
 
-/// Parses the `metrics:` section of a stress-ng `--yaml` document.
+/// Parses the `metrics:` section of a stress-ng `--yaml` document, or of
+/// each of several concatenated documents, in order.
 pub fn stress_ng_yaml(document: &str) -> Result<Vec<StressNgRow>, ParseError> {
     const FORMAT: &str = "stress-ng YAML";
     if document.trim().is_empty() {
@@ -243,15 +247,26 @@ pub fn stress_ng_yaml(document: &str) -> Result<Vec<StressNgRow>, ParseError> {
         format: FORMAT,
         message,
     };
-    let root: Value = serde_yaml::from_str(document).map_err(|error| invalid(error.to_string()))?;
-    let metrics = root.get("metrics").ok_or_else(|| {
-        invalid(
+    // Several files concatenated (`cat run-*.yaml`) are several documents;
+    // their rows are returned in order.
+    let mut entries: Vec<Value> = Vec::new();
+    let mut documents_with_metrics = 0;
+    for yaml_document in serde_yaml::Deserializer::from_str(document) {
+        let root = Value::deserialize(yaml_document).map_err(|error| invalid(error.to_string()))?;
+        let Some(metrics) = root.get("metrics") else {
+            continue;
+        };
+        documents_with_metrics += 1;
+        let list = metrics
+            .as_sequence()
+            .ok_or_else(|| invalid("expected `metrics:` to be a list of stressors".to_string()))?;
+        entries.extend(list.iter().cloned());
+    }
+    if documents_with_metrics == 0 {
+        return Err(invalid(
             "expected a `metrics:` section (was --metrics or --metrics-brief given?)".to_string(),
-        )
-    })?;
-    let entries = metrics
-        .as_sequence()
-        .ok_or_else(|| invalid("expected `metrics:` to be a list of stressors".to_string()))?;
+        ));
+    }
     let mut rows = Vec::with_capacity(entries.len());
     for (position, entry) in entries.iter().enumerate() {
         let map = entry.as_mapping().ok_or_else(|| {

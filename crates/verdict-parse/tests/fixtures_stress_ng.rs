@@ -252,3 +252,24 @@ fn extract_reads_stderr_and_stdout() {
         "{error}"
     );
 }
+
+#[test]
+fn concatenated_yaml_documents() {
+    let two_runs = format!(
+        "{}{}",
+        fixture("stress-ng-0.15.06-kill-cpu.yaml"),
+        fixture("stress-ng-0.15.06-kill-cpu-metrics.yaml")
+    );
+    let rows = stress_ng_yaml(&two_runs).unwrap();
+    let kill: Vec<f64> = rows
+        .iter()
+        .filter(|row| row.stressor == "kill")
+        .map(|row| row.bogo_ops)
+        .collect();
+    assert_eq!(kill, [81713.0, 102845.0]);
+    // Two rows for one stressor: a single value cannot be chosen.
+    assert!(matches!(
+        stress_ng_value(&rows, Some("kill"), "bogo-ops"),
+        Err(ParseError::AmbiguousStressor { .. })
+    ));
+}
