@@ -377,3 +377,35 @@ fn a_background_descendant_holding_the_pipes_does_not_block_the_run() {
         libc::kill(-pgid, libc::SIGKILL);
     }
 }
+
+#[test]
+fn concurrent_runs_do_not_share_cpu_time() {
+    // With RUSAGE_CHILDREN differences, the sleeper would be charged for the
+    // burner that was reaped while it slept; wait4 charges each its own.
+    let burn =
+        "import time\nstart = time.process_time()\nwhile time.process_time() - start < 0.2: pass";
+    let burner = thread::spawn(move || run(&Invocation::argv(["python3", "-c", burn])).unwrap());
+    let sleeper = run(&Invocation::argv(["sleep", "0.6"])).unwrap();
+    let burner = burner.join().unwrap();
+    assert!(burner.user >= Duration::from_millis(100), "{burner:?}");
+    assert!(
+        sleeper.user + sleeper.sys < Duration::from_millis(50),
+        "{sleeper:?}"
+    );
+}
+
+#[test]
+fn a_timed_out_command_gets_sigterm_first_and_can_clean_up() {
+    let script = "trap 'echo cleaned up; exit 0' TERM; echo started; sleep 100 & wait";
+    let outcome = run(&Invocation::shell(script).with_timeout(Duration::from_millis(800))).unwrap();
+    assert_eq!(outcome.status, Status::TimedOut);
+    assert_eq!(stdout_text(&outcome), "started\ncleaned up\n");
+}
+
+#[test]
+fn a_zero_output_limit_keeps_nothing() {
+    let outcome = run(&Invocation::shell("echo out; echo err >&2").with_output_limit(0)).unwrap();
+    assert_eq!(outcome.status, Status::Exited(0));
+    assert!(outcome.stdout.is_empty() && outcome.stderr.is_empty());
+    assert!(outcome.stdout_truncated && outcome.stderr_truncated);
+}
