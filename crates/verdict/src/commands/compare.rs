@@ -171,7 +171,10 @@ fn load_side(spec: &str, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
 }
 
 /// `RUN`, `RUN:f=l,...` or `f=l,...`; `None` when `spec` has neither form.
-fn parse_selection(spec: &str) -> Result<Option<(Option<RunId>, Vec<(String, String)>)>, CliError> {
+/// A stored selection: an optional run and (factor, level) filters.
+type StoredSelection = (Option<RunId>, Vec<(String, String)>);
+
+fn parse_selection(spec: &str) -> Result<Option<StoredSelection>, CliError> {
     let (run, filters) = match spec.split_once(':') {
         Some((run, filters)) => (Some(run), filters),
         None if spec.chars().all(|c| c.is_ascii_digit()) && !spec.is_empty() => (Some(spec), ""),

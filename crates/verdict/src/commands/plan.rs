@@ -1,11 +1,209 @@
-//! `verdict plan` (not yet built).
+//! `verdict plan`: how many runs per cell an experiment needs, before it
+//! starts. From a coefficient of variation, or from a stored pilot run (for
+//! example an A/A run): the fixed design's runs per cell for the threshold,
+//! α and power, and the adaptive design's expected and 95th-percentile runs
+//! (simulated under lognormal noise at that CV); with a per-iteration
+//! duration, the expected wall time.
 
+use crate::commands::report::parse_fraction;
+use crate::common::{DbArgs, parse_format};
 use crate::error::CliError;
 use std::process::ExitCode;
+use verdict_model::{Experiment, RunId};
+use verdict_report::Format;
+use verdict_stats::plan::{log_sd_from_cv, runs_per_cell};
+use verdict_stats::sequential::{Better, SequentialDesign, SequentialSettings, cap_for_power};
+use verdict_stats::simulate::{Noise, Procedure, Scenario, Shape, simulate};
+use verdict_stats::summary::summarize;
+use verdict_store::Store;
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct PlanArgs {}
+pub(crate) struct PlanArgs {
+    /// Run-to-run coefficient of variation (0.13 or 13%).
+    #[arg(long, value_parser = parse_fraction, required_unless_present = "run")]
+    pub(crate) cv: Option<f64>,
+    /// Take the CV (median over cells) and the iteration time from a stored pilot run.
+    #[arg(long, value_name = "RUN_ID")]
+    pub(crate) run: Option<i64>,
+    /// Smallest relative change worth detecting (0.05 or 5%).
+    #[arg(long, value_parser = parse_fraction, default_value = "0.05")]
+    pub(crate) threshold: f64,
+    #[arg(long, default_value_t = 0.05)]
+    pub(crate) alpha: f64,
+    #[arg(long, default_value_t = 0.9)]
+    pub(crate) power: f64,
+    /// Number of cells in the experiment (for wall time).
+    #[arg(long, default_value_t = 2)]
+    pub(crate) cells: usize,
+    /// Seconds per iteration (default: the pilot run's median wall time).
+    #[arg(long)]
+    pub(crate) seconds: Option<f64>,
+    /// Monte-Carlo trials for the adaptive design's run counts.
+    #[arg(long, default_value_t = 2000)]
+    pub(crate) trials: usize,
+    #[arg(long, default_value_t = 1)]
+    pub(crate) seed: u64,
+    /// text or json (`verdict.plan/v1`).
+    #[arg(long, default_value = "text")]
+    pub(crate) format: String,
+    #[command(flatten)]
+    pub(crate) db: DbArgs,
+}
 
-pub(crate) fn run(_args: &PlanArgs) -> Result<ExitCode, CliError> {
-    Err(CliError::input("`verdict plan` is not built yet"))
+/// The measured noise of a stored run: median CV over cells of the primary
+/// metric, and median wall seconds per iteration.
+fn pilot(store: &dyn Store, run: RunId) -> Result<(f64, f64, usize), CliError> {
+    let record = store.run(run).map_err(CliError::input)?;
+    let experiment: Experiment =
+        serde_json::from_str(&record.experiment_json).map_err(CliError::internal)?;
+    let samples = store.samples(run).map_err(CliError::internal)?;
+    let metric = &experiment.primary_metric().name;
+    let cells = experiment.cells().len();
+    let values = verdict_report::run::cell_values(&samples, cells, metric);
+    let mut cvs: Vec<f64> = values
+        .iter()
+        .filter_map(|cell| summarize(cell).and_then(|summary| summary.cv))
+        .collect();
+    if cvs.is_empty() {
+        return Err(CliError::input(format!(
+            "run {run} has no cell with 2 or more successful iterations of `{metric}`"
+        )));
+    }
+    cvs.sort_by(f64::total_cmp);
+    let walls: Vec<f64> = samples
+        .iter()
+        .filter(|sample| sample.is_data())
+        .map(|sample| sample.wall_seconds)
+        .collect();
+    let wall = summarize(&walls).map_or(0.0, |summary| summary.median);
+    Ok((cvs[cvs.len() / 2], wall, cells))
+}
+
+pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
+    let format = parse_format(&args.format)?;
+    let (cv, seconds, cells, source) = match args.run {
+        Some(run) => {
+            let store = args.db.open_existing()?;
+            let (cv, wall, cells) = pilot(&store, RunId(run))?;
+            (
+                args.cv.unwrap_or(cv),
+                args.seconds.unwrap_or(wall),
+                cells,
+                format!("run {run}"),
+            )
+        }
+        None => (
+            args.cv.expect("clap requires --cv without --run"),
+            args.seconds.unwrap_or(0.0),
+            args.cells,
+            "--cv".to_string(),
+        ),
+    };
+    let fixed = runs_per_cell(log_sd_from_cv(cv), args.threshold, args.alpha, args.power)
+        .ok_or_else(|| {
+            CliError::input(
+                "cannot plan with these settings (check --cv, --threshold, --alpha, --power)",
+            )
+        })?;
+    let cap = cap_for_power(cv, args.threshold, args.alpha, args.power).map_err(CliError::input)?;
+    let mut settings = SequentialSettings::new(cap.max(6), args.threshold, Better::Lower);
+    settings.alpha = args.alpha;
+    let design = SequentialDesign::new(settings).map_err(CliError::input)?;
+    let noise = Noise {
+        shape: Shape::Lognormal,
+        cv,
+    };
+    let scenario = |change: f64| Scenario {
+        noise,
+        change,
+        alpha: args.alpha,
+        threshold: args.threshold,
+        better: Better::Lower,
+        comparisons: 1,
+        adjust: false,
+    };
+    let procedure = Procedure::Adaptive(design.clone());
+    let at_threshold = simulate(
+        &scenario(args.threshold),
+        &procedure,
+        args.trials,
+        args.seed,
+    );
+    let no_change = simulate(
+        &scenario(0.0),
+        &procedure,
+        args.trials,
+        args.seed.wrapping_add(1),
+    );
+    let hours = |runs: f64| runs * cells as f64 * seconds / 3600.0;
+    let document = serde_json::json!({
+        "schema": "verdict.plan/v1",
+        "source": source,
+        "cv": cv,
+        "threshold": args.threshold,
+        "alpha": args.alpha,
+        "power": args.power,
+        "cells": cells,
+        "seconds_per_iteration": seconds,
+        "fixed": { "runs_per_cell": fixed, "wall_hours": hours(fixed as f64) },
+        "adaptive": {
+            "procedure": design.describe(),
+            "cap_per_cell": design.settings().max,
+            "if_change_is_threshold": { "mean_runs": at_threshold.mean_runs, "p95_runs": at_threshold.p95_runs, "power": at_threshold.change_rate(), "wall_hours": hours(at_threshold.mean_runs) },
+            "if_no_change": { "mean_runs": no_change.mean_runs, "p95_runs": no_change.p95_runs, "equivalent": no_change.equivalent_rate(), "false_alarms": no_change.change_rate(), "wall_hours": hours(no_change.mean_runs) },
+            "trials": args.trials,
+        },
+    });
+    if format == Format::Json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&document).map_err(CliError::internal)?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let time = |runs: f64| {
+        if seconds > 0.0 {
+            let total = runs * cells as f64 * seconds;
+            if total >= 3600.0 {
+                format!(", ~{:.1} h for {cells} cells", total / 3600.0)
+            } else {
+                format!(", ~{:.0} min for {cells} cells", total / 60.0)
+            }
+        } else {
+            String::new()
+        }
+    };
+    println!(
+        "noise: CV {:.1}% (from {source}); detect ±{:.1}% at alpha {} with power {}",
+        cv * 100.0,
+        args.threshold * 100.0,
+        args.alpha,
+        args.power
+    );
+    println!(
+        "fixed design:    {fixed} runs per cell{}",
+        time(fixed as f64)
+    );
+    println!(
+        "adaptive design: cap {} per cell; if the change is {:.1}%: mean {:.1}, 95th pct {} runs per cell (power {:.2}){}",
+        design.settings().max,
+        args.threshold * 100.0,
+        at_threshold.mean_runs,
+        at_threshold.p95_runs,
+        at_threshold.change_rate(),
+        time(at_threshold.mean_runs)
+    );
+    println!(
+        "                 if nothing changed: mean {:.1}, 95th pct {} runs per cell (ends equivalent {:.0}%){}",
+        no_change.mean_runs,
+        no_change.p95_runs,
+        no_change.equivalent_rate() * 100.0,
+        time(no_change.mean_runs)
+    );
+    println!(
+        "  ({}; {} simulated trials per line, lognormal noise)",
+        design.describe(),
+        args.trials
+    );
+    Ok(ExitCode::SUCCESS)
 }
