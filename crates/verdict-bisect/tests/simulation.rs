@@ -12,6 +12,7 @@
 //! 80,2,0: 0.960 / 549; 60,2,1 was chosen as the default.
 //! Must not: start processes or sleep.
 
+#[expect(dead_code, reason = "this binary scripts no skips")]
 mod common;
 
 use common::{drive, lognormal, step_script};
@@ -41,7 +42,7 @@ fn median_log(values: &mut [f64]) -> f64 {
 /// Returns (first bad position, total runs).
 fn fixed_n(first_bad: usize, runs: usize, seed: u64) -> (usize, usize) {
     let mut random = ChaCha8Rng::seed_from_u64(seed);
-    let mut measure = |position: usize, random: &mut ChaCha8Rng| -> f64 {
+    let measure = |position: usize, random: &mut ChaCha8Rng| -> f64 {
         let median = if position >= first_bad {
             1.0 + SHIFT
         } else {
