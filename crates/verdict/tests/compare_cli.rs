@@ -1,0 +1,219 @@
+//! `verdict compare` on files as users have them: benchstat's own inputs,
+//! plain numbers, CSV, hyperfine JSON; snapshots of the text and JSON
+//! output (schema verdict.compare/v1, documented in docs/reports.md).
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+fn benchstat(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/peer-data/benchstat/cmd/benchstat/testdata")
+        .join(name)
+}
+
+fn verdict() -> Command {
+    let mut command = Command::cargo_bin("verdict").unwrap();
+    command
+        .env("NO_COLOR", "1")
+        .env("VERDICT_DB", "/nonexistent/verdict.db");
+    command
+}
+
+fn stdout(command: &mut Command) -> String {
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn benchstat_old_new_text_and_json() {
+    if !benchstat("old.txt").exists() {
+        eprintln!("skipped: ../shared/peer-data is not beside this checkout");
+        return;
+    }
+    let text = stdout(
+        verdict()
+            .arg("compare")
+            .arg(benchstat("old.txt"))
+            .arg(benchstat("new.txt")),
+    );
+    insta::assert_snapshot!("old_new_text", text);
+    let json = stdout(
+        verdict()
+            .arg("compare")
+            .arg(benchstat("old.txt"))
+            .arg(benchstat("new.txt"))
+            .args(["--format", "json"]),
+    );
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["schema"], "verdict.compare/v1");
+    let json_comparison = &value["comparisons"][0];
+    for key in [
+        "name",
+        "baseline",
+        "candidate",
+        "delta",
+        "delta_ci_low",
+        "delta_ci_high",
+        "p_value",
+        "verdict",
+        "magnitude",
+        "runs_needed",
+        "adjusted",
+    ] {
+        assert!(json_comparison.get(key).is_some(), "missing {key}");
+    }
+    insta::assert_snapshot!("old_new_json", json);
+}
+
+#[test]
+fn plain_numbers_csv_and_hyperfine_inputs() {
+    let directory = tempfile::tempdir().unwrap();
+    let a = directory.path().join("a.txt");
+    let b = directory.path().join("b.txt");
+    std::fs::write(
+        &a,
+        "# baseline\n100\n101\n99\n100.5\n99.5\n100.2\n99.8\n100.1\n",
+    )
+    .unwrap();
+    std::fs::write(&b, "120\n121\n119\n120.5\n119.5\n120.2\n119.8\n120.1\n").unwrap();
+    let json = stdout(
+        verdict()
+            .arg("compare")
+            .arg(&a)
+            .arg(&b)
+            .args(["--format", "json"]),
+    );
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["comparisons"][0]["verdict"], "regression");
+    let higher = stdout(
+        verdict()
+            .arg("compare")
+            .arg(&a)
+            .arg(&b)
+            .args(["--format", "json", "--better", "higher"]),
+    );
+    assert!(higher.contains("\"improvement\""));
+
+    let csv_a = directory.path().join("a.csv");
+    let csv_b = directory.path().join("b.csv");
+    std::fs::write(
+        &csv_a,
+        "run,ops\n1,1000\n2,1010\n3,990\n4,1005\n5,995\n6,1002\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &csv_b,
+        "run,ops\n1,1001\n2,1009\n3,991\n4,1004\n5,996\n6,1003\n",
+    )
+    .unwrap();
+    let output = verdict()
+        .arg("compare")
+        .arg(&csv_a)
+        .arg(&csv_b)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "CSV without --column is an input error"
+    );
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--column"));
+    let text = stdout(verdict().arg("compare").arg(&csv_a).arg(&csv_b).args([
+        "--column",
+        "ops",
+        "--better",
+        "higher",
+        "--threshold",
+        "5%",
+    ]));
+    assert!(text.contains("equivalent"), "{text}");
+
+    let hyperfine = |path: &Path, times: &[f64]| {
+        let document =
+            serde_json::json!({"results": [{"command": "sleep 0.1", "mean": 0.1, "times": times}]});
+        std::fs::write(path, document.to_string()).unwrap();
+    };
+    let h_a = directory.path().join("a.json");
+    let h_b = directory.path().join("b.json");
+    hyperfine(&h_a, &[0.101, 0.102, 0.100, 0.103, 0.101, 0.102, 0.100]);
+    hyperfine(&h_b, &[0.151, 0.152, 0.150, 0.153, 0.151, 0.152, 0.150]);
+    let output = verdict()
+        .arg("compare")
+        .arg(&h_a)
+        .arg(&h_b)
+        .args(["--fail-on", "regression"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+}
+
+#[test]
+fn input_errors_exit_2_with_a_clear_message() {
+    let directory = tempfile::tempdir().unwrap();
+    let empty = directory.path().join("empty.txt");
+    std::fs::write(&empty, "# nothing\n").unwrap();
+    let junk = directory.path().join("junk.txt");
+    std::fs::write(&junk, "12\nabc\n").unwrap();
+    for (a, b, expected) in [
+        (
+            empty.display().to_string(),
+            empty.display().to_string(),
+            "empty.txt",
+        ),
+        (
+            junk.display().to_string(),
+            junk.display().to_string(),
+            "line 2",
+        ),
+        (
+            "no-such-thing".to_string(),
+            junk.display().to_string(),
+            "neither a file nor a stored selection",
+        ),
+    ] {
+        let output = verdict().args(["compare", &a, &b]).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{a} {b}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(expected), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn sequential_replay_reports_where_it_stops() {
+    let directory = tempfile::tempdir().unwrap();
+    let a = directory.path().join("a.txt");
+    let b = directory.path().join("b.txt");
+    let base: Vec<String> = (0..40)
+        .map(|index| format!("{}", 100.0 + (index * 37 % 11) as f64 * 0.3))
+        .collect();
+    let slow: Vec<String> = (0..40)
+        .map(|index| format!("{}", 150.0 + (index * 53 % 13) as f64 * 0.3))
+        .collect();
+    std::fs::write(&a, base.join("\n")).unwrap();
+    std::fs::write(&b, slow.join("\n")).unwrap();
+    let json = stdout(
+        verdict()
+            .args(["compare", "--sequential", "--format", "json"])
+            .arg(&a)
+            .arg(&b),
+    );
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let comparison = &value["comparisons"][0];
+    assert_eq!(comparison["verdict"], "regression");
+    let stopped = comparison["stopped_at"].as_u64().unwrap();
+    assert!(
+        (6..40).contains(&stopped),
+        "a 50% change stops early, at {stopped}"
+    );
+}
