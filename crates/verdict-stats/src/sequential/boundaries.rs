@@ -35,10 +35,12 @@ pub enum Spending {
     /// O'Brien–Fleming-type, 4 − 4Φ(z₁₋α/₄ / √t) (Lan & DeMets 1983, α/2
     /// per side):
     /// spends almost nothing early; near-fixed cap, late stops.
+    #[serde(rename = "obrien-fleming")]
     OBrienFleming,
     /// Hwang, Shih & DeCani (1990, Stat. Med. 9:1439):
     /// α·(1 − e^{−γt}) / (1 − e^{−γ}); γ = 1 is close to Pocock, γ = −4 to
     /// O'Brien–Fleming, γ = 0 is linear spending α·t.
+    #[serde(rename = "hwang-shih-decani")]
     HwangShihDeCani {
         /// Shape parameter γ.
         gamma: f64,
@@ -259,6 +261,39 @@ mod tests {
         let published = [4.8769, 3.3569, 2.6803, 2.2898, 2.0310];
         for (computed, expected) in critical.iter().zip(published) {
             assert!((computed - expected).abs() < 2e-3, "{critical:?}");
+        }
+    }
+
+    #[test]
+    fn boundaries_hold_alpha_for_the_canonical_process() {
+        // Monte-Carlo check with a look after every run from 6 to 60 (55
+        // unequally informative looks): simulate S_k = Σ of independent
+        // N(0, 1) increments per run and count paths with |S_k|/√k ≥ c_k.
+        use rand::{Rng, SeedableRng};
+        let runs: Vec<usize> = (6..=60).collect();
+        for spending in [Spending::Pocock, Spending::HwangShihDeCani { gamma: -2.0 }] {
+            let critical = critical_values(&runs, 0.05, spending);
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(42);
+            let paths = 20_000;
+            let mut crossings = 0;
+            for _ in 0..paths {
+                let mut sum = 0.0;
+                let mut run = 0;
+                for (&look, &c) in runs.iter().zip(&critical) {
+                    while run < look {
+                        let radius = (-2.0 * (1.0 - rng.random::<f64>()).ln()).sqrt();
+                        sum += radius * (std::f64::consts::TAU * rng.random::<f64>()).cos();
+                        run += 1;
+                    }
+                    if sum.abs() / (look as f64).sqrt() >= c {
+                        crossings += 1;
+                        break;
+                    }
+                }
+            }
+            let rate = crossings as f64 / paths as f64;
+            // 3 standard errors of a 0.05 rate over 20,000 paths: 0.0046.
+            assert!((rate - 0.05).abs() < 0.0046, "{spending:?}: {rate}");
         }
     }
 

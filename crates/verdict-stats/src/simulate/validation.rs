@@ -14,7 +14,8 @@ use std::fmt::Write as _;
 
 use crate::plan::{log_sd_from_cv, runs_per_cell};
 use crate::sequential::{
-    Better, CAP_INFLATION, SequentialDesign, SequentialSettings, Spending, cap_for_power,
+    Better, CAP_INFLATION, DEFAULT_SPENDING, SequentialDesign, SequentialSettings, Spending,
+    cap_for_equivalence, cap_for_power,
 };
 
 use super::{Noise, Procedure, Scenario, Shape, Summary, simulate};
@@ -100,7 +101,7 @@ fn fixed_runs_for(
             settings.seed,
         ))
     };
-    let (mut low, mut high) = (2usize, 1000usize);
+    let (mut low, mut high) = (2usize, 400usize);
     if evaluate(high) < target {
         return None;
     }
@@ -137,7 +138,8 @@ pub fn validation_report(settings: ValidationSettings) -> String {
            (exact null for small samples), a change when p < 0.05. *peeking*: the fixed rule after\n  \
            every 5 runs per cell up to 60, stopping at the first p < 0.05 (what people do by hand).\n  \
            *adaptive*: verdict's group-sequential design (`verdict_stats::sequential`): Lan–DeMets\n  \
-           Pocock-type alpha spending, a look after every run per cell from 6 up to the cap,\n  \
+           Hwang–Shih–DeCani (γ = −2) alpha spending, a look after every run per cell from 6 up\n  \
+           to the cap,\
            two-sided α = 0.05 over all looks; at each look the Hodges–Lehmann/Moses interval of the\n  \
            relative shift at that look's nominal confidence (a repeated confidence interval); stop\n  \
            with regression/improvement when it excludes 0, equivalent when it lies inside (−t, +t),\n  \
@@ -244,7 +246,7 @@ fn peeking_section(out: &mut String, settings: ValidationSettings) {
     );
     let adaptive = simulate(
         &scenario(noise, 0.0, 0.02),
-        &Procedure::Adaptive(design(SHAPE_CAP, 0.02, ALPHA, Spending::Pocock)),
+        &Procedure::Adaptive(design(SHAPE_CAP, 0.02, ALPHA, DEFAULT_SPENDING)),
         settings.trials,
         settings.seed,
     );
@@ -268,7 +270,7 @@ fn shape_tables(out: &mut String, settings: ValidationSettings) {
         Procedure::Fixed { runs: 20 },
         Procedure::Fixed { runs: 60 },
         Procedure::Peeking { every: 5, max: 60 },
-        Procedure::Adaptive(design(SHAPE_CAP, SHAPE_THRESHOLD, ALPHA, Spending::Pocock)),
+        Procedure::Adaptive(design(SHAPE_CAP, SHAPE_THRESHOLD, ALPHA, DEFAULT_SPENDING)),
     ];
     let family_adaptive = Procedure::Adaptive(design(
         SHAPE_CAP,
@@ -425,7 +427,7 @@ fn targets_section(out: &mut String, settings: ValidationSettings) {
         let cap = cap_for_power(cv, change, ALPHA, 0.9).expect("valid planning inputs");
         let adaptive = simulate(
             &scenario,
-            &Procedure::Adaptive(design(cap, 0.02, ALPHA, Spending::Pocock)),
+            &Procedure::Adaptive(design(cap, 0.02, ALPHA, DEFAULT_SPENDING)),
             settings.trials,
             settings.seed,
         );
@@ -435,27 +437,7 @@ fn targets_section(out: &mut String, settings: ValidationSettings) {
 
         // The same design with the cap calibrated so the adaptive power is
         // just ≥ 0.9: the comparison at exactly the target power.
-        let evaluate = |max: usize| {
-            simulate(
-                &scenario,
-                &Procedure::Adaptive(design(max, 0.02, ALPHA, Spending::Pocock)),
-                settings.trials,
-                settings.seed,
-            )
-        };
-        let (mut low, mut high) = (6usize, cap.max(7));
-        while evaluate(high).regression_rate() < 0.9 {
-            high *= 2;
-        }
-        while low < high {
-            let middle = (low + high) / 2;
-            if evaluate(middle).regression_rate() >= 0.9 {
-                high = middle;
-            } else {
-                low = middle + 1;
-            }
-        }
-        let calibrated = evaluate(low);
+        let (low, calibrated) = calibrated_cap(settings, &scenario, DEFAULT_SPENDING, cap);
         let fixed = fixed_runs_for(
             calibrated.regression_rate(),
             settings,
@@ -480,11 +462,10 @@ fn targets_section(out: &mut String, settings: ValidationSettings) {
         cv: 0.13,
     };
     let scenario = scenario(noise, 0.0, 0.10);
-    let planned = runs_per_cell(log_sd_from_cv(0.13), 0.10, ALPHA, 0.9).expect("valid inputs");
-    let cap = ((planned as f64) * CAP_INFLATION).ceil() as usize;
+    let cap = cap_for_equivalence(0.13, 0.10, ALPHA, 0.9).expect("valid inputs");
     let adaptive = simulate(
         &scenario,
-        &Procedure::Adaptive(design(cap, 0.10, ALPHA, Spending::Pocock)),
+        &Procedure::Adaptive(design(cap, 0.10, ALPHA, DEFAULT_SPENDING)),
         settings.trials,
         settings.seed,
     );
@@ -492,8 +473,8 @@ fn targets_section(out: &mut String, settings: ValidationSettings) {
     let fixed = fixed_runs_for(equivalent, settings, &scenario, Summary::equivalent_rate);
     let _ = writeln!(
         out,
-        "\nEquivalence: A/A at CV 13% (lognormal), threshold t = 10%, cap {cap} (the planner's runs for\n\
-         a 10% change at power 0.9 times the cap inflation). \"Fixed N, same\" is the smallest fixed N\n\
+        "\nEquivalence: A/A at CV 13% (lognormal), threshold t = 10%, cap {cap}\n\
+         (`sequential::cap_for_equivalence` for power 0.9). \"Fixed N, same\" is the smallest fixed N\n\
          whose 95% interval lands inside (−10%, +10%) (and p ≥ 0.05) in at least the same share of\n\
          trials.\n\n\
          | ends equivalent (target ≥ 0.90) | false alarm | mean runs (p95) | fixed N, same share | adaptive below fixed |\n\
@@ -503,7 +484,7 @@ fn targets_section(out: &mut String, settings: ValidationSettings) {
         rate(adaptive.change_rate()),
         adaptive.mean_runs,
         adaptive.p95_runs,
-        fixed.map_or("> 1000".to_string(), |(runs, share)| format!(
+        fixed.map_or("> 400".to_string(), |(runs, share)| format!(
             "{runs} ({})",
             rate(share)
         )),
@@ -534,7 +515,7 @@ fn detection_row(
                 ),
             )
         }
-        None => ("> 1000".to_string(), "n/a".to_string()),
+        None => ("> 400".to_string(), "n/a".to_string()),
     };
     let _ = writeln!(
         out,
@@ -548,14 +529,73 @@ fn detection_row(
     );
 }
 
+/// Smallest cap whose adaptive power (share ending "regression") is ≥ 0.9,
+/// by bisection (power rises with the cap), starting from `guess`.
+fn calibrated_cap(
+    settings: ValidationSettings,
+    scenario: &Scenario,
+    spending: Spending,
+    guess: usize,
+) -> (usize, Summary) {
+    let evaluate = |max: usize| {
+        simulate(
+            scenario,
+            &Procedure::Adaptive(design(max, scenario.threshold, ALPHA, spending)),
+            settings.trials,
+            settings.seed,
+        )
+    };
+    let (mut low, mut high) = (6usize, guess.max(7));
+    while evaluate(high).regression_rate() < 0.9 && high < 2000 {
+        high *= 2;
+    }
+    while low < high {
+        let middle = (low + high) / 2;
+        if evaluate(middle).regression_rate() >= 0.9 {
+            high = middle;
+        } else {
+            low = middle + 1;
+        }
+    }
+    (low, evaluate(low))
+}
+
+/// Smallest cap whose adaptive design ends "equivalent" in ≥ 90% of trials.
+fn equivalence_cap(
+    settings: ValidationSettings,
+    scenario: &Scenario,
+    spending: Spending,
+) -> (usize, Summary) {
+    let evaluate = |max: usize| {
+        simulate(
+            scenario,
+            &Procedure::Adaptive(design(max, scenario.threshold, ALPHA, spending)),
+            settings.trials,
+            settings.seed,
+        )
+    };
+    let (mut low, mut high) = (6usize, 400usize);
+    while low < high {
+        let middle = (low + high) / 2;
+        if evaluate(middle).equivalent_rate() >= 0.9 {
+            high = middle;
+        } else {
+            low = middle + 1;
+        }
+    }
+    (low, evaluate(low))
+}
+
 fn choice_section(out: &mut String, settings: ValidationSettings) {
     out.push_str(
         "\n## 5. Choosing the spending function and the cap\n\n\
-         Measured power per run at the two detection targets (cap from `cap_for_power` as in\n\
-         section 4) and runs to equivalence at the equivalence target, for three spending\n\
-         functions. The default is the one with the lowest ratio of mean runs to the fixed N of\n\
-         the same power.\n\n\
-         | spending | CV 30%, −19%: power, mean runs, ratio | CV 13%, −10%: power, mean runs, ratio | A/A CV 13%, t = 10%: equivalent, mean runs |\n\
+         Power per run, measured. For each spending function the cap is cut to the smallest value\n\
+         whose power is ≥ 0.9 (for a regression that the planner sizes exactly: +19% at CV 30% and\n\
+         +10% at CV 13% on a lower-is-better metric); \"ratio\" is its mean runs over the smallest\n\
+         fixed N with the same simulated power, \"inflation\" its cap over the planner's fixed N.\n\
+         The last column is the smallest cap that ends \"equivalent\" in ≥ 90% of A/A trials at\n\
+         CV 13%, t = 10%, and its mean runs.\n\n\
+         | spending | CV 30%, +19%: cap (inflation), power, mean runs, ratio | CV 13%, +10%: cap (inflation), power, mean runs, ratio | equivalence: cap, share, mean runs |\n\
          |---|---|---|---|\n",
     );
     let lognormal = |cv| Noise {
@@ -564,19 +604,20 @@ fn choice_section(out: &mut String, settings: ValidationSettings) {
     };
     for spending in [
         Spending::Pocock,
+        Spending::HwangShihDeCani { gamma: -1.0 },
         Spending::HwangShihDeCani { gamma: -2.0 },
+        Spending::HwangShihDeCani { gamma: -3.0 },
         Spending::OBrienFleming,
     ] {
         let mut cells = Vec::new();
-        for (cv, change) in [(0.30, -0.19), (0.13, -0.10)] {
-            let scenario = scenario(lognormal(cv), change, 0.02);
-            let cap = cap_for_power(cv, change, ALPHA, 0.9).expect("valid planning inputs");
-            let summary = simulate(
-                &scenario,
-                &Procedure::Adaptive(design(cap, 0.02, ALPHA, spending)),
-                settings.trials,
-                settings.seed,
-            );
+        for (cv, change) in [(0.30, 0.19), (0.13, 0.10)] {
+            let scenario = Scenario {
+                better: Better::Lower,
+                ..scenario(lognormal(cv), change, 0.02)
+            };
+            let planned =
+                runs_per_cell(log_sd_from_cv(cv), change, ALPHA, 0.9).expect("valid inputs");
+            let (cap, summary) = calibrated_cap(settings, &scenario, spending, planned);
             let fixed = fixed_runs_for(
                 summary.regression_rate(),
                 settings,
@@ -584,7 +625,8 @@ fn choice_section(out: &mut String, settings: ValidationSettings) {
                 Summary::regression_rate,
             );
             cells.push(format!(
-                "{}, {:.1}, {}",
+                "{cap} ({:.2}), {}, {:.1}, {}",
+                cap as f64 / planned as f64,
                 rate(summary.regression_rate()),
                 summary.mean_runs,
                 fixed.map_or("n/a".to_string(), |(runs, _)| format!(
@@ -593,16 +635,10 @@ fn choice_section(out: &mut String, settings: ValidationSettings) {
                 ))
             ));
         }
-        let planned = runs_per_cell(log_sd_from_cv(0.13), 0.10, ALPHA, 0.9).expect("valid inputs");
-        let cap = ((planned as f64) * CAP_INFLATION).ceil() as usize;
-        let equivalence = simulate(
-            &scenario(lognormal(0.13), 0.0, 0.10),
-            &Procedure::Adaptive(design(cap, 0.10, ALPHA, spending)),
-            settings.trials,
-            settings.seed,
-        );
+        let (cap, equivalence) =
+            equivalence_cap(settings, &scenario(lognormal(0.13), 0.0, 0.10), spending);
         cells.push(format!(
-            "{}, {:.1}",
+            "{cap}, {}, {:.1}",
             rate(equivalence.equivalent_rate()),
             equivalence.mean_runs
         ));
@@ -612,10 +648,10 @@ fn choice_section(out: &mut String, settings: ValidationSettings) {
     let _ = writeln!(
         out,
         "\nCap inflation: `CAP_INFLATION` = {CAP_INFLATION}. Check: the fixed design with the\n\
-         planner's N and the adaptive design with cap ⌈{CAP_INFLATION}·N⌉ (Pocock-type), at each\n\
-         planning input (lognormal, α = 0.05, power 0.9); the adaptive power should not fall below the\n\
-         fixed power by more than Monte-Carlo error.\n\n\
-         | CV | true change | planner N | fixed power at N | cap | adaptive power | adaptive mean runs |\n\
+         planner's N and the adaptive design (default spending) with cap ⌈{CAP_INFLATION}·N⌉, at\n\
+         each planning input (lognormal, α = 0.05, power 0.9). The planner sizes ln(1 + |change|),\n\
+         so it is exact for increases and conservative for slowdowns.\n\n\
+         | CV | true change | planner N | fixed power at N | cap | adaptive power | adaptive mean runs (p95) |\n\
          |---|---|---|---|---|---|---|"
     );
     for (cv, change) in [
@@ -641,8 +677,7 @@ fn choice_section(out: &mut String, settings: ValidationSettings) {
             settings.trials,
             settings.seed,
         );
-        let mut adaptive_settings = SequentialSettings::new(cap, 0.02, scenario.better);
-        adaptive_settings.spending = Spending::Pocock;
+        let adaptive_settings = SequentialSettings::new(cap, 0.02, scenario.better);
         let adaptive = simulate(
             &scenario,
             &Procedure::Adaptive(SequentialDesign::new(adaptive_settings).expect("valid design")),
@@ -651,12 +686,13 @@ fn choice_section(out: &mut String, settings: ValidationSettings) {
         );
         let _ = writeln!(
             out,
-            "| {:.0}% | {:+.0}% | {planned} | {} | {cap} | {} | {:.1} |",
+            "| {:.0}% | {:+.0}% | {planned} | {} | {cap} | {} | {:.1} ({}) |",
             cv * 100.0,
             change * 100.0,
             rate(fixed.regression_rate()),
             rate(adaptive.regression_rate()),
-            adaptive.mean_runs
+            adaptive.mean_runs,
+            adaptive.p95_runs
         );
     }
     out.push_str(

@@ -42,7 +42,7 @@ pub(crate) struct SimulateArgs {
     #[arg(long, default_value = "lognormal")]
     shape: String,
     /// Coefficient of variation of the noise (0.13 = 13%).
-    #[arg(long, default_value_t = 0.13)]
+    #[arg(long, default_value_t = 0.13, allow_hyphen_values = true)]
     cv: f64,
     /// True relative change of the candidate, C/B - 1 (-0.1 = 10% lower; for
     /// a higher-is-better metric a negative change is a regression).
