@@ -130,7 +130,16 @@ pub fn median_interval(sorted: &[f64], confidence: f64) -> Option<Interval> {
 /// 1-based order statistics (may be 0 or n+1, meaning unbounded) and the
 /// achieved coverage of benchstat's median interval.
 fn median_orders(n: usize, confidence: f64) -> (usize, usize, f64) {
-    if n <= EXACT_BINOMIAL_LIMIT {
+    median_orders_with(n, confidence, EXACT_BINOMIAL_LIMIT)
+}
+
+/// `median_orders` with the exact/approximate switch as a parameter (tests
+/// exercise the normal branch at small n, as go-moremath's tests do).
+fn median_orders_with(n: usize, confidence: f64, exact_limit: usize) -> (usize, usize, f64) {
+    if confidence >= 1.0 {
+        return (0, n + 1, 1.0);
+    }
+    if n <= exact_limit {
         let pmf = binomial_half_pmf(n);
         let probability = |index: i64| -> f64 {
             if index < 0 || index > n as i64 {
@@ -354,6 +363,55 @@ mod tests {
         assert_eq!((six.low, six.high), (1.0, 6.0));
     }
 
+    /// Cases from go-moremath's `TestQuantileCI` (q = 0.5): order statistics
+    /// and achieved confidence, exact and normal-approximation branches.
+    #[test]
+    fn quantile_ci_cases_from_go_moremath() {
+        let check = |n: usize, confidence: f64, limit: usize, expected: (usize, usize, f64)| {
+            let (low, high, achieved) = median_orders_with(n, confidence, limit);
+            assert_eq!(
+                (low, high),
+                (expected.0, expected.1),
+                "n={n} c={confidence} limit={limit}"
+            );
+            assert!(
+                (achieved - expected.2).abs() < 1e-9,
+                "n={n} c={confidence}: {achieved}"
+            );
+        };
+        let exact = usize::MAX;
+        check(4, 0.001, exact, (2, 3, 0.375));
+        check(4, 0.375, exact, (2, 3, 0.375));
+        check(4, 0.375_000_1, exact, (1, 3, 0.625));
+        check(4, 1.0, exact, (0, 5, 1.0));
+        check(4, 0.99, exact, (0, 5, 1.0));
+        check(4, 0.99 - 0.0625, exact, (0, 4, 0.9375));
+        check(5, 0.001, exact, (2, 3, 0.3125));
+        check(5, 0.3125, exact, (2, 3, 0.3125));
+        check(5, 0.312_500_1, exact, (2, 4, 0.625));
+        check(5, 0.99, exact, (0, 6, 1.0));
+        check(5, 0.99 - 0.03125, exact, (0, 5, 1.0 - 0.03125));
+        // Normal approximation forced at small n (threshold 0 upstream).
+        let bands = |n: usize| -> Vec<f64> {
+            let (mean, sd) = (n as f64 / 2.0, (n as f64 / 4.0).sqrt());
+            (0..=n)
+                .map(|i| {
+                    normal_cdf((i as f64 + 0.5 - mean) / sd)
+                        - normal_cdf((i as f64 - 0.5 - mean) / sd)
+                })
+                .collect()
+        };
+        let four = bands(4);
+        check(4, 0.001, 0, (2, 3, four[2]));
+        check(4, four[2] + 0.00001, 0, (1, 3, four[1] + four[2]));
+        check(4, 1.0, 0, (0, 5, 1.0));
+        check(4, 0.99, 0, (0, 5, 1.0));
+        check(4, 0.90, 0, (0, 4, four[0] + four[1] + four[2] + four[3]));
+        let five = bands(5);
+        check(5, 0.001, 0, (2, 3, five[2]));
+        check(5, five[2] + 0.00001, 0, (2, 4, five[2] + five[3]));
+    }
+
     #[test]
     fn normal_branch_is_close_to_exact_branch() {
         // n = 31 uses the approximation; its orders should be near the
@@ -387,6 +445,36 @@ mod tests {
             .collect();
         let drift = summarize(&alternating).unwrap().drift.unwrap();
         assert!(!drift.flagged, "{drift:?}");
+    }
+
+    #[test]
+    fn drift_matches_scipy_spearmanr() {
+        // SciPy 1.17.1: scipy.stats.spearmanr(range(n), values) on the same
+        // formula data (ties in the first set), statistic and p-value.
+        let tied: Vec<f64> = (0..25)
+            .map(|i| (100.0 + ((i * 7) % 11) as f64 + 0.3 * i as f64).floor())
+            .collect();
+        let drift = drift(&tied).unwrap();
+        assert!(
+            (drift.rho - 0.463_722_029_477_063_8).abs() < 1e-12,
+            "{drift:?}"
+        );
+        assert!(
+            (drift.p_value - 0.019_551_709_544_504_334).abs() < 1e-10,
+            "{drift:?}"
+        );
+        assert!(drift.flagged);
+        let wrapped: Vec<f64> = (0..40).map(|i| ((i * 37) % 23) as f64).collect();
+        let drift = super::drift(&wrapped).unwrap();
+        assert!(
+            (drift.rho - 0.084_213_517_872_004_15).abs() < 1e-12,
+            "{drift:?}"
+        );
+        assert!(
+            (drift.p_value - 0.605_405_240_011_119_7).abs() < 1e-10,
+            "{drift:?}"
+        );
+        assert!(!drift.flagged);
     }
 
     #[test]
