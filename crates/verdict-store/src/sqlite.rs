@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, ffi, params};
@@ -31,7 +31,17 @@ use crate::store::{
 /// How long a connection waits for another writer before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A verdict database in one SQLite file.
+/// A verdict database in one SQLite file (plus `PATH-wal` and `PATH-shm`
+/// while open).
+///
+/// Each write method is one transaction, committed before it returns, in
+/// WAL mode with `synchronous = NORMAL`: what a method reported as written
+/// survives the process being killed, SIGKILL included. A power loss or
+/// kernel crash may lose the last few commits (never corrupting the file);
+/// an fsync per sample (`synchronous = FULL`) would dominate the harness
+/// overhead. Readers in other processes are never blocked by the writer;
+/// writers wait for each other up to a busy timeout of 10 s. Not `Sync`:
+/// one store per thread.
 #[derive(Debug)]
 pub struct SqliteStore {
     connection: Connection,
@@ -42,7 +52,8 @@ impl SqliteStore {
     /// Opens the database at `path`, creating it when missing and migrating
     /// an older schema forward. A database written by a newer verdict, or a
     /// SQLite file that is not a verdict database, is refused untouched.
-    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+    pub fn open(path: impl AsRef<Path>) -> Result<SqliteStore, StoreError> {
+        let path = path.as_ref();
         let connection = Connection::open(path).map_err(|source| StoreError::Open {
             path: path.to_path_buf(),
             source,
@@ -72,54 +83,26 @@ impl SqliteStore {
     }
 
     fn initialize(connection: Connection, path: PathBuf) -> Result<SqliteStore, StoreError> {
-        let open_error = |source| StoreError::Open {
-            path: path.clone(),
-            source,
-        };
-        connection.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
-        // Check what the file is before changing anything in it.
-        let version = user_version(&connection).map_err(open_error)?;
-        let application_id: i64 = connection
-            .pragma_query_value(None, "application_id", |row| row.get(0))
-            .map_err(open_error)?;
-        if application_id != APPLICATION_ID {
-            if application_id != 0 {
-                return Err(StoreError::NotVerdict {
-                    path,
-                    reason: format!("its SQLite application_id is {application_id:#x}"),
-                });
-            }
-            let tables: i64 = connection
-                .query_row("SELECT COUNT(*) FROM sqlite_master", [], |row| row.get(0))
-                .map_err(open_error)?;
-            if version != 0 || tables != 0 {
-                return Err(StoreError::NotVerdict {
-                    path,
-                    reason: "it is a SQLite file with tables but no verdict mark".to_string(),
-                });
+        connection
+            .busy_timeout(BUSY_TIMEOUT)
+            .map_err(|source| StoreError::Open {
+                path: path.clone(),
+                source,
+            })?;
+        // Some lock conflicts while another process creates or converts the
+        // file are reported as busy without calling the busy handler (SQLite
+        // refuses to wait where waiting could deadlock, e.g. switching to
+        // WAL); every step below is idempotent, so retry them all.
+        let deadline = Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match prepare(&connection, &path) {
+                Err(error) if is_busy(&error) && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(error) => return Err(error),
+                Ok(()) => return Ok(SqliteStore { connection, path }),
             }
         }
-        if version > LATEST_VERSION {
-            return Err(StoreError::NewerSchema {
-                path,
-                found: version,
-                known: LATEST_VERSION,
-            });
-        }
-        // journal_mode answers "memory" for an in-memory database.
-        let _mode: String = connection
-            .pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))
-            .map_err(open_error)?;
-        connection
-            .pragma_update(None, "synchronous", "NORMAL")
-            .map_err(open_error)?;
-        connection
-            .pragma_update(None, "foreign_keys", "ON")
-            .map_err(open_error)?;
-        if version < LATEST_VERSION {
-            migrate(&connection, &path)?;
-        }
-        Ok(SqliteStore { connection, path })
     }
 
     fn sql_error(&self, operation: &str) -> impl FnOnce(rusqlite::Error) -> StoreError + '_ {
@@ -951,6 +934,64 @@ impl Store for SqliteStore {
     }
 }
 
+/// Checks what the file is, switches it to WAL and migrates it. Refuses,
+/// before changing anything, a file that is not a verdict database or has
+/// a newer schema.
+fn prepare(connection: &Connection, path: &Path) -> Result<(), StoreError> {
+    let open_error = |source| StoreError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let version = identify(connection, path).map_err(open_error)??;
+    // journal_mode answers "memory" for an in-memory database.
+    let _mode: String = connection
+        .pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))
+        .map_err(open_error)?;
+    connection
+        .pragma_update(None, "synchronous", "NORMAL")
+        .map_err(open_error)?;
+    connection
+        .pragma_update(None, "foreign_keys", "ON")
+        .map_err(open_error)?;
+    if version < LATEST_VERSION {
+        migrate(connection, path)?;
+    }
+    Ok(())
+}
+
+/// The schema version of a verdict database (0 for an empty file), or why
+/// the file is refused. Read in one statement, so from one snapshot: a file
+/// another process is creating is seen either empty or complete.
+fn identify(connection: &Connection, path: &Path) -> rusqlite::Result<Result<i64, StoreError>> {
+    let (version, application_id, tables): (i64, i64, i64) = connection.query_row(
+        "SELECT (SELECT user_version FROM pragma_user_version), \
+                (SELECT application_id FROM pragma_application_id), \
+                (SELECT COUNT(*) FROM sqlite_master)",
+        [],
+        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+    )?;
+    let path = path.to_path_buf();
+    Ok(if application_id != APPLICATION_ID && application_id != 0 {
+        Err(StoreError::NotVerdict {
+            path,
+            reason: format!("its SQLite application_id is {application_id:#x}"),
+        })
+    } else if application_id == 0 && (version != 0 || tables != 0) {
+        Err(StoreError::NotVerdict {
+            path,
+            reason: "it is a SQLite file with tables but no verdict mark".to_string(),
+        })
+    } else if version > LATEST_VERSION {
+        Err(StoreError::NewerSchema {
+            path,
+            found: version,
+            known: LATEST_VERSION,
+        })
+    } else {
+        Ok(version)
+    })
+}
+
 /// Brings the schema from its current version to `LATEST_VERSION`, one
 /// migration per step, all in one immediate transaction so that two
 /// processes opening a fresh database at once cannot both migrate it.
@@ -965,14 +1006,7 @@ fn migrate(connection: &Connection, path: &Path) -> Result<(), StoreError> {
     let transaction = Transaction::new_unchecked(connection, TransactionBehavior::Immediate)
         .map_err(migrate_error(LATEST_VERSION))?;
     // Re-read under the write lock: another process may have migrated.
-    let version = user_version(&transaction).map_err(migrate_error(LATEST_VERSION))?;
-    if version > LATEST_VERSION {
-        return Err(StoreError::NewerSchema {
-            path: path.to_path_buf(),
-            found: version,
-            known: LATEST_VERSION,
-        });
-    }
+    let version = identify(&transaction, path).map_err(migrate_error(LATEST_VERSION))??;
     for (index, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         let target = index as i64 + 1;
         transaction
@@ -983,8 +1017,16 @@ fn migrate(connection: &Connection, path: &Path) -> Result<(), StoreError> {
     transaction.commit().map_err(migrate_error(LATEST_VERSION))
 }
 
-fn user_version(connection: &Connection) -> rusqlite::Result<i64> {
-    connection.pragma_query_value(None, "user_version", |row| row.get(0))
+/// A lock conflict worth waiting out.
+fn is_busy(error: &StoreError) -> bool {
+    let source = match error {
+        StoreError::Open { source, .. } | StoreError::Migrate { source, .. } => source,
+        _ => return false,
+    };
+    matches!(
+        source.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 /// The extended result code of a constraint violation.

@@ -66,7 +66,7 @@ fn sample(sequence: u32, cell: usize, wall: f64) -> Sample {
 }
 
 fn open(directory: &Path) -> SqliteStore {
-    SqliteStore::open(&directory.join("verdict.db")).expect("open store")
+    SqliteStore::open(directory.join("verdict.db")).expect("open store")
 }
 
 #[test]
@@ -541,7 +541,8 @@ fn a_reader_is_not_blocked_by_an_open_write_transaction() {
 
 #[test]
 fn the_in_memory_store_behaves_like_the_file() {
-    let store = SqliteStore::open_in_memory().unwrap();
+    // Callers hold it as a trait object, as they will a PostgreSQL store.
+    let store: Box<dyn Store> = Box::new(SqliteStore::open_in_memory().unwrap());
     let run = store.create_run(&new_run("memory")).unwrap();
     store
         .append_sample(run, &sample(0, 0, 1.0), &cell(&[("mode", "a")]))
