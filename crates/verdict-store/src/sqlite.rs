@@ -130,6 +130,24 @@ impl SqliteStore {
         }
     }
 
+    /// An environment as JSON that reads back: serde_json writes a NaN
+    /// (say, an unparsable load average) as `null`, which would make the run
+    /// unreadable later, so it is refused now.
+    fn environment_json(
+        &self,
+        what: &str,
+        environment: &Environment,
+    ) -> Result<String, StoreError> {
+        let text = to_json(environment);
+        match serde_json::from_str::<Environment>(&text) {
+            Ok(read_back) if read_back == *environment => Ok(text),
+            _ => Err(self.invalid(
+                what,
+                format!("its environment has a value that is not a number: {text}"),
+            )),
+        }
+    }
+
     fn unknown_run(&self, run: RunId) -> StoreError {
         StoreError::UnknownRun {
             path: self.path.clone(),
@@ -413,7 +431,7 @@ impl Store for SqliteStore {
         let planned = i64::try_from(run.planned).map_err(|_| {
             self.invalid("a run", format!("planned count {} too large", run.planned))
         })?;
-        let environment_start = to_json(&run.environment_start);
+        let environment_start = self.environment_json("a run", &run.environment_start)?;
         let command_line = to_json(&run.command_line);
         self.write("create a run", |transaction| {
             transaction
@@ -452,7 +470,9 @@ impl Store for SqliteStore {
         finished_at_ms: i64,
         environment_end: Option<&Environment>,
     ) -> Result<(), StoreError> {
-        let environment_end = environment_end.map(to_json);
+        let environment_end = environment_end
+            .map(|environment| self.environment_json(&format!("run {run}"), environment))
+            .transpose()?;
         self.update_run(
             run,
             &format!("finish run {run}"),

@@ -220,6 +220,28 @@ fn non_finite_values_are_refused_with_the_metric_named() {
 }
 
 #[test]
+fn an_environment_that_would_not_read_back_is_refused() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = open(directory.path());
+    let mut run = new_run("nan-load");
+    run.environment_start.load_average = Some([f64::NAN, 1.0, 1.0]);
+    let error = store.create_run(&run).unwrap_err();
+    assert!(error.to_string().contains("not a number"), "{error}");
+    assert!(store.list_runs().unwrap().is_empty());
+    let good = store.create_run(&new_run("good")).unwrap();
+    let end = Environment {
+        load_average: Some([1.0, f64::INFINITY, 1.0]),
+        ..Environment::default()
+    };
+    assert!(
+        store
+            .finish_run(good, RunStatus::Complete, 1, Some(&end))
+            .is_err()
+    );
+    assert_eq!(store.run(good).unwrap().status, RunStatus::Running);
+}
+
+#[test]
 fn selections_pick_data_values_across_runs_in_execution_order() {
     let directory = tempfile::tempdir().unwrap();
     let store = open(directory.path());
