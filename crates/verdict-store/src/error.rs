@@ -17,6 +17,9 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
 
+    #[error("open database {path}: there is no such file; `verdict run` creates it")]
+    Missing { path: PathBuf },
+
     #[error(
         "open database {path}: it has schema version {found}, newer than this verdict \
          (knows up to {known}); upgrade verdict"

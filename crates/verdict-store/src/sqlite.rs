@@ -61,6 +61,27 @@ impl SqliteStore {
         Self::initialize(connection, path.to_path_buf())
     }
 
+    /// Like `open`, for commands that only read what runs stored (`runs`,
+    /// `report`, `compare`): a missing file is an error rather than a new
+    /// empty database in the wrong directory.
+    pub fn open_existing(path: impl AsRef<Path>) -> Result<SqliteStore, StoreError> {
+        let path = path.as_ref();
+        if !path.exists() {
+            return Err(StoreError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let connection =
+            Connection::open_with_flags(path, flags).map_err(|source| StoreError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Self::initialize(connection, path.to_path_buf())
+    }
+
     /// A private in-memory database: the deterministic fake for tests of
     /// callers (no file, same SQL).
     pub fn open_in_memory() -> Result<SqliteStore, StoreError> {

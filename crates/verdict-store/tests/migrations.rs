@@ -209,3 +209,21 @@ fn a_missing_directory_names_its_path() {
         "{error}"
     );
 }
+
+#[test]
+fn open_existing_refuses_a_missing_file_and_creates_nothing() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("verdict.db");
+    let error = SqliteStore::open_existing(&path).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "open database {}: there is no such file; `verdict run` creates it",
+            path.display()
+        )
+    );
+    assert!(!path.exists());
+    drop(SqliteStore::open(&path).unwrap());
+    let store = SqliteStore::open_existing(&path).unwrap();
+    assert!(store.list_runs().unwrap().is_empty());
+}
