@@ -46,7 +46,8 @@ pub struct LogEntry {
 
 /// The replay text. `culprit` adds the final comment(s) git writes: `#
 /// first bad commit: ...` or, for a range, `# only skipped commits left to
-/// test` and one `# possible first bad commit: ...` per commit.
+/// test` and one `# possible first bad commit: ...` per commit (given
+/// oldest first, written newest first as git does).
 pub fn bisect_log(
     good: &Commit,
     bad: &Commit,
@@ -75,7 +76,8 @@ pub fn bisect_log(
         Some([single]) => comment(&mut text, "first bad commit", single),
         Some(range) => {
             text.push_str("# only skipped commits left to test\n");
-            for commit in range {
+            // git walks back from the bad commit: newest first.
+            for commit in range.iter().rev() {
                 comment(&mut text, "possible first bad commit", commit);
             }
         }
