@@ -24,20 +24,13 @@ pub use boundaries::Spending;
 
 use crate::plan::{log_sd_from_cv, runs_per_cell};
 use crate::shift::{Shift, relative_shift};
+use crate::verdict::Verdict;
+pub use crate::verdict::{Better, Magnitude};
 
-/// Which direction of the metric is good.
+/// The verdict a sequential comparison stopped with (a [`Verdict`] that
+/// cannot be `Inconclusive`: undecided looks say `Continue` or `Cap`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Better {
-    /// Throughput-like metrics (bogo-ops/s).
-    Higher,
-    /// Latency-like metrics (seconds, cycles).
-    Lower,
-}
-
-/// The verdict a sequential comparison stopped with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[serde(rename_all = "snake_case")]
 pub enum Decision {
     /// The interval lies entirely on the bad side of 0.
     Regression,
@@ -47,16 +40,14 @@ pub enum Decision {
     Equivalent,
 }
 
-/// How large a decided change is against the threshold t.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Magnitude {
-    /// The interval lies entirely beyond ±t.
-    AtLeastThreshold,
-    /// The interval lies entirely inside (−t, +t).
-    BelowThreshold,
-    /// The interval straddles ±t.
-    Unclear,
+impl From<Decision> for Verdict {
+    fn from(decision: Decision) -> Verdict {
+        match decision {
+            Decision::Regression => Verdict::Regression,
+            Decision::Improvement => Verdict::Improvement,
+            Decision::Equivalent => Verdict::Equivalent,
+        }
+    }
 }
 
 /// Why a design could not be built.
@@ -219,7 +210,7 @@ pub struct SequentialDesign {
 
 /// What the caller should do after a look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(tag = "state", rename_all = "kebab-case")]
+#[serde(tag = "state", rename_all = "snake_case")]
 pub enum LookState {
     /// Not decided yet: run another block.
     Continue,
@@ -377,7 +368,7 @@ impl SequentialDesign {
     fn classify(&self, low: f64, high: f64) -> Option<(Decision, Magnitude)> {
         let threshold = self.settings.threshold;
         let magnitude = if low >= threshold || high <= -threshold {
-            Magnitude::AtLeastThreshold
+            Magnitude::AboveThreshold
         } else if low > -threshold && high < threshold {
             Magnitude::BelowThreshold
         } else {
@@ -436,7 +427,7 @@ pub struct ReplayOutcome {
 
 /// How a replay ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[serde(rename_all = "snake_case")]
 pub enum ReplayState {
     /// A verdict region was reached.
     Decided,
@@ -568,7 +559,7 @@ mod tests {
         let higher = design(20);
         assert_eq!(
             higher.classify(-0.30, -0.08),
-            Some((Decision::Regression, Magnitude::AtLeastThreshold))
+            Some((Decision::Regression, Magnitude::AboveThreshold))
         );
         assert_eq!(
             higher.classify(-0.03, -0.01),
@@ -587,7 +578,7 @@ mod tests {
             SequentialDesign::new(SequentialSettings::new(20, 0.05, Better::Lower)).unwrap();
         assert_eq!(
             lower.classify(0.06, 0.2),
-            Some((Decision::Regression, Magnitude::AtLeastThreshold))
+            Some((Decision::Regression, Magnitude::AboveThreshold))
         );
     }
 

@@ -32,7 +32,7 @@ use fast::{FastDesign, NullTables, RankInterval, SortedArms};
 
 /// A decision procedure to simulate.
 #[derive(Debug, Clone, Serialize)]
-#[serde(tag = "procedure", rename_all = "kebab-case")]
+#[serde(tag = "procedure", rename_all = "snake_case")]
 pub enum Procedure {
     /// benchstat: `runs` per arm, two-sided Mann–Whitney, a change when
     /// p < α (direction from U); otherwise "equivalent" when the 1 − α

@@ -136,7 +136,7 @@ fn design_serializes_with_its_looks() {
     let design = small_design(Better::Higher);
     let json = serde_json::to_value(&design).unwrap();
     assert_eq!(json["settings"]["max"], 16);
-    assert_eq!(json["settings"]["spending"]["family"], "hwang-shih-decani");
+    assert_eq!(json["settings"]["spending"]["family"], "hwang_shih_decani");
     assert_eq!(json["looks"].as_array().unwrap().len(), 6);
     let first = json["looks"][0]["nominal_confidence"].as_f64().unwrap();
     assert!(first > 0.95 && first < 1.0);

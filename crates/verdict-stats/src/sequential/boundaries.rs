@@ -26,7 +26,7 @@ use crate::plan::{normal_cdf, normal_quantile};
 /// A two-sided Lan–DeMets alpha-spending function: the cumulative false-alarm
 /// probability α(t) allowed by information fraction t ∈ [0, 1], α(1) = α.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(tag = "family", rename_all = "kebab-case")]
+#[serde(tag = "family", rename_all = "snake_case")]
 pub enum Spending {
     /// Pocock-type, α·ln(1 + (e − 1)·t) (Lan & DeMets 1983): spends early,
     /// nearly constant critical values; short expected runs when a change
@@ -35,12 +35,12 @@ pub enum Spending {
     /// O'Brien–Fleming-type, 4 − 4Φ(z₁₋α/₄ / √t) (Lan & DeMets 1983, α/2
     /// per side):
     /// spends almost nothing early; near-fixed cap, late stops.
-    #[serde(rename = "obrien-fleming")]
+    #[serde(rename = "obrien_fleming")]
     OBrienFleming,
     /// Hwang, Shih & DeCani (1990, Stat. Med. 9:1439):
     /// α·(1 − e^{−γt}) / (1 − e^{−γ}); γ = 1 is close to Pocock, γ = −4 to
     /// O'Brien–Fleming, γ = 0 is linear spending α·t.
-    #[serde(rename = "hwang-shih-decani")]
+    #[serde(rename = "hwang_shih_decani")]
     HwangShihDeCani {
         /// Shape parameter γ.
         gamma: f64,

@@ -139,7 +139,7 @@ impl RankInterval {
         let low_above_zero = self.low_above(arms, 0.0);
         let high_below_zero = self.high_below(arms, 0.0);
         let magnitude = if self.low_at_least(arms, upper) || self.high_at_most(arms, lower) {
-            Magnitude::AtLeastThreshold
+            Magnitude::AboveThreshold
         } else if self.low_above(arms, lower) && self.high_below(arms, upper) {
             Magnitude::BelowThreshold
         } else {
