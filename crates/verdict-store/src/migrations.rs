@@ -183,10 +183,16 @@ mod tests {
     /// Writes tests/fixtures/schema-v1.db with migration 1 and the rows
     /// verdict at schema version 1 stores. Run once when version 1 was the
     /// latest; kept to show how the fixture was made:
-    /// `cargo test -p verdict-store -- --ignored write_schema_v1_fixture`.
+    /// `VERDICT_STORE_WRITE_FIXTURES=1 cargo test -p verdict-store --lib --
+    /// --ignored write_schema_v1_fixture`. Without the variable (say, a
+    /// workspace-wide `--ignored` run) it refuses to touch the fixture.
     #[test]
     #[ignore = "writes the committed fixture; run by hand only"]
     fn write_schema_v1_fixture() {
+        assert!(
+            std::env::var_os("VERDICT_STORE_WRITE_FIXTURES").is_some(),
+            "set VERDICT_STORE_WRITE_FIXTURES=1 to rewrite tests/fixtures/schema-v1.db"
+        );
         let path = fixture(1);
         let _ = std::fs::remove_file(&path);
         let connection = Connection::open(&path).unwrap();
