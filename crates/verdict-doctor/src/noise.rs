@@ -1,58 +1,25 @@
 //! Statistics of the calibration probe: spread, drift, bimodality and the
 //! association of slow iterations with steal and preemption.
 //!
-//! Pure: slices in, numbers out; no clock, no files. Cited methods:
-//! - CV and robust CV (1.4826·MAD/median) as in STATISTICS.md.
-//! - Spearman's rank correlation with average ranks for ties; significance
-//!   by the large-sample approximation ρ·√(n−1) ~ N(0,1) (Kendall & Gibbons,
-//!   *Rank Correlation Methods*, 5th ed., 1990, §4.6).
+//! Pure: slices in, numbers out; no clock, no files. Median, CV, robust CV,
+//! outliers and drift against execution order come from
+//! `verdict_stats::summary::summarize`, the same summary every report uses.
+//! Computed here, because verdict-stats has no use for them:
+//! - Spearman's rank correlation between two measured variables (time and
+//!   steal, time and context switches), with average ranks for ties
+//!   (Kendall & Gibbons, *Rank Correlation Methods*, 5th ed., 1990, ch. 2).
 //! - Sarle's bimodality coefficient b = (g²+1)/(k + 3(n−1)²/((n−2)(n−3)))
 //!   with the bias-corrected sample skewness g and excess kurtosis k; b above
 //!   5/9 (the value of a uniform distribution) suggests bimodality (SAS
 //!   Institute 1990; Pfister et al. 2013, Front. Psychol. 4:700).
 //!
-//! Complexity: O(n log n) for the rank statistics, O(n) otherwise. Until
-//! verdict-stats' summary lands these are computed here; the planner is
-//! verdict-stats' own (see `report`).
+//! Complexity: O(n log n) for the rank statistics, O(n) otherwise.
 
 use serde::Serialize;
 
 /// Arithmetic mean; `None` for an empty slice.
 pub fn mean(values: &[f64]) -> Option<f64> {
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
-}
-
-/// Sample standard deviation (n−1 denominator); `None` below 2 values.
-pub fn standard_deviation(values: &[f64]) -> Option<f64> {
-    if values.len() < 2 {
-        return None;
-    }
-    let center = mean(values)?;
-    let squares: f64 = values.iter().map(|value| (value - center).powi(2)).sum();
-    Some((squares / (values.len() - 1) as f64).sqrt())
-}
-
-/// Median; `None` for an empty slice.
-pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let middle = sorted.len() / 2;
-    Some(if sorted.len() % 2 == 0 {
-        (sorted[middle - 1] + sorted[middle]) / 2.0
-    } else {
-        sorted[middle]
-    })
-}
-
-/// Robust CV: 1.4826·MAD/median (consistent with the SD under normality).
-pub fn robust_cv(values: &[f64]) -> Option<f64> {
-    let center = median(values)?;
-    let deviations: Vec<f64> = values.iter().map(|value| (value - center).abs()).collect();
-    let mad = median(&deviations)?;
-    (center != 0.0).then(|| 1.4826 * mad / center.abs())
 }
 
 /// Ranks 1..=n with ties given their average rank.
@@ -97,11 +64,6 @@ fn pearson(left: &[f64], right: &[f64]) -> Option<f64> {
         right_square += (y - right_mean).powi(2);
     }
     (left_square > 0.0 && right_square > 0.0).then(|| product / (left_square * right_square).sqrt())
-}
-
-/// True when |ρ|·√(n−1) exceeds the two-sided 5% normal critical value.
-pub fn rank_correlation_significant(rho: f64, count: usize) -> bool {
-    count >= 10 && rho.abs() * ((count - 1) as f64).sqrt() > 1.959_964
 }
 
 /// Sarle's bimodality coefficient; `None` below 4 values or zero spread.
@@ -150,8 +112,12 @@ pub struct NoiseSummary {
     pub cv: f64,
     /// 1.4826·MAD / median.
     pub robust_cv: Option<f64>,
+    /// Iterations with modified z-score above 3.5 (flagged, kept).
+    pub outliers: usize,
     /// Spearman ρ of time against iteration order (positive: slowing down).
     pub drift_rho: Option<f64>,
+    /// Two-sided p-value of that ρ.
+    pub drift_p_value: Option<f64>,
     /// Whether that drift is significant at 5%.
     pub drift_significant: bool,
     /// Median of the last third over the first third, minus 1.
@@ -167,7 +133,8 @@ pub struct NoiseSummary {
     pub iterations_with_steal: f64,
 }
 
-/// Summarizes probe iterations; `None` below 3 iterations.
+/// Summarizes probe iterations; `None` below 3 iterations or for
+/// non-finite times.
 pub fn summarize(iterations: &[Iteration]) -> Option<NoiseSummary> {
     if iterations.len() < 3 {
         return None;
@@ -176,34 +143,32 @@ pub fn summarize(iterations: &[Iteration]) -> Option<NoiseSummary> {
         .iter()
         .map(|iteration| iteration.seconds)
         .collect();
-    let order: Vec<f64> = (0..times.len()).map(|index| index as f64).collect();
     let steal: Vec<f64> = iterations.iter().map(|i| i.steal_ticks as f64).collect();
     let switches: Vec<f64> = iterations
         .iter()
         .map(|i| i.involuntary_switches as f64)
         .collect();
-    let center = mean(&times)?;
-    let cv = standard_deviation(&times)? / center;
-    let drift_rho = spearman(&order, &times);
+    let summary = verdict_stats::summary::summarize(&times)?;
     let third = times.len() / 3;
     let drift_relative = if third >= 2 {
-        let first = median(&times[..third])?;
-        let last = median(&times[times.len() - third..])?;
+        let first = verdict_stats::summary::summarize(&times[..third])?.median;
+        let last = verdict_stats::summary::summarize(&times[times.len() - third..])?.median;
         Some(last / first - 1.0)
     } else {
         None
     };
     let bimodality = bimodality_coefficient(&times);
     Some(NoiseSummary {
-        iterations: times.len(),
-        median_seconds: median(&times)?,
-        min_seconds: times.iter().copied().fold(f64::INFINITY, f64::min),
-        max_seconds: times.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        cv,
-        robust_cv: robust_cv(&times),
-        drift_rho,
-        drift_significant: drift_rho
-            .is_some_and(|rho| rank_correlation_significant(rho, times.len())),
+        iterations: summary.n,
+        median_seconds: summary.median,
+        min_seconds: summary.min,
+        max_seconds: summary.max,
+        cv: summary.cv?,
+        robust_cv: summary.robust_cv,
+        outliers: summary.outliers.len(),
+        drift_rho: summary.drift.map(|drift| drift.rho),
+        drift_p_value: summary.drift.map(|drift| drift.p_value),
+        drift_significant: summary.drift.is_some_and(|drift| drift.flagged),
         drift_relative,
         bimodality_coefficient: bimodality,
         bimodal: bimodality.is_some_and(|value| value > BIMODALITY_THRESHOLD),
@@ -223,23 +188,9 @@ mod tests {
     }
 
     #[test]
-    fn basic_moments() {
-        let values = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
-        assert_eq!(mean(&values), Some(5.0));
-        // Sample SD: sqrt(32/7).
-        assert!(close(
-            standard_deviation(&values).unwrap(),
-            (32.0f64 / 7.0).sqrt(),
-            1e-12
-        ));
-        assert_eq!(median(&values), Some(4.5));
-        assert_eq!(median(&[]), None);
-        // MAD of [2,4,4,4,5,5,7,9] around 4.5 is 0.5 (deviations 2.5,.5,.5,.5,.5,.5,2.5,4.5).
-        assert!(close(
-            robust_cv(&values).unwrap(),
-            1.4826 * 0.5 / 4.5,
-            1e-12
-        ));
+    fn mean_of_values() {
+        assert_eq!(mean(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]), Some(5.0));
+        assert_eq!(mean(&[]), None);
     }
 
     #[test]
@@ -266,9 +217,6 @@ mod tests {
             0.8,
             1e-12
         ));
-        assert!(rank_correlation_significant(0.5, 30));
-        assert!(!rank_correlation_significant(0.2, 30));
-        assert!(!rank_correlation_significant(0.9, 5));
     }
 
     #[test]
@@ -305,6 +253,8 @@ mod tests {
         assert!(summary.steal_correlation.unwrap() > 0.5);
         assert_eq!(summary.preemption_correlation, None);
         assert!(summary.drift_rho.unwrap() > 0.3);
+        assert!(summary.drift_significant);
+        assert!(summary.drift_p_value.unwrap() < 0.05);
         assert!(summary.drift_relative.unwrap() > 0.0);
         assert!(close(summary.iterations_with_steal, 0.2, 1e-12));
         assert!(summary.cv > 0.05);

@@ -419,11 +419,13 @@ impl DoctorReport {
                 ));
                 out.push('\n');
                 let mut lines = vec![format!(
-                    "CV {}, robust CV {}, range {:.2}..{:.2} ms",
+                    "CV {}, robust CV {}, range {:.2}..{:.2} ms, {} outlier{}",
                     percent(summary.cv),
                     summary.robust_cv.map_or_else(unknown, percent),
                     summary.min_seconds * 1e3,
-                    summary.max_seconds * 1e3
+                    summary.max_seconds * 1e3,
+                    summary.outliers,
+                    if summary.outliers == 1 { "" } else { "s" }
                 )];
                 let drift = match (summary.drift_relative, summary.drift_rho) {
                     (Some(relative), Some(rho)) => format!(
