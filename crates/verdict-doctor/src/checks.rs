@@ -101,7 +101,8 @@ pub struct WindowUsage {
     pub steal_ticks: Option<u64>,
     /// CPUs kept busy by everything except doctor itself, on average.
     pub other_cpus: Option<f64>,
-    /// The busiest other processes, most first (at most 5).
+    /// The busiest other processes (at least 0.5% of a CPU), most first,
+    /// at most 5.
     pub top_processes: Vec<ProcessUse>,
     /// Pages swapped in plus out.
     pub swap_pages: Option<u64>,
@@ -137,7 +138,7 @@ pub fn window_usage(window: &Window<'_>) -> WindowUsage {
         let used = later.cpu_ticks.saturating_sub(earlier);
         if Some(*pid) == window.own_pid {
             own_ticks = used;
-        } else if used > 0 && ticks > 0.0 {
+        } else if ticks > 0.0 && used as f64 / ticks >= 0.005 {
             uses.push(ProcessUse {
                 pid: *pid,
                 name: later.name.clone(),
@@ -332,7 +333,8 @@ fn steal(usage: &WindowUsage) -> Check {
     };
     let fraction = usage.steal_fraction.unwrap_or(0.0);
     let evidence = format!(
-        "/proc/stat steal: {ticks} ticks in {:.1} s ({})",
+        "/proc/stat steal: {ticks} tick{} in {:.1} s ({})",
+        if ticks == 1 { "" } else { "s" },
         usage.seconds,
         percent(fraction)
     );
