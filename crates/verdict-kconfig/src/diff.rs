@@ -110,18 +110,40 @@ impl ConfigDiff {
         text
     }
 
-    /// The JSON document for `--format json` (schema
-    /// `verdict.kconfig-diff/v1`, documented in docs/kconfig.md).
-    pub fn to_json(&self, old_path: &str, new_path: &str) -> serde_json::Value {
+    /// The document for `--format json` (schema `verdict.kconfig-diff/v1`,
+    /// documented in docs/kconfig.md); serialize it with serde_json.
+    pub fn to_document<'a>(&'a self, old_file: &'a str, new_file: &'a str) -> DiffDocument<'a> {
         let (removed, changed, added) = self.counts();
-        serde_json::json!({
-            "schema": "verdict.kconfig-diff/v1",
-            "old": old_path,
-            "new": new_path,
-            "counts": {"removed": removed, "changed": changed, "added": added},
-            "entries": self.entries,
-        })
+        DiffDocument {
+            schema: "verdict.kconfig-diff/v1",
+            old_file,
+            new_file,
+            counts: DiffCounts {
+                removed,
+                changed,
+                added,
+            },
+            entries: &self.entries,
+        }
     }
+}
+
+/// The JSON form of a diff, fields in documented order.
+#[derive(Debug, Serialize)]
+pub struct DiffDocument<'a> {
+    pub schema: &'static str,
+    pub old_file: &'a str,
+    pub new_file: &'a str,
+    pub counts: DiffCounts,
+    pub entries: &'a [DiffEntry],
+}
+
+/// How many symbols were removed, changed and added.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct DiffCounts {
+    pub removed: usize,
+    pub changed: usize,
+    pub added: usize,
 }
 
 #[cfg(test)]
@@ -138,8 +160,9 @@ mod tests {
             "-GONE y\n A m -> y\n OFF n -> y\n+NEW \"x\"\n"
         );
         assert_eq!(diff.counts(), (1, 2, 1));
-        let json = diff.to_json("o", "n");
+        let json = serde_json::to_value(diff.to_document("o", "n")).unwrap();
         assert_eq!(json["schema"], "verdict.kconfig-diff/v1");
+        assert_eq!(json["counts"]["changed"], 2);
         assert_eq!(json["entries"][0]["kind"], "removed");
         assert!(json["entries"][0].get("new").is_none());
     }

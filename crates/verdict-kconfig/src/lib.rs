@@ -13,7 +13,7 @@ mod reason;
 mod tree;
 
 pub use config::{DotConfig, decode_config_bytes};
-pub use diff::{ConfigDiff, DiffEntry, DiffKind};
+pub use diff::{ConfigDiff, DiffCounts, DiffDocument, DiffEntry, DiffKind};
 pub use error::KconfigError;
 pub use expr::{Expr, Tristate};
 pub use load::{

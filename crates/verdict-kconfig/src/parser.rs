@@ -51,9 +51,11 @@ pub fn parse_tree(
     for (name, value) in &options.variables {
         variables.insert(name.clone(), value.clone());
     }
+    let plain = variables.keys().cloned().collect();
     let mut parser = Parser {
         files,
         variables,
+        plain,
         tree: Kconfig {
             srcarch: options.srcarch.clone(),
             ..Kconfig::default()
@@ -134,6 +136,9 @@ struct OpenBlock {
 struct Parser<'a> {
     files: &'a dyn SourceFiles,
     variables: HashMap<String, String>,
+    /// Variables whose values involve no function call (so they can be
+    /// substituted into expressions and strings); the rest stay opaque.
+    plain: std::collections::HashSet<String>,
     tree: Kconfig,
     stack: Vec<OpenBlock>,
     current: Current,
@@ -511,6 +516,50 @@ impl Parser<'_> {
         output
     }
 
+    /// True when every `$(...)` in `text` names a plain variable.
+    fn references_only_plain(&self, text: &str) -> bool {
+        let mut rest = text;
+        while let Some(start) = rest.find("$(") {
+            let tail = &rest[start..];
+            let Some(length) = macro_length(&tail[1..]) else {
+                return false;
+            };
+            if !self.plain.contains(tail[2..length].trim()) {
+                return false;
+            }
+            rest = &tail[1 + length..];
+        }
+        true
+    }
+
+    /// Replaces top-level `$(NAME)` references to plain variables by their
+    /// values, as the kernel's preprocessor does, leaving function calls
+    /// and opaque variables for the evaluator to treat as probes.
+    fn substitute_plain(&self, line: &str) -> String {
+        let mut output = String::new();
+        let mut rest = line;
+        while let Some(start) = rest.find("$(") {
+            output.push_str(&rest[..start]);
+            let tail = &rest[start..];
+            let Some(length) = macro_length(&tail[1..]) else {
+                output.push_str(tail);
+                return output;
+            };
+            let name = tail[2..length].trim();
+            match self
+                .variables
+                .get(name)
+                .filter(|_| self.plain.contains(name))
+            {
+                Some(value) => output.push_str(&self.expand(value, 0)),
+                None => output.push_str(&tail[..1 + length]),
+            }
+            rest = &tail[1 + length..];
+        }
+        output.push_str(rest);
+        output
+    }
+
     fn parse_file(&mut self, path: &str, text: &str) -> Result<(), KconfigError> {
         self.tree.files += 1;
         let file: Arc<str> = Arc::from(path);
@@ -537,6 +586,8 @@ impl Parser<'_> {
                 continue; // a bare macro call such as $(error-if,...)
             }
             if let Some((name, operator, value)) = assignment(trimmed) {
+                let is_plain = self.references_only_plain(value)
+                    && (operator != "+=" || self.plain.contains(name));
                 let value = match operator {
                     ":=" => self.expand(value, 0),
                     "+=" => {
@@ -545,9 +596,19 @@ impl Parser<'_> {
                     }
                     _ => value.to_string(),
                 };
+                if is_plain {
+                    self.plain.insert(name.to_string());
+                } else {
+                    self.plain.remove(name);
+                }
                 self.variables.insert(name.to_string(), value);
                 continue;
             }
+            let logical = if logical.contains("$(") {
+                self.substitute_plain(&logical)
+            } else {
+                logical
+            };
             let tokens = tokenize(&logical, &location)?;
             let line = Line {
                 tokens: &tokens,
@@ -1077,6 +1138,22 @@ mod tests {
         .unwrap();
         let default = &tree.definitions_of("CC_HAS_X").next().unwrap().defaults[0];
         assert_eq!(default.value.to_string(), "$(cc-option,-mfoo \"bar\")");
+    }
+
+    #[test]
+    fn plain_variables_are_substituted_and_probes_are_not() {
+        let tree = parse(&[(
+            "Kconfig",
+            "cc-info := $(shell,cc --version)\ncc-name := $(shell,set -- $(cc-info) && echo $1)\nword := BAR\n\
+             config A\n\tdef_bool \"$(ARCH)\" != \"i386\"\n\
+             config B\n\tint\n\tdefault $(cc-name) if A\n\tdepends on $(word)\n",
+        )])
+        .unwrap();
+        let a = &tree.definitions_of("A").next().unwrap().defaults[0];
+        assert_eq!(a.value.to_string(), "\"x86\" != \"i386\"");
+        let b = tree.definitions_of("B").next().unwrap();
+        assert_eq!(b.defaults[0].value.to_string(), "$(cc-name)");
+        assert_eq!(b.depends[0].expr.to_string(), "BAR");
     }
 
     #[test]

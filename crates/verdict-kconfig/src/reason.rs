@@ -596,12 +596,63 @@ impl<'a> Explainer<'a> {
             }
         }
         if reasons.is_empty() {
-            reasons.push(ReasonNode::new(
-                "no rule in this tree gives it this value: it comes from the .config alone (does the config belong to this tree and arch?)",
-                None,
-            ));
+            let probes = self.probe_rules(&definitions);
+            if probes.is_empty() {
+                reasons.push(ReasonNode::new(
+                    "no rule in this tree gives it this value: it comes from the .config alone (does the config belong to this tree and arch?)",
+                    None,
+                ));
+            } else {
+                reasons.push(
+                    ReasonNode::new(
+                        "its rules use toolchain probes that verdict does not run; the config's value says they succeeded when it was made",
+                        None,
+                    )
+                    .with(probes),
+                );
+            }
         }
         reasons
+    }
+
+    /// The dependencies, prompt conditions and defaults of `definitions`
+    /// that contain `$(...)` toolchain probes.
+    fn probe_rules(&self, definitions: &[&'a Definition]) -> Vec<ReasonNode> {
+        let mut nodes = Vec::new();
+        for definition in definitions {
+            for gate in self.gates(definition) {
+                if contains_macro(&gate.dependency.expr) {
+                    nodes.push(ReasonNode::new(gate.label, Some(&gate.dependency.location)));
+                }
+            }
+            for prompt in &definition.prompts {
+                if prompt.condition.as_ref().is_some_and(contains_macro) {
+                    nodes.push(ReasonNode::new(
+                        format!(
+                            "prompt \"{}\" if {}",
+                            prompt.text,
+                            prompt
+                                .condition
+                                .as_ref()
+                                .map(ToString::to_string)
+                                .unwrap_or_default()
+                        ),
+                        Some(&prompt.location),
+                    ));
+                }
+            }
+            for default in &definition.defaults {
+                if contains_macro(&default.value)
+                    || default.condition.as_ref().is_some_and(contains_macro)
+                {
+                    nodes.push(ReasonNode::new(
+                        describe_default(default),
+                        Some(&default.location),
+                    ));
+                }
+            }
+        }
+        nodes
     }
 
     fn active_default<'d>(
@@ -954,6 +1005,19 @@ impl<'a> Explainer<'a> {
                 }
                 nodes
             }
+        }
+    }
+}
+
+fn contains_macro(expr: &Expr) -> bool {
+    match expr {
+        Expr::Leaf(operand) => matches!(operand, Operand::Macro(_)),
+        Expr::Compare(_, left, right) => {
+            matches!(left, Operand::Macro(_)) || matches!(right, Operand::Macro(_))
+        }
+        Expr::Not(inner) => contains_macro(inner),
+        Expr::And(left, right) | Expr::Or(left, right) => {
+            contains_macro(left) || contains_macro(right)
         }
     }
 }

@@ -77,6 +77,10 @@ fn whole_x86_tree_parses_and_every_config_symbol_is_explained() {
         elapsed.as_secs_f64()
     );
     assert!(tree.files > 1000, "only {} files parsed", tree.files);
+    // The budget: the whole x86 tree in under 2 seconds (release).
+    if !cfg!(debug_assertions) {
+        assert!(elapsed.as_secs_f64() < 2.0, "parsing took {elapsed:?}");
+    }
     for symbol in [
         "PREEMPT_RCU",
         "PREEMPT_DYNAMIC",
@@ -85,6 +89,13 @@ fn whole_x86_tree_parses_and_every_config_symbol_is_explained() {
         "NET",
     ] {
         assert!(tree.is_defined(symbol), "{symbol} missing");
+    }
+
+    // The story's architecture and another one parse too.
+    for arch in ["ppc64le", "arm64"] {
+        let other = load_tree(&source, arch).unwrap_or_else(|error| panic!("failed to {error}"));
+        assert!(other.is_defined("HAVE_PREEMPT_DYNAMIC_KEY"), "{arch}");
+        assert!(other.files > 1000, "{arch}: only {} files", other.files);
     }
 
     let configs = amd64_configs(&config_directory());
@@ -99,6 +110,7 @@ fn whole_x86_tree_parses_and_every_config_symbol_is_explained() {
         let explainer = Explainer::new(&tree, config);
         let mut explained = 0;
         let mut unknown = Vec::new();
+        let mut unexplained = Vec::new();
         for (name, _) in config.iter() {
             let result = if explainer.is_on(name) {
                 explainer.why(name)
@@ -107,7 +119,24 @@ fn whole_x86_tree_parses_and_every_config_symbol_is_explained() {
             };
             match result {
                 Ok(node) => {
-                    assert!(node.text.starts_with(name), "{name}: {}", node.text);
+                    let root = if node.text.starts_with(name) {
+                        &node
+                    } else {
+                        &node.children[0]
+                    };
+                    assert!(
+                        root.text.starts_with(&format!("{name}=")),
+                        "{name}: {}",
+                        node.text
+                    );
+                    assert!(!root.children.is_empty(), "{name}: no reason given");
+                    if root
+                        .children
+                        .iter()
+                        .any(|child| child.text.starts_with("no rule in this tree"))
+                    {
+                        unexplained.push(name.to_string());
+                    }
                     explained += 1;
                 }
                 Err(_) => unknown.push(name.to_string()),
@@ -131,6 +160,14 @@ fn whole_x86_tree_parses_and_every_config_symbol_is_explained() {
             "{label}: symbols missing from the tree: {surprising:?}"
         );
         assert!(explained > 3000, "{label}: only {explained} symbols");
+        // A symbol that is on without any rule of the tree turning it on
+        // means the evaluator and kconfig disagree.
+        if !label.contains("_rt_") {
+            assert!(
+                unexplained.is_empty(),
+                "{label}: on without a reason: {unexplained:?}"
+            );
+        }
     }
 
     // The story's chain on the real tree: PREEMPT_RCU comes from PREEMPTION,
