@@ -106,6 +106,8 @@ pub struct WindowUsage {
     pub top_processes: Vec<ProcessUse>,
     /// Pages swapped in plus out.
     pub swap_pages: Option<u64>,
+    /// LPAR hypervisor dispatches of our virtual processors.
+    pub dispatches: Option<u64>,
     /// LPAR dispatch dispersions (dispatches onto another physical CPU).
     pub dispatch_dispersions: Option<u64>,
 }
@@ -166,9 +168,9 @@ pub fn window_usage(window: &Window<'_>) -> WindowUsage {
         usage.swap_pages = Some(last.saturating_sub(first));
     }
     if let (Some(first), Some(last)) = (facts::lpar(window.before), facts::lpar(window.after)) {
-        if let (Some(first), Some(last)) = (first.dispatch_dispersions, last.dispatch_dispersions) {
-            usage.dispatch_dispersions = Some(last.saturating_sub(first));
-        }
+        let rise = |earlier: Option<u64>, later: Option<u64>| Some(later?.saturating_sub(earlier?));
+        usage.dispatches = rise(first.dispatches, last.dispatches);
+        usage.dispatch_dispersions = rise(first.dispatch_dispersions, last.dispatch_dispersions);
     }
     usage
 }
@@ -311,6 +313,9 @@ fn lpar(snapshot: &Snapshot, usage: &WindowUsage) -> Option<Check> {
         if let Some(value) = config.fields.get(key) {
             result = result.evidence(format!("{key}={value}"));
         }
+    }
+    if let Some(dispatches) = usage.dispatches {
+        result = result.evidence(format!("dispatches during the check: {dispatches}"));
     }
     if let Some(dispersions) = usage.dispatch_dispersions {
         result = result.evidence(format!(

@@ -228,7 +228,8 @@ fn powervm_shared_lpar() {
         text.replace(
             "dispatch_dispersions=51230133",
             "dispatch_dispersions=51234133",
-        ),
+        )
+        .replace("dispatches=1184123309", "dispatches=1184133309"),
     );
     advance_stat(&mut after, 1, 6000);
     advance_stat(&mut after, 4, 57_600);
@@ -246,6 +247,11 @@ fn powervm_shared_lpar() {
         lpar.evidence
             .iter()
             .any(|line| line == "dispatch_dispersions during the check: 4000")
+    );
+    assert!(
+        lpar.evidence
+            .iter()
+            .any(|line| line == "dispatches during the check: 10000")
     );
     assert_eq!(find(&checks, "steal").status, Status::Warn);
     // The lpar check carries the verdict for PowerVM.
