@@ -52,8 +52,12 @@ pub fn record(
                     .join(", ")
             )
         };
+        let status = match (outcome.status, experiment.sampling.timeout) {
+            (Status::TimedOut, Some(limit)) => format!("timed out after {}s (the whole process group was killed)", limit.as_secs_f64()),
+            (status, _) => status.to_string(),
+        };
         failure = Some(Failure {
-            reason: format!("{}{expected}", outcome.status),
+            reason: format!("{status}{expected}"),
             output_tail: outcome.output_tail(FAILURE_TAIL_BYTES),
         });
     }

@@ -216,11 +216,11 @@ impl CompareReport {
             .first()
             .map_or(0.95, |row| row.delta_confidence);
         format!(
-            "{k} comparison{}; alpha {}; delta = candidate/baseline - 1 (Hodges-Lehmann) with {:.1}% interval; p: Mann-Whitney U; multiplicity: {}",
+            "{k} comparison{}; alpha {}; multiplicity: {}\ndelta = candidate/baseline - 1 (Hodges-Lehmann), {:.1}% interval; p: Mann-Whitney U",
             if k == 1 { "" } else { "s" },
             self.alpha,
-            confidence * 100.0,
-            self.adjustment
+            self.adjustment,
+            confidence * 100.0
         )
     }
 

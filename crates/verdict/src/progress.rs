@@ -11,12 +11,16 @@ use verdict_model::{Cell, RunId, Sample};
 
 const QUIET_START: Duration = Duration::from_secs(3);
 const PLAIN_INTERVAL: Duration = Duration::from_secs(10);
+/// The bar's message (medians: a sort per cell) is refreshed at most this
+/// often, so progress costs nothing measurable per iteration.
+const BAR_REFRESH: Duration = Duration::from_millis(250);
 
 pub(crate) struct Progress {
     metric: String,
     started: Instant,
     bar: Option<ProgressBar>,
     last_plain: Instant,
+    last_bar: Instant,
     values: Vec<Vec<f64>>,
     labels: Vec<String>,
     done_at_start: usize,
@@ -29,6 +33,7 @@ impl Progress {
             started: Instant::now(),
             bar: None,
             last_plain: Instant::now(),
+            last_bar: Instant::now(),
             values: Vec::new(),
             labels: Vec::new(),
             done_at_start: 0,
@@ -117,7 +122,10 @@ impl Observer for Progress {
                 bar.set_draw_target(ProgressDrawTarget::stderr());
             }
             bar.set_position(done as u64);
-            bar.set_message(self.medians());
+            if self.last_bar.elapsed() >= BAR_REFRESH {
+                self.last_bar = Instant::now();
+                bar.set_message(self.medians());
+            }
             return;
         }
         if elapsed >= QUIET_START && self.last_plain.elapsed() >= PLAIN_INTERVAL {
