@@ -254,6 +254,11 @@ impl Values for Explainer<'_> {
             Operand::Symbol(name) => match self.config.get(name) {
                 Some(raw) => Tristate::from_raw(raw),
                 None if self.tree.is_defined(name) => Tristate::No,
+                // The constant m means `m && MODULES` (kconfig-language.rst).
+                None if name == "m" => match self.config.get("MODULES") {
+                    Some("y") => Tristate::Module,
+                    _ => Tristate::No,
+                },
                 None => Tristate::from_raw(name),
             },
             Operand::Text(text) => Tristate::from_raw(text),
@@ -674,8 +679,14 @@ impl<'a> Explainer<'a> {
         match &default.value {
             Expr::Leaf(Operand::Text(text)) => format!("\"{text}\""),
             Expr::Leaf(Operand::Macro(text)) => text.clone(),
-            Expr::Leaf(Operand::Symbol(name)) if !self.tree.is_defined(name) => name.clone(),
-            Expr::Leaf(Operand::Symbol(name)) if !self.tree.symbol_type(name).is_boolean() => {
+            Expr::Leaf(Operand::Symbol(name))
+                if !self.tree.is_defined(name) && !matches!(name.as_str(), "y" | "m" | "n") =>
+            {
+                name.clone()
+            }
+            Expr::Leaf(Operand::Symbol(name))
+                if self.tree.is_defined(name) && !self.tree.symbol_type(name).is_boolean() =>
+            {
                 self.display_value(name)
             }
             other => self.evaluate(other).letter().to_string(),

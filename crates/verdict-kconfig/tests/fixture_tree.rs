@@ -246,3 +246,23 @@ fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+#[test]
+fn the_constant_m_needs_modules() {
+    let files = verdict_kconfig::MemoryFiles::new(&[(
+        "Kconfig",
+        "config MODULES\n\tbool \"modules\"\n\tmodules\nconfig T\n\ttristate\n\tdefault m\n",
+    )]);
+    let tree = verdict_kconfig::parse_tree(
+        &files,
+        "Kconfig",
+        &verdict_kconfig::ParseOptions::for_srcarch("x86"),
+    )
+    .unwrap();
+    let with_modules = DotConfig::from_pairs([("MODULES", "y"), ("T", "m")]);
+    let text = render_tree(&Explainer::new(&tree, &with_modules).why("T").unwrap());
+    assert!(text.contains("`- default m  [Kconfig:6]"), "{text}");
+    let without = DotConfig::from_pairs([("MODULES", "n")]);
+    let text = render_tree(&Explainer::new(&tree, &without).why_not("T").unwrap());
+    assert!(text.contains("default m: applies and gives n"), "{text}");
+}
