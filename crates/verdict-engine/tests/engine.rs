@@ -51,7 +51,7 @@ warmups = 1
 #[test]
 fn every_slot_is_recorded_and_levels_switch_with_setup_and_teardown() {
     let directory = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&directory.path().join("v.db")).unwrap();
+    let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
     let executor =
         FakeExecutor::with_function(|_| Ok(Outcome::exited(0, Duration::from_millis(10))));
     let engine = Engine {
@@ -116,7 +116,7 @@ fn every_slot_is_recorded_and_levels_switch_with_setup_and_teardown() {
 #[test]
 fn failed_iterations_are_recorded_with_reason_and_never_counted() {
     let directory = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&directory.path().join("v.db")).unwrap();
+    let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
     let calls = AtomicUsize::new(0);
     let executor = FakeExecutor::with_function(move |_| {
         let call = calls.fetch_add(1, Ordering::SeqCst);
@@ -173,7 +173,7 @@ iterations = 8
 #[test]
 fn a_failing_setup_stops_the_run_with_its_output() {
     let directory = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&directory.path().join("v.db")).unwrap();
+    let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
     let executor = FakeExecutor::with_function(|invocation| {
         Ok(if argv(invocation)[0] == "enter-a" {
             Outcome::exited(1, Duration::from_millis(1))
@@ -204,7 +204,7 @@ fn a_failing_setup_stops_the_run_with_its_output() {
 #[test]
 fn an_interrupted_run_resumes_with_the_same_schedule_and_no_duplicates() {
     let directory = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&directory.path().join("v.db")).unwrap();
+    let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
     let cancel = Cancel::new();
     let calls = Arc::new(AtomicUsize::new(0));
     let (counter, trigger) = (calls.clone(), cancel.clone());
@@ -242,7 +242,7 @@ fn an_interrupted_run_resumes_with_the_same_schedule_and_no_duplicates() {
     let sequences: Vec<u32> = samples.iter().map(|sample| sample.sequence).collect();
     assert_eq!(sequences, (0..24).collect::<Vec<_>>());
     // The same schedule as an uninterrupted run with the same seed.
-    let store_two = SqliteStore::open(&directory.path().join("w.db")).unwrap();
+    let store_two = SqliteStore::open(directory.path().join("w.db")).unwrap();
     let engine = Engine {
         executor: &executor,
         store: &store_two,
@@ -270,7 +270,7 @@ fn an_interrupted_run_resumes_with_the_same_schedule_and_no_duplicates() {
 
 fn adaptive_run(candidate_factor: f64, seed: u64) -> (usize, Vec<String>) {
     let directory = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&directory.path().join("v.db")).unwrap();
+    let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
     let state = AtomicUsize::new(seed as usize);
     let executor = FakeExecutor::with_function(move |invocation| {
         // Deterministic pseudo-noise, about 3% spread.
