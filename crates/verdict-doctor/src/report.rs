@@ -317,6 +317,12 @@ pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
     lines.join("\n")
 }
 
+/// A fraction as a short percentage number: 0.07 -> "7", 0.025 -> "2.5".
+fn percent_number(value: f64) -> String {
+    let text = format!("{:.2}", value * 100.0);
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 fn percent(value: f64) -> String {
     format!("{:.2}%", value * 100.0)
 }
@@ -351,11 +357,18 @@ impl DoctorReport {
             .recommendation
             .runs_per_cell
             .map_or("?".to_string(), |runs| runs.to_string());
-        format!(
-            "noise: {noise}, {steal}, {machine}, {} warn; {:.0}% needs >= {runs} runs/cell",
+        let tail = format!(
+            "{} warn; {}% needs >= {runs} runs/cell",
             self.warnings(),
-            self.options.threshold * 100.0
-        )
+            percent_number(self.options.threshold)
+        );
+        let line = format!("noise: {noise}, {steal}, {machine}, {tail}");
+        if line.chars().count() <= 80 {
+            line
+        } else {
+            // A long machine label (e.g. kvm+container:kubernetes) goes first.
+            format!("noise: {noise}, {steal}, {tail}")
+        }
     }
 
     /// The report as text that fits 80 columns.
@@ -538,6 +551,13 @@ mod tests {
         assert!(wrapped.starts_with("  one"));
         assert!(wrapped.lines().nth(1).unwrap().starts_with("    "));
         assert_eq!(wrap("", 20, "> ", "  "), "> ");
+    }
+
+    #[test]
+    fn percent_numbers_are_short() {
+        assert_eq!(percent_number(0.07), "7");
+        assert_eq!(percent_number(0.025), "2.5");
+        assert_eq!(percent_number(0.1), "10");
     }
 
     #[test]

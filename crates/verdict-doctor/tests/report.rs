@@ -151,6 +151,19 @@ fn summary_line_is_one_short_line() {
 }
 
 #[test]
+fn summary_line_stays_short_with_a_long_label() {
+    let mut report = build("docker-container", 0);
+    report.options.threshold = 0.025;
+    let line = report.summary_line();
+    assert!(line.chars().count() <= 80, "{line}");
+    assert!(line.contains("2.5% needs"), "{line}");
+    report.virtualization.as_mut().unwrap().container = Some("kubernetes-with-a-long-name".into());
+    let line = report.summary_line();
+    assert!(line.chars().count() <= 80, "{line}");
+    assert!(!line.contains("kubernetes"), "{line}");
+}
+
+#[test]
 fn real_doctor_run_on_this_machine() {
     // The probe runs on the real CPU; fixture files keep the checks stable.
     let files = fixture("firecracker-vm");
