@@ -262,3 +262,42 @@ fn stress_ng_example_records_bogo_ops_per_cell() {
         assert!(cell["median"].as_f64().unwrap() > 100.0, "{cell}");
     }
 }
+
+#[test]
+fn ctrl_c_stops_after_what_finished_exit_3_and_says_how_to_resume() {
+    let directory = tempfile::tempdir().unwrap();
+    write(
+        directory.path(),
+        "long.toml",
+        "name = \"long\"\ncommand = [\"sleep\", \"0.2\"]\n[factors]\nx = [\"a\", \"b\"]\n[sampling]\niterations = 50\n",
+    );
+    let binary = assert_cmd::cargo::cargo_bin("verdict");
+    let child = std::process::Command::new(&binary)
+        .current_dir(directory.path())
+        .env("VERDICT_DB", directory.path().join("v.db"))
+        .args(["run", "long.toml"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SIGINT, as a terminal's Ctrl-C would send.
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let started = Instant::now();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the iteration in flight is cut short"
+    );
+    assert_eq!(output.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("verdict run --resume 1"), "{stderr}");
+    let report = report_json(directory.path(), Some("1"));
+    assert_eq!(report["run"]["status"], "interrupted");
+    let recorded = report["run"]["recorded"].as_u64().unwrap();
+    assert!((2..100).contains(&recorded), "{recorded}");
+}
