@@ -4,6 +4,7 @@
 //! values and strings out.
 
 use crate::config::DotConfig;
+use crate::error::KconfigError;
 use serde::Serialize;
 
 /// How a symbol differs between the old and the new config.
@@ -77,6 +78,17 @@ impl ConfigDiff {
     /// Keeps only the symbols for which `keep` returns true.
     pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
         self.entries.retain(|entry| keep(&entry.symbol));
+    }
+
+    /// Keeps only the symbols matching `pattern` (a regular expression,
+    /// unanchored, against the name without `CONFIG_`).
+    pub fn retain_matching(&mut self, pattern: &str) -> Result<(), KconfigError> {
+        let regex = regex::Regex::new(pattern).map_err(|error| KconfigError::Pattern {
+            pattern: pattern.to_string(),
+            message: error.to_string(),
+        })?;
+        self.retain(|symbol| regex.is_match(symbol));
+        Ok(())
     }
 
     /// True when the configs do not differ.
@@ -165,6 +177,17 @@ mod tests {
         assert_eq!(json["counts"]["changed"], 2);
         assert_eq!(json["entries"][0]["kind"], "removed");
         assert!(json["entries"][0].get("new").is_none());
+    }
+
+    #[test]
+    fn filters_by_pattern() {
+        let old = DotConfig::from_pairs([("PREEMPT", "n"), ("NET", "y")]);
+        let new = DotConfig::from_pairs([("PREEMPT", "y"), ("NET", "m"), ("PREEMPT_RCU", "y")]);
+        let mut diff = ConfigDiff::between(&old, &new);
+        diff.retain_matching("^PREEMPT").unwrap();
+        assert_eq!(diff.render_text(), " PREEMPT n -> y\n+PREEMPT_RCU y\n");
+        let error = diff.retain_matching("(").unwrap_err().to_string();
+        assert!(error.starts_with("compile symbol pattern `(`:"), "{error}");
     }
 
     #[test]

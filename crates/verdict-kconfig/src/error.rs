@@ -43,6 +43,9 @@ pub enum KconfigError {
         line: u32,
         found: String,
     },
+    /// A symbol filter is not a valid regular expression.
+    #[error("compile symbol pattern `{pattern}`: {message}")]
+    Pattern { pattern: String, message: String },
     /// The symbol asked about is not defined anywhere in the tree.
     #[error("explain {symbol}: no `config {symbol}` in the Kconfig tree for arch {arch}")]
     UnknownSymbol { symbol: String, arch: String },

@@ -41,6 +41,9 @@ struct DiffArgs {
     old: PathBuf,
     /// The new config (plain or gzip).
     new: PathBuf,
+    /// Only symbols matching this regular expression (name without `CONFIG_`).
+    #[arg(long = "match", value_name = "REGEX")]
+    pattern: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
@@ -162,7 +165,10 @@ struct BlameDocument<'a> {
 fn run_diff(args: &DiffArgs) -> Result<ExitCode, CliError> {
     let old = read_config(&args.old)?;
     let new = read_config(&args.new)?;
-    let diff = ConfigDiff::between(&old, &new);
+    let mut diff = ConfigDiff::between(&old, &new);
+    if let Some(pattern) = &args.pattern {
+        diff.retain_matching(pattern).map_err(input_error)?;
+    }
     match args.format {
         Format::Text => emit(&diff.render_text())?,
         Format::Json => {
