@@ -56,6 +56,29 @@ fn diff_prints_diffconfig_format_for_plain_and_gzip_input() {
         "configs/new.config.gz",
     ]);
     assert_eq!(gzip, DIFF);
+    let preempt = stdout_of(&[
+        "kconfig",
+        "diff",
+        "configs/old.config",
+        "configs/new.config",
+        "--match",
+        "^PREEMPT_(DYNAMIC|RCU)$",
+    ]);
+    assert_eq!(preempt, "+PREEMPT_DYNAMIC y\n+PREEMPT_RCU y\n");
+    verdict()
+        .args([
+            "kconfig",
+            "diff",
+            "configs/old.config",
+            "configs/new.config",
+            "--match",
+            "(",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(
+            "verdict: error: failed to compile symbol pattern `(`:",
+        ));
     let same = stdout_of(&[
         "kconfig",
         "diff",
