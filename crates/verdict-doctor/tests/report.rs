@@ -97,7 +97,7 @@ fn recommendation_uses_the_planner_at_the_measured_cv() {
         verdict_stats::plan::log_sd_from_cv(summary.cv),
         0.05,
         0.05,
-        0.8,
+        verdict_stats::plan::DEFAULT_POWER,
     );
     assert_eq!(report.recommendation.runs_per_cell, expected);
     assert_eq!(report.recommendation.cv, Some(summary.cv));

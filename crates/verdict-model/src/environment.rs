@@ -46,7 +46,8 @@ pub struct Environment {
     pub load_average: Option<[f64; 3]>,
     /// Cumulative steal time in clock ticks over all CPUs (/proc/stat).
     pub steal_ticks: Option<u64>,
-    /// Virtualization or container, when detected (e.g. `kvm`, `powervm`,
-    /// `container:docker`).
+    /// Virtualization or container: e.g. `kvm`, `powervm`, `container:docker`,
+    /// `kvm+container:docker`; `none` when /proc/cpuinfo was readable and
+    /// nothing was detected; absent when it could not be read.
     pub virtualization: Option<String>,
 }

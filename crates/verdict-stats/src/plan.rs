@@ -10,6 +10,10 @@
 /// the t-test under normality, 3/π (Lehmann, *Nonparametrics*, 1975, §2.4).
 pub const RANK_TEST_EFFICIENCY: f64 = 0.955;
 
+/// Power every planner in verdict uses unless told otherwise (`verdict plan`,
+/// `verdict doctor`), so their answers agree.
+pub const DEFAULT_POWER: f64 = 0.9;
+
 /// Standard normal CDF Φ(x).
 ///
 /// Source: Φ(x) = erfc(−x/√2)/2 with musl's `erfc` (via the `libm` crate),

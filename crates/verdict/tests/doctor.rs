@@ -66,10 +66,10 @@ fn quick_json_names_schema_and_reports_this_machine() {
     assert_eq!(json["workloads"], serde_json::json!([]));
 }
 
-/// 2(z₀.₉₇₅ + z₀.₈)²(σ/ln 1.05)²/0.955 with σ = sqrt(ln(1+cv²)), rounded up,
+/// 2(z₀.₉₇₅ + z₀.₉)²(σ/ln 1.05)²/0.955 with σ = sqrt(ln(1+cv²)), rounded up,
 /// at least 2: the documented planning formula, computed independently.
 fn verdict_stats_runs(cv: f64) -> u64 {
-    let z = 1.959_963_984_540_054 + 0.841_621_233_572_914_3;
+    let z = 1.959_963_984_540_054 + 1.281_551_565_544_600_5;
     let sigma = (cv * cv).ln_1p().sqrt();
     let runs = 2.0 * z * z * (sigma / 1.05f64.ln()).powi(2) / 0.955;
     (runs.ceil() as u64).max(2)

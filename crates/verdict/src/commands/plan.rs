@@ -30,7 +30,7 @@ pub(crate) struct PlanArgs {
     pub(crate) threshold: f64,
     #[arg(long, default_value_t = 0.05)]
     pub(crate) alpha: f64,
-    #[arg(long, default_value_t = 0.9)]
+    #[arg(long, default_value_t = verdict_stats::plan::DEFAULT_POWER)]
     pub(crate) power: f64,
     /// Number of cells in the experiment (for wall time).
     #[arg(long, default_value_t = 2)]
