@@ -26,8 +26,14 @@
 //!   of 0 (X is shifted away from G towards B);
 //! - X is *like-good* when the interval of X/B − 1 lies entirely on G's side
 //!   of 0;
-//! - both at once (X strictly between G and B) is *intermediate*: a partial
-//!   change, reported and not used to bound the search.
+//! - a rejection is only taken as a call when X's Hodges–Lehmann estimate
+//!   is also nearer that endpoint (X goes with the nearer side);
+//! - when both reject and X sits 25%–75% of the way from G to B, the call
+//!   is still made by the nearer side but flagged `partial` and listed in
+//!   the outcome: the change may be spread over several commits, or the
+//!   machine drifted between the endpoint runs and X's. (An earlier version
+//!   avoided such commits like skips; on this shared VM, load changes made
+//!   the true culprit "intermediate" and turned answers into ranges.)
 //!
 //! The intervals are `verdict_stats::shift::relative_shift` (Moses/Bauer
 //! order statistics of pairwise log differences, dual to the two-sided
@@ -69,6 +75,11 @@ use crate::commit::CommitId;
 use crate::error::{BisectError, Result};
 use crate::looks::schedule;
 
+/// A commit significantly different from both endpoints is flagged partial
+/// when it carries this share of the endpoints' log shift.
+const INTERMEDIATE_LOW: f64 = 0.25;
+const INTERMEDIATE_HIGH: f64 = 0.75;
+
 /// Error rates and run caps of a bisection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
@@ -93,6 +104,12 @@ pub struct Config {
     /// Runs of each endpoint after which the bisection aborts if the
     /// endpoints still cannot be told apart.
     pub endpoint_max_runs: usize,
+    /// Largest batch asked for in one `Measure`. The endpoints and the
+    /// candidate are measured in turns of at most this many runs (the one
+    /// furthest behind its target first), so that load changes on the
+    /// machine hit all of them rather than biasing one. Raise it when a
+    /// checkout (build, install, reboot) is expensive.
+    pub max_batch: usize,
     /// After the culprit is found, commits measured in each of the two
     /// already-settled sides (before the last good, after the first bad) to
     /// detect non-monotonic evidence. 0 disables.
@@ -109,6 +126,7 @@ impl Default for Config {
             retests: 1,
             endpoint_min_runs: 20,
             endpoint_ratio: 2,
+            max_batch: 5,
             endpoint_max_runs: 200,
             probes: 0,
         }
@@ -126,6 +144,9 @@ impl Config {
         }
         if self.first_look < 2 || self.first_look > self.max_runs_per_step {
             return fail("first_look must be at least 2 and at most max_runs_per_step");
+        }
+        if self.max_batch == 0 {
+            return fail("max_batch must be at least 1");
         }
         if self.endpoint_ratio == 0 {
             return fail("endpoint_ratio must be at least 1");
@@ -175,8 +196,6 @@ pub enum Class {
     Good,
     /// Distributed like the bad endpoint.
     Bad,
-    /// Significantly different from both endpoints, between them.
-    Intermediate,
     /// Neither after its run cap (may be retested).
     Undecided,
     /// Could not be measured.
@@ -198,6 +217,11 @@ pub struct Decision {
     pub versus_good: Option<Shift>,
     /// X/B − 1 with its interval at `confidence`.
     pub versus_bad: Option<Shift>,
+    /// Where X's estimate sits from G (0) to B (1) on the log scale.
+    pub fraction: Option<f64>,
+    /// Significantly different from both endpoints and 25%–75% of the way:
+    /// a partial change (or drift); classified by the nearer side.
+    pub partial: bool,
     /// For a skip, the caller's reason.
     pub reason: Option<String>,
 }
@@ -243,8 +267,9 @@ pub struct Outcome {
     /// The first commit classified like-bad.
     pub first_bad: CommitId,
     pub conflicts: Vec<Conflict>,
-    /// Commits between the endpoints in distribution (partial changes).
-    pub intermediate: Vec<CommitId>,
+    /// Commits whose decision was `partial` (different from both
+    /// endpoints, in between): a change spread over commits, or drift.
+    pub partial: Vec<CommitId>,
     pub skipped: Vec<CommitId>,
     pub undecided: Vec<CommitId>,
     pub steps: usize,
@@ -469,6 +494,8 @@ impl Bisection {
                     confidence: 0.0,
                     versus_good: None,
                     versus_bad: None,
+                    fraction: None,
+                    partial: false,
                     reason: Some(reason.clone()),
                 };
                 self.record(position, decision);
@@ -487,12 +514,7 @@ impl Bisection {
         if self.comparison.is_none() {
             let target =
                 self.endpoint_looks[self.endpoint_looks_done.min(self.endpoint_looks.len() - 1)];
-            let (good_runs, bad_runs) = self.endpoint_runs();
-            return if good_runs < target {
-                self.measure(0, target - good_runs)
-            } else {
-                self.measure(self.last(), target.saturating_sub(bad_runs).max(1))
-            };
+            return self.measure_in_turns(&[(0, target), (self.last(), target)]);
         }
         match self.target() {
             Some(position) => {
@@ -503,14 +525,11 @@ impl Bisection {
                     .copied()
                     .unwrap_or(self.config.max_runs_per_step * (self.config.retests + 1));
                 let endpoint_target = target * self.config.endpoint_ratio;
-                let (good_runs, bad_runs) = self.endpoint_runs();
-                if good_runs < endpoint_target {
-                    self.measure(0, endpoint_target - good_runs)
-                } else if bad_runs < endpoint_target {
-                    self.measure(self.last(), endpoint_target - bad_runs)
-                } else {
-                    self.measure(position, target.saturating_sub(state.samples.len()).max(1))
-                }
+                self.measure_in_turns(&[
+                    (0, endpoint_target),
+                    (self.last(), endpoint_target),
+                    (position, target),
+                ])
             }
             None => Action::Done(self.outcome()),
         }
@@ -643,10 +662,27 @@ impl Bisection {
         )
     }
 
-    fn measure(&self, position: usize, runs: usize) -> Action {
+    /// Measures the commit furthest behind its target (smallest share of
+    /// it done; ties in the given order), at most `max_batch` runs. When all
+    /// are at their targets (samples arrived before they could be
+    /// evaluated) the last one gets one more run, which evaluates it.
+    fn measure_in_turns(&self, targets: &[(usize, usize)]) -> Action {
+        let behind = targets
+            .iter()
+            .filter(|(position, target)| self.commits[*position].samples.len() < *target)
+            .min_by(|(first, first_target), (second, second_target)| {
+                // runs/target compared without division: a/b < c/d ⇔ a·d < c·b.
+                let first_runs = self.commits[*first].samples.len() * second_target;
+                let second_runs = self.commits[*second].samples.len() * first_target;
+                first_runs.cmp(&second_runs)
+            });
+        let (position, runs) = match behind {
+            Some(&(position, target)) => (position, target - self.commits[position].samples.len()),
+            None => (targets[targets.len() - 1].0, 1),
+        };
         Action::Measure {
             commit: self.order[position].clone(),
-            runs,
+            runs: runs.min(self.config.max_batch),
         }
     }
 
@@ -831,12 +867,25 @@ impl Bisection {
                     Direction::Lower => interval.low > 0.0,
                 })
         };
-        let class = match (towards_good(versus_bad), towards_bad(versus_good)) {
-            (true, true) => Class::Intermediate,
-            (true, false) => Class::Good,
-            (false, true) => Class::Bad,
-            (false, false) if exhausted => Class::Undecided,
-            (false, false) => return,
+        // Where X sits between G (0) and B (1) on the log scale, from the
+        // point estimates: a test rejecting G is only taken as like-bad
+        // when X is also nearer B, and vice versa. These extra conditions
+        // can only make a call rarer, so the error bound is unchanged; they
+        // stop a small drift between when the endpoints and X were measured
+        // from turning a like-good commit "significantly different from both".
+        let endpoint_log_shift = self
+            .comparison
+            .as_ref()
+            .map_or(0.0, |comparison| comparison.shift.estimate.ln_1p());
+        let fraction = versus_good.map_or(0.5, |shift| shift.estimate.ln_1p() / endpoint_log_shift);
+        let (like_good, like_bad) = (towards_good(versus_bad), towards_bad(versus_good));
+        let partial =
+            like_good && like_bad && (INTERMEDIATE_LOW..=INTERMEDIATE_HIGH).contains(&fraction);
+        let class = match (like_good, like_bad) {
+            (true, _) if fraction < 0.5 => Class::Good,
+            (_, true) if fraction > 0.5 => Class::Bad,
+            _ if exhausted => Class::Undecided,
+            _ => return,
         };
         let decision = Decision {
             class,
@@ -845,6 +894,8 @@ impl Bisection {
             confidence,
             versus_good,
             versus_bad,
+            fraction: versus_good.map(|_| fraction),
+            partial,
             reason: None,
         };
         self.record(position, decision);
@@ -882,7 +933,18 @@ impl Bisection {
             last_good: self.order[low].clone(),
             first_bad: self.order[high].clone(),
             conflicts: self.conflicts(),
-            intermediate: with_class(Class::Intermediate),
+            partial: self
+                .order
+                .iter()
+                .zip(&self.commits)
+                .filter(|(_, state)| {
+                    state
+                        .decision
+                        .as_ref()
+                        .is_some_and(|decision| decision.partial)
+                })
+                .map(|(commit, _)| commit.clone())
+                .collect(),
             skipped: with_class(Class::Skipped),
             undecided: with_class(Class::Undecided),
             steps: self.steps.len(),

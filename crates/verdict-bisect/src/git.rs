@@ -235,8 +235,14 @@ mod tests {
         let git = Git::with_executor("/repo", fake.clone(), Cancel::new());
         assert_eq!(git.resolve("HEAD").unwrap(), CommitId::new(hash));
         let error = git.subject(&CommitId::new(hash)).unwrap_err().to_string();
-        assert!(error.contains("git log -1") && error.contains("/repo"), "{error}");
-        assert!(error.contains("exit status 128: fatal: bad object"), "{error}");
+        assert!(
+            error.contains("git log -1") && error.contains("/repo"),
+            "{error}"
+        );
+        assert!(
+            error.contains("exit status 128: fatal: bad object"),
+            "{error}"
+        );
         let invocations = fake.invocations();
         assert_eq!(invocations[0].cwd.as_deref(), Some(Path::new("/repo")));
         let Program::Argv(argv) = &invocations[0].program else {

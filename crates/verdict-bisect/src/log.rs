@@ -27,12 +27,12 @@ impl LogVerdict {
         }
     }
 
-    /// Intermediate, undecided and skipped commits are all `skip` to git.
+    /// Undecided and skipped commits are both `skip` to git.
     pub fn from_class(class: Class) -> Self {
         match class {
             Class::Good => LogVerdict::Good,
             Class::Bad => LogVerdict::Bad,
-            Class::Intermediate | Class::Undecided | Class::Skipped => LogVerdict::Skip,
+            Class::Undecided | Class::Skipped => LogVerdict::Skip,
         }
     }
 }
