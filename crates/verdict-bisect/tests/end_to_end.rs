@@ -20,7 +20,8 @@ use verdict_exec::{Cancel, Executor, Invocation, Status, SystemExecutor};
 
 const COMMITS: usize = 30;
 const CULPRIT: usize = 19;
-const BROKEN_BUILD: usize = 9;
+/// The first midpoint ((0 + 29) / 2): the search must step around it.
+const BROKEN_BUILD: usize = 14;
 
 fn workload(iterations: u32) -> String {
     format!("i=0\nwhile [ $i -lt {iterations} ]; do i=$((i+1)); done\n")
@@ -131,7 +132,7 @@ fn bisects_a_real_repository_with_a_kill_and_resume() {
             Action::Done(outcome) => break outcome,
             Action::Abort { reason } => panic!("aborted: {reason:?}"),
         }
-        if !killed && bisection.steps().len() == 2 {
+        if !killed && bisection.steps().len() == 3 {
             // SIGKILL: the in-memory state is gone; resume from the store.
             killed = true;
             let before = bisection.clone();
@@ -174,13 +175,16 @@ fn bisects_a_real_repository_with_a_kill_and_resume() {
         comparison.shift.estimate * 100.0
     );
 
-    // The broken build was met only if the search went there; either way a
-    // skip is recorded as such.
-    for step in bisection.steps() {
-        if step.commit.as_str() == hashes[BROKEN_BUILD] {
-            assert_eq!(step.decision.class, Class::Skipped);
-        }
-    }
+    // The broken build is the first midpoint: skipped, with its reason,
+    // and the search stepped next to it.
+    let first = &bisection.steps()[0];
+    assert_eq!(first.commit.as_str(), hashes[BROKEN_BUILD]);
+    assert_eq!(first.decision.class, Class::Skipped);
+    assert_eq!(
+        first.decision.reason.as_deref(),
+        Some("build: exit status 125")
+    );
+    assert_eq!(outcome.skipped, vec![CommitId::new(&hashes[BROKEN_BUILD])]);
 
     vcs.restore(&head).unwrap();
     assert_eq!(vcs.head().unwrap(), head);

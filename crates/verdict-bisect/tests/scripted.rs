@@ -375,3 +375,51 @@ fn invalid_inputs_are_rejected() {
     };
     assert!(Bisection::new(config, order[0].clone(), order[1..].to_vec()).is_err());
 }
+
+#[test]
+fn the_fake_vcs_drives_a_bisection_like_the_command_will() {
+    use verdict_bisect::{FakeVcs, Vcs};
+    let vcs = FakeVcs::linear(17);
+    let good = vcs.resolve("c00").unwrap();
+    let bad = vcs.resolve("c16").unwrap();
+    let candidates: Vec<_> = vcs
+        .candidates(&good, &bad, true)
+        .unwrap()
+        .into_iter()
+        .map(|commit| commit.id)
+        .collect();
+    assert_eq!(candidates.len(), 16);
+    let head = vcs.head().unwrap();
+    let mut bisection = Bisection::new(Config::default(), good, candidates).unwrap();
+    let outcome = loop {
+        match bisection.next_action() {
+            Action::Measure { commit, runs } => {
+                vcs.checkout(&commit).unwrap();
+                let index: usize = commit.as_str()[1..].parse().unwrap();
+                let base = if index >= 6 { 2.0 } else { 1.0 };
+                let values = (0..runs)
+                    .map(|run| base * (1.0 + (run % 5) as f64 / 100.0))
+                    .collect();
+                bisection.apply(&Event::Samples { commit, values }).unwrap();
+            }
+            Action::Done(outcome) => break outcome,
+            Action::Abort { reason } => panic!("{reason:?}"),
+        }
+    };
+    vcs.restore(&head).unwrap();
+    assert_eq!(
+        outcome.culprit,
+        Culprit::Single(verdict_bisect::CommitId::new("c06"))
+    );
+    let checkouts = vcs.checkouts();
+    // Endpoints and candidates are measured in turns, so commits are
+    // checked out repeatedly; the last checkout restores HEAD.
+    assert_eq!(checkouts.last(), Some(&head.commit));
+    assert!(checkouts.contains(&verdict_bisect::CommitId::new("c08")));
+    let log = bisection.bisect_log(true, |id| vcs.subject(id).unwrap());
+    assert!(log.starts_with("# bad: [c16] commit 16\n# good: [c00] commit 0\ngit bisect start '--first-parent' 'c16' 'c00'\n"), "{log}");
+    assert!(
+        log.ends_with("# first bad commit: [c06] commit 6\n"),
+        "{log}"
+    );
+}
