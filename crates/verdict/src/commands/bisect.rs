@@ -1,11 +1,718 @@
-//! `verdict bisect` (not yet built).
+//! `verdict bisect`: find the commit that changed performance, with
+//! statistics at every step. The pure state machine (verdict-bisect) says
+//! what to measure next; this command checks the commit out, builds and
+//! installs it, runs the experiment through the engine (every sample stored
+//! as a run of kind `bisect`), records the values as a bisection event, and
+//! feeds them back. Resume replays the stored events; a measurement cut off
+//! by a kill is resumed from its stored samples, so none is lost or
+//! duplicated.
 
+use crate::commands::run::{load_experiment, random_seed};
+use crate::common::{DbArgs, cancel_on_interrupt, format_time, parse_format, tool_version};
 use crate::error::CliError;
+use crate::progress::Progress;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+use verdict_bisect::{Action, Bisection, Class, CommitId, Config, Culprit, Event, Git, Vcs};
+use verdict_engine::{Engine, StartOptions};
+use verdict_exec::{Cancel, Executor, Invocation, Program, Status, SystemExecutor};
+use verdict_model::{Experiment, RunStatus, SamplingMode};
+use verdict_report::Format;
+use verdict_report::table::Table;
+use verdict_store::{BisectId, NewBisect, SqliteStore, Store};
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct BisectArgs {}
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct BisectArgs {
+    #[command(subcommand)]
+    pub(crate) action: Option<BisectAction>,
+    #[command(flatten)]
+    pub(crate) start: BisectStart,
+    #[command(flatten)]
+    pub(crate) db: DbArgs,
+}
 
-pub(crate) fn run(_args: &BisectArgs) -> Result<ExitCode, CliError> {
-    Err(CliError::input("`verdict bisect` is not built yet"))
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum BisectAction {
+    /// Print the evidence of a bisection: commit, subject, n, median [interval], class, decision.
+    Log {
+        /// Bisection id (default: the latest).
+        id: Option<i64>,
+        /// text or json (`verdict.bisect-log/v1`).
+        #[arg(long, default_value = "text")]
+        format: String,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct BisectStart {
+    /// The git repository.
+    #[arg(long, value_name = "PATH", required_unless_present = "resume")]
+    pub(crate) repo: Option<PathBuf>,
+    /// A revision with the old performance.
+    #[arg(long, value_name = "REV", required_unless_present = "resume")]
+    pub(crate) good: Option<String>,
+    /// A revision with the new performance.
+    #[arg(long, value_name = "REV", required_unless_present = "resume")]
+    pub(crate) bad: Option<String>,
+    /// The experiment measured at every commit (one cell: no factors).
+    #[arg(long, value_name = "FILE", required_unless_present = "resume")]
+    pub(crate) experiment: Option<PathBuf>,
+    /// Build command, run with /bin/sh in the repository; exit 125 or any failure skips the commit.
+    #[arg(long, value_name = "CMD")]
+    pub(crate) build: Option<String>,
+    /// Install command, run after a successful build; a failure skips the commit.
+    #[arg(long, value_name = "CMD")]
+    pub(crate) install: Option<String>,
+    /// Follow only the first parent of merges.
+    #[arg(long)]
+    pub(crate) first_parent: bool,
+    /// Largest batch of runs per checkout (raise when checkouts are expensive).
+    #[arg(long, default_value_t = 5)]
+    pub(crate) batch: usize,
+    /// Runs of a commit after which it is retested later or skipped.
+    #[arg(long, default_value_t = 60)]
+    pub(crate) max_runs_per_step: usize,
+    /// Bound on the probability of misclassifying one commit.
+    #[arg(long, default_value_t = 0.005)]
+    pub(crate) step_error: f64,
+    /// Continue a bisection stopped by Ctrl-C, a kill or a reboot (default: the latest).
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "0")]
+    pub(crate) resume: Option<i64>,
+}
+
+/// What a bisection needs to continue, stored as its config.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Stored {
+    repo: PathBuf,
+    good: CommitId,
+    bad: CommitId,
+    candidates: Vec<CommitId>,
+    first_parent: bool,
+    build: Option<String>,
+    install: Option<String>,
+    config: Config,
+    experiment_path: String,
+    seed: u64,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_millis() as i64)
+}
+
+pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
+    if let Some(BisectAction::Log { id, format, db }) = &args.action {
+        return log(db, *id, format);
+    }
+    let store = args.db.open()?;
+    let (id, stored, experiment) = match args.start.resume {
+        Some(requested) => {
+            let record = if requested == 0 {
+                store
+                    .latest_bisect()
+                    .map_err(CliError::internal)?
+                    .ok_or_else(|| CliError::input("no bisection to resume"))?
+            } else {
+                store.bisect(BisectId(requested)).map_err(CliError::input)?
+            };
+            let stored: Stored =
+                serde_json::from_value(record.config.clone()).map_err(CliError::internal)?;
+            let experiment = Experiment::parse(&record.experiment_text, &stored.experiment_path)
+                .map_err(CliError::input)?;
+            eprintln!(
+                "verdict: resuming bisection {} of {}",
+                record.id.0,
+                stored.repo.display()
+            );
+            let experiment = with_workdir(experiment, &stored.repo);
+            (record.id, stored, experiment)
+        }
+        None => start_new(&store, &args.start)?,
+    };
+    drive(&store, id, &stored, &experiment)
+}
+
+fn with_workdir(mut experiment: Experiment, repo: &std::path::Path) -> Experiment {
+    if experiment.workdir.is_none() {
+        experiment.workdir = Some(repo.to_path_buf());
+    }
+    experiment
+}
+
+fn start_new(
+    store: &SqliteStore,
+    start: &BisectStart,
+) -> Result<(BisectId, Stored, Experiment), CliError> {
+    let repo = start.repo.clone().expect("clap requires --repo");
+    let repo = repo
+        .canonicalize()
+        .map_err(|error| CliError::input(format!("repository {}: {error}", repo.display())))?;
+    let path = start
+        .experiment
+        .clone()
+        .expect("clap requires --experiment");
+    let (experiment, text) = load_experiment(&path, None, false)?;
+    if experiment.cells().len() != 1 {
+        return Err(CliError::input(format!(
+            "{}: bisection measures one workload per commit; the experiment has {} cells (remove its factors or pin them to one level)",
+            path.display(),
+            experiment.cells().len()
+        )));
+    }
+    let git = Git::new(&repo);
+    let good = git
+        .resolve(start.good.as_deref().expect("clap requires --good"))
+        .map_err(CliError::input)?;
+    let bad = git
+        .resolve(start.bad.as_deref().expect("clap requires --bad"))
+        .map_err(CliError::input)?;
+    let candidates: Vec<CommitId> = git
+        .candidates(&good, &bad, start.first_parent)
+        .map_err(CliError::input)?
+        .into_iter()
+        .map(|commit| commit.id)
+        .collect();
+    let config = Config {
+        max_batch: start.batch.max(1),
+        max_runs_per_step: start.max_runs_per_step,
+        step_error: start.step_error,
+        ..Config::default()
+    };
+    config.validate().map_err(CliError::input)?;
+    let stored = Stored {
+        repo: repo.clone(),
+        good,
+        bad,
+        candidates,
+        first_parent: start.first_parent,
+        build: start.build.clone(),
+        install: start.install.clone(),
+        config,
+        experiment_path: path.display().to_string(),
+        seed: random_seed(),
+    };
+    let id = store
+        .create_bisect(&NewBisect {
+            repo: repo.display().to_string(),
+            good: stored.good.to_string(),
+            bad: stored.bad.to_string(),
+            experiment_text: text,
+            config: serde_json::to_value(&stored).map_err(CliError::internal)?,
+            started_at_ms: now_ms(),
+        })
+        .map_err(CliError::internal)?;
+    eprintln!(
+        "verdict: bisection {}: {} commits between {} and {}",
+        id.0,
+        stored.candidates.len(),
+        stored.good.short(),
+        stored.bad.short()
+    );
+    // A relative workdir resolves against the repository, where each commit is checked out.
+    let experiment = match &experiment.workdir {
+        Some(directory) if directory == &std::env::current_dir().unwrap_or_default() => {
+            let mut experiment = experiment;
+            experiment.workdir = Some(repo.clone());
+            experiment
+        }
+        _ => experiment,
+    };
+    Ok((id, stored, experiment))
+}
+
+fn events(store: &dyn Store, id: BisectId) -> Result<Vec<Event>, CliError> {
+    store
+        .bisect_events(id)
+        .map_err(CliError::internal)?
+        .into_iter()
+        .map(|(_, value)| serde_json::from_value(value).map_err(CliError::internal))
+        .collect()
+}
+
+fn drive(
+    store: &SqliteStore,
+    id: BisectId,
+    stored: &Stored,
+    experiment: &Experiment,
+) -> Result<ExitCode, CliError> {
+    let git = Git::new(&stored.repo);
+    let original = git.head().map_err(CliError::input)?;
+    let cancel = cancel_on_interrupt();
+    let recorded = events(store, id)?;
+    let mut sequence = recorded.len() as u32;
+    let mut bisection = Bisection::replay(
+        stored.config.clone(),
+        stored.good.clone(),
+        stored.candidates.clone(),
+        &recorded,
+    )
+    .map_err(CliError::internal)?;
+    let mut checked_out: Option<CommitId> = None;
+    let result = loop {
+        if cancel.is_cancelled() {
+            break Err(CliError::Interrupted(format!(
+                "bisection {} interrupted; resume with: verdict bisect --resume {}",
+                id.0, id.0
+            )));
+        }
+        match bisection.next_action() {
+            Action::Measure { commit, runs } => {
+                let event = match measure(
+                    store,
+                    id,
+                    stored,
+                    experiment,
+                    &git,
+                    &commit,
+                    runs,
+                    &cancel,
+                    &mut checked_out,
+                ) {
+                    Ok(Some(event)) => event,
+                    Ok(None) => continue,
+                    Err(error) => break Err(error),
+                };
+                store
+                    .append_bisect_event(
+                        id,
+                        sequence,
+                        &serde_json::to_value(&event).map_err(CliError::internal)?,
+                    )
+                    .map_err(CliError::internal)?;
+                sequence += 1;
+                bisection.apply(&event).map_err(CliError::internal)?;
+            }
+            Action::Done(outcome) => {
+                let subject = |commit: &CommitId| git.subject(commit).unwrap_or_default();
+                let result = serde_json::to_value(&outcome).map_err(CliError::internal)?;
+                store
+                    .finish_bisect(id, RunStatus::Complete, now_ms(), &result)
+                    .map_err(CliError::internal)?;
+                print!("{}", summary(&bisection, &outcome, stored, &subject));
+                break Ok(ExitCode::SUCCESS);
+            }
+            Action::Abort { reason } => {
+                let result = serde_json::to_value(&reason).map_err(CliError::internal)?;
+                store
+                    .finish_bisect(id, RunStatus::Failed, now_ms(), &result)
+                    .map_err(CliError::internal)?;
+                break Err(CliError::input(format!(
+                    "bisection {} aborted: {}",
+                    id.0,
+                    abort_text(&reason)
+                )));
+            }
+        }
+    };
+    if let Err(error) = git.restore(&original) {
+        eprintln!("verdict: warning: could not restore the repository's HEAD: {error}");
+    }
+    result
+}
+
+fn abort_text(reason: &verdict_bisect::AbortReason) -> String {
+    match reason {
+        verdict_bisect::AbortReason::EndpointsIndistinguishable {
+            shift,
+            good_runs,
+            bad_runs,
+        } => {
+            let interval = shift
+                .and_then(|shift| {
+                    shift.interval.map(|interval| {
+                        format!(
+                            "{:+.1}% [{:+.1}%, {:+.1}%]",
+                            shift.estimate * 100.0,
+                            interval.low * 100.0,
+                            interval.high * 100.0
+                        )
+                    })
+                })
+                .unwrap_or_else(|| "no interval".to_string());
+            format!(
+                "the good and bad endpoints do not differ detectably after {good_runs} and {bad_runs} runs: bad vs good {interval}"
+            )
+        }
+        verdict_bisect::AbortReason::EndpointSkipped { commit, reason } => format!(
+            "endpoint {} could not be measured: {reason}",
+            commit.short()
+        ),
+    }
+}
+
+/// Check out, build, install and run `runs` iterations at `commit`. `None`
+/// when a stored partial measurement was completed instead (its event is
+/// then recorded by the caller on the next loop).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one step of the driver; the pieces are all distinct"
+)]
+fn measure(
+    store: &SqliteStore,
+    id: BisectId,
+    stored: &Stored,
+    experiment: &Experiment,
+    git: &Git,
+    commit: &CommitId,
+    runs: usize,
+    cancel: &Cancel,
+    checked_out: &mut Option<CommitId>,
+) -> Result<Option<Event>, CliError> {
+    let name = format!("bisect {} {}", id.0, commit.short());
+    // A measurement cut off by a kill: finish it rather than start over.
+    let unfinished = store
+        .list_runs()
+        .map_err(CliError::internal)?
+        .into_iter()
+        .rev()
+        .find(|run| {
+            run.kind == "bisect"
+                && run.name == name
+                && run.status != RunStatus::Complete
+                && run.status != RunStatus::Failed
+        });
+    if checked_out.as_ref() != Some(commit) {
+        git.checkout(commit).map_err(CliError::input)?;
+        *checked_out = Some(commit.clone());
+        for (what, command) in [("build", &stored.build), ("install", &stored.install)] {
+            if let Some(command) = command {
+                let invocation =
+                    Invocation::new(Program::Shell(command.clone())).with_cwd(&stored.repo);
+                let outcome = SystemExecutor
+                    .run(&invocation, cancel)
+                    .map_err(|error| CliError::input(format!("{what} `{command}`: {error}")))?;
+                if outcome.status != Status::Exited(0) {
+                    *checked_out = None;
+                    eprintln!(
+                        "verdict: {} {what} failed ({}); skipping it",
+                        commit.short(),
+                        outcome.status
+                    );
+                    return Ok(Some(Event::Skip {
+                        commit: commit.clone(),
+                        reason: format!("{what} `{command}`: {}", outcome.status),
+                    }));
+                }
+            }
+        }
+    }
+    let executor = SystemExecutor;
+    let capture = || verdict_doctor::capture_environment(&verdict_doctor::RealFiles);
+    let engine = Engine {
+        executor: &executor,
+        store,
+        cancel: cancel.clone(),
+        environment: &capture,
+    };
+    let mut progress = Progress::new(&experiment.primary_metric().name);
+    let summary = match unfinished {
+        Some(run) => engine
+            .resume(run.id, &mut progress)
+            .map_err(CliError::input)?,
+        None => {
+            let mut experiment = experiment.clone();
+            experiment.sampling.iterations = runs as u32;
+            experiment.sampling.mode = SamplingMode::Fixed;
+            experiment.sampling.warmups = 0;
+            let options = StartOptions {
+                experiment_text: toml_note(&experiment, commit),
+                experiment,
+                seed: stored.seed,
+                kind: "bisect".to_string(),
+                command_line: std::env::args().collect(),
+                tool_version: tool_version(),
+            };
+            let mut options = options;
+            options.experiment.name = name;
+            let summary = engine
+                .start(&options, &mut progress)
+                .map_err(CliError::input)?;
+            store
+                .put_annotation(
+                    summary.run,
+                    "bisect",
+                    &serde_json::json!({ "bisect": id.0, "commit": commit.to_string() }),
+                )
+                .map_err(CliError::internal)?;
+            summary
+        }
+    };
+    if summary.status == RunStatus::Interrupted {
+        return Err(CliError::Interrupted(format!(
+            "bisection {} interrupted; resume with: verdict bisect --resume {}",
+            id.0, id.0
+        )));
+    }
+    let metric = &experiment.primary_metric().name;
+    let samples = store.samples(summary.run).map_err(CliError::internal)?;
+    let values: Vec<f64> = samples
+        .iter()
+        .filter(|sample| sample.is_data())
+        .filter_map(|sample| sample.metrics.get(metric).copied())
+        .filter(|value| *value > 0.0)
+        .collect();
+    if values.is_empty() {
+        let reason = samples
+            .iter()
+            .find_map(|sample| {
+                sample
+                    .failure
+                    .as_ref()
+                    .map(|failure| failure.reason.clone())
+            })
+            .unwrap_or_else(|| "no successful iteration".to_string());
+        return Ok(Some(Event::Skip {
+            commit: commit.clone(),
+            reason: format!("workload: {reason}"),
+        }));
+    }
+    Ok(Some(Event::Samples {
+        commit: commit.clone(),
+        values,
+    }))
+}
+
+fn toml_note(experiment: &Experiment, commit: &CommitId) -> String {
+    format!(
+        "# verdict bisect measurement of {commit}\n# experiment: {}\n",
+        experiment.name
+    )
+}
+
+fn summary(
+    bisection: &Bisection,
+    outcome: &verdict_bisect::Outcome,
+    stored: &Stored,
+    subject: &dyn Fn(&CommitId) -> String,
+) -> String {
+    let mut text = String::new();
+    match &outcome.culprit {
+        Culprit::Single(commit) => {
+            text.push_str(&format!(
+                "first bad commit: {} {}\n",
+                commit,
+                subject(commit)
+            ));
+            if let Some(shift) = bisection.compare(&outcome.last_good, commit, 0.95) {
+                let interval = shift.interval.map_or(String::new(), |interval| {
+                    format!(
+                        " [{:+.1}%, {:+.1}%] (95%)",
+                        interval.low * 100.0,
+                        interval.high * 100.0
+                    )
+                });
+                text.push_str(&format!(
+                    "effect vs {} (last good): {:+.1}%{interval}\n",
+                    outcome.last_good.short(),
+                    shift.estimate * 100.0
+                ));
+            }
+        }
+        Culprit::Range(commits) => {
+            text.push_str("the first bad commit is one of (skipped or undecided commits prevent a single answer):\n");
+            for commit in commits {
+                text.push_str(&format!("  {} {}\n", commit, subject(commit)));
+            }
+        }
+    }
+    if !outcome.conflicts.is_empty() {
+        text.push_str("non-monotonic evidence (a like-bad commit before a like-good one):\n");
+        for conflict in &outcome.conflicts {
+            text.push_str(&format!(
+                "  bad {} before good {}\n",
+                conflict.bad.short(),
+                conflict.good.short()
+            ));
+        }
+    }
+    if !outcome.partial.is_empty() {
+        text.push_str(&format!(
+            "partial changes (between good and bad): {}\n",
+            outcome
+                .partial
+                .iter()
+                .map(|commit| commit.short().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    text.push_str(&format!(
+        "{} steps, {} runs in total\n",
+        outcome.steps, outcome.total_runs
+    ));
+    let mut previous = 0;
+    for step in bisection.steps() {
+        text.push_str(&format!(
+            "  {} {:<9} {:>4} runs (step cost {})\n",
+            step.commit.short(),
+            class_word(step.decision.class),
+            step.decision.runs,
+            step.total_runs.saturating_sub(previous)
+        ));
+        previous = step.total_runs;
+    }
+    text.push_str("\ngit bisect log replay:\n");
+    text.push_str(&bisection.bisect_log(stored.first_parent, |commit| subject(commit)));
+    text
+}
+
+fn class_word(class: Class) -> &'static str {
+    match class {
+        Class::Good => "good",
+        Class::Bad => "bad",
+        Class::Undecided => "undecided",
+        Class::Skipped => "skipped",
+    }
+}
+
+fn log(db: &DbArgs, id: Option<i64>, format: &str) -> Result<ExitCode, CliError> {
+    let format = parse_format(format)?;
+    let store = db.open_existing()?;
+    let record = match id {
+        Some(id) => store.bisect(BisectId(id)).map_err(CliError::input)?,
+        None => store
+            .latest_bisect()
+            .map_err(CliError::internal)?
+            .ok_or_else(|| CliError::input("no bisections in the database"))?,
+    };
+    let stored: Stored =
+        serde_json::from_value(record.config.clone()).map_err(CliError::internal)?;
+    let recorded = events(&store, record.id)?;
+    let bisection = Bisection::replay(
+        stored.config.clone(),
+        stored.good.clone(),
+        stored.candidates.clone(),
+        &recorded,
+    )
+    .map_err(CliError::internal)?;
+    let git = Git::new(&stored.repo);
+    let subject = |commit: &CommitId| git.subject(commit).unwrap_or_default();
+    let evidence: Vec<serde_json::Value> = bisection
+        .evidence()
+        .into_iter()
+        .filter(|evidence| !evidence.samples.is_empty() || evidence.class.is_some())
+        .map(|evidence| {
+            let summary = verdict_stats::summary::summarize(&evidence.samples);
+            serde_json::json!({
+                "commit": evidence.commit.to_string(),
+                "subject": subject(&evidence.commit),
+                "position": evidence.position,
+                "n": evidence.samples.len(),
+                "median": summary.as_ref().map(|summary| summary.median),
+                "ci_low": summary.as_ref().and_then(|summary| summary.median_ci.map(|interval| interval.low)),
+                "ci_high": summary.as_ref().and_then(|summary| summary.median_ci.map(|interval| interval.high)),
+                "class": evidence.class.map(class_word),
+                "decision": evidence.decision,
+            })
+        })
+        .collect();
+    if format == Format::Json {
+        let document = serde_json::json!({
+            "schema": "verdict.bisect-log/v1",
+            "id": record.id.0,
+            "repo": record.repo,
+            "good": record.good,
+            "bad": record.bad,
+            "status": record.status.as_str(),
+            "started": format_time(record.started_at_ms),
+            "total_runs": bisection.total_runs(),
+            "commits": evidence,
+            "result": record.result,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&document).map_err(CliError::internal)?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "bisection {} of {} ({}), {} runs so far",
+        record.id.0,
+        record.repo,
+        record.status.as_str(),
+        bisection.total_runs()
+    );
+    let mut table = Table::new(
+        [
+            "commit",
+            "subject",
+            "n",
+            "median [95% CI]",
+            "class",
+            "decision",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    table.left = vec![1, 4, 5];
+    for (value, evidence) in evidence.iter().zip(
+        bisection
+            .evidence()
+            .iter()
+            .filter(|evidence| !evidence.samples.is_empty() || evidence.class.is_some()),
+    ) {
+        let median = match (
+            value["median"].as_f64(),
+            value["ci_low"].as_f64(),
+            value["ci_high"].as_f64(),
+        ) {
+            (Some(median), Some(low), Some(high)) => {
+                format!("{} [{}, {}]", fmt(median), fmt(low), fmt(high))
+            }
+            (Some(median), _, _) => fmt(median),
+            _ => "-".to_string(),
+        };
+        let decision = evidence
+            .decision
+            .as_ref()
+            .map_or(String::new(), |decision| {
+                let part = |shift: &Option<verdict_stats::shift::Shift>, side: &str| {
+                    shift.and_then(|shift| {
+                        shift.interval.map(|interval| {
+                            format!(
+                                "vs {side} {:+.1}% [{:+.1}, {:+.1}]",
+                                shift.estimate * 100.0,
+                                interval.low * 100.0,
+                                interval.high * 100.0
+                            )
+                        })
+                    })
+                };
+                [
+                    part(&decision.versus_good, "good"),
+                    part(&decision.versus_bad, "bad"),
+                    decision.reason.clone(),
+                ]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join("; ")
+            });
+        let subject: String = value["subject"]
+            .as_str()
+            .unwrap_or("")
+            .chars()
+            .take(40)
+            .collect();
+        table.push(vec![
+            evidence.commit.short().to_string(),
+            subject,
+            value["n"].to_string(),
+            median,
+            value["class"].as_str().unwrap_or("measuring").to_string(),
+            decision,
+        ]);
+    }
+    print!("{}", table.text());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn fmt(value: f64) -> String {
+    verdict_report::format::value(value, "")
 }

@@ -1,11 +1,187 @@
-//! `verdict check` (not yet built).
+//! `verdict check --baseline SELECTION --experiment FILE`: run the
+//! experiment on the current tree and compare its primary metric with a
+//! stored baseline. Exit codes follow `git bisect run`: 0 like the baseline
+//! (equivalent), 1 changed (regression or improvement), 125 could not
+//! decide or could not run. A building block for plain `git bisect run`.
 
+use crate::commands::report::parse_fraction;
+use crate::commands::run::{load_experiment, random_seed};
+use crate::common::{DbArgs, cancel_on_interrupt, tool_version};
 use crate::error::CliError;
+use crate::progress::Progress;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use verdict_engine::{Engine, StartOptions};
+use verdict_exec::SystemExecutor;
+use verdict_model::{Direction, RunId, RunStatus};
+use verdict_report::Format;
+use verdict_report::compare::{ComparisonInput, comparison_rows};
+use verdict_stats::verdict::Better;
+use verdict_store::{Selection, Store};
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct CheckArgs {}
+pub(crate) struct CheckArgs {
+    /// Stored baseline: RUN, RUN:factor=level,..., or factor=level,...
+    #[arg(long)]
+    pub(crate) baseline: String,
+    /// Experiment to run on the current tree (one cell).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) experiment: PathBuf,
+    /// Iterations (overrides the file).
+    #[arg(short = 'n', long = "iterations")]
+    pub(crate) iterations: Option<u32>,
+    /// Sample adaptively until decided.
+    #[arg(long)]
+    pub(crate) until_decided: bool,
+    /// Practical threshold (0.02 or 2%; default: the experiment's).
+    #[arg(long, value_parser = parse_fraction)]
+    pub(crate) threshold: Option<f64>,
+    #[arg(long, default_value_t = 0.05)]
+    pub(crate) alpha: f64,
+    #[command(flatten)]
+    pub(crate) db: DbArgs,
+}
 
-pub(crate) fn run(_args: &CheckArgs) -> Result<ExitCode, CliError> {
-    Err(CliError::input("`verdict check` is not built yet"))
+const SKIP: u8 = 125;
+
+pub(crate) fn run(args: &CheckArgs) -> Result<ExitCode, CliError> {
+    match check(args) {
+        Ok(code) => Ok(code),
+        // For `git bisect run`, "could not run" must be 125, never 2.
+        Err(CliError::Input(message) | CliError::Internal(message)) => {
+            eprintln!("verdict: check could not decide: {message}");
+            Ok(ExitCode::from(SKIP))
+        }
+        Err(error) => Err(error),
+    }
+}
+
+fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
+    let store = args.db.open()?;
+    let baseline = baseline_values(&store, &args.baseline)?;
+    let (experiment, text) =
+        load_experiment(&args.experiment, args.iterations, args.until_decided)?;
+    if experiment.cells().len() != 1 {
+        return Err(CliError::input(
+            "verdict check runs one cell; remove the experiment's factors",
+        ));
+    }
+    let executor = SystemExecutor;
+    let capture = || verdict_doctor::capture_environment(&verdict_doctor::RealFiles);
+    let engine = Engine {
+        executor: &executor,
+        store: &store,
+        cancel: cancel_on_interrupt(),
+        environment: &capture,
+    };
+    let metric = experiment.primary_metric().clone();
+    let threshold = args
+        .threshold
+        .or(metric.threshold)
+        .unwrap_or(experiment.sampling.threshold);
+    let options = StartOptions {
+        seed: experiment.sampling.seed.unwrap_or_else(random_seed),
+        experiment,
+        experiment_text: text,
+        kind: "check".to_string(),
+        command_line: std::env::args().collect(),
+        tool_version: tool_version(),
+    };
+    let mut progress = Progress::new(&metric.name);
+    let summary = engine
+        .start(&options, &mut progress)
+        .map_err(CliError::input)?;
+    if summary.status != RunStatus::Complete {
+        return Err(CliError::Interrupted(format!(
+            "check run {} interrupted",
+            summary.run
+        )));
+    }
+    let candidate: Vec<f64> = store
+        .samples(summary.run)
+        .map_err(CliError::internal)?
+        .iter()
+        .filter(|sample| sample.is_data())
+        .filter_map(|sample| sample.metrics.get(&metric.name).copied())
+        .collect();
+    if candidate.len() < 2 {
+        return Err(CliError::input(format!(
+            "run {} has {} successful iterations; need at least 2",
+            summary.run,
+            candidate.len()
+        )));
+    }
+    let input = ComparisonInput {
+        name: format!("{} vs {}", metric.name, args.baseline),
+        unit: metric.unit.clone(),
+        better: match metric.direction {
+            Direction::HigherIsBetter => Better::Higher,
+            Direction::LowerIsBetter => Better::Lower,
+        },
+        threshold,
+        baseline,
+        candidate,
+    };
+    let report = comparison_rows(&[input], args.alpha, true).map_err(CliError::input)?;
+    print!("{}", report.render(Format::Text));
+    Ok(match report.comparisons[0].verdict.as_str() {
+        "equivalent" => ExitCode::SUCCESS,
+        "regression" | "improvement" => ExitCode::from(1),
+        _ => ExitCode::from(SKIP),
+    })
+}
+
+fn baseline_values(store: &dyn Store, spec: &str) -> Result<Vec<f64>, CliError> {
+    let (run, filters) = match spec.split_once(':') {
+        Some((run, filters)) => (Some(run), filters),
+        None if spec.chars().all(|c| c.is_ascii_digit()) => (Some(spec), ""),
+        None => (None, spec),
+    };
+    let run = run
+        .map(|text| {
+            text.parse::<i64>().map(RunId).map_err(|_| {
+                CliError::input(format!(
+                    "`{spec}`: expected RUN, RUN:factor=level or factor=level"
+                ))
+            })
+        })
+        .transpose()?;
+    let levels = filters
+        .split(',')
+        .filter(|filter| !filter.is_empty())
+        .map(|filter| {
+            filter
+                .split_once('=')
+                .map(|(factor, level)| (factor.to_string(), level.to_string()))
+                .ok_or_else(|| {
+                    CliError::input(format!("`{filter}` in `{spec}`: expected factor=level"))
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let record = match run {
+        Some(run) => store.run(run).map_err(CliError::input)?,
+        None => store
+            .latest_run()
+            .map_err(CliError::internal)?
+            .ok_or_else(|| CliError::input("the database has no runs"))?,
+    };
+    let experiment: verdict_model::Experiment =
+        serde_json::from_str(&record.experiment_json).map_err(CliError::internal)?;
+    let values: Vec<f64> = store
+        .select_samples(&Selection {
+            run,
+            levels,
+            metric: experiment.primary_metric().name.clone(),
+        })
+        .map_err(CliError::internal)?
+        .into_iter()
+        .map(|value| value.value)
+        .collect();
+    if values.len() < 2 {
+        return Err(CliError::input(format!(
+            "baseline `{spec}` has {} stored values; need at least 2",
+            values.len()
+        )));
+    }
+    Ok(values)
 }
