@@ -481,8 +481,16 @@ impl RunReport {
 }
 
 fn comparison_label(levels: &[(String, String)], factor: &str) -> String {
-    let candidate = levels.iter().find(|(name, _)| name == factor).map(|(_, level)| level.as_str()).unwrap_or("");
-    let others: Vec<String> = levels.iter().filter(|(name, _)| name != factor).map(|(name, level)| format!("{name}={level}")).collect();
+    let candidate = levels
+        .iter()
+        .find(|(name, _)| name == factor)
+        .map(|(_, level)| level.as_str())
+        .unwrap_or("");
+    let others: Vec<String> = levels
+        .iter()
+        .filter(|(name, _)| name != factor)
+        .map(|(name, level)| format!("{name}={level}"))
+        .collect();
     if others.is_empty() {
         format!("{factor}={candidate}")
     } else {
