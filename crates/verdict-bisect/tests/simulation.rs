@@ -6,8 +6,9 @@
 //!
 //! Measured (default config, this seed set): sequential accuracy 0.995
 //! (199/200), runs per bisection mean 568, p95 841, max 1339, 8.9
-//! classifications per bisection; fixed N=15: accuracy 0.230 (46/200) with
-//! 143 runs. Tuning runs (cap per round, endpoint ratio, retests) gave:
+//! classifications per bisection, 248 of the runs at the endpoints; fixed
+//! N=15: accuracy 0.230 (46/200) with 143 runs; fixed N=57 (about the same
+//! budget): 0.815 (163/200) with 549 runs. Tuning runs (cap per round, endpoint ratio, retests) gave:
 //! 40,2,1: 0.945 / 625 runs; 50,2,1: 0.975 / 588; 60,3,1: 0.990 / 640;
 //! 80,2,0: 0.960 / 549; 60,2,1 was chosen as the default (1.000 / 569
 //! before partial commits were classified by the nearer side instead of
@@ -98,12 +99,17 @@ fn sequential_bisection_beats_fixed_n_at_10_percent_and_cv_13_percent() {
     let mut positions = ChaCha8Rng::seed_from_u64(2026);
     let mut sequential = Tally::default();
     let mut fixed = Tally::default();
+    // Fixed N with about the sequential mean budget (568 runs / 10 cells).
+    let mut fixed_same_budget = Tally::default();
     let mut wrong = Vec::new();
+    let mut endpoint_runs = 0;
     for trial in 0..TRIALS {
         let first_bad = positions.random_range(1..=COMMITS);
         let scripts = step_script(COMMITS + 1, first_bad, SHIFT);
-        let (outcome, _, _) = drive(Config::default(), &scripts, CV, trial);
+        let (outcome, _, bisection) = drive(Config::default(), &scripts, CV, trial);
         let outcome = outcome.expect("endpoints differ by 10%");
+        endpoint_runs += bisection.samples(bisection.good()).unwrap().len()
+            + bisection.samples(bisection.bad()).unwrap().len();
         sequential.runs.push(outcome.total_runs);
         sequential.steps += outcome.steps;
         match &outcome.culprit {
@@ -118,6 +124,12 @@ fn sequential_bisection_beats_fixed_n_at_10_percent_and_cv_13_percent() {
         if found == first_bad {
             fixed.right += 1;
         }
+        let (found, runs) = fixed_n(first_bad, 57, trial + 2_000_000);
+        fixed_same_budget.runs.push(runs);
+        fixed_same_budget.steps += 8;
+        if found == first_bad {
+            fixed_same_budget.right += 1;
+        }
     }
     eprintln!(
         "{COMMITS} commits, {:.0}% shift, lognormal CV {:.0}%, {TRIALS} trials",
@@ -125,8 +137,14 @@ fn sequential_bisection_beats_fixed_n_at_10_percent_and_cv_13_percent() {
         CV * 100.0
     );
     let sequential_accuracy = sequential.report("sequential (default config)");
+    eprintln!(
+        "  of which endpoint runs (both): mean {:.0}",
+        endpoint_runs as f64 / TRIALS as f64
+    );
     let fixed_accuracy = fixed.report("fixed N=15, nearer median");
+    let same_budget_accuracy = fixed_same_budget.report("fixed N=57, nearer median");
     eprintln!("wrong sequential trials (trial, true position, result): {wrong:?}");
     assert!(sequential_accuracy >= 0.95, "{sequential_accuracy}");
     assert!(fixed_accuracy < sequential_accuracy);
+    assert!(same_budget_accuracy < sequential_accuracy);
 }
