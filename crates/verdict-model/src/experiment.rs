@@ -503,21 +503,10 @@ impl RawExperiment {
                     }
                 }
             }
-            CommandSpec::Shell(shell_text) => {
-                if let Some(name) = placeholders(shell_text)
-                    .into_iter()
-                    .find(|n| factor_names.contains(&n.as_str()))
-                {
-                    return Err(context.error(
-                        command_span.start,
-                        format!(
-                            "shell `command` uses placeholder `{{{name}}}`; values are never spliced into shell strings: use \"$VERDICT_{}\" (set for every iteration) or an argv array",
-                            env_name(&name)
-                        ),
-                    ));
-                }
-            }
+            CommandSpec::Shell(_) => {}
         }
+        check_shell_splice(&command, &factor_names, "command")
+            .map_err(|message| context.error(command_span.start, message))?;
 
         let mut metrics = Vec::new();
         for raw in self.metrics {
@@ -565,6 +554,7 @@ impl RawExperiment {
     }
 
     fn validate_factors(&self, context: &Context<'_>) -> Result<Vec<Factor>, ModelError> {
+        let all_factor_names: Vec<&str> = self.factors.keys().map(String::as_str).collect();
         let mut factors = Vec::new();
         for (name, value) in &self.factors {
             let offset = context.find_key("factors", name);
@@ -615,6 +605,13 @@ impl RawExperiment {
                 };
             let setup_template = template(&template_setup, "setup")?;
             let teardown_template = template(&template_teardown, "teardown")?;
+            for (command, what) in [(&setup_template, "setup"), (&teardown_template, "teardown")] {
+                if let Some(command) = command {
+                    check_shell_splice(command, &all_factor_names, what).map_err(|message| {
+                        context.error(offset, format!("factor `{name}`: {message}"))
+                    })?;
+                }
+            }
             let mut levels: Vec<Level> = Vec::new();
             for raw_level in raw_levels {
                 let level = match raw_level {
@@ -699,17 +696,33 @@ impl RawExperiment {
                 levels.push(level);
             }
             for level in &mut levels {
+                for (command, what) in [
+                    (&level.command, "command"),
+                    (&level.setup, "setup"),
+                    (&level.teardown, "teardown"),
+                ] {
+                    if let Some(command) = command {
+                        check_shell_splice(command, &all_factor_names, what).map_err(
+                            |message| {
+                                context.error(
+                                    offset,
+                                    format!("factor `{name}` level `{}`: {message}", level.value),
+                                )
+                            },
+                        )?;
+                    }
+                }
                 let cell = [(name.clone(), level.value.clone())];
-                if level.setup.is_none() {
-                    level.setup = setup_template
-                        .as_ref()
-                        .map(|command| command.substitute(&cell));
-                }
-                if level.teardown.is_none() {
-                    level.teardown = teardown_template
-                        .as_ref()
-                        .map(|command| command.substitute(&cell));
-                }
+                level.setup = level
+                    .setup
+                    .take()
+                    .or_else(|| setup_template.clone())
+                    .map(|command| command.substitute(&cell));
+                level.teardown = level
+                    .teardown
+                    .take()
+                    .or_else(|| teardown_template.clone())
+                    .map(|command| command.substitute(&cell));
             }
             let baseline = match baseline {
                 None => 0,
@@ -737,6 +750,50 @@ fn clone_command(command: &RawCommand) -> RawCommand {
     match command {
         RawCommand::Argv(argv) => RawCommand::Argv(argv.clone()),
         RawCommand::Shell(text) => RawCommand::Shell(text.clone()),
+    }
+}
+
+/// The script a command hands to a shell: a `Shell` string, or the argument
+/// after `-c` when the program is a shell (`sh -c 'script' ...`).
+fn shell_script(command: &CommandSpec) -> Option<&str> {
+    match command {
+        CommandSpec::Shell(text) => Some(text),
+        CommandSpec::Argv(argv) => {
+            let program = argv.first()?.rsplit('/').next()?;
+            if !matches!(
+                program,
+                "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "ash" | "busybox"
+            ) {
+                return None;
+            }
+            let flag = argv.iter().skip(1).position(|argument| {
+                argument.starts_with('-') && !argument.starts_with("--") && argument.contains('c')
+            })?;
+            argv.get(flag + 2).map(String::as_str)
+        }
+    }
+}
+
+/// Refuse `{factor}` inside a shell script: a level value spliced into shell
+/// text could run as code. Values reach scripts as separate arguments
+/// (`sh -c 'echo "$0"' {factor}`) or as `$VERDICT_<FACTOR>`.
+fn check_shell_splice(
+    command: &CommandSpec,
+    factor_names: &[&str],
+    what: &str,
+) -> Result<(), String> {
+    let Some(script) = shell_script(command) else {
+        return Ok(());
+    };
+    match placeholders(script)
+        .into_iter()
+        .find(|name| factor_names.contains(&name.as_str()))
+    {
+        None => Ok(()),
+        Some(name) => Err(format!(
+            "`{what}` puts placeholder `{{{name}}}` inside a shell script; values are never spliced into shell code: pass it as a separate argument (`sh -c 'use \"$0\"' {{{name}}}`) or read \"$VERDICT_{}\" (set for every iteration and hook)",
+            env_name(&name)
+        )),
     }
 }
 
@@ -869,6 +926,13 @@ impl RawSampling {
             if max < min {
                 let offset = self.max.as_ref().map_or(0, |m| m.span().start);
                 return Err(context.error(offset, format!("`max` = {max} is below `min` = {min}")));
+            }
+            if sampling.order == Order::Sequential {
+                let offset = self.order.as_ref().map_or(0, |order| order.span().start);
+                return Err(context.error(
+                    offset,
+                    "`order = \"sequential\"` cannot be adaptive: adaptive sampling decides after each block of all cells; use the default interleaved order",
+                ));
             }
             sampling.mode = SamplingMode::Adaptive { min, max };
         } else if let Some(spanned) = self.min.as_ref().or(self.max.as_ref()) {

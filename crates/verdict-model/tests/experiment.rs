@@ -208,3 +208,47 @@ fn comparisons_are_each_level_against_its_baseline_per_other_combination() {
     )));
     assert!(!labels.iter().any(|(_, b, c)| b == c));
 }
+
+#[test]
+fn placeholders_inside_shell_scripts_are_refused_everywhere() {
+    let refused = [
+        "name = \"x\"\ncommand = [\"sh\", \"-c\", \"echo {v}\"]\n[factors]\nv = [\"a; echo INJECTED\"]\n",
+        "name = \"x\"\ncommand = [\"/bin/bash\", \"-ec\", \"run {v}\"]\n[factors]\nv = [\"a\"]\n",
+        "name = \"x\"\ncommand = [\"true\"]\n[factors.v]\nlevels = [\"a\"]\nsetup = \"echo {v} > /sys/x\"\nshell = true\n",
+        "name = \"x\"\ncommand = [\"true\"]\n[factors.v]\nlevels = [\"a\"]\nteardown = [\"sh\", \"-c\", \"echo {v}\"]\n",
+        "name = \"x\"\ncommand = [\"true\"]\n[factors]\nv = [{ value = \"a\", setup = [\"dash\", \"-c\", \"echo {v}\"] }]\n",
+        "name = \"x\"\ncommand = [\"true\"]\n[factors]\nv = [{ value = \"a\", command = \"echo {v}\", shell = true }]\n",
+    ];
+    for text in refused {
+        let message = error_of(text);
+        assert!(
+            message.contains("inside a shell script") && message.contains("$VERDICT_V"),
+            "{text}\n{message}"
+        );
+    }
+    let accepted = Experiment::parse(
+        "name = \"x\"\ncommand = [\"sh\", \"-c\", \"echo \\\"$0\\\"\", \"{v}\"]\n[factors.v]\nlevels = [\"a; echo INJECTED\"]\nsetup = [\"sh\", \"-c\", \"echo \\\"$1\\\" > /tmp/x\", \"sh\", \"{v}\"]\n",
+        "x",
+    )
+    .unwrap();
+    let cells = accepted.cells();
+    assert_eq!(
+        accepted.command_for(&cells[0]),
+        CommandSpec::Argv(vec![
+            "sh".into(),
+            "-c".into(),
+            "echo \"$0\"".into(),
+            "a; echo INJECTED".into()
+        ])
+    );
+    assert_eq!(
+        accepted.factors[0].levels[0].setup,
+        Some(CommandSpec::Argv(vec![
+            "sh".into(),
+            "-c".into(),
+            "echo \"$1\" > /tmp/x".into(),
+            "sh".into(),
+            "a; echo INJECTED".into()
+        ]))
+    );
+}
