@@ -53,7 +53,10 @@ pub fn record(
             )
         };
         let status = match (outcome.status, experiment.sampling.timeout) {
-            (Status::TimedOut, Some(limit)) => format!("timed out after {}s (the whole process group was killed)", limit.as_secs_f64()),
+            (Status::TimedOut, Some(limit)) => format!(
+                "timed out after {}s (the whole process group was killed)",
+                limit.as_secs_f64()
+            ),
             (status, _) => status.to_string(),
         };
         failure = Some(Failure {
@@ -67,6 +70,18 @@ pub fn record(
             MetricSource::Parsed(extractor) if success => match &metric.stream {
                 Stream::Output => {
                     verdict_parse::extract(extractor, &outcome.stdout, &outcome.stderr)
+                        .or_else(|first| {
+                            // A workload may print where the extractor does not
+                            // usually look; try both streams before failing, and
+                            // report the usual stream's error if that fails too.
+                            verdict_parse::extract_from(
+                                extractor,
+                                verdict_parse::Stream::Both,
+                                &outcome.stdout,
+                                &outcome.stderr,
+                            )
+                            .map_err(|_| first)
+                        })
                         .map_err(|error| error.to_string())
                 }
                 Stream::Stdout => verdict_parse::extract_from(

@@ -322,3 +322,27 @@ fn adaptive_runs_stop_early_on_a_clear_change_and_on_equivalence() {
     );
     assert!(decisions[0].ends_with("equivalent"), "{decisions:?}");
 }
+
+#[test]
+fn a_metric_printed_on_the_other_stream_is_still_found() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
+    let executor = FakeExecutor::with_function(|_| {
+        Ok(Outcome::exited(0, Duration::from_millis(5)).with_stderr("latency: 17 us\n"))
+    });
+    let text = "name = \"x\"\ncommand = [\"bench\"]\n[[metrics]]\nname = \"latency\"\nsource = \"regex\"\npattern = 'latency: (?P<value>\\d+)'\ndirection = \"lower\"\n[sampling]\niterations = 2\n";
+    let engine = Engine {
+        executor: &executor,
+        store: &store,
+        cancel: Cancel::new(),
+        environment: &no_environment,
+    };
+    let summary = engine.start(&options(text, 1), &mut Silent).unwrap();
+    let samples = store.samples(summary.run).unwrap();
+    assert!(
+        samples
+            .iter()
+            .all(|sample| sample.metrics.get("latency") == Some(&17.0)),
+        "{samples:?}"
+    );
+}

@@ -82,7 +82,9 @@ impl MetricSource {
 pub enum Stream {
     Stdout,
     Stderr,
-    /// stdout, then stderr if nothing was found there.
+    /// The extractor's usual stream (stderr for perf and `time`, both for
+    /// stress-ng, stdout otherwise); if the metric is not found there, stdout
+    /// and stderr together.
     Output,
     /// A file the workload writes (path relative to the working directory;
     /// placeholders substituted).
