@@ -194,6 +194,9 @@ impl Engine<'_> {
                 &serde_json::Value::String(plan.describe()),
             )?;
         }
+        // Who is executing the run, so a second `--resume` can refuse while
+        // this process is alive.
+        self.store.put_annotation(run, "process", &serde_json::json!({ "pid": std::process::id() }))?;
         observer.started(run, planned, existing.len(), &cells);
         let mut samples = existing;
         let mut levels = Levels {

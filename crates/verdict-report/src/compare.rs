@@ -51,6 +51,9 @@ pub struct ComparisonRow {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CompareReport {
     pub schema: &'static str,
+    /// `fixed`: every sample at once; `sequential` documents (from
+    /// `compare --sequential`) carry per-comparison stopping points instead.
+    pub mode: &'static str,
     pub alpha: f64,
     pub adjustment: String,
     pub comparisons: Vec<ComparisonRow>,
@@ -132,6 +135,7 @@ pub fn comparison_rows(
         .collect();
     Ok(CompareReport {
         schema: COMPARE_SCHEMA,
+        mode: "fixed",
         alpha,
         adjustment,
         comparisons: rows,
@@ -194,7 +198,7 @@ pub fn delta_with_interval(row: &ComparisonRow) -> String {
 
 /// `regression (>= 2%)`, `equivalent (within ±2%)`, `inconclusive (~190/cell for ±2%)`.
 pub fn verdict_text(row: &ComparisonRow) -> String {
-    let threshold = format!("{:.0}%", row.threshold * 100.0);
+    let threshold = format::threshold(row.threshold);
     match (row.verdict.as_str(), row.magnitude.as_deref()) {
         ("equivalent", _) => format!("equivalent (within ±{threshold})"),
         ("inconclusive", _) => match row.runs_needed {
@@ -227,8 +231,12 @@ impl CompareReport {
     pub fn render(&self, format: Format) -> String {
         match format {
             Format::Json => serde_json::to_string_pretty(self).unwrap_or_default() + "\n",
-            Format::Text => format!("{}\n\n{}", self.header(), self.table().text()),
-            Format::Markdown => format!("{}\n\n{}", self.header(), self.table().markdown()),
+            Format::Text => {
+                format::plain_text(&format!("{}\n\n{}", self.header(), self.table().text()))
+            }
+            Format::Markdown => {
+                format::plain_text(&format!("{}\n\n{}", self.header(), self.table().markdown()))
+            }
             Format::Csv => self.csv(),
         }
     }

@@ -82,6 +82,16 @@ pub fn percent(change: f64) -> String {
     }
 }
 
+/// A threshold as a percentage without needless decimals: `2%`, `2.5%`.
+pub fn threshold(fraction: f64) -> String {
+    let percent = fraction * 100.0;
+    if (percent - percent.round()).abs() < 1e-9 {
+        format!("{percent:.0}%")
+    } else {
+        format!("{}%", (percent * 100.0).round() / 100.0)
+    }
+}
+
 /// A p-value to three decimals, `<0.001` below that.
 pub fn p_value(p: f64) -> String {
     if p < 0.001 {
@@ -107,18 +117,30 @@ pub fn markdown_cell(text: &str) -> String {
         .replace(['\n', '\r'], " ")
 }
 
-/// Plain text for an email: control characters (terminal escapes included)
+/// Plain ASCII text for an email: a few typographic characters spelled in
+/// ASCII (`±` as `+-`, `γ` as `gamma`, dashes), other non-ASCII kept only
+/// when printable, and control characters (terminal escapes included)
 /// replaced, so quoted workload output cannot rewrite the reader's screen.
 pub fn plain_text(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() && c != '\n' && c != '\t' {
-                '?'
-            } else {
-                c
-            }
-        })
-        .collect()
+    let mut output = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '±' => output.push_str("+-"),
+            'γ' => output.push_str("gamma"),
+            'α' => output.push_str("alpha"),
+            '–' | '−' => output.push('-'),
+            '—' => output.push_str("--"),
+            '≥' => output.push_str(">="),
+            '≤' => output.push_str("<="),
+            '×' => output.push('x'),
+            '·' => output.push('*'),
+            'µ' | 'μ' => output.push('u'),
+            '\n' | '\t' => output.push(character),
+            control if control.is_control() => output.push('?'),
+            other => output.push(other),
+        }
+    }
+    output
 }
 
 #[cfg(test)]
@@ -136,6 +158,8 @@ mod tests {
         assert_eq!(percent(-0.186), "-18.6%");
         assert_eq!(percent(0.027), "+2.7%");
         assert_eq!(p_value(0.0004), "<0.001");
+        assert_eq!(threshold(0.02), "2%");
+        assert_eq!(threshold(0.025), "2.5%");
         assert_eq!(p_value(0.6789), "0.679");
     }
 
@@ -145,5 +169,9 @@ mod tests {
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(markdown_cell("a|b\nc"), "a\\|b c");
         assert_eq!(plain_text("ok\u{1b}[31mred"), "ok?[31mred");
+        assert_eq!(
+            plain_text("68 ±9%, γ = −2 – x ≥ 2"),
+            "68 +-9%, gamma = -2 - x >= 2"
+        );
     }
 }

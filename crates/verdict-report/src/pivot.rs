@@ -437,13 +437,17 @@ impl PivotReport {
         match format {
             Format::Json => serde_json::to_string_pretty(self).unwrap_or_default() + "\n",
             Format::Csv => self.table(true).csv(),
-            Format::Markdown => format!("{}\n\n{}", self.header(), self.table(false).markdown()),
-            Format::Text => format!(
+            Format::Markdown => format::plain_text(&format!(
+                "{}\n\n{}",
+                self.header(),
+                self.table(false).markdown()
+            )),
+            Format::Text => format::plain_text(&format!(
                 "{}\n\n{}{}",
                 self.header(),
                 self.table(false).text(),
                 self.footnote()
-            ),
+            )),
         }
     }
 
@@ -468,7 +472,7 @@ impl PivotReport {
             });
         format::plain_text(&format!(
             "run {} {}: {} ({} is better), median ±CI half-width; {n}; order {}\n\
-             delta = {} vs {} (Hodges-Lehmann){confidence}; threshold {:.0}%; alpha {}; multiplicity: {}",
+             delta = {} vs {} (Hodges-Lehmann){confidence}; threshold {}; alpha {}; multiplicity: {}",
             self.run.id,
             self.run.name,
             self.metric,
@@ -476,7 +480,7 @@ impl PivotReport {
             self.run.order,
             self.column_factor,
             self.baseline_column,
-            self.threshold * 100.0,
+            format::threshold(self.threshold),
             self.alpha,
             self.adjustment
         ))

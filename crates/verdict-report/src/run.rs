@@ -320,10 +320,60 @@ impl RunReport {
     pub fn render(&self, format: Format) -> String {
         match format {
             Format::Json => serde_json::to_string_pretty(self).unwrap_or_default() + "\n",
-            Format::Csv => self.cell_table().csv(),
-            Format::Text => self.text(false),
-            Format::Markdown => self.text(true),
+            Format::Csv => self.csv(),
+            Format::Text => format::plain_text(&self.text(false)),
+            Format::Markdown => format::plain_text(&self.text(true)),
         }
+    }
+
+    /// Raw numbers, one row per cell, a column per factor.
+    fn csv(&self) -> String {
+        let factors: Vec<String> = self
+            .cells
+            .first()
+            .map(|cell| cell.levels.keys().cloned().collect())
+            .unwrap_or_default();
+        let mut header = factors.clone();
+        header.extend(
+            [
+                "metric",
+                "unit",
+                "n",
+                "failed",
+                "median",
+                "ci_low",
+                "ci_high",
+                "cv",
+                "robust_cv",
+                "min",
+                "max",
+            ]
+            .map(String::from),
+        );
+        let mut table = Table::new(header);
+        let optional =
+            |value: Option<f64>| value.map(|value| value.to_string()).unwrap_or_default();
+        for cell in &self.cells {
+            let mut row: Vec<String> = factors
+                .iter()
+                .map(|factor| cell.levels.get(factor).cloned().unwrap_or_default())
+                .collect();
+            row.extend([
+                self.metric.name.clone(),
+                self.metric.unit.clone(),
+                cell.n.to_string(),
+                cell.failed.to_string(),
+                optional(cell.median),
+                optional(cell.ci_low),
+                optional(cell.ci_high),
+                optional(cell.cv),
+                optional(cell.robust_cv),
+                optional(cell.min),
+                optional(cell.max),
+            ]);
+            table.push(row);
+        }
+        table.csv()
     }
 
     fn cell_table(&self) -> Table {
@@ -384,12 +434,12 @@ impl RunReport {
             output.push_str(&format!("{}\n", format::plain_text(&heading)));
         }
         let mut facts: Vec<String> = vec![format!(
-            "{} {} ({} is better); order {}; {} of {} iterations recorded; seed {}; {}",
+            "{}{} ({} is better); order {}; {} of {} iterations recorded; seed {}; {}",
             self.metric.name,
             if self.metric.unit.is_empty() {
                 String::new()
             } else {
-                format!("[{}]", self.metric.unit)
+                format!(" [{}]", self.metric.unit)
             },
             self.metric.better,
             run.order,

@@ -42,9 +42,10 @@ pub(crate) struct CompareArgs {
     /// Which way is better for files without units that say so (CSV, plain numbers).
     #[arg(long, value_parser = ["higher", "lower"])]
     pub(crate) better: Option<String>,
-    /// Practical threshold (0.02 or 2%).
-    #[arg(long, value_parser = parse_fraction, default_value = "0.02")]
-    pub(crate) threshold: f64,
+    /// Practical threshold (0.02 or 2%; default: the stored metric's or
+    /// experiment's threshold, else 2%).
+    #[arg(long, value_parser = parse_fraction)]
+    pub(crate) threshold: Option<f64>,
     #[arg(long, default_value_t = 0.05)]
     pub(crate) alpha: f64,
     /// Do not adjust for multiple comparisons.
@@ -56,6 +57,10 @@ pub(crate) struct CompareArgs {
     /// Exit 1 when a comparison is a regression (`regression`) or any change (`change`).
     #[arg(long, value_name = "WHAT", value_parser = ["regression", "change"])]
     pub(crate) fail_on: Option<String>,
+    /// Show the kernel config difference between the two sides' runs,
+    /// optionally only symbols matching REGEX (stored selections only).
+    #[arg(long, value_name = "REGEX", num_args = 0..=1, default_missing_value = "")]
+    pub(crate) config_diff: Option<String>,
     #[command(flatten)]
     pub(crate) db: DbArgs,
 }
@@ -66,6 +71,8 @@ struct Series {
     name: String,
     unit: String,
     better: Option<Better>,
+    /// The stored metric's threshold (stored selections only).
+    threshold: Option<f64>,
     values: Vec<f64>,
 }
 
@@ -84,7 +91,7 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
             name: name.clone(),
             unit: base.unit.clone(),
             better: base.better.or(cand.better).unwrap_or(default_better),
-            threshold: args.threshold,
+            threshold: args.threshold.or(base.threshold).or(cand.threshold).unwrap_or(0.02),
             baseline: base.values.clone(),
             candidate: cand.values.clone(),
         })
@@ -93,7 +100,19 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
         return sequential(&inputs, args, format);
     }
     let report = comparison_rows(&inputs, args.alpha, !args.no_adjust).map_err(CliError::input)?;
-    print!("{}", report.render(format));
+    let config_diff = match &args.config_diff {
+        Some(pattern) => Some(config_difference(args, pattern)?),
+        None => None,
+    };
+    match (format, config_diff) {
+        (Format::Json, Some(diff)) => {
+            let mut document = serde_json::to_value(&report).map_err(CliError::internal)?;
+            document["config_diff"] = diff.1;
+            println!("{}", serde_json::to_string_pretty(&document).map_err(CliError::internal)?);
+        }
+        (_, Some(diff)) => print!("{}\n{}", report.render(format), diff.0),
+        (_, None) => print!("{}", report.render(format)),
+    }
     let verdicts: Vec<&str> = report
         .comparisons
         .iter()
@@ -262,6 +281,19 @@ fn load_selection(
             labels[0]
         )));
     }
+    let mut runs: Vec<i64> = selected.iter().map(|value| value.run.0).collect();
+    runs.dedup();
+    if run.is_none() && (runs.len() > 1 || cells.len() > 1) {
+        eprintln!(
+            "verdict: note: `{spec}` pools {} values from {} run(s) ({}) and {} cell(s); metric `{}` and its direction are taken from run {}",
+            selected.len(),
+            runs.len(),
+            runs.iter().map(i64::to_string).collect::<Vec<_>>().join(", "),
+            cells.len(),
+            metric.name,
+            record.id
+        );
+    }
     Ok(vec![Series {
         name: if levels.is_empty() {
             metric.name.clone()
@@ -277,6 +309,7 @@ fn load_selection(
             Direction::HigherIsBetter => Better::Higher,
             Direction::LowerIsBetter => Better::Lower,
         }),
+        threshold: Some(metric.threshold.unwrap_or(experiment.sampling.threshold)),
         values: selected.iter().map(|value| value.value).collect(),
     }])
 }
@@ -300,6 +333,7 @@ fn load_file(path: &Path, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
             name: column.clone(),
             unit: String::new(),
             better: None,
+            threshold: None,
             values: verdict_parse::csv_column(&text, column).map_err(context)?,
         }]);
     }
@@ -320,6 +354,7 @@ fn load_file(path: &Path, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
                 },
                 unit: "s".to_string(),
                 better: Some(Better::Lower),
+                threshold: None,
                 values: result.times,
             })
             .collect());
@@ -344,6 +379,7 @@ fn load_file(path: &Path, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
                         name,
                         unit: "bogo-ops/s".to_string(),
                         better: Some(Better::Higher),
+                        threshold: None,
                         values: vec![value],
                     }),
                 }
@@ -357,6 +393,7 @@ fn load_file(path: &Path, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
             .into_iter()
             .map(|series| Series {
                 better: Some(go_unit_better(&series.unit)),
+                threshold: None,
                 name: format!("{} {}", series.name, series.unit),
                 unit: series.unit,
                 values: series.values,
@@ -367,6 +404,7 @@ fn load_file(path: &Path, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
         name: stem,
         unit: String::new(),
         better: None,
+        threshold: None,
         values: verdict_parse::plain_numbers(&text).map_err(context)?,
     }])
 }
@@ -495,4 +533,44 @@ fn sequential(
     }
     let verdicts: Vec<&str> = rows.iter().map(|row| row.verdict.as_str()).collect();
     Ok(fail_on(args.fail_on.as_deref(), &verdicts))
+}
+
+/// The kernel config stored with the run a side selects: (where it came from, its text).
+fn stored_config(store: &dyn Store, spec: &str) -> Result<(String, String), CliError> {
+    let run = match parse_selection(spec)? {
+        Some((Some(run), _)) => run,
+        Some((None, levels)) => {
+            let values = store
+                .select_samples(&Selection { run: None, levels, metric: "wall".to_string() })
+                .map_err(CliError::internal)?;
+            values.last().map(|value| value.run).ok_or_else(|| CliError::input(format!("--config-diff: `{spec}` selects no stored run")))?
+        }
+        None => return Err(CliError::input(format!("--config-diff needs stored selections; `{spec}` is a file"))),
+    };
+    let annotations = store.annotations(run).map_err(CliError::internal)?;
+    let config = annotations
+        .get("kernel_config")
+        .ok_or_else(|| CliError::input(format!("--config-diff: run {run} has no stored kernel config (none was readable when it ran)")))?;
+    Ok((
+        format!("run {run} ({})", config["source"].as_str().unwrap_or("?")),
+        config["text"].as_str().unwrap_or_default().to_string(),
+    ))
+}
+
+/// The diffconfig-style difference between the two sides' kernels.
+fn config_difference(args: &CompareArgs, pattern: &str) -> Result<(String, serde_json::Value), CliError> {
+    let store = args.db.open_existing()?;
+    let (old_name, old_text) = stored_config(&store, &args.baseline)?;
+    let (new_name, new_text) = stored_config(&store, &args.candidate)?;
+    let old = verdict_kconfig::DotConfig::parse(&old_text, &old_name).map_err(CliError::input)?;
+    let new = verdict_kconfig::DotConfig::parse(&new_text, &new_name).map_err(CliError::input)?;
+    let mut diff = verdict_kconfig::ConfigDiff::between(&old, &new);
+    if !pattern.is_empty() {
+        diff.retain_matching(pattern).map_err(CliError::input)?;
+    }
+    let text = diff.render_text();
+    let heading = format!("kernel config: {old_name} -> {new_name}{}\n", if pattern.is_empty() { String::new() } else { format!(" (symbols matching {pattern})") });
+    let body = if text.trim().is_empty() { "  (no differences)\n".to_string() } else { text };
+    let document = serde_json::to_value(diff.to_document(&old_name, &new_name)).map_err(CliError::internal)?;
+    Ok((format!("{heading}{body}"), document))
 }

@@ -32,7 +32,7 @@ pub(crate) struct PlanArgs {
     pub(crate) alpha: f64,
     #[arg(long, default_value_t = verdict_stats::plan::DEFAULT_POWER)]
     pub(crate) power: f64,
-    /// Number of cells in the experiment (for wall time).
+    /// Number of cells in the experiment (for wall time; with --run, the run's).
     #[arg(long, default_value_t = 2)]
     pub(crate) cells: usize,
     /// Seconds per iteration (default: the pilot run's median wall time).
@@ -44,7 +44,7 @@ pub(crate) struct PlanArgs {
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
     /// text or json (`verdict.plan/v1`).
-    #[arg(long, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub(crate) format: String,
     #[command(flatten)]
     pub(crate) db: DbArgs,

@@ -24,9 +24,9 @@ pub(crate) struct ReportOptionsArgs {
     /// Practical threshold as a fraction or percentage (0.02 or 2%).
     #[arg(long, value_parser = parse_fraction)]
     pub(crate) threshold: Option<f64>,
-    /// Family-wise error rate.
-    #[arg(long, default_value_t = 0.05)]
-    pub(crate) alpha: f64,
+    /// Family-wise error rate (default: the experiment's `alpha`, 0.05).
+    #[arg(long)]
+    pub(crate) alpha: Option<f64>,
     /// Do not adjust for multiple comparisons (the header says so).
     #[arg(long)]
     pub(crate) no_adjust: bool,
@@ -161,7 +161,7 @@ pub(crate) fn print_run_report(
     let report_options = RunReportOptions {
         metric: options.metric.clone(),
         threshold: options.threshold,
-        alpha: options.alpha,
+        alpha: options.alpha.unwrap_or(experiment.sampling.alpha),
         adjust: !options.no_adjust,
     };
     let environment: &Environment = &record.environment_start;
@@ -208,7 +208,7 @@ fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitC
         ratio: args.ratio.clone(),
         metric: args.options.metric.clone(),
         threshold: args.options.threshold,
-        alpha: args.options.alpha,
+        alpha: args.options.alpha.unwrap_or(experiment.sampling.alpha),
         adjust: !args.options.no_adjust,
         bootstrap_seed: args.bootstrap_seed,
     };

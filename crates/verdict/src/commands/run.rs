@@ -27,7 +27,7 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub(crate) seed: Option<u64>,
     /// Continue an interrupted or killed run with the same schedule.
-    #[arg(long, value_name = "RUN_ID", conflicts_with_all = ["experiment", "iterations", "until_decided", "seed"])]
+    #[arg(long, value_name = "RUN_ID", conflicts_with_all = ["experiment", "iterations", "until_decided", "seed", "doctor"])]
     pub(crate) resume: Option<i64>,
     /// Measure the machine's noise first and store it with the run.
     #[arg(long)]
@@ -52,6 +52,14 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
     let summary = match args.resume {
         Some(run) => {
             let record = store.run(RunId(run)).map_err(CliError::input)?;
+            if record.status == RunStatus::Running
+                && let Some(pid) = store.annotations(record.id).map_err(CliError::internal)?.get("process").and_then(|process| process["pid"].as_u64())
+                && is_live_verdict(pid)
+            {
+                return Err(CliError::input(format!(
+                    "run {run} is still being executed by verdict process {pid}; stop it first (kill -INT {pid}) or let it finish"
+                )));
+            }
             let experiment: Experiment =
                 serde_json::from_str(&record.experiment_json).map_err(CliError::internal)?;
             let mut progress = Progress::new(&experiment.primary_metric().name);
@@ -97,6 +105,7 @@ pub(crate) fn start(
     let summary = engine
         .start(options, &mut progress)
         .map_err(CliError::input)?;
+    attach_kernel_config(engine.store, summary.run);
     if let Some(doctor) = doctor {
         engine
             .store
@@ -104,6 +113,26 @@ pub(crate) fn start(
             .map_err(CliError::internal)?;
     }
     Ok(summary)
+}
+
+/// Whether `pid` is a live verdict process other than this one (a killed
+/// run's process is gone, or its pid reused by something else).
+fn is_live_verdict(pid: u64) -> bool {
+    pid != u64::from(std::process::id())
+        && std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|name| name.trim() == "verdict")
+}
+
+/// Keep the running kernel's config with the run (for `compare
+/// --config-diff`), when it is readable; the environment holds its hash.
+pub(crate) fn attach_kernel_config(store: &dyn Store, run: RunId) {
+    let files = verdict_doctor::RealFiles;
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok();
+    if let Some(config) = verdict_doctor::environment::read_kernel_config(&files, release.as_deref().map(str::trim)) {
+        let value = serde_json::json!({ "source": config.source, "text": config.text });
+        if let Err(error) = store.put_annotation(run, "kernel_config", &value) {
+            eprintln!("verdict: warning: could not store the kernel config: {error}");
+        }
+    }
 }
 
 /// Print the report and map the run's end to an exit code.
