@@ -25,16 +25,21 @@ pub(crate) struct PlanArgs {
     /// Take the CV (median over cells) and the iteration time from a stored pilot run.
     #[arg(long, value_name = "RUN_ID")]
     pub(crate) run: Option<i64>,
-    /// Smallest relative change worth detecting (0.05 or 5%).
-    #[arg(long, value_parser = parse_fraction, default_value = "0.05")]
-    pub(crate) threshold: f64,
-    #[arg(long, default_value_t = 0.05)]
-    pub(crate) alpha: f64,
-    #[arg(long, default_value_t = verdict_stats::plan::DEFAULT_POWER)]
-    pub(crate) power: f64,
-    /// Number of cells in the experiment (for wall time; with --run, the run's).
-    #[arg(long, default_value_t = 2)]
-    pub(crate) cells: usize,
+    /// Take the threshold, alpha, power and number of cells from an experiment file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) experiment: Option<std::path::PathBuf>,
+    /// Smallest relative change worth detecting (0.05 or 5%; default: the experiment's, else 5%).
+    #[arg(long, value_parser = parse_fraction)]
+    pub(crate) threshold: Option<f64>,
+    /// Two-sided error rate (default: the experiment's, else 0.05).
+    #[arg(long)]
+    pub(crate) alpha: Option<f64>,
+    /// Power (default: the experiment's, else 0.9).
+    #[arg(long)]
+    pub(crate) power: Option<f64>,
+    /// Number of cells (for wall time; default: the experiment's or the run's, else 2).
+    #[arg(long)]
+    pub(crate) cells: Option<usize>,
     /// Seconds per iteration (default: the pilot run's median wall time).
     #[arg(long)]
     pub(crate) seconds: Option<f64>,
@@ -79,8 +84,42 @@ fn pilot(store: &dyn Store, run: RunId) -> Result<(f64, f64, usize), CliError> {
     Ok((cvs[cvs.len() / 2], wall, cells))
 }
 
+/// Settings resolved from flags, then the experiment file, then defaults.
+struct Resolved {
+    threshold: f64,
+    alpha: f64,
+    power: f64,
+    cells: Option<usize>,
+}
+
+fn resolve(args: &PlanArgs) -> Result<Resolved, CliError> {
+    let experiment = match &args.experiment {
+        Some(path) => Some(Experiment::load(path).map_err(CliError::input)?),
+        None => None,
+    };
+    let sampling = experiment.as_ref().map(|experiment| &experiment.sampling);
+    Ok(Resolved {
+        threshold: args
+            .threshold
+            .or_else(|| {
+                experiment
+                    .as_ref()
+                    .map(|e| e.primary_metric().threshold.unwrap_or(e.sampling.threshold))
+            })
+            .unwrap_or(0.05),
+        alpha: args.alpha.or(sampling.map(|s| s.alpha)).unwrap_or(0.05),
+        power: args
+            .power
+            .or(sampling.map(|s| s.power))
+            .unwrap_or(verdict_stats::plan::DEFAULT_POWER),
+        cells: args.cells.or(experiment.as_ref().map(|e| e.cells().len())),
+    })
+}
+
 pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     let format = parse_format(&args.format)?;
+    let resolved = resolve(args)?;
+    let (threshold, alpha, power) = (resolved.threshold, resolved.alpha, resolved.power);
     let (cv, seconds, cells, source) = match args.run {
         Some(run) => {
             let store = args.db.open_existing()?;
@@ -88,26 +127,25 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
             (
                 args.cv.unwrap_or(cv),
                 args.seconds.unwrap_or(wall),
-                cells,
+                resolved.cells.unwrap_or(cells),
                 format!("run {run}"),
             )
         }
         None => (
             args.cv.expect("clap requires --cv without --run"),
             args.seconds.unwrap_or(0.0),
-            args.cells,
+            resolved.cells.unwrap_or(2),
             "--cv".to_string(),
         ),
     };
-    let fixed = runs_per_cell(log_sd_from_cv(cv), args.threshold, args.alpha, args.power)
-        .ok_or_else(|| {
-            CliError::input(
-                "cannot plan with these settings (check --cv, --threshold, --alpha, --power)",
-            )
-        })?;
-    let cap = cap_for_power(cv, args.threshold, args.alpha, args.power).map_err(CliError::input)?;
-    let mut settings = SequentialSettings::new(cap.max(6), args.threshold, Better::Lower);
-    settings.alpha = args.alpha;
+    let fixed = runs_per_cell(log_sd_from_cv(cv), threshold, alpha, power).ok_or_else(|| {
+        CliError::input(
+            "cannot plan with these settings (check --cv, --threshold, --alpha, --power)",
+        )
+    })?;
+    let cap = cap_for_power(cv, threshold, alpha, power).map_err(CliError::input)?;
+    let mut settings = SequentialSettings::new(cap.max(6), threshold, Better::Lower);
+    settings.alpha = alpha;
     let design = SequentialDesign::new(settings).map_err(CliError::input)?;
     let noise = Noise {
         shape: Shape::Lognormal,
@@ -116,19 +154,14 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     let scenario = |change: f64| Scenario {
         noise,
         change,
-        alpha: args.alpha,
-        threshold: args.threshold,
+        alpha: alpha,
+        threshold: threshold,
         better: Better::Lower,
         comparisons: 1,
         adjust: false,
     };
     let procedure = Procedure::Adaptive(design.clone());
-    let at_threshold = simulate(
-        &scenario(args.threshold),
-        &procedure,
-        args.trials,
-        args.seed,
-    );
+    let at_threshold = simulate(&scenario(threshold), &procedure, args.trials, args.seed);
     let no_change = simulate(
         &scenario(0.0),
         &procedure,
@@ -140,9 +173,9 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         "schema": "verdict.plan/v1",
         "source": source,
         "cv": cv,
-        "threshold": args.threshold,
-        "alpha": args.alpha,
-        "power": args.power,
+        "threshold": threshold,
+        "alpha": alpha,
+        "power": power,
         "cells": cells,
         "seconds_per_iteration": seconds,
         "fixed": { "runs_per_cell": fixed, "wall_hours": hours(fixed as f64) },
@@ -174,11 +207,11 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         }
     };
     println!(
-        "noise: CV {:.1}% (from {source}); detect ±{:.1}% at alpha {} with power {}",
+        "noise: CV {:.1}% (from {source}); detect +-{:.1}% at alpha {} with power {}",
         cv * 100.0,
-        args.threshold * 100.0,
-        args.alpha,
-        args.power
+        threshold * 100.0,
+        alpha,
+        power
     );
     println!(
         "fixed design:    {fixed} runs per cell{}",
@@ -187,7 +220,7 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     println!(
         "adaptive design: cap {} per cell; if the change is {:.1}%: mean {:.1}, 95th pct {} runs per cell (power {:.2}){}",
         design.settings().max,
-        args.threshold * 100.0,
+        threshold * 100.0,
         at_threshold.mean_runs,
         at_threshold.p95_runs,
         at_threshold.change_rate(),
