@@ -21,6 +21,7 @@ pub(crate) struct Progress {
     bar: Option<ProgressBar>,
     last_plain: Instant,
     last_bar: Instant,
+    last_decisions: Option<Instant>,
     values: Vec<Vec<f64>>,
     labels: Vec<String>,
     done_at_start: usize,
@@ -34,6 +35,7 @@ impl Progress {
             bar: None,
             last_plain: Instant::now(),
             last_bar: Instant::now(),
+            last_decisions: None,
             values: Vec::new(),
             labels: Vec::new(),
             done_at_start: 0,
@@ -141,6 +143,16 @@ impl Observer for Progress {
     }
 
     fn decisions(&mut self, statuses: &[ComparisonStatus]) {
+        // Plain output: one line per interval, not per block.
+        if self.bar.as_ref().is_none_or(ProgressBar::is_hidden) {
+            if self
+                .last_decisions
+                .is_some_and(|last| last.elapsed() < PLAIN_INTERVAL)
+            {
+                return;
+            }
+            self.last_decisions = Some(Instant::now());
+        }
         let line = statuses
             .iter()
             .map(|status| {

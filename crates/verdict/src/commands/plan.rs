@@ -154,8 +154,8 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     let scenario = |change: f64| Scenario {
         noise,
         change,
-        alpha: alpha,
-        threshold: threshold,
+        alpha,
+        threshold,
         better: Better::Lower,
         comparisons: 1,
         adjust: false,
