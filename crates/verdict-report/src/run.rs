@@ -34,6 +34,9 @@ pub struct RunInfo {
     pub procedure: Option<String>,
     /// One-line noise summary from `verdict run --doctor`.
     pub noise: Option<String>,
+    /// Where each adaptive comparison stopped: state, verdict, repeated
+    /// confidence interval and runs (adaptive runs only).
+    pub decisions: Vec<String>,
 }
 
 /// The metric a report is about.
@@ -450,6 +453,9 @@ impl RunReport {
         )];
         if let Some(procedure) = &run.procedure {
             facts.push(format!("adaptive: {procedure}"));
+        }
+        for decision in &run.decisions {
+            facts.push(format!("adaptive stop: {decision}"));
         }
         if let Some(noise) = &run.noise {
             facts.push(format!("noise: {noise}"));

@@ -36,6 +36,7 @@ fn info(name: &str) -> RunInfo {
         order: "interleaved (randomized blocks)".to_string(),
         procedure: None,
         noise: None,
+        decisions: Vec::new(),
     }
 }
 

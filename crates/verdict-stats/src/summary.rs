@@ -83,8 +83,7 @@ pub fn summarize(values: &[f64]) -> Option<Summary> {
         None
     };
     let mut deviations: Vec<f64> = values.iter().map(|value| (value - median).abs()).collect();
-    deviations.sort_unstable_by(f64::total_cmp);
-    let mad = median_of_sorted(&deviations);
+    let mad = median_in_place(&mut deviations);
     let robust_cv = (median != 0.0).then(|| 1.4826 * mad / median.abs());
     Some(Summary {
         n,
@@ -207,6 +206,25 @@ fn binomial_half_pmf(n: usize) -> Vec<f64> {
             coefficient * scale
         })
         .collect()
+}
+
+/// Median of unsorted values by selection (Hoare's quickselect through
+/// `select_nth_unstable`), reordering them. O(n) expected. Non-empty input.
+fn median_in_place(values: &mut [f64]) -> f64 {
+    let n = values.len();
+    let middle = n / 2;
+    let (lower, upper_middle, _) = values.select_nth_unstable_by(middle, f64::total_cmp);
+    let upper = *upper_middle;
+    if n % 2 == 1 {
+        upper
+    } else {
+        let lower_middle = lower
+            .iter()
+            .copied()
+            .max_by(f64::total_cmp)
+            .unwrap_or(upper);
+        (lower_middle + upper) / 2.0
+    }
 }
 
 pub(crate) fn median_of_sorted(sorted: &[f64]) -> f64 {

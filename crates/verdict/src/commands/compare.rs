@@ -78,8 +78,12 @@ struct Series {
 
 pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
     let format = parse_format(&args.format)?;
-    let baseline = load_side(&args.baseline, args)?;
-    let candidate = load_side(&args.candidate, args)?;
+    // Large files parse on both cores at once.
+    let (baseline, candidate) = rayon::join(
+        || load_side(&args.baseline, args),
+        || load_side(&args.candidate, args),
+    );
+    let (baseline, candidate) = (baseline?, candidate?);
     let pairs = pair(&baseline, &candidate, &args.baseline, &args.candidate)?;
     let default_better = match args.better.as_deref() {
         Some("higher") => Better::Higher,
@@ -91,7 +95,11 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
             name: name.clone(),
             unit: base.unit.clone(),
             better: base.better.or(cand.better).unwrap_or(default_better),
-            threshold: args.threshold.or(base.threshold).or(cand.threshold).unwrap_or(0.02),
+            threshold: args
+                .threshold
+                .or(base.threshold)
+                .or(cand.threshold)
+                .unwrap_or(0.02),
             baseline: base.values.clone(),
             candidate: cand.values.clone(),
         })
@@ -108,7 +116,10 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
         (Format::Json, Some(diff)) => {
             let mut document = serde_json::to_value(&report).map_err(CliError::internal)?;
             document["config_diff"] = diff.1;
-            println!("{}", serde_json::to_string_pretty(&document).map_err(CliError::internal)?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&document).map_err(CliError::internal)?
+            );
         }
         (_, Some(diff)) => print!("{}\n{}", report.render(format), diff.0),
         (_, None) => print!("{}", report.render(format)),
@@ -288,7 +299,10 @@ fn load_selection(
             "verdict: note: `{spec}` pools {} values from {} run(s) ({}) and {} cell(s); metric `{}` and its direction are taken from run {}",
             selected.len(),
             runs.len(),
-            runs.iter().map(i64::to_string).collect::<Vec<_>>().join(", "),
+            runs.iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
             cells.len(),
             metric.name,
             record.id
@@ -541,16 +555,28 @@ fn stored_config(store: &dyn Store, spec: &str) -> Result<(String, String), CliE
         Some((Some(run), _)) => run,
         Some((None, levels)) => {
             let values = store
-                .select_samples(&Selection { run: None, levels, metric: "wall".to_string() })
+                .select_samples(&Selection {
+                    run: None,
+                    levels,
+                    metric: "wall".to_string(),
+                })
                 .map_err(CliError::internal)?;
-            values.last().map(|value| value.run).ok_or_else(|| CliError::input(format!("--config-diff: `{spec}` selects no stored run")))?
+            values.last().map(|value| value.run).ok_or_else(|| {
+                CliError::input(format!("--config-diff: `{spec}` selects no stored run"))
+            })?
         }
-        None => return Err(CliError::input(format!("--config-diff needs stored selections; `{spec}` is a file"))),
+        None => {
+            return Err(CliError::input(format!(
+                "--config-diff needs stored selections; `{spec}` is a file"
+            )));
+        }
     };
     let annotations = store.annotations(run).map_err(CliError::internal)?;
-    let config = annotations
-        .get("kernel_config")
-        .ok_or_else(|| CliError::input(format!("--config-diff: run {run} has no stored kernel config (none was readable when it ran)")))?;
+    let config = annotations.get("kernel_config").ok_or_else(|| {
+        CliError::input(format!(
+            "--config-diff: run {run} has no stored kernel config (none was readable when it ran)"
+        ))
+    })?;
     Ok((
         format!("run {run} ({})", config["source"].as_str().unwrap_or("?")),
         config["text"].as_str().unwrap_or_default().to_string(),
@@ -558,7 +584,10 @@ fn stored_config(store: &dyn Store, spec: &str) -> Result<(String, String), CliE
 }
 
 /// The diffconfig-style difference between the two sides' kernels.
-fn config_difference(args: &CompareArgs, pattern: &str) -> Result<(String, serde_json::Value), CliError> {
+fn config_difference(
+    args: &CompareArgs,
+    pattern: &str,
+) -> Result<(String, serde_json::Value), CliError> {
     let store = args.db.open_existing()?;
     let (old_name, old_text) = stored_config(&store, &args.baseline)?;
     let (new_name, new_text) = stored_config(&store, &args.candidate)?;
@@ -569,8 +598,20 @@ fn config_difference(args: &CompareArgs, pattern: &str) -> Result<(String, serde
         diff.retain_matching(pattern).map_err(CliError::input)?;
     }
     let text = diff.render_text();
-    let heading = format!("kernel config: {old_name} -> {new_name}{}\n", if pattern.is_empty() { String::new() } else { format!(" (symbols matching {pattern})") });
-    let body = if text.trim().is_empty() { "  (no differences)\n".to_string() } else { text };
-    let document = serde_json::to_value(diff.to_document(&old_name, &new_name)).map_err(CliError::internal)?;
+    let heading = format!(
+        "kernel config: {old_name} -> {new_name}{}\n",
+        if pattern.is_empty() {
+            String::new()
+        } else {
+            format!(" (symbols matching {pattern})")
+        }
+    );
+    let body = if text.trim().is_empty() {
+        "  (no differences)\n".to_string()
+    } else {
+        text
+    };
+    let document =
+        serde_json::to_value(diff.to_document(&old_name, &new_name)).map_err(CliError::internal)?;
     Ok((format!("{heading}{body}"), document))
 }

@@ -141,12 +141,39 @@ fn run_info(
             .get("procedure")
             .and_then(|value| value.as_str())
             .map(str::to_string),
+        decisions: annotations
+            .get("decisions")
+            .and_then(|value| value.as_array())
+            .map(|statuses| statuses.iter().map(decision_line).collect())
+            .unwrap_or_default(),
         noise: annotations
             .get("doctor")
             .and_then(|value| value.get("summary"))
             .and_then(|value| value.as_str())
             .map(str::to_string),
     })
+}
+
+/// `variant=b vs variant=a: equivalent [-4.1%, +6.0%] at 24 runs per cell`.
+fn decision_line(status: &serde_json::Value) -> String {
+    let state = status["verdict"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| match status["state"].as_str() {
+            Some("cap") => "undecided at the cap".to_string(),
+            Some(other) => format!("undecided ({other})"),
+            None => "unknown".to_string(),
+        });
+    let interval = match (status["low"].as_f64(), status["high"].as_f64()) {
+        (Some(low), Some(high)) => format!(" [{:+.1}%, {:+.1}%]", low * 100.0, high * 100.0),
+        _ => String::new(),
+    };
+    format!(
+        "{} vs {}: {state}{interval} at {} runs per cell",
+        status["candidate_label"].as_str().unwrap_or("?"),
+        status["baseline_label"].as_str().unwrap_or("?"),
+        status["runs"]
+    )
 }
 
 /// Print a run's report in the requested format; the exit code follows `--fail-on`.
