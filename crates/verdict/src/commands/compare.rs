@@ -466,11 +466,7 @@ fn sequential(
             .max
             .unwrap_or(input.baseline.len().max(input.candidate.len()))
             .max(2);
-        let better = match input.better {
-            Better::Higher => verdict_stats::sequential::Better::Higher,
-            Better::Lower => verdict_stats::sequential::Better::Lower,
-        };
-        let mut settings = SequentialSettings::new(max, input.threshold, better);
+        let mut settings = SequentialSettings::new(max, input.threshold, input.better);
         settings.alpha = args.alpha / family as f64;
         settings.min = settings.min.min(max);
         let design = SequentialDesign::new(settings).map_err(CliError::input)?;
