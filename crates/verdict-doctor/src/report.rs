@@ -89,12 +89,14 @@ pub struct Calibration {
     pub iterations: Vec<Iteration>,
 }
 
-/// A user workload measured by doctor (`--experiment`, planned; always
-/// empty in this version, present so readers can rely on the field).
+/// A user workload measured by doctor (`--experiment FILE`): the same
+/// noise statistics as the probe, over the workload's own wall times.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WorkloadCalibration {
     pub name: String,
     pub summary: Option<NoiseSummary>,
+    /// Runs per cell for the threshold at this workload's CV (same planner).
+    pub runs_per_cell: Option<usize>,
 }
 
 /// What doctor advises.
@@ -338,6 +340,25 @@ impl DoctorReport {
 
     /// One line (at most 80 columns) for run reports, e.g.
     /// `noise: probe CV 1.23% (robust 0.80%), steal 0.0%, kvm, 2 warnings; 5% needs 3 runs/cell`.
+    /// Add the calibration of a user workload (wall time per iteration and
+    /// steal ticks during it), planned with the same planner as the probe.
+    pub fn add_workload(
+        &mut self,
+        name: &str,
+        iterations: &[crate::noise::Iteration],
+        options: &DoctorOptions,
+    ) {
+        let summary = crate::noise::summarize(iterations);
+        let runs_per_cell = summary
+            .as_ref()
+            .and_then(|summary| planned_runs(summary.cv, options));
+        self.workloads.push(WorkloadCalibration {
+            name: name.to_string(),
+            summary,
+            runs_per_cell,
+        });
+    }
+
     pub fn summary_line(&self) -> String {
         let noise = match &self.calibration.summary {
             Some(summary) => format!("probe CV {}", percent(summary.cv)),
@@ -485,6 +506,40 @@ impl DoctorReport {
                 }
             }
             None => out.push_str("Noise: too few probe iterations to summarize\n"),
+        }
+        for workload in &self.workloads {
+            out.push_str(&format!("\nWorkload `{}`\n", workload.name));
+            let line = match &workload.summary {
+                Some(summary) => format!(
+                    "{} iterations: CV {}, robust CV {}, median {:.3} s, drift {}{}; steal in {:.0}% of iterations; {}",
+                    summary.iterations,
+                    percent(summary.cv),
+                    summary.robust_cv.map_or_else(unknown, percent),
+                    summary.median_seconds,
+                    summary
+                        .drift_relative
+                        .map_or("n/a".to_string(), |relative| format!(
+                            "{:+.1}%",
+                            relative * 100.0
+                        )),
+                    if summary.drift_significant {
+                        " (significant)"
+                    } else {
+                        ""
+                    },
+                    summary.iterations_with_steal * 100.0,
+                    match workload.runs_per_cell {
+                        Some(runs) => format!(
+                            "needs at least {runs} runs per cell for {:.1}%",
+                            self.recommendation.threshold * 100.0
+                        ),
+                        None => "runs per cell unknown".to_string(),
+                    }
+                ),
+                None => "too few successful iterations to summarize".to_string(),
+            };
+            out.push_str(&wrap(&line, WIDTH, "  ", "    "));
+            out.push('\n');
         }
         out.push('\n');
         let recommendation = &self.recommendation;

@@ -63,7 +63,11 @@ fn quick_json_names_schema_and_reports_this_machine() {
         Some(expected)
     );
     assert_eq!(json["recommendation"]["cv"].as_f64(), Some(cv));
-    assert_eq!(json["workloads"], serde_json::json!([]));
+    assert_eq!(
+        json["workloads"],
+        serde_json::json!([]),
+        "no --experiment, no workloads"
+    );
 }
 
 /// 2(z₀.₉₇₅ + z₀.₉)²(σ/ln 1.05)²/0.955 with σ = sqrt(ln(1+cv²)), rounded up,
@@ -105,4 +109,39 @@ fn bad_threshold_is_a_usage_error() {
         .args(["doctor", "--quick", "--long"])
         .assert()
         .code(2);
+}
+
+#[test]
+fn experiment_workload_is_calibrated_too() {
+    let directory = tempfile::tempdir().unwrap();
+    let experiment = directory.path().join("sleep.toml");
+    std::fs::write(
+        &experiment,
+        "name = \"sleepy\"\ncommand = [\"sleep\", \"0.02\"]\n",
+    )
+    .unwrap();
+    let output = verdict()
+        .args([
+            "doctor",
+            "--quick",
+            "--format",
+            "json",
+            "--iterations",
+            "4",
+            "--experiment",
+        ])
+        .arg(&experiment)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let workload = &json["workloads"][0];
+    assert!(workload["name"].as_str().unwrap().starts_with("sleepy"));
+    assert_eq!(workload["summary"]["iterations"], 4);
+    assert!(workload["summary"]["median_seconds"].as_f64().unwrap() >= 0.02);
+    assert!(workload["runs_per_cell"].as_u64().is_some());
 }

@@ -29,6 +29,12 @@ pub(crate) struct DoctorArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = DoctorFormat::Text)]
     format: DoctorFormat,
+    /// Also calibrate on your workload: the first cell of this experiment.
+    #[arg(long, value_name = "FILE")]
+    experiment: Option<std::path::PathBuf>,
+    /// Iterations of the workload for --experiment.
+    #[arg(long, default_value_t = 10)]
+    iterations: usize,
 }
 
 fn resolve(args: &DoctorArgs) -> Result<DoctorOptions, CliError> {
@@ -54,7 +60,11 @@ fn resolve(args: &DoctorArgs) -> Result<DoctorOptions, CliError> {
 
 pub(crate) fn run(args: &DoctorArgs) -> Result<ExitCode, CliError> {
     let options = resolve(args)?;
-    let report = verdict_doctor::run_doctor(&options);
+    let mut report = verdict_doctor::run_doctor(&options);
+    if let Some(path) = &args.experiment {
+        let (name, iterations) = calibrate_workload(path, args.iterations)?;
+        report.add_workload(&name, &iterations, &options);
+    }
     match args.format {
         DoctorFormat::Text => print!("{}", report.render_text()),
         DoctorFormat::Json => {
@@ -65,4 +75,66 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<ExitCode, CliError> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Run the experiment's first cell `count` times (not stored) and time each
+/// iteration, with the steal ticks /proc/stat shows during it.
+fn calibrate_workload(
+    path: &std::path::Path,
+    count: usize,
+) -> Result<(String, Vec<verdict_doctor::noise::Iteration>), CliError> {
+    use verdict_exec::{Cancel, Executor, Invocation, Program, Status, SystemExecutor};
+    let (experiment, _) = crate::commands::run::load_experiment(path, None, false)?;
+    let cell = experiment
+        .cells()
+        .into_iter()
+        .next()
+        .ok_or_else(|| CliError::input("the experiment has no cells"))?;
+    let program = match experiment.command_for(&cell) {
+        verdict_model::CommandSpec::Argv(argv) => Program::Argv(argv),
+        verdict_model::CommandSpec::Shell(text) => Program::Shell(text),
+    };
+    let mut invocation = Invocation::new(program);
+    invocation.cwd = experiment.workdir.clone();
+    invocation.timeout = experiment.sampling.timeout;
+    invocation.env = experiment
+        .env
+        .iter()
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    let steal = || {
+        std::fs::read_to_string("/proc/stat")
+            .ok()
+            .and_then(|text| verdict_doctor::parse::stat::parse(&text))
+            .map_or(0, |stat| stat.total.steal)
+    };
+    eprintln!(
+        "verdict: running `{}` {count} times ({})",
+        invocation.program,
+        cell.label()
+    );
+    let mut iterations = Vec::with_capacity(count);
+    for _ in 0..count {
+        let before = steal();
+        let outcome = SystemExecutor
+            .run(&invocation, &Cancel::new())
+            .map_err(CliError::input)?;
+        if !matches!(outcome.status, Status::Exited(code) if experiment.success_codes.contains(&code))
+        {
+            eprintln!(
+                "verdict: workload iteration failed ({}); not counted",
+                outcome.status
+            );
+            continue;
+        }
+        iterations.push(verdict_doctor::noise::Iteration {
+            seconds: outcome.wall.as_secs_f64(),
+            steal_ticks: steal().saturating_sub(before),
+            involuntary_switches: 0,
+        });
+    }
+    Ok((
+        format!("{} ({})", experiment.name, cell.label()),
+        iterations,
+    ))
 }
