@@ -640,36 +640,20 @@ impl RawExperiment {
                                 )
                             },
                         )?;
-                        let setup = raw
-                            .setup
-                            .map(|c| command_from(c, raw.shell, "setup"))
-                            .transpose()
-                            .map_err(|message| {
-                                context.error(
-                                    offset,
-                                    format!("factor `{name}` level `{}`: {message}", raw.value),
-                                )
-                            })?;
-                        let teardown = raw
-                            .teardown
-                            .map(|c| command_from(c, raw.shell, "teardown"))
-                            .transpose()
-                            .map_err(|message| {
-                                context.error(
-                                    offset,
-                                    format!("factor `{name}` level `{}`: {message}", raw.value),
-                                )
-                            })?;
-                        let command = raw
-                            .command
-                            .map(|c| command_from(c, raw.shell, "command"))
-                            .transpose()
-                            .map_err(|message| {
-                                context.error(
-                                    offset,
-                                    format!("factor `{name}` level `{}`: {message}", raw.value),
-                                )
-                            })?;
+                        let level_command = |raw_command: Option<RawCommand>, what: &str| {
+                            raw_command
+                                .map(|c| command_from(c, raw.shell, what))
+                                .transpose()
+                                .map_err(|message| {
+                                    context.error(
+                                        offset,
+                                        format!("factor `{name}` level `{}`: {message}", raw.value),
+                                    )
+                                })
+                        };
+                        let setup = level_command(raw.setup, "setup")?;
+                        let teardown = level_command(raw.teardown, "teardown")?;
+                        let command = level_command(raw.command, "command")?;
                         Level {
                             value: raw.value,
                             command,
