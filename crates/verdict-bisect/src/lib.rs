@@ -57,6 +57,7 @@
 //! ```
 
 mod bisection;
+mod blocks;
 mod commit;
 mod error;
 mod git;

@@ -2,7 +2,7 @@
 //! simulated measurements, and the noise models of the simulations.
 //! Must not: be used by the library (test-only).
 
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal};
 use verdict_bisect::{Action, Bisection, CommitId, Config, Event, Outcome};
@@ -37,6 +37,67 @@ pub fn drive(
     cv: f64,
     seed: u64,
 ) -> (Result<Outcome, Action>, Vec<Event>, Bisection) {
+    drive_with(config, scripts, Noise::Pure { cv }, seed)
+}
+
+/// The machine's noise in a simulation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Noise {
+    /// Independent lognormal noise with this coefficient of variation.
+    Pure { cv: f64 },
+    /// Lognormal noise times a machine load factor that is constant for a
+    /// stretch of `min_stretch..=max_stretch` runs (counted over all
+    /// commits: it is the machine's clock) and then jumps to a new value
+    /// drawn uniformly in `[1 − swing, 1 + swing]`: other processes coming
+    /// and going on a shared VM.
+    Drift {
+        cv: f64,
+        swing: f64,
+        min_stretch: usize,
+        max_stretch: usize,
+    },
+}
+
+/// The load factor of `Noise::Drift`, advanced one run at a time.
+struct Load {
+    factor: f64,
+    left: usize,
+}
+
+impl Load {
+    fn next(&mut self, noise: Noise, random: &mut ChaCha8Rng) -> f64 {
+        let Noise::Drift {
+            swing,
+            min_stretch,
+            max_stretch,
+            ..
+        } = noise
+        else {
+            return 1.0;
+        };
+        if self.left == 0 {
+            self.factor = random.random_range(1.0 - swing..=1.0 + swing);
+            self.left = random.random_range(min_stretch..=max_stretch);
+        }
+        self.left -= 1;
+        self.factor
+    }
+}
+
+/// `drive` under any noise model.
+pub fn drive_with(
+    config: Config,
+    scripts: &[Script],
+    noise: Noise,
+    seed: u64,
+) -> (Result<Outcome, Action>, Vec<Event>, Bisection) {
+    let cv = match noise {
+        Noise::Pure { cv } | Noise::Drift { cv, .. } => cv,
+    };
+    let mut load = Load {
+        factor: 1.0,
+        left: 0,
+    };
     let order = ids(scripts.len());
     let mut bisection =
         Bisection::new(config, order[0].clone(), order[1..].to_vec()).expect("valid setup");
@@ -57,10 +118,15 @@ pub fn drive(
                         reason: "build failed".to_owned(),
                     },
                     Script::Median(median) => {
-                        let noise = lognormal(median, cv);
+                        let lognormal = lognormal(median, cv);
                         Event::Samples {
                             commit,
-                            values: (0..runs).map(|_| noise.sample(&mut random)).collect(),
+                            values: (0..runs)
+                                .map(|_| {
+                                    let factor = load.next(noise, &mut random);
+                                    factor * lognormal.sample(&mut random)
+                                })
+                                .collect(),
                         }
                     }
                 }

@@ -71,12 +71,18 @@ pub(crate) struct BisectStart {
     /// Follow only the first parent of merges.
     #[arg(long)]
     pub(crate) first_parent: bool,
-    /// Largest batch of runs per checkout (raise when checkouts are expensive).
-    #[arg(long, default_value_t = 5)]
+    /// Runs of each commit per block: the good endpoint, the candidate and the bad endpoint are
+    /// measured in turns of this many runs and compared block by block, so that machine load that
+    /// changes slower than a block cancels. Raise when checkouts or builds are expensive.
+    #[arg(long, default_value_t = 2)]
     pub(crate) batch: usize,
     /// Runs of a commit after which it is retested later or skipped.
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, default_value_t = 150)]
     pub(crate) max_runs_per_step: usize,
+    /// Baseline without statistics, for comparison: N runs per endpoint and per commit, each commit
+    /// called like the endpoint whose median is nearer.
+    #[arg(long, value_name = "N")]
+    pub(crate) fixed_runs: Option<usize>,
     /// Bound on the probability of misclassifying one commit.
     #[arg(long, default_value_t = 0.005)]
     pub(crate) step_error: f64,
@@ -182,6 +188,7 @@ fn start_new(
         max_batch: start.batch.max(1),
         max_runs_per_step: start.max_runs_per_step,
         step_error: start.step_error,
+        fixed_runs: start.fixed_runs,
         ..Config::default()
     };
     config.validate().map_err(CliError::input)?;
