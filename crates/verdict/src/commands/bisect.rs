@@ -506,17 +506,31 @@ fn summary(
                 commit,
                 subject(commit)
             ));
-            if let Some(shift) = bisection.compare(&outcome.last_good, commit, 0.95) {
+            // The culprit's own decision: its runs against the good
+            // endpoint's runs measured in turns with it (blocks). Pooled
+            // samples of the parent and the culprit were taken at other
+            // times and would mix machine load into the effect.
+            let decision = bisection
+                .steps()
+                .iter()
+                .rev()
+                .find(|step| &step.commit == commit)
+                .map(|step| &step.decision);
+            if let Some(decision) = decision
+                && let Some(shift) = decision.versus_good
+            {
                 let interval = shift.interval.map_or(String::new(), |interval| {
                     format!(
-                        " [{:+.1}%, {:+.1}%] (95%)",
+                        " [{:+.1}%, {:+.1}%] ({:.2}%)",
                         interval.low * 100.0,
-                        interval.high * 100.0
+                        interval.high * 100.0,
+                        interval.confidence * 100.0
                     )
                 });
                 text.push_str(&format!(
-                    "effect vs {} (last good): {:+.1}%{interval}\n",
-                    outcome.last_good.short(),
+                    "effect vs the good endpoint {} (measured in turns with it, {} runs each): {:+.1}%{interval}\n",
+                    stored.good.short(),
+                    decision.runs,
                     shift.estimate * 100.0
                 ));
             }

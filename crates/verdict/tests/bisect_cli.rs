@@ -1,0 +1,220 @@
+//! `verdict bisect` end to end with the real binary on a generated git
+//! repository: the culprit's hash and subject, a build that exits 125
+//! handled as a skip, SIGKILL mid-bisection then `--resume` with no sample
+//! lost or duplicated, and `bisect log --format json`.
+//!
+//! The workload is `sleep` (3x longer from the culprit on): sleeping does
+//! not compete for the CPU, so the test stays fast and its effect stays
+//! large when other tests load the machine. Must not: depend on timing
+//! beyond that 3x step.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+const COMMITS: usize = 8;
+const CULPRIT: usize = 6;
+const SKIPPED: usize = 4;
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+/// Commits 0..=COMMITS; from CULPRIT on the workload sleeps 3x longer;
+/// commit SKIPPED carries a file that makes the build hook exit 125.
+fn make_repo(repo: &Path) -> Vec<String> {
+    git(repo, &["init", "-q"]);
+    let mut hashes = Vec::new();
+    for index in 0..=COMMITS {
+        let seconds = if index >= CULPRIT { "0.06" } else { "0.02" };
+        std::fs::write(
+            repo.join("work.sh"),
+            format!("sleep {seconds}\n# revision {index}\n"),
+        )
+        .unwrap();
+        let marker = repo.join("broken");
+        if index == SKIPPED {
+            std::fs::write(&marker, "the build fails here\n").unwrap();
+        } else if marker.exists() {
+            std::fs::remove_file(&marker).unwrap();
+        }
+        git(repo, &["add", "-A"]);
+        git(repo, &["commit", "-qm", &format!("change number {index}")]);
+        hashes.push(git(repo, &["rev-parse", "HEAD"]));
+    }
+    hashes
+}
+
+fn verdict(directory: &Path) -> Command {
+    let mut command = Command::cargo_bin("verdict").unwrap();
+    command
+        .current_dir(directory)
+        .env("VERDICT_DB", directory.join("v.db"));
+    command
+}
+
+fn json(directory: &Path, args: &[&str]) -> Value {
+    let output = verdict(directory).args(args).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The runs of kind `bisect`: (name, samples done).
+fn bisect_runs(directory: &Path) -> Vec<(String, u64)> {
+    json(directory, &["runs", "--format", "json"])["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|run| run["kind"] == "bisect")
+        .map(|run| {
+            (
+                run["name"].as_str().unwrap().to_string(),
+                run["done"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn bisect_finds_the_culprit_skips_a_broken_build_and_resumes_after_sigkill() {
+    let started = Instant::now();
+    let directory = tempfile::tempdir().unwrap();
+    let repo = directory.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let hashes = make_repo(&repo);
+    std::fs::write(
+        directory.path().join("exp.toml"),
+        "name = \"sleepy\"\ncommand = [\"sh\", \"work.sh\"]\n",
+    )
+    .unwrap();
+    // step error 0.05 (default 0.005) and blocks of 1 run keep the test
+    // short: the first look then needs 10 blocks instead of 13 blocks of 2.
+    let arguments = [
+        "bisect",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--good",
+        &hashes[0],
+        "--bad",
+        &hashes[COMMITS],
+        "--experiment",
+        "exp.toml",
+        "--build",
+        "test ! -e broken || exit 125",
+        "--batch",
+        "1",
+        "--step-error",
+        "0.05",
+    ];
+    let binary = assert_cmd::cargo::cargo_bin("verdict");
+    let mut child = std::process::Command::new(&binary)
+        .args(arguments)
+        .current_dir(directory.path())
+        .env("VERDICT_DB", directory.path().join("v.db"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it in the search phase: after the endpoints (about 40 runs)
+    // and some runs of the first candidates.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let runs = bisect_runs(directory.path());
+        if runs.len() >= 55 {
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the bisection ended before it could be killed ({} runs)",
+            runs.len()
+        );
+        assert!(Instant::now() < deadline, "too slow: {} runs", runs.len());
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = bisect_runs(directory.path());
+
+    let resumed = verdict(directory.path())
+        .args(["bisect", "--resume"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&resumed.stdout);
+    assert!(
+        resumed.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert!(
+        stdout.contains(&format!(
+            "first bad commit: {} change number {CULPRIT}",
+            hashes[CULPRIT]
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("git bisect log replay:"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("git bisect skip {}", hashes[SKIPPED])),
+        "{stdout}"
+    );
+
+    // The store: every run started before the kill is still there, with at
+    // least the samples it had; the bisection counts exactly the samples
+    // of its runs, commit by commit (none lost, none counted twice).
+    let after = bisect_runs(directory.path());
+    assert!(after.len() > before.len());
+    for (index, (name, done)) in before.iter().enumerate() {
+        assert_eq!(&after[index].0, name);
+        assert!(after[index].1 >= *done);
+    }
+    let log = json(directory.path(), &["bisect", "log", "--format", "json"]);
+    assert_eq!(log["schema"], "verdict.bisect-log/v1");
+    assert_eq!(log["status"], "complete");
+    let stored: u64 = after.iter().map(|(_, done)| done).sum();
+    assert_eq!(log["total_runs"].as_u64(), Some(stored));
+    let commits = log["commits"].as_array().unwrap();
+    for commit in commits {
+        let hash = commit["commit"].as_str().unwrap();
+        let name = format!("bisect 1 {}", &hash[..12]);
+        let samples: u64 = after
+            .iter()
+            .filter(|(run, _)| *run == name)
+            .map(|(_, done)| done)
+            .sum();
+        assert_eq!(commit["n"].as_u64(), Some(samples), "{commit}");
+    }
+    let class_of = |index: usize| {
+        commits
+            .iter()
+            .find(|commit| commit["commit"] == hashes[index].as_str())
+            .map(|commit| commit["class"].clone())
+    };
+    assert_eq!(class_of(SKIPPED), Some(Value::from("skipped")));
+    assert_eq!(class_of(CULPRIT), Some(Value::from("bad")));
+    assert_eq!(class_of(CULPRIT - 1), Some(Value::from("good")));
+    assert_eq!(
+        log["result"]["culprit"]["commits"],
+        Value::from(hashes[CULPRIT].as_str())
+    );
+    eprintln!("bisect CLI test took {:?}", started.elapsed());
+}
