@@ -260,6 +260,19 @@ fn drive(
         &recorded,
     )
     .map_err(CliError::internal)?;
+    // A kill between a measurement's end and its event: the run is
+    // complete in the store but its values are not in the bisection yet.
+    if let Some(event) = orphan_measurement(store, id, stored, experiment, &bisection)? {
+        store
+            .append_bisect_event(
+                id,
+                sequence,
+                &serde_json::to_value(&event).map_err(CliError::internal)?,
+            )
+            .map_err(CliError::internal)?;
+        sequence += 1;
+        bisection.apply(&event).map_err(CliError::internal)?;
+    }
     let mut checked_out: Option<CommitId> = None;
     let result = loop {
         if cancel.is_cancelled() {
@@ -456,14 +469,7 @@ fn measure(
             id.0, id.0
         )));
     }
-    let metric = &experiment.primary_metric().name;
-    let samples = store.samples(summary.run).map_err(CliError::internal)?;
-    let values: Vec<f64> = samples
-        .iter()
-        .filter(|sample| sample.is_data())
-        .filter_map(|sample| sample.metrics.get(metric).copied())
-        .filter(|value| *value > 0.0)
-        .collect();
+    let (values, samples) = run_values(store, summary.run, experiment)?;
     if values.is_empty() {
         let reason = samples
             .iter()
@@ -480,6 +486,68 @@ fn measure(
         }));
     }
     Ok(Some(Event::Samples {
+        commit: commit.clone(),
+        values,
+    }))
+}
+
+/// The values of a measurement run (its successful iterations' primary
+/// metric) and all its samples.
+fn run_values(
+    store: &SqliteStore,
+    run: verdict_model::RunId,
+    experiment: &Experiment,
+) -> Result<(Vec<f64>, Vec<verdict_model::Sample>), CliError> {
+    let metric = &experiment.primary_metric().name;
+    let samples = store.samples(run).map_err(CliError::internal)?;
+    let values = samples
+        .iter()
+        .filter(|sample| sample.is_data())
+        .filter_map(|sample| sample.metrics.get(metric).copied())
+        .filter(|value| *value > 0.0)
+        .collect();
+    Ok((values, samples))
+}
+
+/// The event of the bisection's last complete measurement run if the store
+/// holds more values for its runs than the recorded events (a kill after
+/// the run finished, before its event was stored). O(runs).
+fn orphan_measurement(
+    store: &SqliteStore,
+    id: BisectId,
+    stored: &Stored,
+    experiment: &Experiment,
+    bisection: &Bisection,
+) -> Result<Option<Event>, CliError> {
+    let prefix = format!("bisect {} ", id.0);
+    let runs: Vec<_> = store
+        .list_runs()
+        .map_err(CliError::internal)?
+        .into_iter()
+        .filter(|run| {
+            run.kind == "bisect"
+                && run.name.starts_with(&prefix)
+                && run.status == RunStatus::Complete
+        })
+        .collect();
+    let mut stored_values = 0;
+    let mut last = None;
+    for run in &runs {
+        let (values, _) = run_values(store, run.id, experiment)?;
+        stored_values += values.len();
+        last = Some((run, values));
+    }
+    let Some((run, values)) = last else {
+        return Ok(None);
+    };
+    if stored_values <= bisection.total_runs() || values.is_empty() {
+        return Ok(None);
+    }
+    let short = &run.name[prefix.len()..];
+    let commit = std::iter::once(&stored.good)
+        .chain(&stored.candidates)
+        .find(|commit| commit.to_string().starts_with(short));
+    Ok(commit.map(|commit| Event::Samples {
         commit: commit.clone(),
         values,
     }))
