@@ -16,6 +16,9 @@
 //!   runs; fixed N=57 (about the old budget): 0.815 with 549 runs.
 //! - drift: accuracy 0.995 (199/200), mean 1800 runs, p95 2312, max 2858
 //!   (blocks of 1: 0.990 with 1596 runs); fixed-runs 15: 0.025.
+//!   Tuning (retests, cap per round; pure / drift accuracy, mean runs):
+//!   1,150 (default): 1.000 / 0.995, 1667 / 1800; 0,150: 0.985 / 0.960,
+//!   1517 / 1619; 0,100: 0.910 / 0.880; 1,100: 1.000 / 0.980, 1650 / 1814.
 //!
 //! Before concurrent controls (endpoints measured first and reused, pooled
 //! rank test, endpoints topped up to twice the candidate's runs): pure
