@@ -196,7 +196,11 @@ impl Engine<'_> {
         }
         // Who is executing the run, so a second `--resume` can refuse while
         // this process is alive.
-        self.store.put_annotation(run, "process", &serde_json::json!({ "pid": std::process::id() }))?;
+        self.store.put_annotation(
+            run,
+            "process",
+            &serde_json::json!({ "pid": std::process::id() }),
+        )?;
         observer.started(run, planned, existing.len(), &cells);
         let mut samples = existing;
         let mut levels = Levels {

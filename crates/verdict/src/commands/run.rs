@@ -53,7 +53,11 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
         Some(run) => {
             let record = store.run(RunId(run)).map_err(CliError::input)?;
             if record.status == RunStatus::Running
-                && let Some(pid) = store.annotations(record.id).map_err(CliError::internal)?.get("process").and_then(|process| process["pid"].as_u64())
+                && let Some(pid) = store
+                    .annotations(record.id)
+                    .map_err(CliError::internal)?
+                    .get("process")
+                    .and_then(|process| process["pid"].as_u64())
                 && is_live_verdict(pid)
             {
                 return Err(CliError::input(format!(
@@ -119,7 +123,8 @@ pub(crate) fn start(
 /// run's process is gone, or its pid reused by something else).
 fn is_live_verdict(pid: u64) -> bool {
     pid != u64::from(std::process::id())
-        && std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|name| name.trim() == "verdict")
+        && std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|name| name.trim() == "verdict")
 }
 
 /// Keep the running kernel's config with the run (for `compare
@@ -127,7 +132,9 @@ fn is_live_verdict(pid: u64) -> bool {
 pub(crate) fn attach_kernel_config(store: &dyn Store, run: RunId) {
     let files = verdict_doctor::RealFiles;
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok();
-    if let Some(config) = verdict_doctor::environment::read_kernel_config(&files, release.as_deref().map(str::trim)) {
+    if let Some(config) =
+        verdict_doctor::environment::read_kernel_config(&files, release.as_deref().map(str::trim))
+    {
         let value = serde_json::json!({ "source": config.source, "text": config.text });
         if let Err(error) = store.put_annotation(run, "kernel_config", &value) {
             eprintln!("verdict: warning: could not store the kernel config: {error}");
