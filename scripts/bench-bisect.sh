@@ -106,14 +106,18 @@ bisect() {
     runs=$(sed -n 's/^[0-9]* steps, \([0-9]*\) runs in total$/\1/p' "$log")
     correct=no
     [ "$found" = "$expected" ] && correct=yes
+    local named=range
+    if [ -n "$found" ]; then
+        named=$(git -C "$repo" log --format=%s -1 "$found" | sed 's/commit //')
+    fi
     printf '%-10s %5s %6s %8s %9s %8.1f\n' "$mode" "$trial" "$correct" "${runs:-?}" \
-        "$(git -C "$repo" log --format=%s -1 "${found:-HEAD}" 2>/dev/null | sed 's/commit //')" \
-        "$(echo "$end - $start" | bc)"
+        "$named" "$(echo "$end - $start" | bc)"
 }
 
 results=$WORK/results.txt
 : > "$results"
-printf '%-10s %5s %6s %8s %9s %8s\n' mode trial found runs "named" seconds
+printf '%-10s %5s %6s %8s %9s %8s\n' mode trial found runs named seconds
+echo "# per trial: right culprit or not, runs, the commit it named (range: several), wall seconds" >&2
 RANDOM=$SEED
 declare -a culprits
 for trial in $(seq 1 "$TRIALS"); do
