@@ -37,6 +37,11 @@ if [ -z "${VERDICT:-}" ]; then
     VERDICT=$ROOT/target/release/verdict
 fi
 command -v gcc >/dev/null || { echo "bench-bisect: gcc is required" >&2; exit 2; }
+# Build each commit once: every block switches commits, and recompiling the
+# same source each time would dominate the benchmark's wall time (not its
+# run counts). The cache is keyed by the commit.
+mkdir -p "$WORK/build-cache"
+BUILD="h=\$(git rev-parse HEAD); if [ -x '$WORK/build-cache/'\$h ]; then cp '$WORK/build-cache/'\$h prog; else gcc -O1 -o prog prog.c && cp prog '$WORK/build-cache/'\$h; fi"
 
 # prog.c for commit $1 (1-based) of a repository whose culprit is $2.
 write_program() {
@@ -96,7 +101,7 @@ bisect() {
     # shellcheck disable=SC2086 # EXTRA_ARGS is a list of arguments
     if ! "$VERDICT" bisect --db "$database" --repo "$repo" \
         --good "$(git -C "$repo" rev-list --max-parents=0 HEAD)" --bad HEAD \
-        --experiment "$WORK/experiment.toml" --build 'gcc -O1 -o prog prog.c' \
+        --experiment "$WORK/experiment.toml" --build "$BUILD" \
         "${mode_args[@]}" $EXTRA_ARGS > "$log" 2> "$log.err"; then
         echo "bench-bisect: $mode trial $trial failed, see $log.err" >&2
     fi
