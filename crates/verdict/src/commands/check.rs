@@ -4,6 +4,7 @@
 //! (equivalent), 1 changed (regression or improvement), 125 could not
 //! decide or could not run. A building block for plain `git bisect run`.
 
+use crate::commands::compare::{load_selection, parse_selection};
 use crate::commands::report::parse_fraction;
 use crate::commands::run::{load_experiment, random_seed};
 use crate::common::{DbArgs, cancel_on_interrupt, tool_version};
@@ -13,11 +14,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::{Engine, StartOptions};
 use verdict_exec::SystemExecutor;
-use verdict_model::{Direction, RunId, RunStatus};
+use verdict_model::{Direction, RunStatus};
 use verdict_report::Format;
 use verdict_report::compare::{ComparisonInput, comparison_rows};
 use verdict_stats::verdict::Better;
-use verdict_store::{Selection, Store};
+use verdict_store::Store;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct CheckArgs {
@@ -132,51 +133,12 @@ fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
 }
 
 fn baseline_values(store: &dyn Store, spec: &str) -> Result<Vec<f64>, CliError> {
-    let (run, filters) = match spec.split_once(':') {
-        Some((run, filters)) => (Some(run), filters),
-        None if spec.chars().all(|c| c.is_ascii_digit()) => (Some(spec), ""),
-        None => (None, spec),
-    };
-    let run = run
-        .map(|text| {
-            text.parse::<i64>().map(RunId).map_err(|_| {
-                CliError::input(format!(
-                    "`{spec}`: expected RUN, RUN:factor=level or factor=level"
-                ))
-            })
-        })
-        .transpose()?;
-    let levels = filters
-        .split(',')
-        .filter(|filter| !filter.is_empty())
-        .map(|filter| {
-            filter
-                .split_once('=')
-                .map(|(factor, level)| (factor.to_string(), level.to_string()))
-                .ok_or_else(|| {
-                    CliError::input(format!("`{filter}` in `{spec}`: expected factor=level"))
-                })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let record = match run {
-        Some(run) => store.run(run).map_err(CliError::input)?,
-        None => store
-            .latest_run()
-            .map_err(CliError::internal)?
-            .ok_or_else(|| CliError::input("the database has no runs"))?,
-    };
-    let experiment: verdict_model::Experiment =
-        serde_json::from_str(&record.experiment_json).map_err(CliError::internal)?;
-    let values: Vec<f64> = store
-        .select_samples(&Selection {
-            run,
-            levels,
-            metric: experiment.primary_metric().name.clone(),
-        })
-        .map_err(CliError::internal)?
-        .into_iter()
-        .map(|value| value.value)
-        .collect();
+    let selection = parse_selection(spec)?.ok_or_else(|| {
+        CliError::input(format!(
+            "`{spec}`: expected RUN, RUN:factor=level or factor=level"
+        ))
+    })?;
+    let values = load_selection(store, spec, selection, None)?.values;
     if values.len() < 2 {
         return Err(CliError::input(format!(
             "baseline `{spec}` has {} stored values; need at least 2",

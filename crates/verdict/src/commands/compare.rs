@@ -67,13 +67,13 @@ pub(crate) struct CompareArgs {
 
 /// Values of one named series (a benchmark and unit, a stressor, a cell).
 #[derive(Debug, Clone)]
-struct Series {
+pub(crate) struct Series {
     name: String,
     unit: String,
     better: Option<Better>,
     /// The stored metric's threshold (stored selections only).
     threshold: Option<f64>,
-    values: Vec<f64>,
+    pub(crate) values: Vec<f64>,
 }
 
 pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
@@ -193,7 +193,13 @@ fn load_side(spec: &str, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
         return load_file(path, args);
     }
     if let Some(selection) = parse_selection(spec)? {
-        return load_selection(spec, selection, args);
+        let store = args.db.open_existing()?;
+        return Ok(vec![load_selection(
+            &store,
+            spec,
+            selection,
+            args.metric.as_deref(),
+        )?]);
     }
     Err(CliError::input(format!(
         "`{spec}` is neither a file nor a stored selection (RUN, RUN:factor=level,..., or factor=level,...)"
@@ -202,9 +208,9 @@ fn load_side(spec: &str, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
 
 /// `RUN`, `RUN:f=l,...` or `f=l,...`; `None` when `spec` has neither form.
 /// A stored selection: an optional run and (factor, level) filters.
-type StoredSelection = (Option<RunId>, Vec<(String, String)>);
+pub(crate) type StoredSelection = (Option<RunId>, Vec<(String, String)>);
 
-fn parse_selection(spec: &str) -> Result<Option<StoredSelection>, CliError> {
+pub(crate) fn parse_selection(spec: &str) -> Result<Option<StoredSelection>, CliError> {
     let (run, filters) = match spec.split_once(':') {
         Some((run, filters)) => (Some(run), filters),
         None if spec.chars().all(|c| c.is_ascii_digit()) && !spec.is_empty() => (Some(spec), ""),
@@ -232,12 +238,14 @@ fn parse_selection(spec: &str) -> Result<Option<StoredSelection>, CliError> {
     Ok(Some((run, levels)))
 }
 
-fn load_selection(
+/// The stored values a selection names (one cell, or cells pooled across
+/// runs when no run is given), of `metric` or the run's primary metric.
+pub(crate) fn load_selection(
+    store: &dyn Store,
     spec: &str,
-    (run, levels): (Option<RunId>, Vec<(String, String)>),
-    args: &CompareArgs,
-) -> Result<Vec<Series>, CliError> {
-    let store = args.db.open_existing()?;
+    (run, levels): StoredSelection,
+    metric: Option<&str>,
+) -> Result<Series, CliError> {
     // The metric and its direction come from the run (or the newest matching run).
     let record = match run {
         Some(run) => store.run(run).map_err(CliError::input)?,
@@ -248,11 +256,11 @@ fn load_selection(
     };
     let experiment: Experiment =
         serde_json::from_str(&record.experiment_json).map_err(CliError::internal)?;
-    let metric = match &args.metric {
+    let metric = match metric {
         Some(name) => experiment
             .metrics
             .iter()
-            .find(|metric| &metric.name == name)
+            .find(|metric| metric.name == name)
             .cloned()
             .ok_or_else(|| CliError::input(format!("run {} has no metric `{name}`", record.id)))?,
         None => experiment.primary_metric().clone(),
@@ -308,7 +316,7 @@ fn load_selection(
             record.id
         );
     }
-    Ok(vec![Series {
+    Ok(Series {
         name: if levels.is_empty() {
             metric.name.clone()
         } else {
@@ -325,7 +333,7 @@ fn load_selection(
         }),
         threshold: Some(metric.threshold.unwrap_or(experiment.sampling.threshold)),
         values: selected.iter().map(|value| value.value).collect(),
-    }])
+    })
 }
 
 fn load_file(path: &Path, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
