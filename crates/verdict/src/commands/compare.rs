@@ -558,11 +558,18 @@ fn stored_config(store: &dyn Store, spec: &str) -> Result<(String, String), CliE
     let run = match parse_selection(spec)? {
         Some((Some(run), _)) => run,
         Some((None, levels)) => {
+            // The newest run's primary metric names what every matching run measured.
+            let latest = store
+                .latest_run()
+                .map_err(CliError::internal)?
+                .ok_or_else(|| CliError::input("the database has no runs"))?;
+            let experiment: Experiment =
+                serde_json::from_str(&latest.experiment_json).map_err(CliError::internal)?;
             let values = store
                 .select_samples(&Selection {
                     run: None,
                     levels,
-                    metric: "wall".to_string(),
+                    metric: experiment.primary_metric().name.clone(),
                 })
                 .map_err(CliError::internal)?;
             values.last().map(|value| value.run).ok_or_else(|| {
