@@ -217,3 +217,40 @@ fn sequential_replay_reports_where_it_stops() {
         "a 50% change stops early, at {stopped}"
     );
 }
+
+#[test]
+fn config_diff_between_two_stored_runs() {
+    let directory = tempfile::tempdir().unwrap();
+    let db = directory.path().join("v.db");
+    for _ in 0..2 {
+        let output = Command::cargo_bin("verdict")
+            .unwrap()
+            .env("VERDICT_DB", &db)
+            .args(["ab", "-n", "3", "true"])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let output = Command::cargo_bin("verdict")
+        .unwrap()
+        .env("VERDICT_DB", &db)
+        .args(["compare", "1", "2", "--config-diff", "PREEMPT"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if stderr.contains("has no stored kernel config") {
+        eprintln!("skipped: this kernel exposes no config (/proc/config.gz, /boot/config-*)");
+        assert_eq!(output.status.code(), Some(2));
+        return;
+    }
+    assert!(output.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("kernel config: run 1") && stdout.contains("(no differences)"),
+        "{stdout}"
+    );
+}
