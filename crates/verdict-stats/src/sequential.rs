@@ -364,28 +364,22 @@ impl SequentialDesign {
         }
     }
 
-    /// Verdict region of an interval on the relative scale, if any.
+    /// Verdict region of an interval on the relative scale, if any: the
+    /// shared rule of `crate::verdict::classify` (equivalent carries the
+    /// magnitude "below threshold").
     fn classify(&self, low: f64, high: f64) -> Option<(Decision, Magnitude)> {
-        let threshold = self.settings.threshold;
-        let magnitude = if low >= threshold || high <= -threshold {
-            Magnitude::AboveThreshold
-        } else if low > -threshold && high < threshold {
-            Magnitude::BelowThreshold
-        } else {
-            Magnitude::Unclear
-        };
-        let (bad_side, good_side) = match self.settings.better {
-            Better::Higher => (high < 0.0, low > 0.0),
-            Better::Lower => (low > 0.0, high < 0.0),
-        };
-        if bad_side {
-            Some((Decision::Regression, magnitude))
-        } else if good_side {
-            Some((Decision::Improvement, magnitude))
-        } else if magnitude == Magnitude::BelowThreshold {
-            Some((Decision::Equivalent, magnitude))
-        } else {
-            None
+        let settings = &self.settings;
+        match crate::verdict::classify(low, high, settings.threshold, settings.better) {
+            (Verdict::Regression, magnitude) => Some((
+                Decision::Regression,
+                magnitude.unwrap_or(Magnitude::Unclear),
+            )),
+            (Verdict::Improvement, magnitude) => Some((
+                Decision::Improvement,
+                magnitude.unwrap_or(Magnitude::Unclear),
+            )),
+            (Verdict::Equivalent, _) => Some((Decision::Equivalent, Magnitude::BelowThreshold)),
+            (Verdict::Inconclusive, _) => None,
         }
     }
 }

@@ -184,14 +184,31 @@ pub fn compare(
 /// No interval (too few runs for the confidence) is inconclusive.
 /// Complexity O(1).
 pub fn decide(shift: &Shift, settings: &CompareSettings) -> (Verdict, Option<Magnitude>) {
-    let Some(interval) = shift.interval else {
-        return (Verdict::Inconclusive, None);
-    };
-    let threshold = settings.threshold;
-    let (low, high) = (interval.low, interval.high);
+    match shift.interval {
+        Some(interval) => classify(
+            interval.low,
+            interval.high,
+            settings.threshold,
+            settings.better,
+        ),
+        None => (Verdict::Inconclusive, None),
+    }
+}
+
+/// The verdict region of a relative-change interval [low, high] for the
+/// threshold t: entirely on the bad or good side of 0 gives a regression or
+/// improvement (magnitude >= t, < t or unclear); containing 0 and inside
+/// (-t, t) is equivalent; anything else inconclusive. The one rule shared
+/// by fixed comparisons and the sequential design. Complexity O(1).
+pub fn classify(
+    low: f64,
+    high: f64,
+    threshold: f64,
+    better: Better,
+) -> (Verdict, Option<Magnitude>) {
     if low > 0.0 || high < 0.0 {
         let increased = low > 0.0;
-        let verdict = match (increased, settings.better) {
+        let verdict = match (increased, better) {
             (true, Better::Lower) | (false, Better::Higher) => Verdict::Regression,
             (true, Better::Higher) | (false, Better::Lower) => Verdict::Improvement,
         };
