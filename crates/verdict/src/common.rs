@@ -93,6 +93,25 @@ pub(crate) fn format_time(milliseconds: i64) -> String {
     )
 }
 
+/// The machine's environment, as every run records it.
+fn capture_environment() -> verdict_model::Environment {
+    verdict_doctor::capture_environment(&verdict_doctor::RealFiles)
+}
+
+/// The engine on this machine: real processes, the given store, environment
+/// captured from /proc and /sys.
+pub(crate) fn system_engine(
+    store: &dyn verdict_store::Store,
+    cancel: Cancel,
+) -> verdict_engine::Engine<'_> {
+    verdict_engine::Engine {
+        executor: &verdict_exec::SystemExecutor,
+        store,
+        cancel,
+        environment: &capture_environment,
+    }
+}
+
 pub(crate) fn tool_version() -> String {
     format!("verdict {}", env!("CARGO_PKG_VERSION"))
 }

@@ -9,8 +9,7 @@ use crate::commands::run::{doctor_annotation, finish, start};
 use crate::common::{DbArgs, cancel_on_interrupt, tool_version};
 use crate::error::CliError;
 use std::process::ExitCode;
-use verdict_engine::{Engine, StartOptions};
-use verdict_exec::SystemExecutor;
+use verdict_engine::StartOptions;
 use verdict_model::Experiment;
 
 #[derive(Debug, clap::Args)]
@@ -61,14 +60,7 @@ pub(crate) fn run(args: &AbArgs) -> Result<ExitCode, CliError> {
         };
     }
     let store = args.db.open()?;
-    let executor = SystemExecutor;
-    let capture = || verdict_doctor::capture_environment(&verdict_doctor::RealFiles);
-    let engine = Engine {
-        executor: &executor,
-        store: &store,
-        cancel: cancel_on_interrupt(),
-        environment: &capture,
-    };
+    let engine = crate::common::system_engine(&store, cancel_on_interrupt());
     let doctor = args.doctor.then(doctor_annotation);
     let options = StartOptions {
         seed: args.seed.unwrap_or_else(crate::commands::run::random_seed),

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 use verdict_bisect::{Action, Bisection, Class, CommitId, Config, Culprit, Event, Git, Vcs};
-use verdict_engine::{Engine, StartOptions};
+use verdict_engine::StartOptions;
 use verdict_exec::{Cancel, Executor, Invocation, Program, Status, SystemExecutor};
 use verdict_model::{Experiment, RunStatus, SamplingMode};
 use verdict_report::Format;
@@ -422,14 +422,7 @@ fn measure(
             }
         }
     }
-    let executor = SystemExecutor;
-    let capture = || verdict_doctor::capture_environment(&verdict_doctor::RealFiles);
-    let engine = Engine {
-        executor: &executor,
-        store,
-        cancel: cancel.clone(),
-        environment: &capture,
-    };
+    let engine = crate::common::system_engine(store, cancel.clone());
     let mut progress = Progress::new(&experiment.primary_metric().name);
     let summary = match unfinished {
         Some(run) => engine

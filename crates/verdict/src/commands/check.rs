@@ -1,8 +1,10 @@
 //! `verdict check --baseline SELECTION --experiment FILE`: run the
 //! experiment on the current tree and compare its primary metric with a
 //! stored baseline. Exit codes follow `git bisect run`: 0 like the baseline
-//! (equivalent), 1 changed (regression or improvement), 125 could not
-//! decide or could not run. A building block for plain `git bisect run`.
+//! (equivalent, or a change whose interval lies entirely within the
+//! threshold), 1 changed (a regression or improvement of at least the
+//! threshold), 125 could not decide (size unclear, inconclusive) or could
+//! not run. A building block for plain `git bisect run`.
 
 use crate::commands::compare::{load_selection, parse_selection};
 use crate::commands::report::parse_fraction;
@@ -12,8 +14,7 @@ use crate::error::CliError;
 use crate::progress::Progress;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use verdict_engine::{Engine, StartOptions};
-use verdict_exec::SystemExecutor;
+use verdict_engine::StartOptions;
 use verdict_model::{Direction, RunStatus};
 use verdict_report::Format;
 use verdict_report::compare::{ComparisonInput, comparison_rows};
@@ -67,14 +68,7 @@ fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
             "verdict check runs one cell; remove the experiment's factors",
         ));
     }
-    let executor = SystemExecutor;
-    let capture = || verdict_doctor::capture_environment(&verdict_doctor::RealFiles);
-    let engine = Engine {
-        executor: &executor,
-        store: &store,
-        cancel: cancel_on_interrupt(),
-        environment: &capture,
-    };
+    let engine = crate::common::system_engine(&store, cancel_on_interrupt());
     let metric = experiment.primary_metric().clone();
     let threshold = args
         .threshold
@@ -125,9 +119,14 @@ fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
     };
     let report = comparison_rows(&[input], args.alpha, true).map_err(CliError::input)?;
     print!("{}", report.render(Format::Text));
-    Ok(match report.comparisons[0].verdict.as_str() {
-        "equivalent" => ExitCode::SUCCESS,
-        "regression" | "improvement" => ExitCode::from(1),
+    // "Like the baseline" is practical, not statistical: a real but tiny
+    // shift whose whole interval lies inside the threshold is like it.
+    let row = &report.comparisons[0];
+    Ok(match (row.verdict.as_str(), row.magnitude.as_deref()) {
+        ("equivalent", _) | ("regression" | "improvement", Some("below_threshold")) => {
+            ExitCode::SUCCESS
+        }
+        ("regression" | "improvement", Some("above_threshold")) => ExitCode::from(1),
         _ => ExitCode::from(SKIP),
     })
 }

@@ -8,7 +8,6 @@ use crate::progress::Progress;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use verdict_engine::{Engine, RunSummary, StartOptions};
-use verdict_exec::SystemExecutor;
 use verdict_model::{Experiment, RunId, RunStatus, SamplingMode};
 use verdict_store::Store;
 
@@ -41,14 +40,7 @@ pub(crate) struct RunArgs {
 pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
     let store = args.db.open()?;
     let cancel = cancel_on_interrupt();
-    let executor = SystemExecutor;
-    let capture = || verdict_doctor::capture_environment(&verdict_doctor::RealFiles);
-    let engine = Engine {
-        executor: &executor,
-        store: &store,
-        cancel,
-        environment: &capture,
-    };
+    let engine = crate::common::system_engine(&store, cancel);
     let summary = match args.resume {
         Some(run) => {
             let record = store.run(RunId(run)).map_err(CliError::input)?;
