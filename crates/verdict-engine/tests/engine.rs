@@ -346,3 +346,84 @@ fn a_metric_printed_on_the_other_stream_is_still_found() {
         "{samples:?}"
     );
 }
+
+#[test]
+fn an_interrupted_adaptive_run_resumes_to_the_same_decisions() {
+    let text = "name = \"adaptive\"\ncommand = [\"work\", \"{version}\"]\n[factors]\nversion = [\"a\", \"b\"]\n[sampling]\nmode = \"adaptive\"\nmin = 6\nmax = 40\nthreshold = 0.1\n";
+    // Deterministic pseudo-noise per cell (about 3%), candidate 30% slower.
+    let responder = |cancel_at: Option<usize>, trigger: Option<Cancel>| {
+        let calls = AtomicUsize::new(0);
+        let per_cell = [AtomicUsize::new(0), AtomicUsize::new(0)];
+        FakeExecutor::with_function(move |invocation| {
+            let call = calls.fetch_add(1, Ordering::SeqCst);
+            if Some(call) == cancel_at {
+                if let Some(trigger) = &trigger {
+                    trigger.cancel();
+                }
+                return Err(verdict_exec::ExecError::Cancelled);
+            }
+            let cell = usize::from(argv(invocation)[1] == "b");
+            let index = per_cell[cell].fetch_add(1, Ordering::SeqCst) as u64;
+            let noise = ((index.wrapping_mul(2_654_435_761) % 1000) as f64 / 1000.0 - 0.5) * 0.06;
+            let base = if cell == 1 { 1.3 } else { 1.0 };
+            Ok(Outcome::exited(
+                0,
+                Duration::from_secs_f64(0.1 * base * (1.0 + noise)),
+            ))
+        })
+    };
+    let directory = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
+    let cancel = Cancel::new();
+    let executor = responder(Some(9), Some(cancel.clone()));
+    let engine = Engine {
+        executor: &executor,
+        store: &store,
+        cancel,
+        environment: &no_environment,
+    };
+    let first = engine.start(&options(text, 3), &mut Silent).unwrap();
+    assert_eq!(first.status, RunStatus::Interrupted);
+    let executor = responder(None, None);
+    let stored = store.samples(first.run).unwrap().len();
+    let engine = Engine {
+        executor: &executor,
+        store: &store,
+        cancel: Cancel::new(),
+        environment: &no_environment,
+    };
+    let resumed = engine.resume(first.run, &mut Silent).unwrap();
+    assert_eq!(resumed.status, RunStatus::Complete);
+    assert!(
+        resumed.decisions[0].ends_with("regression"),
+        "{:?}",
+        resumed.decisions
+    );
+    let samples = store.samples(first.run).unwrap();
+    let sequences: Vec<u32> = samples.iter().map(|sample| sample.sequence).collect();
+    assert_eq!(
+        sequences,
+        (0..samples.len() as u32).collect::<Vec<_>>(),
+        "no gap, no duplicate"
+    );
+    assert!(
+        samples.len() > stored && samples.len() < 80,
+        "stopped early: {}",
+        samples.len()
+    );
+    // Every block holds each still-active cell once: the schedule was continued, not restarted.
+    let mut blocks: std::collections::BTreeMap<u32, Vec<usize>> = std::collections::BTreeMap::new();
+    for sample in &samples {
+        blocks.entry(sample.block).or_default().push(sample.cell);
+    }
+    for cells in blocks.values() {
+        let mut sorted = cells.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(
+            sorted.len(),
+            cells.len(),
+            "a cell twice in one block: {cells:?}"
+        );
+    }
+}
