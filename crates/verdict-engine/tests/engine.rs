@@ -32,6 +32,19 @@ fn no_environment() -> Environment {
     Environment::default()
 }
 
+fn engine_with<'a>(
+    executor: &'a FakeExecutor,
+    store: &'a SqliteStore,
+    cancel: Cancel,
+) -> Engine<'a> {
+    Engine {
+        executor,
+        store,
+        cancel,
+        environment: &no_environment,
+    }
+}
+
 const TWO_FACTORS: &str = r#"
 name = "matrix"
 command = ["work", "{kernel}", "{mode}"]
@@ -54,12 +67,7 @@ fn every_slot_is_recorded_and_levels_switch_with_setup_and_teardown() {
     let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
     let executor =
         FakeExecutor::with_function(|_| Ok(Outcome::exited(0, Duration::from_millis(10))));
-    let engine = Engine {
-        executor: &executor,
-        store: &store,
-        cancel: Cancel::new(),
-        environment: &no_environment,
-    };
+    let engine = engine_with(&executor, &store, Cancel::new());
     let summary = engine.start(&options(TWO_FACTORS, 3), &mut Silent).unwrap();
     assert_eq!(summary.status, RunStatus::Complete);
     assert_eq!(summary.recorded, 4 * 6);
@@ -137,12 +145,7 @@ direction = "higher"
 [sampling]
 iterations = 8
 "#;
-    let engine = Engine {
-        executor: &executor,
-        store: &store,
-        cancel: Cancel::new(),
-        environment: &no_environment,
-    };
+    let engine = engine_with(&executor, &store, Cancel::new());
     let summary = engine.start(&options(text, 1), &mut Silent).unwrap();
     let samples = store.samples(summary.run).unwrap();
     assert_eq!(samples.len(), 8);
@@ -182,12 +185,7 @@ fn a_failing_setup_stops_the_run_with_its_output() {
             Outcome::exited(0, Duration::from_millis(1))
         })
     });
-    let engine = Engine {
-        executor: &executor,
-        store: &store,
-        cancel: Cancel::new(),
-        environment: &no_environment,
-    };
+    let engine = engine_with(&executor, &store, Cancel::new());
     let error = engine
         .start(&options(TWO_FACTORS, 3), &mut Silent)
         .unwrap_err();
@@ -215,12 +213,7 @@ fn an_interrupted_run_resumes_with_the_same_schedule_and_no_duplicates() {
         }
         Ok(Outcome::exited(0, Duration::from_millis(1)))
     });
-    let engine = Engine {
-        executor: &executor,
-        store: &store,
-        cancel,
-        environment: &no_environment,
-    };
+    let engine = engine_with(&executor, &store, cancel);
     let first = engine
         .start(&options(TWO_FACTORS, 11), &mut Silent)
         .unwrap();
@@ -229,12 +222,7 @@ fn an_interrupted_run_resumes_with_the_same_schedule_and_no_duplicates() {
 
     let executor =
         FakeExecutor::with_function(|_| Ok(Outcome::exited(0, Duration::from_millis(1))));
-    let engine = Engine {
-        executor: &executor,
-        store: &store,
-        cancel: Cancel::new(),
-        environment: &no_environment,
-    };
+    let engine = engine_with(&executor, &store, Cancel::new());
     let resumed = engine.resume(first.run, &mut Silent).unwrap();
     assert_eq!(resumed.status, RunStatus::Complete);
     let samples = store.samples(first.run).unwrap();
@@ -243,12 +231,7 @@ fn an_interrupted_run_resumes_with_the_same_schedule_and_no_duplicates() {
     assert_eq!(sequences, (0..24).collect::<Vec<_>>());
     // The same schedule as an uninterrupted run with the same seed.
     let store_two = SqliteStore::open(directory.path().join("w.db")).unwrap();
-    let engine = Engine {
-        executor: &executor,
-        store: &store_two,
-        cancel: Cancel::new(),
-        environment: &no_environment,
-    };
+    let engine = engine_with(&executor, &store_two, Cancel::new());
     let straight = engine
         .start(&options(TWO_FACTORS, 11), &mut Silent)
         .unwrap();
@@ -297,12 +280,7 @@ min = 6
 max = 60
 threshold = 0.1
 "#;
-    let engine = Engine {
-        executor: &executor,
-        store: &store,
-        cancel: Cancel::new(),
-        environment: &no_environment,
-    };
+    let engine = engine_with(&executor, &store, Cancel::new());
     let summary = engine.start(&options(text, seed), &mut Silent).unwrap();
     (summary.recorded, summary.decisions)
 }
@@ -331,12 +309,7 @@ fn a_metric_printed_on_the_other_stream_is_still_found() {
         Ok(Outcome::exited(0, Duration::from_millis(5)).with_stderr("latency: 17 us\n"))
     });
     let text = "name = \"x\"\ncommand = [\"bench\"]\n[[metrics]]\nname = \"latency\"\nsource = \"regex\"\npattern = 'latency: (?P<value>\\d+)'\ndirection = \"lower\"\n[sampling]\niterations = 2\n";
-    let engine = Engine {
-        executor: &executor,
-        store: &store,
-        cancel: Cancel::new(),
-        environment: &no_environment,
-    };
+    let engine = engine_with(&executor, &store, Cancel::new());
     let summary = engine.start(&options(text, 1), &mut Silent).unwrap();
     let samples = store.samples(summary.run).unwrap();
     assert!(
@@ -376,22 +349,12 @@ fn an_interrupted_adaptive_run_resumes_to_the_same_decisions() {
     let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
     let cancel = Cancel::new();
     let executor = responder(Some(9), Some(cancel.clone()));
-    let engine = Engine {
-        executor: &executor,
-        store: &store,
-        cancel,
-        environment: &no_environment,
-    };
+    let engine = engine_with(&executor, &store, cancel);
     let first = engine.start(&options(text, 3), &mut Silent).unwrap();
     assert_eq!(first.status, RunStatus::Interrupted);
     let executor = responder(None, None);
     let stored = store.samples(first.run).unwrap().len();
-    let engine = Engine {
-        executor: &executor,
-        store: &store,
-        cancel: Cancel::new(),
-        environment: &no_environment,
-    };
+    let engine = engine_with(&executor, &store, Cancel::new());
     let resumed = engine.resume(first.run, &mut Silent).unwrap();
     assert_eq!(resumed.status, RunStatus::Complete);
     assert!(

@@ -142,6 +142,21 @@ pub fn comparison_rows(
     })
 }
 
+/// [`comparison_rows`] for a table that may have nothing to compare:
+/// `None` when `inputs` is empty, errors as text.
+pub fn comparisons_if_any(
+    inputs: &[ComparisonInput],
+    alpha: f64,
+    adjust: bool,
+) -> Result<Option<CompareReport>, String> {
+    if inputs.is_empty() {
+        return Ok(None);
+    }
+    comparison_rows(inputs, alpha, adjust)
+        .map(Some)
+        .map_err(|error| error.to_string())
+}
+
 fn side(summary: &verdict_stats::summary::Summary) -> SideSummary {
     SideSummary {
         n: summary.n,

@@ -6,7 +6,8 @@
 //! into an email. Pure.
 
 use crate::compare::{
-    ComparisonInput, ComparisonRow, SideSummary, comparison_rows, median_with_spread, verdict_text,
+    ComparisonInput, ComparisonRow, SideSummary, comparisons_if_any, median_with_spread,
+    verdict_text,
 };
 use crate::format::{self, Format};
 use crate::run::{RunInfo, cell_values};
@@ -310,14 +311,7 @@ impl PivotReport {
                 candidate: values[*a].clone(),
             });
         }
-        let compared = if inputs.is_empty() {
-            None
-        } else {
-            Some(
-                comparison_rows(&inputs, options.alpha, options.adjust)
-                    .map_err(|error| error.to_string())?,
-            )
-        };
+        let compared = comparisons_if_any(&inputs, options.alpha, options.adjust)?;
         let compared_rows = compared
             .as_ref()
             .map(|report| report.comparisons.clone())

@@ -4,7 +4,7 @@
 //! the experiment's comparisons, and the failed iterations with their
 //! reasons. Built from stored data only; pure.
 
-use crate::compare::{CompareReport, ComparisonInput, comparison_rows};
+use crate::compare::{CompareReport, ComparisonInput, comparisons_if_any};
 use crate::format::{self, Format};
 use crate::table::Table;
 use serde::Serialize;
@@ -279,14 +279,7 @@ impl RunReport {
                 candidate: values[comparison.candidate_cell].clone(),
             })
             .collect();
-        let comparisons = if inputs.is_empty() {
-            None
-        } else {
-            Some(
-                comparison_rows(&inputs, options.alpha, options.adjust)
-                    .map_err(|error| error.to_string())?,
-            )
-        };
+        let comparisons = comparisons_if_any(&inputs, options.alpha, options.adjust)?;
         let failures = samples
             .iter()
             .filter_map(|sample| {
