@@ -12,6 +12,7 @@
 //!
 //! Must not know about experiments beyond storing them, nor read clocks.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -27,6 +28,26 @@ use crate::store::{
     BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, SelectedValue,
     Selection, Store,
 };
+
+/// Built-in metrics stored as a flag on the sample (schema v3) when their
+/// value is the sample's own column: name, bit in `samples.builtin_metrics`,
+/// column.
+const BUILTIN_COLUMNS: [(&str, i64, &str); 4] = [
+    ("wall", 1, "wall_seconds"),
+    ("user", 2, "user_seconds"),
+    ("sys", 4, "sys_seconds"),
+    ("maxrss", 8, "max_rss_kib"),
+];
+
+/// The value a flagged built-in metric stands for.
+fn builtin_column_value(sample: &Sample, bit: i64) -> f64 {
+    match bit {
+        1 => sample.wall_seconds,
+        2 => sample.user_seconds,
+        4 => sample.sys_seconds,
+        _ => sample.max_rss_kib as f64,
+    }
+}
 
 /// How long a connection waits for another writer before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -46,6 +67,10 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct SqliteStore {
     connection: Connection,
     path: PathBuf,
+    /// Cells of runs this connection stored or checked, so the per-sample
+    /// write skips re-reading `run_cells`: one INSERT per sample (plus its
+    /// metrics), which is most of verdict's per-iteration overhead.
+    known_cells: RefCell<HashMap<(i64, i64), Cell>>,
 }
 
 impl SqliteStore {
@@ -121,7 +146,13 @@ impl SqliteStore {
                     std::thread::sleep(Duration::from_millis(5));
                 }
                 Err(error) => return Err(error),
-                Ok(()) => return Ok(SqliteStore { connection, path }),
+                Ok(()) => {
+                    return Ok(SqliteStore {
+                        connection,
+                        path,
+                        known_cells: RefCell::default(),
+                    });
+                }
             }
         }
     }
@@ -186,17 +217,32 @@ impl SqliteStore {
     /// Runs `body` in a `BEGIN IMMEDIATE` transaction: the write lock is
     /// taken up front so a concurrent writer makes us wait (busy timeout)
     /// instead of failing on an upgraded read snapshot.
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction and commits it; any
+    /// error (or a panic) rolls it back. BEGIN and COMMIT are cached
+    /// prepared statements: parsing them per sample costs more than the
+    /// sample's INSERT.
     fn write<T>(
         &self,
         operation: &str,
-        body: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>,
+        body: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let transaction =
-            Transaction::new_unchecked(&self.connection, TransactionBehavior::Immediate)
-                .map_err(self.sql_error(operation))?;
-        let value = body(&transaction)?;
-        transaction.commit().map_err(self.sql_error(operation))?;
+        self.execute_cached("BEGIN IMMEDIATE")
+            .map_err(self.sql_error(operation))?;
+        let mut open = OpenTransaction {
+            connection: &self.connection,
+            committed: false,
+        };
+        let value = body(&self.connection)?;
+        self.execute_cached("COMMIT")
+            .map_err(self.sql_error(operation))?;
+        open.committed = true;
         Ok(value)
+    }
+
+    fn execute_cached(&self, sql: &str) -> rusqlite::Result<usize> {
+        self.connection
+            .prepare_cached(sql)
+            .and_then(|mut statement| statement.execute([]))
     }
 
     fn run_exists(&self, run: RunId) -> Result<(), StoreError> {
@@ -377,12 +423,26 @@ impl SqliteStore {
     /// afterwards checks that the same index still means the same levels.
     fn store_cell(
         &self,
-        transaction: &Transaction<'_>,
+        transaction: &Connection,
         run: RunId,
         cell_index: i64,
         cell: &Cell,
         what: &str,
     ) -> Result<(), StoreError> {
+        if let Some(known) = self.known_cells.borrow().get(&(run.0, cell_index)) {
+            return if known == cell {
+                Ok(())
+            } else {
+                Err(self.invalid(
+                    what,
+                    format!(
+                        "cell {cell_index} is stored with levels {}, not {}",
+                        to_json(&known.levels),
+                        to_json(&cell.levels)
+                    ),
+                ))
+            };
+        }
         let operation = format!("store {what}");
         let levels_json = to_json(&cell.levels);
         let stored: Option<String> = transaction
@@ -444,6 +504,21 @@ impl SqliteStore {
             return Err(self.unknown_run(run));
         }
         Ok(())
+    }
+}
+
+/// Rolls back the transaction `write` began unless it committed (an error
+/// in the body, or a panic).
+struct OpenTransaction<'a> {
+    connection: &'a Connection,
+    committed: bool,
+}
+
+impl Drop for OpenTransaction<'_> {
+    fn drop(&mut self) {
+        if !self.committed && !self.connection.is_autocommit() {
+            let _ = self.connection.execute_batch("ROLLBACK");
+        }
     }
 }
 
@@ -584,6 +659,18 @@ impl Store for SqliteStore {
         })?;
         let cell_index = i64::try_from(sample.cell)
             .map_err(|_| self.invalid(what(), format!("cell index {} too large", sample.cell)))?;
+        // Built-in metrics equal to the sample's own column are a flag, not
+        // a row (schema v3); bitwise equality keeps this lossless.
+        let mut builtin_metrics = 0_i64;
+        for (name, bit, _) in BUILTIN_COLUMNS {
+            if sample
+                .metrics
+                .get(name)
+                .is_some_and(|value| value.to_bits() == builtin_column_value(sample, bit).to_bits())
+            {
+                builtin_metrics |= bit;
+            }
+        }
         let operation = format!("store {}", what());
         self.write(&operation, |transaction| {
             self.store_cell(transaction, run, cell_index, cell, &what())?;
@@ -591,8 +678,8 @@ impl Store for SqliteStore {
                 .prepare_cached(
                     "INSERT INTO samples (run_id, sequence, cell, block, warmup, failed, \
                         started_at_ms, wall_seconds, user_seconds, sys_seconds, max_rss_kib, \
-                        exit_code, signal, timed_out) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                        exit_code, signal, timed_out, builtin_metrics) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                 )
                 .and_then(|mut statement| {
                     statement.execute(params![
@@ -610,6 +697,7 @@ impl Store for SqliteStore {
                         sample.exit_code,
                         sample.signal,
                         sample.timed_out,
+                        builtin_metrics,
                     ])
                 });
             match inserted {
@@ -646,12 +734,25 @@ impl Store for SqliteStore {
                 )
                 .map_err(self.sql_error(&operation))?;
             for (name, value) in &sample.metrics {
+                let flagged = BUILTIN_COLUMNS
+                    .iter()
+                    .any(|&(builtin, bit, _)| builtin == name && builtin_metrics & bit != 0);
+                if flagged {
+                    continue;
+                }
                 insert_metric
                     .execute(params![run.0, sample.sequence, name, value])
                     .map_err(self.sql_error(&operation))?;
             }
             Ok(())
-        })
+        })?;
+        // Only after the commit: a rolled-back transaction may have taken
+        // the cell's rows with it.
+        self.known_cells
+            .borrow_mut()
+            .entry((run.0, cell_index))
+            .or_insert_with(|| cell.clone());
+        Ok(())
     }
 
     fn samples(&self, run: RunId) -> Result<Vec<Sample>, StoreError> {
@@ -662,7 +763,7 @@ impl Store for SqliteStore {
             .prepare_cached(
                 "SELECT s.sequence, s.cell, s.block, s.warmup, s.started_at_ms, s.wall_seconds, \
                     s.user_seconds, s.sys_seconds, s.max_rss_kib, s.exit_code, s.signal, \
-                    s.timed_out, s.failed, f.reason, f.output_tail \
+                    s.timed_out, s.failed, f.reason, f.output_tail, s.builtin_metrics \
                  FROM samples s LEFT JOIN sample_failures f \
                     ON f.run_id = s.run_id AND f.sequence = s.sequence \
                  WHERE s.run_id = ?1 ORDER BY s.sequence",
@@ -686,6 +787,7 @@ impl Store for SqliteStore {
                     exit_code: row.get(9)?,
                     signal: row.get(10)?,
                     timed_out: row.get(11)?,
+                    builtin_metrics: row.get(15)?,
                     failure: (failed || reason.is_some()).then(|| Failure {
                         reason: reason.unwrap_or_default(),
                         output_tail: output_tail.unwrap_or_default(),
@@ -699,7 +801,8 @@ impl Store for SqliteStore {
         for raw in rows {
             let what = format!("sample {} of run {run}", raw.sequence);
             index_by_sequence.insert(raw.sequence, samples.len());
-            samples.push(Sample {
+            let builtin_metrics = raw.builtin_metrics;
+            let mut sample = Sample {
                 cell: usize::try_from(raw.cell)
                     .map_err(|_| self.corrupt(&what, "negative cell index"))?,
                 max_rss_kib: to_u64(raw.max_rss_kib)
@@ -716,7 +819,14 @@ impl Store for SqliteStore {
                 timed_out: raw.timed_out,
                 metrics: BTreeMap::new(),
                 failure: raw.failure,
-            });
+            };
+            for (name, bit, _) in BUILTIN_COLUMNS {
+                if builtin_metrics & bit != 0 {
+                    let value = builtin_column_value(&sample, bit);
+                    sample.metrics.insert(name.to_string(), value);
+                }
+            }
+            samples.push(sample);
         }
         let mut statement = self
             .connection
@@ -744,13 +854,24 @@ impl Store for SqliteStore {
         if let Some(run) = selection.run {
             self.run_exists(run)?;
         }
-        let mut sql = String::from(
-            "SELECT s.run_id, s.sequence, m.value, s.started_at_ms, c.levels_json \
+        // A built-in metric may be a flag on the sample (schema v3) rather
+        // than a `sample_metrics` row.
+        let builtin = BUILTIN_COLUMNS
+            .iter()
+            .find(|(name, _, _)| *name == selection.metric);
+        let value = match builtin {
+            Some((_, bit, column)) => {
+                format!("CASE WHEN s.builtin_metrics & {bit} != 0 THEN s.{column} ELSE m.value END")
+            }
+            None => "m.value".to_string(),
+        };
+        let mut sql = format!(
+            "SELECT s.run_id, s.sequence, {value}, s.started_at_ms, c.levels_json \
              FROM samples s \
-             JOIN sample_metrics m \
+             LEFT JOIN sample_metrics m \
                 ON m.run_id = s.run_id AND m.sequence = s.sequence AND m.name = ? \
              JOIN run_cells c ON c.run_id = s.run_id AND c.cell = s.cell \
-             WHERE s.warmup = 0 AND s.failed = 0",
+             WHERE s.warmup = 0 AND s.failed = 0 AND ({value}) IS NOT NULL",
         );
         let mut parameters = vec![SqlValue::Text(selection.metric.clone())];
         if let Some(run) = selection.run {
@@ -1137,6 +1258,7 @@ struct RawSample {
     exit_code: Option<i32>,
     signal: Option<i32>,
     timed_out: bool,
+    builtin_metrics: i64,
     failure: Option<Failure>,
 }
 

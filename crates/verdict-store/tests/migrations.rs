@@ -31,7 +31,7 @@ fn a_schema_v1_database_opens_and_migrates_with_its_data() {
 
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(user_version(&path), SqliteStore::schema_version());
-    assert_eq!(SqliteStore::schema_version(), 2);
+    assert_eq!(SqliteStore::schema_version(), 3);
 
     let runs = store.list_runs().unwrap();
     let summary: Vec<_> = runs
@@ -125,6 +125,47 @@ fn a_schema_v1_database_opens_and_migrates_with_its_data() {
 }
 
 #[test]
+fn a_schema_v2_database_migrates_and_mixes_old_metric_rows_with_new_flags() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("v2.db");
+    std::fs::copy(fixture("schema-v2.db"), &path).unwrap();
+    assert_eq!(user_version(&path), 2);
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(user_version(&path), SqliteStore::schema_version());
+    assert_eq!(
+        store.annotations(RunId(1)).unwrap()["doctor"],
+        json!({"summary": "fixture v2"})
+    );
+    // Run 2 (`ab`, one cell) has an old sample whose wall is a metric row;
+    // a new one stores it as a flag. Both read back and select alike.
+    let old = store.samples(RunId(2)).unwrap();
+    assert_eq!(old.len(), 1);
+    assert_eq!(old[0].metrics["wall"], 0.001);
+    let mut new = old[0].clone();
+    new.sequence = 1;
+    new.wall_seconds = 0.002;
+    new.metrics.insert("wall".to_string(), 0.002);
+    let cell = verdict_model::Cell {
+        levels: vec![("command".to_string(), "true".to_string())],
+    };
+    store.append_sample(RunId(2), &new, &cell).unwrap();
+    let samples = store.samples(RunId(2)).unwrap();
+    assert_eq!(samples[1].metrics, new.metrics);
+    let values: Vec<f64> = store
+        .select_samples(&Selection {
+            run: Some(RunId(2)),
+            levels: Vec::new(),
+            metric: "wall".to_string(),
+        })
+        .unwrap()
+        .iter()
+        .map(|value| value.value)
+        .collect();
+    assert_eq!(values, vec![0.001, 0.002]);
+}
+
+#[test]
 fn a_newer_database_is_refused_untouched() {
     let directory = tempfile::tempdir().unwrap();
     let path = directory.path().join("future.db");
@@ -140,7 +181,7 @@ fn a_newer_database_is_refused_untouched() {
             error,
             StoreError::NewerSchema {
                 found: 9,
-                known: 2,
+                known: 3,
                 ..
             }
         ),
@@ -150,7 +191,7 @@ fn a_newer_database_is_refused_untouched() {
         error.to_string(),
         format!(
             "open database {}: it has schema version 9, newer than this verdict (knows up \
-             to 2); upgrade verdict",
+             to 3); upgrade verdict",
             path.display()
         )
     );

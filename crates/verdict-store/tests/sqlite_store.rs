@@ -528,7 +528,7 @@ fn a_reader_is_not_blocked_by_an_open_write_transaction() {
     assert_eq!(mode, "wal");
     raw.execute_batch(
         "BEGIN IMMEDIATE;
-         INSERT INTO samples VALUES (1, 1, 0, 0, 0, 0, 0, 2.0, 1.0, 0.5, 1, 0, NULL, 0);",
+         INSERT INTO samples VALUES (1, 1, 0, 0, 0, 0, 0, 2.0, 1.0, 0.5, 1, 0, NULL, 0, 0);",
     )
     .unwrap();
 
@@ -575,4 +575,81 @@ fn the_in_memory_store_behaves_like_the_file() {
             .is_err()
     );
     assert_eq!(store.samples(run).unwrap(), vec![sample(0, 0, 1.0)]);
+}
+
+#[test]
+fn built_in_metrics_equal_to_their_column_are_flags_and_read_back_losslessly() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = open(directory.path());
+    let run = store.create_run(&new_run("flags")).unwrap();
+    let mode_a = cell(&[("mode", "a")]);
+    // Sample 0: `wall` and `maxrss` equal their columns (flags); sample 1:
+    // a `wall` and a `sys` that are not the column (parsed metrics named
+    // like built-ins) must stay rows.
+    let mut flagged = sample(0, 0, 0.5);
+    flagged
+        .metrics
+        .insert("maxrss".to_string(), flagged.max_rss_kib as f64);
+    let mut kept = sample(1, 0, 0.25);
+    kept.metrics.insert("wall".to_string(), 7.0);
+    kept.metrics.insert("sys".to_string(), 0.125);
+    store.append_sample(run, &flagged, &mode_a).unwrap();
+    store.append_sample(run, &kept, &mode_a).unwrap();
+
+    let connection = rusqlite::Connection::open(directory.path().join("verdict.db")).unwrap();
+    let rows: Vec<(u32, String)> = connection
+        .prepare("SELECT sequence, name FROM sample_metrics ORDER BY sequence, name")
+        .unwrap()
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        rows,
+        vec![
+            (0, "bogo-ops/s".to_string()),
+            (1, "bogo-ops/s".to_string()),
+            (1, "sys".to_string()),
+            (1, "wall".to_string()),
+        ]
+    );
+    let flags: Vec<i64> = connection
+        .prepare("SELECT builtin_metrics FROM samples ORDER BY sequence")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(flags, vec![1 | 8, 0]);
+
+    // A fresh connection (no cache) reads exactly what was appended.
+    drop(store);
+    let store = open(directory.path());
+    let read = store.samples(run).unwrap();
+    assert_eq!(read[0].metrics, flagged.metrics);
+    assert_eq!(read[1].metrics, kept.metrics);
+    let select = |metric: &str| -> Vec<f64> {
+        store
+            .select_samples(&Selection {
+                run: Some(run),
+                levels: Vec::new(),
+                metric: metric.to_string(),
+            })
+            .unwrap()
+            .iter()
+            .map(|value| value.value)
+            .collect()
+    };
+    assert_eq!(select("wall"), vec![0.5, 7.0]);
+    assert_eq!(select("maxrss"), vec![2048.0], "only sample 0 has maxrss");
+    assert_eq!(select("user"), Vec::<f64>::new(), "not a metric of either");
+    assert_eq!(select("bogo-ops/s"), vec![2000.0, 4000.0]);
+    // The cell check still holds without the cache.
+    let error = store
+        .append_sample(run, &sample(2, 0, 1.0), &cell(&[("mode", "b")]))
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("cell 0 is stored with levels"),
+        "{error}"
+    );
 }
