@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 iterations=${1:-2000}
-rounds=${2:-5}
+rounds=${2:-10}
 command -v hyperfine >/dev/null || { echo "hyperfine is not installed (apt-get install hyperfine)" >&2; exit 2; }
 cargo build --release -q -p verdict
 verdict=$PWD/target/release/verdict
@@ -21,13 +21,20 @@ trap 'rm -rf "$work"' EXIT
 now() { date +%s.%N; }
 ratios=()
 printf '%-6s %18s %18s %8s\n' round "verdict us/iter" "hyperfine us/iter" ratio
-for round in $(seq 1 "$rounds"); do
-  start=$(now)
+run_verdict() {
+  local start; start=$(now)
   "$verdict" ab --db "$work/v.db" -n "$iterations" true >/dev/null 2>&1
   verdict_seconds=$(echo "$(now) - $start" | bc -l)
-  start=$(now)
+}
+run_hyperfine() {
+  local start; start=$(now)
   hyperfine -N -r "$iterations" --style none true >/dev/null 2>&1
   hyperfine_seconds=$(echo "$(now) - $start" | bc -l)
+}
+for round in $(seq 1 "$rounds"); do
+  # ABBA: odd rounds run verdict first, even rounds hyperfine first, so
+  # neither tool always follows the other.
+  if (( round % 2 )); then run_verdict; run_hyperfine; else run_hyperfine; run_verdict; fi
   v=$(echo "$verdict_seconds * 1000000 / $iterations" | bc -l)
   h=$(echo "$hyperfine_seconds * 1000000 / $iterations" | bc -l)
   r=$(echo "$v / $h" | bc -l)

@@ -46,6 +46,7 @@ mod fake;
 mod invocation;
 mod outcome;
 mod signal;
+mod spawn;
 mod system;
 mod tail;
 

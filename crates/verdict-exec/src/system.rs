@@ -1,8 +1,8 @@
 //! `SystemExecutor`: starts a real process and measures it.
 //!
-//! One run, all in the calling thread: spawn the child without a shell (std's
-//! `Command`, which uses `posix_spawn` or `vfork`) in its own process group
-//! with stdin from `/dev/null`; then block in `poll` on the child's stdout and
+//! One run, all in the calling thread: spawn the child without a shell
+//! (`posix_spawn`, see `spawn.rs`) in its own process group with stdin from
+//! `/dev/null`; then block in `poll` on the child's stdout and
 //! stderr pipes, a pidfd that becomes readable when the child exits, and the
 //! [`Cancel`] token's eventfd, with the poll timeout set to the invocation's
 //! deadline. No thread is started and nothing sleeps or polls on a timer, so
@@ -24,17 +24,15 @@
 //! refuse it) get a helper thread per run that blocks in
 //! `waitid(..., WEXITED | WNOWAIT)`, which notices the exit without reaping.
 //!
-//! This file must not reap with std's `Child::wait` (the `Child` is dropped
-//! right after spawning; std never reaps on drop), call `RUSAGE_CHILDREN`, or
-//! kill anything but the process group it created.
+//! This file must not call `RUSAGE_CHILDREN`, reap anything but its own
+//! child, or kill anything but the process group it created.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::spawn::{pipe, spawn};
 use crate::tail::TailBuffer;
 use crate::{Cancel, ExecError, Executor, Invocation, Outcome, Program, Status};
 
@@ -113,29 +111,6 @@ fn run_process(
     cancel: &Cancel,
     exit_notice: ExitNotice,
 ) -> Result<Outcome, ExecError> {
-    let mut command = match &invocation.program {
-        Program::Argv(argv) => {
-            let (program, arguments) = argv.split_first().ok_or(ExecError::EmptyCommand)?;
-            let mut command = Command::new(program);
-            command.args(arguments);
-            command
-        }
-        Program::Shell(script) => {
-            let mut command = Command::new("/bin/sh");
-            command.arg("-c").arg(script);
-            command
-        }
-    };
-    command
-        .envs(invocation.env.iter().map(|(name, value)| (name, value)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    if let Some(directory) = &invocation.cwd {
-        command.current_dir(directory);
-    }
-
     let io_error = |operation: &'static str| {
         move |source: io::Error| ExecError::Io {
             operation,
@@ -151,25 +126,17 @@ fn run_process(
         return Err(ExecError::Cancelled);
     }
 
+    if matches!(&invocation.program, Program::Argv(argv) if argv.is_empty()) {
+        return Err(ExecError::EmptyCommand);
+    }
     let started = Instant::now();
-    let mut child = command
-        .spawn()
-        .map_err(|source| spawn_error(invocation, source))?;
+    let spawned = spawn(invocation).map_err(|source| spawn_error(invocation, source))?;
     let mut guard = ChildGuard {
-        pid: child.id() as libc::pid_t,
+        pid: spawned.pid,
         reaped: false,
     };
     let pid = guard.pid;
-    let stdout: Option<OwnedFd> = child.stdout.take().map(OwnedFd::from);
-    let stderr: Option<OwnedFd> = child.stderr.take().map(OwnedFd::from);
-    // std never waits for or kills a child on drop; from here on the pid is
-    // ours alone to reap.
-    drop(child);
-    let (Some(stdout), Some(stderr)) = (stdout, stderr) else {
-        return Err(io_error("capture the output")(io::Error::other(
-            "the output pipes are missing",
-        )));
-    };
+    let (stdout, stderr) = (spawned.stdout, spawned.stderr);
     set_nonblocking(&stdout).map_err(io_error("configure the output pipe"))?;
     set_nonblocking(&stderr).map_err(io_error("configure the output pipe"))?;
     let exit_watch = watch_exit(pid, exit_notice).map_err(io_error("watch the process"))?;
@@ -454,14 +421,7 @@ fn watch_exit(pid: libc::pid_t, exit_notice: ExitNotice) -> io::Result<ExitWatch
 /// The fallback: a thread blocks in `waitid(WNOWAIT)` and then closes the
 /// write end of a pipe, which makes the read end readable (end of file).
 fn watch_exit_with_thread(pid: libc::pid_t) -> io::Result<ExitWatch> {
-    let mut ends = [0 as RawFd; 2];
-    // SAFETY: pipe2 writes two descriptors into a live array of two.
-    if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors are fresh and owned by nobody else.
-    let (read_end, write_end) =
-        unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
+    let (read_end, write_end) = pipe(libc::O_CLOEXEC | libc::O_NONBLOCK)?;
     let waiter = std::thread::Builder::new()
         .name(format!("verdict-exec-wait-{pid}"))
         .spawn(move || {
