@@ -95,21 +95,17 @@ fn bisect_runs(directory: &Path) -> Vec<(String, u64)> {
         .collect()
 }
 
-#[test]
-fn bisect_finds_the_culprit_skips_a_broken_build_and_resumes_after_sigkill() {
-    let started = Instant::now();
-    let directory = tempfile::tempdir().unwrap();
-    let repo = directory.path().join("repo");
-    std::fs::create_dir(&repo).unwrap();
-    let hashes = make_repo(&repo);
+/// Writes the experiment (`sh work.sh`) and returns the arguments of a
+/// bisection of the whole repository with this build hook. Step error 0.05
+/// (default 0.005) and blocks of 1 run keep the tests short: the first look
+/// then needs 10 blocks instead of 13 blocks of 2.
+fn bisect_arguments(directory: &Path, repo: &Path, hashes: &[String], build: &str) -> Vec<String> {
     std::fs::write(
-        directory.path().join("exp.toml"),
+        directory.join("exp.toml"),
         "name = \"sleepy\"\ncommand = [\"sh\", \"work.sh\"]\n",
     )
     .unwrap();
-    // step error 0.05 (default 0.005) and blocks of 1 run keep the test
-    // short: the first look then needs 10 blocks instead of 13 blocks of 2.
-    let arguments = [
+    [
         "bisect",
         "--repo",
         repo.to_str().unwrap(),
@@ -120,12 +116,47 @@ fn bisect_finds_the_culprit_skips_a_broken_build_and_resumes_after_sigkill() {
         "--experiment",
         "exp.toml",
         "--build",
-        "test ! -e broken || exit 125",
+        build,
         "--batch",
         "1",
         "--step-error",
         "0.05",
-    ];
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+/// A successful bisection's stdout, which names commit CULPRIT.
+fn assert_names_the_culprit(output: &std::process::Output, hashes: &[String]) -> String {
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains(&format!(
+            "first bad commit: {} change number {CULPRIT}",
+            hashes[CULPRIT]
+        )),
+        "{stdout}"
+    );
+    stdout
+}
+
+#[test]
+fn bisect_finds_the_culprit_skips_a_broken_build_and_resumes_after_sigkill() {
+    let started = Instant::now();
+    let directory = tempfile::tempdir().unwrap();
+    let repo = directory.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let hashes = make_repo(&repo);
+    let arguments = bisect_arguments(
+        directory.path(),
+        &repo,
+        &hashes,
+        "test ! -e broken || exit 125",
+    );
     let binary = assert_cmd::cargo::cargo_bin("verdict");
     let mut child = std::process::Command::new(&binary)
         .args(arguments)
@@ -159,19 +190,7 @@ fn bisect_finds_the_culprit_skips_a_broken_build_and_resumes_after_sigkill() {
         .args(["bisect", "--resume"])
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&resumed.stdout);
-    assert!(
-        resumed.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&resumed.stderr)
-    );
-    assert!(
-        stdout.contains(&format!(
-            "first bad commit: {} change number {CULPRIT}",
-            hashes[CULPRIT]
-        )),
-        "{stdout}"
-    );
+    let stdout = assert_names_the_culprit(&resumed, &hashes);
     assert!(stdout.contains("git bisect log replay:"), "{stdout}");
     assert!(
         stdout.contains(&format!("git bisect skip {}", hashes[SKIPPED])),
@@ -217,4 +236,59 @@ fn bisect_finds_the_culprit_skips_a_broken_build_and_resumes_after_sigkill() {
         Value::from(hashes[CULPRIT].as_str())
     );
     eprintln!("bisect CLI test took {:?}", started.elapsed());
+}
+
+/// `--worktrees`: each commit is checked out and built once, in its own
+/// worktree, and measured there; the repository's own checkout is never
+/// touched, and the worktrees are gone afterwards.
+#[test]
+fn worktrees_build_each_commit_once_and_leave_the_repository_alone() {
+    let directory = tempfile::tempdir().unwrap();
+    let repo = directory.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let hashes = make_repo(&repo);
+    let head_before = git(&repo, &["rev-parse", "HEAD"]);
+    let builds = directory.path().join("builds.log");
+    let build = format!(
+        "test ! -e broken || exit 125; git rev-parse HEAD >> '{}'",
+        builds.display()
+    );
+    let output = verdict(directory.path())
+        .args(bisect_arguments(directory.path(), &repo, &hashes, &build))
+        .arg("--worktrees")
+        .output()
+        .unwrap();
+    assert_names_the_culprit(&output, &hashes);
+    // Every build ran in a worktree of the commit it was for, once each,
+    // although the endpoints were measured in dozens of separate batches.
+    let built: Vec<String> = std::fs::read_to_string(&builds)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let mut unique = built.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(
+        unique.len(),
+        built.len(),
+        "a commit was built twice: {built:?}"
+    );
+    assert!(built.contains(&hashes[0]) && built.contains(&hashes[COMMITS]));
+    assert!(built.contains(&hashes[CULPRIT]));
+    // The repository's checkout never moved and no worktree is left.
+    assert_eq!(git(&repo, &["rev-parse", "HEAD"]), head_before);
+    assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1);
+    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            entry.path().join(&hashes[0][..12]).exists()
+                && entry
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("verdict-bisect-")
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
 }

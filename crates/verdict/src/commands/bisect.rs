@@ -71,6 +71,13 @@ pub(crate) struct BisectStart {
     /// Follow only the first parent of merges.
     #[arg(long)]
     pub(crate) first_parent: bool,
+    /// Check each measured commit out into its own git worktree (under the system temporary
+    /// directory), build it there once, and measure it there: the endpoints and the candidate then
+    /// run back to back with no checkout or build between runs, which keeps the runs they are
+    /// compared with close in time. For programs that build and run from their tree; not for
+    /// kernels or anything `--install` puts in one system-wide place.
+    #[arg(long)]
+    pub(crate) worktrees: bool,
     /// Runs of each commit per block: the good endpoint, the candidate and the bad endpoint are
     /// measured in turns of this many runs and compared block by block, so that machine load that
     /// changes slower than a block cancels. Raise when checkouts or builds are expensive.
@@ -79,6 +86,10 @@ pub(crate) struct BisectStart {
     /// Runs of a commit after which it is retested later or skipped.
     #[arg(long, default_value_t = 150)]
     pub(crate) max_runs_per_step: usize,
+    /// Runs of each endpoint after which the bisection gives up telling them apart
+    /// [default: 200, or twice --max-runs-per-step when that is more].
+    #[arg(long, value_name = "N")]
+    pub(crate) endpoint_max_runs: Option<usize>,
     /// Baseline without statistics, for comparison: N runs per endpoint and per commit, each commit
     /// called like the endpoint whose median is nearer.
     #[arg(long, value_name = "N")]
@@ -104,6 +115,10 @@ struct Stored {
     config: Config,
     experiment_path: String,
     seed: u64,
+    /// One worktree per commit (`--worktrees`); absent in bisections
+    /// stored before the option existed.
+    #[serde(default)]
+    worktrees: bool,
 }
 
 fn now_ms() -> i64 {
@@ -187,6 +202,14 @@ fn start_new(
     let config = Config {
         max_batch: start.batch.max(1),
         max_runs_per_step: start.max_runs_per_step,
+        // Telling the endpoints apart is the same test as classifying a
+        // commit (same shift, same noise), so it gets at least as many runs
+        // as a commit's two rounds.
+        endpoint_max_runs: start.endpoint_max_runs.unwrap_or_else(|| {
+            Config::default()
+                .endpoint_max_runs
+                .max(2 * start.max_runs_per_step)
+        }),
         step_error: start.step_error,
         fixed_runs: start.fixed_runs,
         ..Config::default()
@@ -203,6 +226,7 @@ fn start_new(
         config,
         experiment_path: path.display().to_string(),
         seed: random_seed(),
+        worktrees: start.worktrees,
     };
     let id = store
         .create_bisect(&NewBisect {
@@ -273,7 +297,26 @@ fn drive(
         sequence += 1;
         bisection.apply(&event).map_err(CliError::internal)?;
     }
-    let mut checked_out: Option<CommitId> = None;
+    let environment = verdict_doctor::capture_environment(&verdict_doctor::RealFiles);
+    let mut session = Session {
+        store,
+        id,
+        stored,
+        experiment,
+        git: &git,
+        cancel: &cancel,
+        checked_out: None,
+        worktrees: Vec::new(),
+        worktree_base: std::env::temp_dir().join(format!(
+            "verdict-bisect-{}-{}-{}",
+            id.0,
+            std::process::id(),
+            now_ms()
+        )),
+        // Only the first measurement after a resume can have been cut off.
+        unfinished: unfinished_run(store, id)?,
+        environment,
+    };
     let result = loop {
         if cancel.is_cancelled() {
             break Err(CliError::Interrupted(format!(
@@ -283,17 +326,7 @@ fn drive(
         }
         match bisection.next_action() {
             Action::Measure { commit, runs } => {
-                let event = match measure(
-                    store,
-                    id,
-                    stored,
-                    experiment,
-                    &git,
-                    &commit,
-                    runs,
-                    &cancel,
-                    &mut checked_out,
-                ) {
+                let event = match session.measure(&commit, runs) {
                     Ok(Some(event)) => event,
                     Ok(None) => continue,
                     Err(error) => break Err(error),
@@ -330,6 +363,7 @@ fn drive(
             }
         }
     };
+    session.remove_worktrees();
     if let Err(error) = git.restore(&original) {
         eprintln!("verdict: warning: could not restore the repository's HEAD: {error}");
     }
@@ -366,122 +400,213 @@ fn abort_text(reason: &verdict_bisect::AbortReason) -> String {
     }
 }
 
-/// Check out, build, install and run `runs` iterations at `commit`. `None`
-/// when a stored partial measurement was completed instead (its event is
-/// then recorded by the caller on the next loop).
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one step of the driver; the pieces are all distinct"
-)]
-fn measure(
-    store: &SqliteStore,
+/// The driver's state between measurements.
+struct Session<'a> {
+    store: &'a SqliteStore,
     id: BisectId,
-    stored: &Stored,
-    experiment: &Experiment,
-    git: &Git,
-    commit: &CommitId,
-    runs: usize,
-    cancel: &Cancel,
-    checked_out: &mut Option<CommitId>,
-) -> Result<Option<Event>, CliError> {
-    let name = format!("bisect {} {}", id.0, commit.short());
-    // A measurement cut off by a kill: finish it rather than start over.
-    let unfinished = store
-        .list_runs()
-        .map_err(CliError::internal)?
-        .into_iter()
-        .rev()
-        .find(|run| {
-            run.kind == "bisect"
-                && run.name == name
-                && run.status != RunStatus::Complete
-                && run.status != RunStatus::Failed
-        });
-    if checked_out.as_ref() != Some(commit) {
-        git.checkout(commit).map_err(CliError::input)?;
-        *checked_out = Some(commit.clone());
+    stored: &'a Stored,
+    experiment: &'a Experiment,
+    git: &'a Git,
+    cancel: &'a Cancel,
+    /// The commit in the repository's own tree (without `--worktrees`).
+    checked_out: Option<CommitId>,
+    /// Commits with a built worktree (`--worktrees`), and where.
+    worktrees: Vec<(CommitId, PathBuf)>,
+    /// Where this session's worktrees go: a directory of the system
+    /// temporary directory unique to the session (another bisection with
+    /// the same id in another database may run at the same time). A resume
+    /// builds its worktrees again.
+    worktree_base: PathBuf,
+    /// The measurement run a kill cut off, if any (name, id).
+    unfinished: Option<(String, verdict_model::RunId)>,
+    /// Captured once per session: reading and hashing the kernel config for
+    /// every one-run measurement would put milliseconds between the runs
+    /// that are compared with each other.
+    environment: verdict_model::Environment,
+}
+
+impl Session<'_> {
+    /// Makes `commit` ready to run: checked out and built in the repository
+    /// (or in its own worktree, once). `Some(skip)` when the build or
+    /// install hook failed. Returns the directory to run in.
+    fn prepare(&mut self, commit: &CommitId) -> Result<Result<PathBuf, Event>, CliError> {
+        let stored = self.stored;
+        let directory = if stored.worktrees {
+            if let Some((_, path)) = self.worktrees.iter().find(|(built, _)| built == commit) {
+                return Ok(Ok(path.clone()));
+            }
+            let path = self.worktree_base.join(commit.short());
+            self.git
+                .add_worktree(commit, &path)
+                .map_err(CliError::input)?;
+            self.worktrees.push((commit.clone(), path.clone()));
+            path
+        } else {
+            if self.checked_out.as_ref() == Some(commit) {
+                return Ok(Ok(stored.repo.clone()));
+            }
+            self.git.checkout(commit).map_err(CliError::input)?;
+            self.checked_out = Some(commit.clone());
+            stored.repo.clone()
+        };
         for (what, command) in [("build", &stored.build), ("install", &stored.install)] {
             if let Some(command) = command {
                 let invocation =
-                    Invocation::new(Program::Shell(command.clone())).with_cwd(&stored.repo);
+                    Invocation::new(Program::Shell(command.clone())).with_cwd(&directory);
                 let outcome = SystemExecutor
-                    .run(&invocation, cancel)
+                    .run(&invocation, self.cancel)
                     .map_err(|error| CliError::input(format!("{what} `{command}`: {error}")))?;
                 if outcome.status != Status::Exited(0) {
-                    *checked_out = None;
+                    self.checked_out = None;
                     eprintln!(
                         "verdict: {} {what} failed ({}); skipping it",
                         commit.short(),
                         outcome.status
                     );
-                    return Ok(Some(Event::Skip {
+                    return Ok(Err(Event::Skip {
                         commit: commit.clone(),
                         reason: format!("{what} `{command}`: {}", outcome.status),
                     }));
                 }
             }
         }
+        Ok(Ok(directory))
     }
-    let engine = crate::common::system_engine(store, cancel.clone());
-    let mut progress = Progress::new(&experiment.primary_metric().name);
-    let summary = match unfinished {
-        Some(run) => engine
-            .resume(run.id, &mut progress)
-            .map_err(CliError::input)?,
-        None => {
-            let mut experiment = experiment.clone();
-            experiment.sampling.iterations = runs as u32;
-            experiment.sampling.mode = SamplingMode::Fixed;
-            experiment.sampling.warmups = 0;
-            let options = StartOptions {
-                experiment_text: toml_note(&experiment, commit),
-                experiment,
-                seed: stored.seed,
-                kind: "bisect".to_string(),
-                command_line: std::env::args().collect(),
-                tool_version: tool_version(),
-            };
-            let mut options = options;
-            options.experiment.name = name;
-            let summary = engine
-                .start(&options, &mut progress)
-                .map_err(CliError::input)?;
-            store
-                .put_annotation(
-                    summary.run,
-                    "bisect",
-                    &serde_json::json!({ "bisect": id.0, "commit": commit.to_string() }),
-                )
-                .map_err(CliError::internal)?;
-            summary
+
+    /// The experiment as run at a commit prepared in `directory`: a
+    /// working directory inside the repository moves to the same place in
+    /// the commit's worktree.
+    fn experiment_in(&self, directory: &std::path::Path) -> Experiment {
+        let mut experiment = self.experiment.clone();
+        if self.stored.worktrees {
+            let relative = experiment
+                .workdir
+                .as_deref()
+                .and_then(|workdir| workdir.strip_prefix(&self.stored.repo).ok())
+                .map(std::path::Path::to_path_buf);
+            if let Some(relative) = relative {
+                experiment.workdir = Some(directory.join(relative));
+            }
         }
-    };
-    if summary.status == RunStatus::Interrupted {
-        return Err(CliError::Interrupted(format!(
-            "bisection {} interrupted; resume with: verdict bisect --resume {}",
-            id.0, id.0
-        )));
+        experiment
     }
-    let (values, samples) = run_values(store, summary.run, experiment)?;
-    if values.is_empty() {
-        let reason = samples
-            .iter()
-            .find_map(|sample| {
-                sample
-                    .failure
-                    .as_ref()
-                    .map(|failure| failure.reason.clone())
-            })
-            .unwrap_or_else(|| "no successful iteration".to_string());
-        return Ok(Some(Event::Skip {
+
+    /// Check out (or reuse the worktree of), build, install and run `runs`
+    /// iterations at `commit`. `None` when a stored partial measurement was
+    /// completed instead (its event is then recorded by the caller on the
+    /// next loop).
+    fn measure(&mut self, commit: &CommitId, runs: usize) -> Result<Option<Event>, CliError> {
+        let name = format!("bisect {} {}", self.id.0, commit.short());
+        let unfinished = match self.unfinished.take() {
+            Some((run_name, run)) if run_name == name => Some(run),
+            _ => None,
+        };
+        let directory = match self.prepare(commit)? {
+            Ok(directory) => directory,
+            Err(skip) => return Ok(Some(skip)),
+        };
+        let experiment = self.experiment_in(&directory);
+        let environment = self.environment.clone();
+        let capture = move || environment.clone();
+        let engine = verdict_engine::Engine {
+            executor: &SystemExecutor,
+            store: self.store,
+            cancel: self.cancel.clone(),
+            environment: &capture,
+        };
+        let mut progress = Progress::new(&experiment.primary_metric().name);
+        let summary = match unfinished {
+            Some(run) => engine.resume(run, &mut progress).map_err(CliError::input)?,
+            None => {
+                let mut experiment = experiment.clone();
+                experiment.sampling.iterations = runs as u32;
+                experiment.sampling.mode = SamplingMode::Fixed;
+                experiment.sampling.warmups = 0;
+                let mut options = StartOptions {
+                    experiment_text: toml_note(&experiment, commit),
+                    experiment,
+                    seed: self.stored.seed,
+                    kind: "bisect".to_string(),
+                    command_line: std::env::args().collect(),
+                    tool_version: tool_version(),
+                };
+                options.experiment.name = name;
+                let summary = engine
+                    .start(&options, &mut progress)
+                    .map_err(CliError::input)?;
+                self.store
+                    .put_annotation(
+                        summary.run,
+                        "bisect",
+                        &serde_json::json!({ "bisect": self.id.0, "commit": commit.to_string() }),
+                    )
+                    .map_err(CliError::internal)?;
+                summary
+            }
+        };
+        if summary.status == RunStatus::Interrupted {
+            return Err(CliError::Interrupted(format!(
+                "bisection {} interrupted; resume with: verdict bisect --resume {}",
+                self.id.0, self.id.0
+            )));
+        }
+        let (values, samples) = run_values(self.store, summary.run, self.experiment)?;
+        if values.is_empty() {
+            let reason = samples
+                .iter()
+                .find_map(|sample| {
+                    sample
+                        .failure
+                        .as_ref()
+                        .map(|failure| failure.reason.clone())
+                })
+                .unwrap_or_else(|| "no successful iteration".to_string());
+            return Ok(Some(Event::Skip {
+                commit: commit.clone(),
+                reason: format!("workload: {reason}"),
+            }));
+        }
+        Ok(Some(Event::Samples {
             commit: commit.clone(),
-            reason: format!("workload: {reason}"),
-        }));
+            values,
+        }))
     }
-    Ok(Some(Event::Samples {
-        commit: commit.clone(),
-        values,
-    }))
+
+    /// Removes the worktrees this session made (a resume makes them again).
+    fn remove_worktrees(&mut self) {
+        for (_, path) in self.worktrees.drain(..) {
+            if let Err(error) = self.git.remove_worktree(&path) {
+                eprintln!(
+                    "verdict: warning: could not remove worktree {}: {error}",
+                    path.display()
+                );
+            }
+        }
+        if self.stored.worktrees {
+            let _ = std::fs::remove_dir(&self.worktree_base);
+        }
+    }
+}
+
+/// The latest measurement run of bisection `id` that neither completed nor
+/// failed: a kill cut it off. O(runs), once per session.
+fn unfinished_run(
+    store: &SqliteStore,
+    id: BisectId,
+) -> Result<Option<(String, verdict_model::RunId)>, CliError> {
+    let prefix = format!("bisect {} ", id.0);
+    Ok(store
+        .list_runs()
+        .map_err(CliError::internal)?
+        .into_iter()
+        .rev()
+        .find(|run| {
+            run.kind == "bisect"
+                && run.name.starts_with(&prefix)
+                && run.status != RunStatus::Complete
+                && run.status != RunStatus::Failed
+        })
+        .map(|run| (run.name, run.id)))
 }
 
 /// The values of a measurement run (its successful iterations' primary
