@@ -104,7 +104,7 @@ impl Git {
     /// earlier, killed bisection is replaced.
     pub fn add_worktree(&self, commit: &CommitId, path: &Path) -> Result<()> {
         let path = path.to_string_lossy();
-        self.run(&["worktree", "prune"])?;
+        self.prune_worktrees()?;
         self.run(&[
             "worktree",
             "add",
@@ -121,6 +121,12 @@ impl Git {
     pub fn remove_worktree(&self, path: &Path) -> Result<()> {
         let path = path.to_string_lossy();
         self.run(&["worktree", "remove", "--force", path.as_ref()])?;
+        Ok(())
+    }
+
+    /// Forgets worktrees whose directories are gone.
+    pub fn prune_worktrees(&self) -> Result<()> {
+        self.run(&["worktree", "prune"])?;
         Ok(())
     }
 

@@ -146,6 +146,17 @@ fn assert_names_the_culprit(output: &std::process::Output, hashes: &[String]) ->
 
 #[test]
 fn bisect_finds_the_culprit_skips_a_broken_build_and_resumes_after_sigkill() {
+    kill_and_resume(&[]);
+}
+
+/// The same with `--worktrees`: the measurement cut off by the kill resumes
+/// in the same (rebuilt) worktree.
+#[test]
+fn a_worktree_bisection_resumes_after_sigkill() {
+    kill_and_resume(&["--worktrees"]);
+}
+
+fn kill_and_resume(extra: &[&str]) {
     let started = Instant::now();
     let directory = tempfile::tempdir().unwrap();
     let repo = directory.path().join("repo");
@@ -160,6 +171,7 @@ fn bisect_finds_the_culprit_skips_a_broken_build_and_resumes_after_sigkill() {
     let binary = assert_cmd::cargo::cargo_bin("verdict");
     let mut child = std::process::Command::new(&binary)
         .args(arguments)
+        .args(extra)
         .current_dir(directory.path())
         .env("VERDICT_DB", directory.path().join("v.db"))
         .stdout(Stdio::null())

@@ -307,12 +307,7 @@ fn drive(
         cancel: &cancel,
         checked_out: None,
         worktrees: Vec::new(),
-        worktree_base: std::env::temp_dir().join(format!(
-            "verdict-bisect-{}-{}-{}",
-            id.0,
-            std::process::id(),
-            now_ms()
-        )),
+        worktree_base: worktree_base(store, id),
         // Only the first measurement after a resume can have been cut off.
         unfinished: unfinished_run(store, id)?,
         environment,
@@ -412,10 +407,7 @@ struct Session<'a> {
     checked_out: Option<CommitId>,
     /// Commits with a built worktree (`--worktrees`), and where.
     worktrees: Vec<(CommitId, PathBuf)>,
-    /// Where this session's worktrees go: a directory of the system
-    /// temporary directory unique to the session (another bisection with
-    /// the same id in another database may run at the same time). A resume
-    /// builds its worktrees again.
+    /// Where the worktrees go (see `worktree_base`).
     worktree_base: PathBuf,
     /// The measurement run a kill cut off, if any (name, id).
     unfinished: Option<(String, verdict_model::RunId)>,
@@ -436,6 +428,12 @@ impl Session<'_> {
                 return Ok(Ok(path.clone()));
             }
             let path = self.worktree_base.join(commit.short());
+            if path.exists() {
+                // Left by a killed session: build it again from scratch (a
+                // build cut off half-way must not be trusted).
+                let _ = self.git.remove_worktree(&path);
+                let _ = std::fs::remove_dir_all(&path);
+            }
             self.git
                 .add_worktree(commit, &path)
                 .map_err(CliError::input)?;
@@ -572,7 +570,8 @@ impl Session<'_> {
         }))
     }
 
-    /// Removes the worktrees this session made (a resume makes them again).
+    /// Removes the worktrees this session made and any an earlier, killed
+    /// session left (a resume makes them again).
     fn remove_worktrees(&mut self) {
         for (_, path) in self.worktrees.drain(..) {
             if let Err(error) = self.git.remove_worktree(&path) {
@@ -582,10 +581,31 @@ impl Session<'_> {
                 );
             }
         }
-        if self.stored.worktrees {
-            let _ = std::fs::remove_dir(&self.worktree_base);
+        if self.stored.worktrees && self.worktree_base.exists() {
+            // Worktrees of an earlier, killed session that this one did not
+            // need again.
+            let _ = std::fs::remove_dir_all(&self.worktree_base);
+            let _ = self.git.prune_worktrees();
         }
     }
+}
+
+/// The directory of bisection `id`'s worktrees: in the system temporary
+/// directory, named after the bisection and its database (another database
+/// may hold a bisection with the same id), and the same on every resume, so
+/// a measurement cut off by a kill resumes in the same place (rebuilt).
+fn worktree_base(store: &SqliteStore, id: BisectId) -> PathBuf {
+    let database =
+        std::fs::canonicalize(store.path()).unwrap_or_else(|_| store.path().to_path_buf());
+    // FNV-1a: stable across builds, unlike std's hasher.
+    let hash = database
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, &byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        });
+    std::env::temp_dir().join(format!("verdict-bisect-{hash:016x}-{}", id.0))
 }
 
 /// The latest measurement run of bisection `id` that neither completed nor
