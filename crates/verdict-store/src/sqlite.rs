@@ -7,9 +7,12 @@
 //! the last few commits (not yet fsynced) but never corrupts the database.
 //! `synchronous = FULL` would fsync on every sample, which would dominate
 //! verdict's per-iteration overhead (it must stay below hyperfine's).
-//! Alongside `PATH` SQLite keeps `PATH-wal` and `PATH-shm`; verdict keeps
-//! them after it exits too (see `persist_wal`), but everything committed is
-//! in `PATH` once the last connection has closed.
+//! Alongside `PATH` SQLite keeps `PATH-wal` and `PATH-shm` while the database
+//! is open; they belong to the database. The last connection to close
+//! checkpoints and deletes them. (Keeping the WAL between runs was tried and
+//! measured: SQLite then re-reads the whole WAL at every open, the frames
+//! count as not yet checkpointed, and the file grows to the checkpoint
+//! limit; slower, not faster.)
 //!
 //! Must not know about experiments beyond storing them, nor read clocks.
 
@@ -39,6 +42,13 @@ const BUILTIN_COLUMNS: [(&str, i64, &str); 4] = [
     ("sys", 4, "sys_seconds"),
     ("maxrss", 8, "max_rss_kib"),
 ];
+
+/// Whether metric `name` is stored as a flag in `builtin_metrics`.
+fn is_flagged(name: &str, builtin_metrics: i64) -> bool {
+    BUILTIN_COLUMNS
+        .iter()
+        .any(|&(builtin, bit, _)| builtin == name && builtin_metrics & bit != 0)
+}
 
 /// The value a flagged built-in metric stands for.
 fn builtin_column_value(sample: &Sample, bit: i64) -> f64 {
@@ -673,7 +683,15 @@ impl Store for SqliteStore {
             }
         }
         let operation = format!("store {}", what());
-        self.write(&operation, |transaction| {
+        // With the cell already checked, no failure and every metric a
+        // flag, the body is one INSERT, atomic on its own: no BEGIN/COMMIT.
+        let one_statement = sample.failure.is_none()
+            && self.known_cells.borrow().get(&(run.0, cell_index)) == Some(cell)
+            && sample
+                .metrics
+                .keys()
+                .all(|name| is_flagged(name, builtin_metrics));
+        let body = |transaction: &Connection| {
             self.store_cell(transaction, run, cell_index, cell, &what())?;
             let inserted = transaction
                 .prepare_cached(
@@ -735,10 +753,7 @@ impl Store for SqliteStore {
                 )
                 .map_err(self.sql_error(&operation))?;
             for (name, value) in &sample.metrics {
-                let flagged = BUILTIN_COLUMNS
-                    .iter()
-                    .any(|&(builtin, bit, _)| builtin == name && builtin_metrics & bit != 0);
-                if flagged {
+                if is_flagged(name, builtin_metrics) {
                     continue;
                 }
                 insert_metric
@@ -746,7 +761,12 @@ impl Store for SqliteStore {
                     .map_err(self.sql_error(&operation))?;
             }
             Ok(())
-        })?;
+        };
+        if one_statement {
+            body(&self.connection)?;
+        } else {
+            self.write(&operation, body)?;
+        }
         // Only after the commit: a rolled-back transaction may have taken
         // the cell's rows with it.
         self.known_cells
@@ -1123,7 +1143,6 @@ fn prepare(connection: &Connection, path: &Path) -> Result<(), StoreError> {
     connection
         .pragma_update(None, "foreign_keys", "ON")
         .map_err(open_error)?;
-    persist_wal(connection);
     if version < LATEST_VERSION {
         migrate(connection, path)?;
     }
@@ -1186,28 +1205,6 @@ fn migrate(connection: &Connection, path: &Path) -> Result<(), StoreError> {
             .map_err(migrate_error(target))?;
     }
     transaction.commit().map_err(migrate_error(LATEST_VERSION))
-}
-
-/// Keeps `PATH-wal` (and `PATH-shm`) after the last connection closes
-/// instead of deleting it: the next run then overwrites the WAL file in place
-/// rather than creating it (with a directory fsync) and growing it page by
-/// page, which measured about 5% of verdict's whole per-iteration cost on
-/// `true` (35-40 us on this VM's ext4). Closing still checkpoints every
-/// frame into the database, so `PATH` alone is complete and can be copied
-/// by itself; the frames left in the WAL are page images already in it.
-/// Ignored where there is no WAL (an in-memory database).
-fn persist_wal(connection: &Connection) {
-    let mut on: std::os::raw::c_int = 1;
-    // SAFETY: the handle is this open connection's; SQLITE_FCNTL_PERSIST_WAL
-    // takes a pointer to an int that lives across the call.
-    unsafe {
-        ffi::sqlite3_file_control(
-            connection.handle(),
-            c"main".as_ptr(),
-            ffi::SQLITE_FCNTL_PERSIST_WAL,
-            (&mut on as *mut std::os::raw::c_int).cast(),
-        );
-    }
 }
 
 /// A lock conflict worth waiting out.
