@@ -1,40 +1,37 @@
-//! Starting a child with `posix_spawn` directly: argv without a shell, the
-//! inherited environment plus the invocation's variables, stdin from
-//! `/dev/null`, stdout and stderr into fresh pipes, its own process group,
-//! an empty signal mask and `SIGPIPE` back to its default (Rust ignores it
-//! in verdict; std's `Command` restores it the same way).
+//! Starting a child: argv without a shell, the inherited environment plus
+//! the invocation's variables, stdin from `/dev/null`, stdout and stderr
+//! into fresh pipes, its own process group, an empty signal mask and
+//! `SIGPIPE` back to its default (Rust ignores it in verdict; std's
+//! `Command` restores it the same way).
 //!
-//! Why not std's `Command`: it copies verdict's whole environment into a
-//! map and back into C strings on every spawn once any variable is set,
-//! and opens `/dev/null` each time. Here the inherited environment is
-//! converted once per process and `/dev/null` opened once, which is a
-//! measurable part of the per-iteration overhead on a command like `true`.
-//! The environment is snapshotted at the first spawn: verdict never changes
-//! its own environment after starting.
+//! How: `clone(CLONE_VM | CLONE_VFORK)` with a small child function, the
+//! way glibc's `posix_spawn` does it, minus its costs per spawn that a
+//! benchmark harness pays on every iteration: std's `Command` copies the
+//! whole environment into a map and back (here it is converted once per
+//! process), `/dev/null` is opened once, and glibc's child queries and
+//! resets all 64 signal dispositions with one system call each (here only
+//! the signals verdict has handlers for, found once, are reset). The
+//! child shares verdict's memory until it execs, with every signal
+//! blocked: it only makes system calls on data prepared beforehand, never
+//! allocates, and reports a failure through the argument block before
+//! `_exit(127)`. The environment is snapshotted at the first spawn (verdict
+//! never changes its own), and so are the signal handlers (verdict installs
+//! them at startup, before any run).
 //!
-//! A bare program name is looked up in verdict's `PATH` by `posix_spawnp`,
-//! or in the invocation's `PATH` when it sets one (as std does). Must not
-//! wait for, signal or read from the child: `system.rs` does that.
+//! A bare program name is looked up before the clone, in verdict's `PATH`
+//! or the invocation's when it sets one (as std does), every time: a setup
+//! step may install a program earlier in `PATH` between iterations. Must
+//! not wait for, signal or read from the child: `system.rs` does that.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::ptr;
 use std::sync::OnceLock;
 
 use crate::{Invocation, Program};
-
-/// `posix_spawn` and `posix_spawnp` share this signature.
-type SpawnFunction = unsafe extern "C" fn(
-    *mut libc::pid_t,
-    *const libc::c_char,
-    *const libc::posix_spawn_file_actions_t,
-    *const libc::posix_spawnattr_t,
-    *const *mut libc::c_char,
-    *const *mut libc::c_char,
-) -> libc::c_int;
 
 /// A started child: its pid and the read ends of its output pipes.
 #[derive(Debug)]
@@ -97,75 +94,117 @@ pub(crate) fn pipe(flags: libc::c_int) -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) })
 }
 
-/// Turns a `posix_spawn*` return code into a result.
-fn check(code: libc::c_int) -> io::Result<()> {
-    if code == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::from_raw_os_error(code))
-    }
-}
-
 /// The first executable regular file called `program` in `path`
 /// (`execvp`'s rule; an empty element means the current directory).
 fn search(program: &str, path: &OsStr) -> io::Result<CString> {
+    // One reused buffer and one access(2) per directory: this runs before
+    // every iteration's spawn.
+    let mut candidate = Vec::with_capacity(path.len() + program.len() + 2);
     for directory in path.as_bytes().split(|&byte| byte == b':') {
-        let directory = if directory.is_empty() {
-            Path::new(".")
+        candidate.clear();
+        candidate.extend_from_slice(if directory.is_empty() {
+            b"."
         } else {
-            Path::new(OsStr::from_bytes(directory))
+            directory
+        });
+        candidate.push(b'/');
+        candidate.extend_from_slice(program.as_bytes());
+        candidate.push(0);
+        let Ok(name) = std::ffi::CStr::from_bytes_with_nul(&candidate) else {
+            return Err(c_string(program).unwrap_err());
         };
-        let candidate = directory.join(program);
-        let Ok(metadata) = std::fs::metadata(&candidate) else {
+        // SAFETY: `name` is a valid NUL-terminated path.
+        if unsafe { libc::access(name.as_ptr(), libc::X_OK) } != 0 {
             continue;
-        };
-        let candidate = c_string(candidate.into_os_string().into_vec())?;
-        // SAFETY: `candidate` is a valid NUL-terminated path.
-        let executable = unsafe { libc::access(candidate.as_ptr(), libc::X_OK) } == 0;
-        if metadata.is_file() && executable {
-            return Ok(candidate);
+        }
+        let file = Path::new(OsStr::from_bytes(&candidate[..candidate.len() - 1]));
+        if std::fs::metadata(file).is_ok_and(|metadata| metadata.is_file()) {
+            return Ok(name.to_owned());
         }
     }
     Err(io::Error::from_raw_os_error(libc::ENOENT))
 }
 
-/// File actions and attributes, destroyed on every path out.
-struct SpawnSetup {
-    actions: libc::posix_spawn_file_actions_t,
-    attributes: libc::posix_spawnattr_t,
-}
-
-impl SpawnSetup {
-    fn new() -> io::Result<Box<SpawnSetup>> {
-        // SAFETY: zeroed storage is what the init functions expect to
-        // overwrite; both are destroyed in Drop only after a successful init
-        // (a failed init of either returns before the box is built).
-        unsafe {
-            let mut setup = Box::new(SpawnSetup {
-                actions: std::mem::zeroed(),
-                attributes: std::mem::zeroed(),
-            });
-            check(libc::posix_spawn_file_actions_init(&mut setup.actions))?;
-            let code = libc::posix_spawnattr_init(&mut setup.attributes);
-            if code != 0 {
-                libc::posix_spawn_file_actions_destroy(&mut setup.actions);
-                std::mem::forget(setup);
-                return Err(io::Error::from_raw_os_error(code));
+/// Signals verdict has a handler for (the child must reset them before it
+/// unblocks signals, or a signal arriving then would run verdict's handler
+/// in the child), plus `SIGPIPE`, which Rust ignores and children expect
+/// at its default. Found once, with one query per signal.
+fn signals_to_reset() -> &'static [libc::c_int] {
+    static SIGNALS: OnceLock<Vec<libc::c_int>> = OnceLock::new();
+    SIGNALS.get_or_init(|| {
+        let mut signals = vec![libc::SIGPIPE];
+        for signal in 1..libc::SIGRTMAX() {
+            // SAFETY: a query (null new action) into a zeroed sigaction.
+            let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
+            let queried = unsafe { libc::sigaction(signal, ptr::null(), &mut current) } == 0;
+            let handled =
+                current.sa_sigaction != libc::SIG_DFL && current.sa_sigaction != libc::SIG_IGN;
+            if queried && handled && signal != libc::SIGPIPE {
+                signals.push(signal);
             }
-            Ok(setup)
         }
+        signals
+    })
+}
+
+/// Everything the child needs, prepared by the parent: the child may only
+/// read it and write `error`.
+#[repr(C)]
+struct ChildPlan {
+    path: *const libc::c_char,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+    cwd: *const libc::c_char,
+    /// (from, to) descriptor pairs for stdin, stdout and stderr.
+    descriptors: [(libc::c_int, libc::c_int); 3],
+    signals: *const libc::c_int,
+    signal_count: usize,
+    empty_mask: libc::sigset_t,
+    /// errno of the step that failed; 0 when the exec succeeded.
+    error: libc::c_int,
+}
+
+/// The child, between clone and exec, on its own stack in verdict's
+/// memory with every signal blocked.
+extern "C" fn child_main(argument: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `argument` is the parent's live ChildPlan (the parent is
+    // suspended until this process execs or exits); every pointer in it is
+    // valid and only system calls are made.
+    unsafe {
+        let plan = &mut *argument.cast::<ChildPlan>();
+        let fail = |plan: &mut ChildPlan| -> ! {
+            plan.error = *libc::__errno_location();
+            libc::_exit(127)
+        };
+        if libc::setpgid(0, 0) != 0 {
+            fail(plan);
+        }
+        for (from, to) in plan.descriptors {
+            let moved = if from == to {
+                libc::fcntl(to, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(from, to)
+            };
+            if moved < 0 {
+                fail(plan);
+            }
+        }
+        if !plan.cwd.is_null() && libc::chdir(plan.cwd) != 0 {
+            fail(plan);
+        }
+        let mut default: libc::sigaction = std::mem::zeroed();
+        default.sa_sigaction = libc::SIG_DFL;
+        for index in 0..plan.signal_count {
+            libc::sigaction(*plan.signals.add(index), &default, ptr::null_mut());
+        }
+        libc::pthread_sigmask(libc::SIG_SETMASK, &plan.empty_mask, ptr::null_mut());
+        libc::execve(plan.path, plan.argv, plan.envp);
+        fail(plan)
     }
 }
 
-impl Drop for SpawnSetup {
-    fn drop(&mut self) {
-        // SAFETY: both were initialised in `new`.
-        unsafe {
-            libc::posix_spawn_file_actions_destroy(&mut self.actions);
-            libc::posix_spawnattr_destroy(&mut self.attributes);
-        }
-    }
-}
+/// Bytes of stack for the child (it makes a handful of calls).
+const CHILD_STACK: usize = 64 * 1024;
 
 /// Starts the invocation's program; see the module documentation.
 pub(crate) fn spawn(invocation: &Invocation) -> io::Result<Spawned> {
@@ -208,18 +247,28 @@ pub(crate) fn spawn(invocation: &Invocation) -> io::Result<Spawned> {
     envp.extend(added.iter().map(|entry| entry.as_ptr().cast_mut()));
     envp.push(ptr::null_mut());
 
-    // A bare name is looked up in the child's PATH: verdict's (by
-    // posix_spawnp) unless the invocation sets its own.
-    let bare = !program_name.as_bytes().contains(&b'/');
-    let own_path = invocation
-        .env
-        .iter()
-        .rev()
-        .find(|(name, _)| name == "PATH")
-        .map(|(_, value)| value.as_str());
-    let resolved = match (bare, own_path) {
-        (true, Some(path)) => Some(search(invocation.program.program_name(), OsStr::new(path))?),
-        _ => None,
+    // A bare name is looked up in the child's PATH: the invocation's, or
+    // verdict's (execvp's default when there is none).
+    let resolved;
+    let path = if program_name.as_bytes().contains(&b'/') {
+        program_name
+    } else {
+        let own_path = invocation
+            .env
+            .iter()
+            .rev()
+            .find(|(name, _)| name == "PATH")
+            .map(|(_, value)| OsStr::new(value.as_str()));
+        let inherited_path = inherited
+            .iter()
+            .find(|(name, _)| name == "PATH")
+            .and_then(|(_, entry)| entry.as_bytes().strip_prefix(b"PATH="))
+            .map(OsStr::from_bytes);
+        let search_path = own_path
+            .or(inherited_path)
+            .unwrap_or(OsStr::new("/bin:/usr/bin"));
+        resolved = search(invocation.program.program_name(), search_path)?;
+        &resolved
     };
     let cwd = match &invocation.cwd {
         Some(directory) => Some(c_string(directory.as_os_str().as_bytes())?),
@@ -229,61 +278,61 @@ pub(crate) fn spawn(invocation: &Invocation) -> io::Result<Spawned> {
     let null = dev_null()?;
     let (stdout_read, stdout_write) = pipe(libc::O_CLOEXEC)?;
     let (stderr_read, stderr_write) = pipe(libc::O_CLOEXEC)?;
-    let mut setup = SpawnSetup::new()?;
-    let mut pid: libc::pid_t = 0;
-    // SAFETY: every pointer handed over is valid until posix_spawn returns:
-    // the C strings and pointer arrays above outlive this block, `setup` is
-    // initialised, and the descriptors are open.
-    unsafe {
-        let actions = &mut setup.actions;
-        check(libc::posix_spawn_file_actions_adddup2(actions, null, 0))?;
-        check(libc::posix_spawn_file_actions_adddup2(
-            actions,
-            stdout_write.as_raw_fd(),
-            1,
-        ))?;
-        check(libc::posix_spawn_file_actions_adddup2(
-            actions,
-            stderr_write.as_raw_fd(),
-            2,
-        ))?;
-        if let Some(cwd) = &cwd {
-            check(libc::posix_spawn_file_actions_addchdir_np(
-                actions,
-                cwd.as_ptr(),
-            ))?;
-        }
-        let attributes = &mut setup.attributes;
-        let mut signals: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut signals);
-        check(libc::posix_spawnattr_setsigmask(attributes, &signals))?;
-        libc::sigaddset(&mut signals, libc::SIGPIPE);
-        check(libc::posix_spawnattr_setsigdefault(attributes, &signals))?;
-        check(libc::posix_spawnattr_setpgroup(attributes, 0))?;
-        let flags = libc::POSIX_SPAWN_SETPGROUP
-            | libc::POSIX_SPAWN_SETSIGMASK
-            | libc::POSIX_SPAWN_SETSIGDEF;
-        check(libc::posix_spawnattr_setflags(
-            attributes,
-            flags as libc::c_short,
-        ))?;
-
-        // posix_spawnp searches verdict's PATH; a resolved or slashed path
-        // is executed as it is.
-        let (start, program): (SpawnFunction, &CString) = match &resolved {
-            Some(path) => (libc::posix_spawn, path),
-            None if bare => (libc::posix_spawnp, program_name),
-            None => (libc::posix_spawn, program_name),
-        };
-        let code = start(
-            &mut pid,
-            program.as_ptr(),
-            &setup.actions,
-            &setup.attributes,
-            argv_pointers.as_ptr(),
-            envp.as_ptr(),
+    let signals = signals_to_reset();
+    // SAFETY: zeroed sigset_t storage initialised by sigemptyset.
+    let mut empty_mask: libc::sigset_t = unsafe { std::mem::zeroed() };
+    unsafe { libc::sigemptyset(&mut empty_mask) };
+    let mut plan = ChildPlan {
+        path: path.as_ptr(),
+        argv: argv_pointers.as_ptr().cast(),
+        envp: envp.as_ptr().cast(),
+        cwd: cwd.as_ref().map_or(ptr::null(), |cwd| cwd.as_ptr()),
+        descriptors: [
+            (null, 0),
+            (stdout_write.as_raw_fd(), 1),
+            (stderr_write.as_raw_fd(), 2),
+        ],
+        signals: signals.as_ptr(),
+        signal_count: signals.len(),
+        empty_mask,
+        error: 0,
+    };
+    // Uninitialised on purpose: a stack needs no zeroing.
+    let mut stack: Vec<u8> = Vec::with_capacity(CHILD_STACK);
+    // SAFETY: the stack grows down from its 16-byte aligned top, inside
+    // the allocation; signals are blocked around the clone so that no
+    // handler runs in the child before it resets them; the plan outlives
+    // the child's use of it (CLONE_VFORK suspends this thread until the
+    // child execs or exits).
+    let pid = unsafe {
+        let top = stack.as_mut_ptr().add(CHILD_STACK);
+        let top = top.sub(top as usize % 16);
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut previous: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut previous);
+        let pid = libc::clone(
+            child_main,
+            top.cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (&raw mut plan).cast(),
         );
-        check(code)?;
+        let clone_error = io::Error::last_os_error();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &previous, ptr::null_mut());
+        if pid < 0 {
+            return Err(clone_error);
+        }
+        pid
+    };
+    // SAFETY: the child is done with the plan (it exec'ed or exited).
+    let error = unsafe { ptr::read_volatile(&raw const plan.error) };
+    drop(stack);
+    if error != 0 {
+        // It exited with 127 before exec: reap it, report why.
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        return Err(io::Error::from_raw_os_error(error));
     }
     // The child has its copies; ours must close so end of file arrives when
     // the child (and whatever inherited them) exits.

@@ -444,3 +444,50 @@ fn the_invocation_environment_overrides_once_and_its_path_finds_the_program() {
         run(&Invocation::argv(["verdict-test-tool"]).with_env("PATH", "/nonexistent")).unwrap_err();
     assert!(matches!(error, ExecError::Spawn { .. }), "{error:?}");
 }
+
+/// The child starts with no signal blocked (verdict blocks them all around
+/// the clone), `SIGPIPE` at its default (Rust ignores it in verdict), and
+/// whatever verdict's own parent set to ignored still ignored, like std's
+/// `Command`.
+#[test]
+fn the_child_starts_with_an_empty_mask_and_sigpipe_at_its_default() {
+    let outcome = run(&Invocation::argv([
+        "grep",
+        "-E",
+        "^Sig(Blk|Ign):",
+        "/proc/self/status",
+    ]))
+    .unwrap();
+    assert_eq!(outcome.status, Status::Exited(0));
+    let text = String::from_utf8(outcome.stdout).unwrap();
+    let mask = |name: &str| {
+        let line = text
+            .lines()
+            .find(|line| line.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} missing: {text}"));
+        u64::from_str_radix(line.split_whitespace().nth(1).unwrap(), 16).unwrap()
+    };
+    assert_eq!(mask("SigBlk:"), 0, "{text}");
+    let sigpipe_bit = 1_u64 << (libc::SIGPIPE - 1);
+    assert_eq!(mask("SigIgn:") & sigpipe_bit, 0, "{text}");
+    // This test process's own ignored set, minus SIGPIPE, is inherited.
+    let own = std::fs::read_to_string("/proc/self/status").unwrap();
+    let own_ignored = own
+        .lines()
+        .find(|line| line.starts_with("SigIgn:"))
+        .map(|line| u64::from_str_radix(line.split_whitespace().nth(1).unwrap(), 16).unwrap())
+        .unwrap();
+    assert_eq!(mask("SigIgn:"), own_ignored & !sigpipe_bit, "{text}");
+}
+
+#[test]
+fn a_file_that_cannot_be_executed_is_a_spawn_error() {
+    let directory = tempfile::tempdir().unwrap();
+    let garbage = directory.path().join("not-a-program");
+    fs::write(&garbage, [0x7f_u8, b'E', b'L', b'F', 0, 1, 2, 3]).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&garbage, fs::Permissions::from_mode(0o755)).unwrap();
+    let error = run(&Invocation::argv([garbage.to_str().unwrap()])).unwrap_err();
+    assert!(matches!(error, ExecError::Spawn { .. }), "{error:?}");
+    assert!(error.to_string().contains("Exec format error"), "{error}");
+}
