@@ -54,10 +54,20 @@ pub fn config_sha256(text: &str) -> String {
 /// Captures the environment from the machine's files. Never fails; absent
 /// or unreadable facts are `None`.
 pub fn capture_environment(files: &dyn SystemFiles) -> Environment {
+    capture_environment_with(files, &|release| read_kernel_config(files, release))
+}
+
+/// Like `capture_environment`, with the kernel config from `config` (given
+/// the running kernel's release): a caller that captures the environment
+/// many times in one process reads and hashes the config once.
+pub fn capture_environment_with(
+    files: &dyn SystemFiles,
+    config: &dyn Fn(Option<&str>) -> Option<KernelConfig>,
+) -> Environment {
     let mut snapshot = Snapshot::read(files, CONFIGURATION_PATHS);
     snapshot.add(files, &["/proc/stat"]);
     let release = snapshot.value("/proc/sys/kernel/osrelease");
-    let config = read_kernel_config(files, release.as_deref());
+    let config = config(release.as_deref());
     environment_from(&snapshot, config.as_ref())
 }
 

@@ -93,9 +93,28 @@ pub(crate) fn format_time(milliseconds: i64) -> String {
     )
 }
 
-/// The machine's environment, as every run records it.
-fn capture_environment() -> verdict_model::Environment {
-    verdict_doctor::capture_environment(&verdict_doctor::RealFiles)
+/// The machine's environment, as every run records it (at its start and
+/// its end).
+pub(crate) fn capture_environment() -> verdict_model::Environment {
+    verdict_doctor::environment::capture_environment_with(
+        &verdict_doctor::RealFiles,
+        &kernel_config,
+    )
+}
+
+/// The running kernel's config, read (and decompressed) once per process:
+/// the kernel does not change under a running verdict, and a run records it
+/// three times (environment at start and end, the config itself).
+pub(crate) fn kernel_config(
+    release: Option<&str>,
+) -> Option<verdict_doctor::environment::KernelConfig> {
+    static CONFIG: std::sync::OnceLock<Option<verdict_doctor::environment::KernelConfig>> =
+        std::sync::OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            verdict_doctor::environment::read_kernel_config(&verdict_doctor::RealFiles, release)
+        })
+        .clone()
 }
 
 /// The engine on this machine: real processes, the given store, environment

@@ -297,7 +297,7 @@ fn drive(
         sequence += 1;
         bisection.apply(&event).map_err(CliError::internal)?;
     }
-    let environment = verdict_doctor::capture_environment(&verdict_doctor::RealFiles);
+    let environment = crate::common::capture_environment();
     let mut session = Session {
         store,
         id,

@@ -122,11 +122,8 @@ fn is_live_verdict(pid: u64) -> bool {
 /// Keep the running kernel's config with the run (for `compare
 /// --config-diff`), when it is readable; the environment holds its hash.
 pub(crate) fn attach_kernel_config(store: &dyn Store, run: RunId) {
-    let files = verdict_doctor::RealFiles;
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok();
-    if let Some(config) =
-        verdict_doctor::environment::read_kernel_config(&files, release.as_deref().map(str::trim))
-    {
+    if let Some(config) = crate::common::kernel_config(release.as_deref().map(str::trim)) {
         let value = serde_json::json!({ "source": config.source, "text": config.text });
         if let Err(error) = store.put_annotation(run, "kernel_config", &value) {
             eprintln!("verdict: warning: could not store the kernel config: {error}");
