@@ -9,7 +9,7 @@ pub(crate) const APPLICATION_ID: i64 = 0x7672_6474;
 
 /// Migration `n` (1-based) is `MIGRATIONS[n - 1]`; it takes a database at
 /// schema version `n - 1` to version `n`.
-pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3];
+pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4];
 
 /// The schema version this build writes.
 pub(crate) const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -139,6 +139,17 @@ CREATE TABLE bisect_events (
 /// their `sample_metrics` rows.
 const MIGRATION_3: &str = r#"
 ALTER TABLE samples ADD COLUMN builtin_metrics INTEGER NOT NULL DEFAULT 0;
+"#;
+
+/// Version 4: kernel configs stored once per distinct text, keyed by the
+/// SHA-256 every run's environment already records, instead of a 200+ KB
+/// `kernel_config` annotation per run. Older runs keep their annotation.
+const MIGRATION_4: &str = r#"
+CREATE TABLE kernel_configs (
+    sha256 TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    text   TEXT NOT NULL
+);
 "#;
 
 #[cfg(test)]

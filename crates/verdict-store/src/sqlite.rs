@@ -958,6 +958,36 @@ impl Store for SqliteStore {
         })
     }
 
+    fn put_kernel_config(&self, sha256: &str, source: &str, text: &str) -> Result<(), StoreError> {
+        let operation = format!("store kernel config {sha256}");
+        let exists = self
+            .connection
+            .prepare_cached("SELECT 1 FROM kernel_configs WHERE sha256 = ?1")
+            .and_then(|mut statement| statement.exists([sha256]))
+            .map_err(self.sql_error(&operation))?;
+        if exists {
+            return Ok(());
+        }
+        self.connection
+            .prepare_cached(
+                "INSERT OR IGNORE INTO kernel_configs (sha256, source, text) VALUES (?1, ?2, ?3)",
+            )
+            .and_then(|mut statement| statement.execute(params![sha256, source, text]))
+            .map_err(self.sql_error(&operation))?;
+        Ok(())
+    }
+
+    fn kernel_config(&self, sha256: &str) -> Result<Option<(String, String)>, StoreError> {
+        self.connection
+            .prepare_cached("SELECT source, text FROM kernel_configs WHERE sha256 = ?1")
+            .and_then(|mut statement| {
+                statement
+                    .query_row([sha256], |row| Ok((row.get(0)?, row.get(1)?)))
+                    .optional()
+            })
+            .map_err(self.sql_error(&format!("read kernel config {sha256}")))
+    }
+
     fn annotations(&self, run: RunId) -> Result<BTreeMap<String, Value>, StoreError> {
         self.run_exists(run)?;
         let operation = format!("read the annotations of run {run}");

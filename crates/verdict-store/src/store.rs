@@ -189,6 +189,12 @@ pub trait Store {
     fn put_annotation(&self, run: RunId, key: &str, value: &Value) -> Result<(), StoreError>;
     fn annotations(&self, run: RunId) -> Result<BTreeMap<String, Value>, StoreError>;
 
+    /// Keeps a kernel config under its SHA-256 (the one environments
+    /// record), once: a text already stored is not written again.
+    fn put_kernel_config(&self, sha256: &str, source: &str, text: &str) -> Result<(), StoreError>;
+    /// The kernel config stored under `sha256`: (source, text).
+    fn kernel_config(&self, sha256: &str) -> Result<Option<(String, String)>, StoreError>;
+
     /// Records a new bisection with status `running`.
     fn create_bisect(&self, bisect: &NewBisect) -> Result<BisectId, StoreError>;
     /// Stores one recorded fact of a bisection; a sequence already stored is

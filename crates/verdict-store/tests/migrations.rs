@@ -31,7 +31,7 @@ fn a_schema_v1_database_opens_and_migrates_with_its_data() {
 
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(user_version(&path), SqliteStore::schema_version());
-    assert_eq!(SqliteStore::schema_version(), 3);
+    assert_eq!(SqliteStore::schema_version(), 4);
 
     let runs = store.list_runs().unwrap();
     let summary: Vec<_> = runs
@@ -166,6 +166,41 @@ fn a_schema_v2_database_migrates_and_mixes_old_metric_rows_with_new_flags() {
 }
 
 #[test]
+fn a_schema_v3_database_migrates_and_stores_each_kernel_config_once() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("v3.db");
+    std::fs::copy(fixture("schema-v3.db"), &path).unwrap();
+    assert_eq!(user_version(&path), 3);
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(user_version(&path), SqliteStore::schema_version());
+    // The v3 sample with its wall flag reads back; the old annotation stays.
+    let samples = store.samples(RunId(2)).unwrap();
+    assert_eq!(samples[1].metrics["wall"], 0.002);
+    assert_eq!(
+        store.annotations(RunId(2)).unwrap()["kernel_config"]["text"],
+        json!("CONFIG_PREEMPT=y\n")
+    );
+    // Version 4: one row per distinct config, whatever the number of runs.
+    assert_eq!(store.kernel_config("abc").unwrap(), None);
+    store
+        .put_kernel_config("abc", "/proc/config.gz", "CONFIG_A=y\n")
+        .unwrap();
+    store
+        .put_kernel_config("abc", "/boot/config-x", "CONFIG_A=y\n")
+        .unwrap();
+    assert_eq!(
+        store.kernel_config("abc").unwrap(),
+        Some(("/proc/config.gz".to_string(), "CONFIG_A=y\n".to_string()))
+    );
+    let rows: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM kernel_configs", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(rows, 1);
+}
+
+#[test]
 fn a_newer_database_is_refused_untouched() {
     let directory = tempfile::tempdir().unwrap();
     let path = directory.path().join("future.db");
@@ -181,7 +216,7 @@ fn a_newer_database_is_refused_untouched() {
             error,
             StoreError::NewerSchema {
                 found: 9,
-                known: 3,
+                known: 4,
                 ..
             }
         ),
@@ -191,7 +226,7 @@ fn a_newer_database_is_refused_untouched() {
         error.to_string(),
         format!(
             "open database {}: it has schema version 9, newer than this verdict (knows up \
-             to 3); upgrade verdict",
+             to 4); upgrade verdict",
             path.display()
         )
     );

@@ -582,6 +582,14 @@ fn stored_config(store: &dyn Store, spec: &str) -> Result<(String, String), CliE
             )));
         }
     };
+    // Stored once per distinct config under the hash the run's environment
+    // records (schema v4); runs from before that carry it as an annotation.
+    let record = store.run(run).map_err(CliError::internal)?;
+    if let Some(sha256) = &record.environment_start.kernel_config_sha256
+        && let Some((source, text)) = store.kernel_config(sha256).map_err(CliError::internal)?
+    {
+        return Ok((format!("run {run} ({source})"), text));
+    }
     let annotations = store.annotations(run).map_err(CliError::internal)?;
     let config = annotations.get("kernel_config").ok_or_else(|| {
         CliError::input(format!(

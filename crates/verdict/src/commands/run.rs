@@ -101,7 +101,7 @@ pub(crate) fn start(
     let summary = engine
         .start(options, &mut progress)
         .map_err(CliError::input)?;
-    attach_kernel_config(engine.store, summary.run);
+    store_kernel_config(engine.store);
     if let Some(doctor) = doctor {
         engine
             .store
@@ -119,13 +119,14 @@ fn is_live_verdict(pid: u64) -> bool {
             .is_ok_and(|name| name.trim() == "verdict")
 }
 
-/// Keep the running kernel's config with the run (for `compare
-/// --config-diff`), when it is readable; the environment holds its hash.
-pub(crate) fn attach_kernel_config(store: &dyn Store, run: RunId) {
+/// Keep the running kernel's config (for `compare --config-diff`), when it
+/// is readable: once per distinct config in the database, under the
+/// SHA-256 the run's environment records.
+pub(crate) fn store_kernel_config(store: &dyn Store) {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok();
     if let Some(config) = crate::common::kernel_config(release.as_deref().map(str::trim)) {
-        let value = serde_json::json!({ "source": config.source, "text": config.text });
-        if let Err(error) = store.put_annotation(run, "kernel_config", &value) {
+        let sha256 = verdict_doctor::environment::config_sha256(&config.text);
+        if let Err(error) = store.put_kernel_config(&sha256, &config.source, &config.text) {
             eprintln!("verdict: warning: could not store the kernel config: {error}");
         }
     }
