@@ -1,7 +1,7 @@
 //! `SystemExecutor`: starts a real process and measures it.
 //!
 //! One run, all in the calling thread: spawn the child without a shell
-//! (`posix_spawn`, see `spawn.rs`) in its own process group with stdin from
+//! (`clone` with `CLONE_VFORK`, see `spawn.rs`) in its own process group with stdin from
 //! `/dev/null`; then block in `poll` on the child's stdout and
 //! stderr pipes, a pidfd that becomes readable when the child exits, and the
 //! [`Cancel`] token's eventfd, with the poll timeout set to the invocation's
