@@ -128,7 +128,8 @@ fn search(program: &str, path: &OsStr) -> io::Result<CString> {
 /// Signals verdict has a handler for (the child must reset them before it
 /// unblocks signals, or a signal arriving then would run verdict's handler
 /// in the child), plus `SIGPIPE`, which Rust ignores and children expect
-/// at its default. Found once, with one query per signal.
+/// at its default. Found once, with one query per signal, at the first
+/// spawn; `LATE_HANDLED` covers the handlers verdict installs later.
 fn signals_to_reset() -> &'static [libc::c_int] {
     static SIGNALS: OnceLock<Vec<libc::c_int>> = OnceLock::new();
     SIGNALS.get_or_init(|| {
@@ -146,6 +147,10 @@ fn signals_to_reset() -> &'static [libc::c_int] {
         signals
     })
 }
+
+/// Signals a handler may be installed for after the first spawn (the
+/// Ctrl-C handler covers these three), so the child checks them itself.
+const LATE_HANDLED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// Everything the child needs, prepared by the parent: the child may only
 /// read it and write `error`.
@@ -196,6 +201,18 @@ extern "C" fn child_main(argument: *mut libc::c_void) -> libc::c_int {
         default.sa_sigaction = libc::SIG_DFL;
         for index in 0..plan.signal_count {
             libc::sigaction(*plan.signals.add(index), &default, ptr::null_mut());
+        }
+        // Handlers installed after the set above was taken (verdict's
+        // Ctrl-C handler may come after a first git command): checked here,
+        // an ignored one stays ignored.
+        for signal in LATE_HANDLED {
+            let mut current: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signal, ptr::null(), &mut current) == 0
+                && current.sa_sigaction != libc::SIG_DFL
+                && current.sa_sigaction != libc::SIG_IGN
+            {
+                libc::sigaction(signal, &default, ptr::null_mut());
+            }
         }
         libc::pthread_sigmask(libc::SIG_SETMASK, &plan.empty_mask, ptr::null_mut());
         libc::execve(plan.path, plan.argv, plan.envp);
