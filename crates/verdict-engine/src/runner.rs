@@ -454,7 +454,7 @@ impl LoopContext<'_, '_> {
 
     fn workload_invocation(&self, cell: &Cell) -> Invocation {
         let program = to_program(&self.experiment.command_for(cell));
-        let mut invocation = Invocation::new(program);
+        let mut invocation = Invocation::new(program).repeated();
         for (name, value) in &self.experiment.env {
             invocation.env.push((name.clone(), value.clone()));
         }

@@ -76,6 +76,11 @@ pub struct Invocation {
     pub timeout: Option<Duration>,
     /// Bytes kept per stream; the tail is kept.
     pub output_limit: usize,
+    /// The measured workload, run again and again: where its program was
+    /// found in `PATH` may be remembered until anything else (a setup, a
+    /// teardown, a build) is started, which forgets every remembered
+    /// lookup. Everything else is looked up afresh each time.
+    pub repeated: bool,
 }
 
 impl Invocation {
@@ -88,6 +93,7 @@ impl Invocation {
             cwd: None,
             timeout: None,
             output_limit: DEFAULT_OUTPUT_LIMIT,
+            repeated: false,
         }
     }
 
@@ -120,6 +126,12 @@ impl Invocation {
     /// Sets the timeout.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Marks the invocation as the repeated workload (see `repeated`).
+    pub fn repeated(mut self) -> Self {
+        self.repeated = true;
         self
     }
 

@@ -125,6 +125,54 @@ fn search(program: &str, path: &OsStr) -> io::Result<CString> {
     Err(io::Error::from_raw_os_error(libc::ENOENT))
 }
 
+/// Where repeated workloads' programs were found in `PATH` (program, `PATH`,
+/// file), kept while only repeated workloads run: starting anything else
+/// (a level's setup, a build, a git command) empties it, so a program that
+/// a setup installs earlier in `PATH` is found. A remembered file is still
+/// checked with one access(2). Saves one failed lookup per `PATH` directory
+/// before each iteration.
+static RESOLVED: std::sync::Mutex<Vec<(String, OsString, CString)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The programs `RESOLVED` holds at most (the commands of `verdict ab`).
+const RESOLVED_CAPACITY: usize = 16;
+
+/// `search`, remembered for repeated workloads; any other start forgets.
+fn resolve(program: &str, path: &OsStr, repeated: bool) -> io::Result<CString> {
+    let mut resolved = RESOLVED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !repeated {
+        resolved.clear();
+        return search(program, path);
+    }
+    let hit = resolved
+        .iter()
+        .find(|(name, searched, _)| name == program && searched == path)
+        .map(|(_, _, file)| file.clone());
+    if let Some(file) = hit {
+        // SAFETY: `file` is a valid NUL-terminated path.
+        if unsafe { libc::access(file.as_ptr(), libc::X_OK) } == 0 {
+            return Ok(file);
+        }
+        resolved.clear();
+    }
+    let file = search(program, path)?;
+    if resolved.len() < RESOLVED_CAPACITY {
+        resolved.push((program.to_owned(), path.to_owned(), file.clone()));
+    }
+    Ok(file)
+}
+
+/// Forgets remembered lookups (something other than a repeated workload is
+/// being started).
+fn forget_lookups() {
+    RESOLVED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clear();
+}
+
 /// Signals verdict has a handler for (the child must reset them before it
 /// unblocks signals, or a signal arriving then would run verdict's handler
 /// in the child), plus `SIGPIPE`, which Rust ignores and children expect
@@ -268,6 +316,9 @@ pub(crate) fn spawn(invocation: &Invocation) -> io::Result<Spawned> {
     // verdict's (execvp's default when there is none).
     let resolved;
     let path = if program_name.as_bytes().contains(&b'/') {
+        if !invocation.repeated {
+            forget_lookups();
+        }
         program_name
     } else {
         let own_path = invocation
@@ -284,7 +335,11 @@ pub(crate) fn spawn(invocation: &Invocation) -> io::Result<Spawned> {
         let search_path = own_path
             .or(inherited_path)
             .unwrap_or(OsStr::new("/bin:/usr/bin"));
-        resolved = search(invocation.program.program_name(), search_path)?;
+        resolved = resolve(
+            invocation.program.program_name(),
+            search_path,
+            invocation.repeated,
+        )?;
         &resolved
     };
     let cwd = match &invocation.cwd {

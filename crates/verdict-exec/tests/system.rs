@@ -491,3 +491,41 @@ fn a_file_that_cannot_be_executed_is_a_spawn_error() {
     assert!(matches!(error, ExecError::Spawn { .. }), "{error:?}");
     assert!(error.to_string().contains("Exec format error"), "{error}");
 }
+
+/// A repeated workload's PATH lookup is remembered only until something
+/// else starts: a program that a "setup" installs earlier in PATH is then
+/// the one that runs.
+#[test]
+fn a_program_installed_earlier_in_path_by_a_setup_is_found() {
+    use std::os::unix::fs::PermissionsExt;
+    let directory = tempfile::tempdir().unwrap();
+    let (early, late) = (
+        directory.path().join("early"),
+        directory.path().join("late"),
+    );
+    fs::create_dir_all(&early).unwrap();
+    fs::create_dir_all(&late).unwrap();
+    let write_tool = |dir: &std::path::Path, word: &str| {
+        let tool = dir.join("verdict-path-tool");
+        fs::write(&tool, format!("#!/bin/sh\necho {word}\n")).unwrap();
+        fs::set_permissions(&tool, fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    write_tool(&late, "late");
+    let path = format!("{}:{}:/usr/bin:/bin", early.display(), late.display());
+    let workload = Invocation::argv(["verdict-path-tool"])
+        .with_env("PATH", path.clone())
+        .repeated();
+    let said = |outcome: Outcome| String::from_utf8(outcome.stdout).unwrap();
+    assert_eq!(said(run(&workload).unwrap()), "late\n");
+    assert_eq!(said(run(&workload).unwrap()), "late\n");
+    // A setup installs the tool earlier in PATH, then the workload runs.
+    let setup = Invocation::shell(format!(
+        "printf '#!/bin/sh\\necho early\\n' > '{0}/verdict-path-tool' && chmod +x '{0}/verdict-path-tool'",
+        early.display()
+    ));
+    assert_eq!(run(&setup).unwrap().status, Status::Exited(0));
+    assert_eq!(said(run(&workload).unwrap()), "early\n");
+    // Removed again: the remembered file is gone, the lookup starts over.
+    fs::remove_file(early.join("verdict-path-tool")).unwrap();
+    assert_eq!(said(run(&workload).unwrap()), "late\n");
+}
