@@ -676,3 +676,34 @@ fn the_database_file_alone_is_complete_after_close() {
     .unwrap();
     assert_eq!(open(copy.path()).samples(run).unwrap().len(), 50);
 }
+
+/// New databases use 2 KiB pages (each sample writes one page to the WAL);
+/// a database made with another page size keeps it and works as before.
+#[test]
+fn new_databases_use_small_pages_and_old_ones_keep_theirs() {
+    let directory = tempfile::tempdir().unwrap();
+    drop(open(directory.path()));
+    let page_size = |path: &Path| -> i64 {
+        rusqlite::Connection::open(path)
+            .unwrap()
+            .pragma_query_value(None, "page_size", |row| row.get(0))
+            .unwrap()
+    };
+    assert_eq!(page_size(&directory.path().join("verdict.db")), 2048);
+
+    let old = tempfile::tempdir().unwrap();
+    let path = old.path().join("verdict.db");
+    {
+        let connection = rusqlite::Connection::open(&path).unwrap();
+        connection.pragma_update(None, "page_size", 4096).unwrap();
+        connection.execute_batch("VACUUM").unwrap();
+    }
+    let store = open(old.path());
+    let run = store.create_run(&new_run("old pages")).unwrap();
+    store
+        .append_sample(run, &sample(0, 0, 1.0), &cell(&[("mode", "a")]))
+        .unwrap();
+    assert_eq!(store.samples(run).unwrap().len(), 1);
+    drop(store);
+    assert_eq!(page_size(&path), 4096);
+}
