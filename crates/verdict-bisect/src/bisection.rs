@@ -939,13 +939,7 @@ impl Bisection {
             }
         });
         if let (Some(direction), Some(shift)) = (direction, shift) {
-            self.comparison = Some(EndpointComparison {
-                direction,
-                shift,
-                good_runs,
-                bad_runs,
-            });
-            self.settled_at = self.clock;
+            self.settle(direction, shift, good_runs, bad_runs);
         } else if self.endpoint_looks_done == self.endpoint_looks.len() {
             self.abort = Some(AbortReason::EndpointsIndistinguishable {
                 shift: blocked_shift(&block_differences(good, bad, block), 0.95),
@@ -953,6 +947,17 @@ impl Bisection {
                 bad_runs,
             });
         }
+    }
+
+    /// The endpoints are told apart: the search phase starts now.
+    fn settle(&mut self, direction: Direction, shift: Shift, good_runs: usize, bad_runs: usize) {
+        self.comparison = Some(EndpointComparison {
+            direction,
+            shift,
+            good_runs,
+            bad_runs,
+        });
+        self.settled_at = self.clock;
     }
 
     /// Fixed-runs mode: the direction is the sign of the median change;
@@ -973,15 +978,7 @@ impl Bisection {
             None
         };
         match (direction, shift) {
-            (Some(direction), Some(shift)) => {
-                self.comparison = Some(EndpointComparison {
-                    direction,
-                    shift,
-                    good_runs,
-                    bad_runs,
-                });
-                self.settled_at = self.clock;
-            }
+            (Some(direction), Some(shift)) => self.settle(direction, shift, good_runs, bad_runs),
             _ => {
                 self.abort = Some(AbortReason::EndpointsIndistinguishable {
                     shift,

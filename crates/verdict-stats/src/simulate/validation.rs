@@ -844,28 +844,19 @@ fn findings_section(
         );
     }
     let bound = wald_bound(ALPHA, 0.9);
-    let calibrated: Vec<String> = targets
-        .calibrated
-        .iter()
-        .map(|(label, ratio, power)| {
-            format!(
-                "{label}: {} at power {}",
-                ratio.map_or("n/a".to_string(), |ratio| format!("{ratio:.2}")),
-                rate(*power)
-            )
-        })
-        .collect();
-    let planned: Vec<String> = targets
-        .planned
-        .iter()
-        .map(|(label, ratio, power)| {
-            format!(
-                "{label}: {} at power {}",
-                ratio.map_or("n/a".to_string(), |ratio| format!("{ratio:.2}")),
-                rate(*power)
-            )
-        })
-        .collect();
+    let ratios_at_power = |rows: &[(String, Option<f64>, f64)]| -> Vec<String> {
+        rows.iter()
+            .map(|(label, ratio, power)| {
+                format!(
+                    "{label}: {} at power {}",
+                    ratio.map_or("n/a".to_string(), |ratio| format!("{ratio:.2}")),
+                    rate(*power)
+                )
+            })
+            .collect()
+    };
+    let calibrated = ratios_at_power(&targets.calibrated);
+    let planned = ratios_at_power(&targets.planned);
     let _ = writeln!(
         out,
         "- **Runs saved.** With the cap the library plans for power 0.9 (`cap_for_power`), the\n  \

@@ -286,16 +286,9 @@ fn drive(
     .map_err(CliError::internal)?;
     // A kill between a measurement's end and its event: the run is
     // complete in the store but its values are not in the bisection yet.
-    if let Some(event) = orphan_measurement(store, id, stored, experiment, &bisection)? {
-        store
-            .append_bisect_event(
-                id,
-                sequence,
-                &serde_json::to_value(&event).map_err(CliError::internal)?,
-            )
-            .map_err(CliError::internal)?;
-        sequence += 1;
-        bisection.apply(&event).map_err(CliError::internal)?;
+    let runs = bisection_runs(store, id)?;
+    if let Some(event) = orphan_measurement(store, id, stored, experiment, &bisection, &runs)? {
+        record_event(store, id, &mut sequence, &mut bisection, &event)?;
     }
     let environment = crate::common::capture_environment();
     let mut session = Session {
@@ -309,15 +302,12 @@ fn drive(
         worktrees: Vec::new(),
         worktree_base: worktree_base(store, id),
         // Only the first measurement after a resume can have been cut off.
-        unfinished: unfinished_run(store, id)?,
+        unfinished: unfinished_run(&runs),
         environment,
     };
     let result = loop {
         if cancel.is_cancelled() {
-            break Err(CliError::Interrupted(format!(
-                "bisection {} interrupted; resume with: verdict bisect --resume {}",
-                id.0, id.0
-            )));
+            break Err(interrupted(id));
         }
         match bisection.next_action() {
             Action::Measure { commit, runs } => {
@@ -326,15 +316,7 @@ fn drive(
                     Ok(None) => continue,
                     Err(error) => break Err(error),
                 };
-                store
-                    .append_bisect_event(
-                        id,
-                        sequence,
-                        &serde_json::to_value(&event).map_err(CliError::internal)?,
-                    )
-                    .map_err(CliError::internal)?;
-                sequence += 1;
-                bisection.apply(&event).map_err(CliError::internal)?;
+                record_event(store, id, &mut sequence, &mut bisection, &event)?;
             }
             Action::Done(outcome) => {
                 let subject = |commit: &CommitId| git.subject(commit).unwrap_or_default();
@@ -503,7 +485,7 @@ impl Session<'_> {
             Ok(directory) => directory,
             Err(skip) => return Ok(Some(skip)),
         };
-        let experiment = self.experiment_in(&directory);
+        let mut experiment = self.experiment_in(&directory);
         let environment = self.environment.clone();
         let capture = move || environment.clone();
         let engine = verdict_engine::Engine {
@@ -516,7 +498,6 @@ impl Session<'_> {
         let summary = match unfinished {
             Some(run) => engine.resume(run, &mut progress).map_err(CliError::input)?,
             None => {
-                let mut experiment = experiment.clone();
                 experiment.sampling.iterations = runs as u32;
                 experiment.sampling.mode = SamplingMode::Fixed;
                 experiment.sampling.warmups = 0;
@@ -543,10 +524,7 @@ impl Session<'_> {
             }
         };
         if summary.status == RunStatus::Interrupted {
-            return Err(CliError::Interrupted(format!(
-                "bisection {} interrupted; resume with: verdict bisect --resume {}",
-                self.id.0, self.id.0
-            )));
+            return Err(interrupted(self.id));
         }
         let (values, samples) = run_values(self.store, summary.run, self.experiment)?;
         if values.is_empty() {
@@ -608,25 +586,54 @@ fn worktree_base(store: &SqliteStore, id: BisectId) -> PathBuf {
     std::env::temp_dir().join(format!("verdict-bisect-{hash:016x}-{}", id.0))
 }
 
-/// The latest measurement run of bisection `id` that neither completed nor
-/// failed: a kill cut it off. O(runs), once per session.
-fn unfinished_run(
+/// Stores `event` as the bisection's next event and applies it.
+fn record_event(
     store: &SqliteStore,
     id: BisectId,
-) -> Result<Option<(String, verdict_model::RunId)>, CliError> {
+    sequence: &mut u32,
+    bisection: &mut Bisection,
+    event: &Event,
+) -> Result<(), CliError> {
+    store
+        .append_bisect_event(
+            id,
+            *sequence,
+            &serde_json::to_value(event).map_err(CliError::internal)?,
+        )
+        .map_err(CliError::internal)?;
+    *sequence += 1;
+    bisection.apply(event).map_err(CliError::internal)
+}
+
+fn interrupted(id: BisectId) -> CliError {
+    CliError::Interrupted(format!(
+        "bisection {} interrupted; resume with: verdict bisect --resume {}",
+        id.0, id.0
+    ))
+}
+
+/// The measurement runs of bisection `id`, oldest first. O(runs), once per
+/// session.
+fn bisection_runs(
+    store: &SqliteStore,
+    id: BisectId,
+) -> Result<Vec<verdict_store::RunSummary>, CliError> {
     let prefix = format!("bisect {} ", id.0);
     Ok(store
         .list_runs()
         .map_err(CliError::internal)?
         .into_iter()
+        .filter(|run| run.kind == "bisect" && run.name.starts_with(&prefix))
+        .collect())
+}
+
+/// The latest of `runs` that neither completed nor failed: a kill cut it
+/// off (name, id).
+fn unfinished_run(runs: &[verdict_store::RunSummary]) -> Option<(String, verdict_model::RunId)> {
+    runs.iter()
         .rev()
-        .find(|run| {
-            run.kind == "bisect"
-                && run.name.starts_with(&prefix)
-                && run.status != RunStatus::Complete
-                && run.status != RunStatus::Failed
-        })
-        .map(|run| (run.name, run.id)))
+        .find(|run| run.status != RunStatus::Complete && run.status != RunStatus::Failed)
+        .map(|run| (run.name.clone(), run.id))
 }
 
 /// The values of a measurement run (its successful iterations' primary
@@ -656,21 +663,12 @@ fn orphan_measurement(
     stored: &Stored,
     experiment: &Experiment,
     bisection: &Bisection,
+    runs: &[verdict_store::RunSummary],
 ) -> Result<Option<Event>, CliError> {
     let prefix = format!("bisect {} ", id.0);
-    let runs: Vec<_> = store
-        .list_runs()
-        .map_err(CliError::internal)?
-        .into_iter()
-        .filter(|run| {
-            run.kind == "bisect"
-                && run.name.starts_with(&prefix)
-                && run.status == RunStatus::Complete
-        })
-        .collect();
     let mut stored_values = 0;
     let mut last = None;
-    for run in &runs {
+    for run in runs.iter().filter(|run| run.status == RunStatus::Complete) {
         let (values, _) = run_values(store, run.id, experiment)?;
         stored_values += values.len();
         last = Some((run, values));
