@@ -119,7 +119,7 @@ bisect() {
         named=$(git -C "$repo" log --format=%s -1 "$found" | sed 's/commit //')
     fi
     printf '%-10s %5s %6s %8s %9s %8.1f\n' "$mode" "$trial" "$correct" "${runs:-?}" \
-        "$named" "$(echo "$end - $start" | bc)"
+        "$named" "$(awk -v start="$start" -v end="$end" 'BEGIN { print end - start }')"
 }
 
 results=$WORK/results.txt

@@ -19,25 +19,27 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 now() { date +%s.%N; }
+# Arithmetic with awk (bc is not on every machine).
+calc() { awk "BEGIN { printf \"%.9f\", $1 }"; }
 ratios=()
 printf '%-6s %18s %18s %8s\n' round "verdict us/iter" "hyperfine us/iter" ratio
 run_verdict() {
   local start; start=$(now)
   "$verdict" ab --db "$work/v.db" -n "$iterations" true >/dev/null 2>&1
-  verdict_seconds=$(echo "$(now) - $start" | bc -l)
+  verdict_seconds=$(calc "$(now) - $start")
 }
 run_hyperfine() {
   local start; start=$(now)
   hyperfine -N -r "$iterations" --style none true >/dev/null 2>&1
-  hyperfine_seconds=$(echo "$(now) - $start" | bc -l)
+  hyperfine_seconds=$(calc "$(now) - $start")
 }
 for round in $(seq 1 "$rounds"); do
   # ABBA: odd rounds run verdict first, even rounds hyperfine first, so
   # neither tool always follows the other.
   if (( round % 2 )); then run_verdict; run_hyperfine; else run_hyperfine; run_verdict; fi
-  v=$(echo "$verdict_seconds * 1000000 / $iterations" | bc -l)
-  h=$(echo "$hyperfine_seconds * 1000000 / $iterations" | bc -l)
-  r=$(echo "$v / $h" | bc -l)
+  v=$(calc "$verdict_seconds * 1000000 / $iterations")
+  h=$(calc "$hyperfine_seconds * 1000000 / $iterations")
+  r=$(calc "$v / $h")
   ratios+=("$r")
   printf '%-6s %18.0f %18.0f %8.3f\n' "$round" "$v" "$h" "$r"
 done
