@@ -64,6 +64,8 @@ fn samples_for(experiment: &Experiment, medians: &[f64], cv: f64, count: usize) 
                 timed_out: false,
                 metrics,
                 failure: None,
+                missing: BTreeMap::new(),
+                leftovers: Vec::new(),
             });
             sequence += 1;
         }
