@@ -2,6 +2,10 @@
 //! the experiment's metric declarations to a `Sample`. A non-success exit, a
 //! timeout or a metric that cannot be read makes a failed sample with the
 //! reason and the tail of the output; it is recorded and shown, never data.
+//! A metric the tool reports it could not measure (perf's `<not
+//! supported>`) is a missing value of that metric only, recorded with the
+//! sample; the iteration and its other metrics count. Processes the
+//! workload left behind are recorded with the sample.
 //! Reads a metric file (stress-ng --yaml) when a metric names one; starts no
 //! process.
 
@@ -33,6 +37,7 @@ pub fn record(
     workdir: Option<&Path>,
 ) -> Sample {
     let mut metrics = BTreeMap::new();
+    let mut missing = BTreeMap::new();
     let mut failure = None;
     let success = match outcome.status {
         Status::Exited(code) => experiment.success_codes.contains(&code),
@@ -82,7 +87,7 @@ pub fn record(
                             )
                             .map_err(|_| first)
                         })
-                        .map_err(|error| error.to_string())
+                        .map_err(Unread::from)
                 }
                 Stream::Stdout => verdict_parse::extract_from(
                     extractor,
@@ -90,14 +95,14 @@ pub fn record(
                     &outcome.stdout,
                     &outcome.stderr,
                 )
-                .map_err(|error| error.to_string()),
+                .map_err(Unread::from),
                 Stream::Stderr => verdict_parse::extract_from(
                     extractor,
                     verdict_parse::Stream::Stderr,
                     &outcome.stdout,
                     &outcome.stderr,
                 )
-                .map_err(|error| error.to_string()),
+                .map_err(Unread::from),
                 Stream::File(template) => {
                     let name = substitute_placeholders(template, &cell.levels);
                     let path = match workdir {
@@ -107,8 +112,11 @@ pub fn record(
                     match std::fs::read(&path) {
                         Ok(bytes) => extractor
                             .extract_text(&String::from_utf8_lossy(&bytes))
-                            .map_err(|error| error.to_string()),
-                        Err(error) => Err(format!("read metric file {}: {error}", path.display())),
+                            .map_err(Unread::from),
+                        Err(error) => Err(Unread::Broken(format!(
+                            "read metric file {}: {error}",
+                            path.display()
+                        ))),
                     }
                 }
             },
@@ -118,13 +126,16 @@ pub fn record(
             Ok(value) if value.is_finite() => {
                 metrics.insert(metric.name.clone(), value);
             }
+            Err(Unread::Missing(message)) => {
+                missing.insert(metric.name.clone(), message);
+            }
             Ok(value) => {
                 failure.get_or_insert_with(|| Failure {
                     reason: format!("metric `{}` is {value}, not a finite number", metric.name),
                     output_tail: outcome.output_tail(FAILURE_TAIL_BYTES),
                 });
             }
-            Err(message) => {
+            Err(Unread::Broken(message)) => {
                 failure.get_or_insert_with(|| Failure {
                     reason: format!("metric `{}`: {message}", metric.name),
                     output_tail: outcome.output_tail(FAILURE_TAIL_BYTES),
@@ -151,7 +162,33 @@ pub fn record(
         signal,
         timed_out: matches!(outcome.status, Status::TimedOut),
         metrics,
+        // A failed iteration is no data at all: nothing is "missing" from it.
+        missing: if failure.is_some() {
+            BTreeMap::new()
+        } else {
+            missing
+        },
         failure,
+        leftovers: outcome.leftovers.clone(),
+    }
+}
+
+/// Why a metric has no value in an iteration.
+enum Unread {
+    /// The tool ran and said it could not measure it (perf's `<not
+    /// supported>`): a missing value of that metric; the iteration counts.
+    Missing(String),
+    /// The output is not what the experiment expects: the iteration fails.
+    Broken(String),
+}
+
+impl From<verdict_parse::ParseError> for Unread {
+    fn from(error: verdict_parse::ParseError) -> Self {
+        if error.is_missing_value() {
+            Unread::Missing(error.to_string())
+        } else {
+            Unread::Broken(error.to_string())
+        }
     }
 }
 

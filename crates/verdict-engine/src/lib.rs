@@ -11,5 +11,6 @@ pub mod schedule;
 
 pub use adaptive::{AdaptivePlan, ComparisonStatus};
 pub use runner::{
-    Engine, EngineError, Observer, RunSummary, Silent, StartOptions, planned_iterations,
+    Engine, EngineError, Observer, RunSummary, Silent, StartOptions, check_design,
+    planned_iterations,
 };

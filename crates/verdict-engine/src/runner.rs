@@ -8,10 +8,10 @@ use crate::iteration::{self, Position};
 use crate::schedule::{Slot, block_order, fixed_schedule};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use verdict_exec::{Cancel, ExecError, Executor, Invocation, Program, Status};
+use verdict_exec::{Cancel, ExecError, Executor, Invocation, Leftovers, Program, Status};
 use verdict_model::experiment::env_name;
 use verdict_model::{
-    Cell, CommandSpec, Environment, Experiment, RunId, RunStatus, Sample, SamplingMode,
+    Cell, CommandSpec, Environment, Experiment, Order, RunId, RunStatus, Sample, SamplingMode,
 };
 use verdict_store::{NewRun, Store};
 
@@ -76,6 +76,24 @@ pub enum EngineError {
     },
     #[error("adaptive design: {0}")]
     Design(#[from] verdict_stats::sequential::SequentialError),
+    #[error(
+        "experiment `{experiment}`: adaptive sampling (`mode = \"adaptive\"` or --until-decided) cannot be combined with `order = \"sequential\"`: the adaptive procedure is valid only for interleaved blocks, where drift falls on every cell alike; use a fixed number of iterations with the sequential order (`verdict plan` tells how many), or `order = \"interleaved\"`"
+    )]
+    AdaptiveSequential { experiment: String },
+}
+
+/// Refuses what the engine cannot run validly, before anything is created
+/// or started: adaptive stopping with the sequential order (see the
+/// "Adaptive" paragraph of docs/experiments.md for why).
+pub fn check_design(experiment: &Experiment) -> Result<(), EngineError> {
+    if experiment.sampling.order == Order::Sequential
+        && matches!(experiment.sampling.mode, SamplingMode::Adaptive { .. })
+    {
+        return Err(EngineError::AdaptiveSequential {
+            experiment: experiment.name.clone(),
+        });
+    }
+    Ok(())
 }
 
 /// What to start.
@@ -132,6 +150,7 @@ impl Engine<'_> {
         options: &StartOptions,
         observer: &mut dyn Observer,
     ) -> Result<RunSummary, EngineError> {
+        check_design(&options.experiment)?;
         let environment = (self.environment)();
         let run = self.store.create_run(&NewRun {
             name: options.experiment.name.clone(),
@@ -170,6 +189,7 @@ impl Engine<'_> {
                     message: error.to_string(),
                 }
             })?;
+        check_design(&experiment)?;
         let existing = self.store.samples(run)?;
         self.store.set_status(run, RunStatus::Running)?;
         self.execute(run, &experiment, record.seed, existing, observer)
@@ -438,6 +458,20 @@ impl LoopContext<'_, '_> {
             self.workdir.as_deref(),
         );
         self.engine.store.append_sample(self.run, &sample, cell)?;
+        if !sample.leftovers.is_empty() {
+            self.observer.note(&format!(
+                "iteration #{}, cell {}: {} process(es) left running: {}; {}",
+                sample.sequence,
+                cell.label(),
+                sample.leftovers.len(),
+                sample.leftovers.join(", "),
+                if self.experiment.sampling.kill_leftovers {
+                    "killed"
+                } else {
+                    "left running (kill_leftovers = false)"
+                }
+            ));
+        }
         samples.push(sample);
         self.observer.sample(
             samples.last().expect("just pushed"),
@@ -476,6 +510,11 @@ impl LoopContext<'_, '_> {
         }
         invocation.cwd = self.workdir.clone();
         invocation.timeout = self.experiment.sampling.timeout;
+        invocation.leftovers = if self.experiment.sampling.kill_leftovers {
+            Leftovers::Kill
+        } else {
+            Leftovers::Report
+        };
         invocation
     }
 

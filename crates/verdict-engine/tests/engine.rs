@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use verdict_engine::{Engine, EngineError, Silent, StartOptions};
-use verdict_exec::{Cancel, FakeExecutor, Invocation, Outcome, Program};
+use verdict_exec::{Cancel, FakeExecutor, Invocation, Leftovers, Outcome, Program};
 use verdict_model::{Environment, Experiment, RunStatus};
 use verdict_store::{SqliteStore, Store};
 
@@ -389,4 +389,136 @@ fn an_interrupted_adaptive_run_resumes_to_the_same_decisions() {
             "a cell twice in one block: {cells:?}"
         );
     }
+}
+
+#[test]
+fn adaptive_with_the_sequential_order_is_refused_before_anything_runs() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
+    let executor =
+        FakeExecutor::with_function(|_| Ok(Outcome::exited(0, Duration::from_millis(10))));
+    let engine = engine_with(&executor, &store, Cancel::new());
+    // The file format refuses the pair; `--until-decided` used to build it
+    // after parsing, which is what the engine must catch.
+    let mut start = options(TWO_FACTORS, 3);
+    start.experiment.sampling.order = verdict_model::Order::Sequential;
+    start.experiment.sampling.mode = verdict_model::SamplingMode::Adaptive { min: 5, max: 13 };
+    let error = engine.start(&start, &mut Silent).unwrap_err();
+    assert!(
+        matches!(error, EngineError::AdaptiveSequential { .. }),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("order = \"sequential\""),
+        "{error}"
+    );
+    assert!(executor.invocations().is_empty(), "a setup or workload ran");
+    assert!(store.list_runs().unwrap().is_empty());
+}
+
+/// `perf stat -x,` on a VM without a PMU (crates/verdict-parse fixture
+/// perf-6.1-x-vm-workload.csv): `cycles` is `<not supported>`.
+const PERF_WITHOUT_PMU: &str = "0.71,msec,task-clock,710224,100.00,0.412,CPUs utilized\n\
+<not supported>,,cycles,0,100.00,,\n\
+113,,page-faults,710224,100.00,159.104,K/sec\n";
+
+const PERF_EXPERIMENT: &str = r#"
+name = "perf"
+command = ["perf", "stat", "-x,", "-e", "task-clock,cycles,page-faults", "work"]
+
+[factors]
+mode = ["a", "b"]
+
+[[metrics]]
+name = "task-clock"
+source = "perf-stat"
+event = "task-clock"
+
+[[metrics]]
+name = "cycles"
+source = "perf-stat"
+event = "cycles"
+
+[[metrics]]
+name = "wall"
+
+[sampling]
+iterations = 3
+"#;
+
+#[test]
+fn an_unsupported_counter_is_a_missing_value_and_the_iteration_counts() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
+    let executor = FakeExecutor::with_function(|_| {
+        Ok(Outcome::exited(0, Duration::from_millis(10)).with_stderr(PERF_WITHOUT_PMU))
+    });
+    let engine = engine_with(&executor, &store, Cancel::new());
+    let summary = engine
+        .start(&options(PERF_EXPERIMENT, 1), &mut Silent)
+        .unwrap();
+    assert_eq!(summary.failed, 0);
+    let samples = store.samples(summary.run).unwrap();
+    assert_eq!(samples.len(), 6);
+    for sample in &samples {
+        assert!(sample.is_data(), "{:?}", sample.failure);
+        assert_eq!(sample.metrics["task-clock"], 0.71);
+        assert_eq!(sample.metrics["wall"], 0.01);
+        assert!(!sample.metrics.contains_key("cycles"));
+        assert!(
+            sample.missing["cycles"].contains("<not supported>"),
+            "{:?}",
+            sample.missing
+        );
+    }
+    // An event perf never printed still fails the iteration: the
+    // experiment asks for something this output does not have.
+    let typo = PERF_EXPERIMENT.replace("event = \"cycles\"", "event = \"cycels\"");
+    let summary = engine.start(&options(&typo, 1), &mut Silent).unwrap();
+    assert_eq!(summary.failed, 6);
+}
+
+#[test]
+fn the_workload_kills_its_leftovers_unless_the_experiment_opts_out() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
+    let executor = FakeExecutor::with_function(|_| {
+        Ok(Outcome::exited(0, Duration::from_millis(10)).with_leftovers(["sleep"]))
+    });
+    let engine = engine_with(&executor, &store, Cancel::new());
+    let summary = engine.start(&options(TWO_FACTORS, 3), &mut Silent).unwrap();
+    let samples = store.samples(summary.run).unwrap();
+    assert!(samples.iter().all(|sample| sample.leftovers == ["sleep"]));
+    let workloads: Vec<Invocation> = executor
+        .invocations()
+        .into_iter()
+        .filter(|invocation| argv(invocation)[0] == "work")
+        .collect();
+    assert_eq!(workloads.len(), 24);
+    assert!(
+        workloads
+            .iter()
+            .all(|invocation| invocation.leftovers == Leftovers::Kill)
+    );
+    // Hooks may start daemons on purpose: never looked at.
+    assert!(
+        executor
+            .invocations()
+            .iter()
+            .filter(|invocation| argv(invocation)[0] != "work")
+            .all(|invocation| invocation.leftovers == Leftovers::Ignore)
+    );
+
+    let opt_out = TWO_FACTORS.replace("warmups = 1", "warmups = 1\nkill_leftovers = false");
+    let executor =
+        FakeExecutor::with_function(|_| Ok(Outcome::exited(0, Duration::from_millis(10))));
+    let engine = engine_with(&executor, &store, Cancel::new());
+    engine.start(&options(&opt_out, 3), &mut Silent).unwrap();
+    assert!(
+        executor
+            .invocations()
+            .iter()
+            .filter(|invocation| argv(invocation)[0] == "work")
+            .all(|invocation| invocation.leftovers == Leftovers::Report)
+    );
 }

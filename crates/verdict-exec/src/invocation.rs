@@ -64,6 +64,22 @@ fn shell_quote(text: &str) -> String {
     }
 }
 
+/// What to do with processes of the command's process group that are still
+/// alive when the command itself has exited (`sh -c 'daemon & echo started'`
+/// leaves `daemon` behind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Leftovers {
+    /// Do not look: a setup hook may start a daemon on purpose.
+    #[default]
+    Ignore,
+    /// List them in [`Outcome::leftovers`](crate::Outcome::leftovers) and
+    /// leave them running.
+    Report,
+    /// List them, then SIGKILL the process group and wait (up to
+    /// [`LEFTOVER_GRACE`](crate::LEFTOVER_GRACE)) until they have died.
+    Kill,
+}
+
 /// One command to run, with everything that shapes how it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Invocation {
@@ -81,6 +97,8 @@ pub struct Invocation {
     /// teardown, a build) is started, which forgets every remembered
     /// lookup. Everything else is looked up afresh each time.
     pub repeated: bool,
+    /// Processes the command leaves behind in its process group.
+    pub leftovers: Leftovers,
 }
 
 impl Invocation {
@@ -94,6 +112,7 @@ impl Invocation {
             timeout: None,
             output_limit: DEFAULT_OUTPUT_LIMIT,
             repeated: false,
+            leftovers: Leftovers::Ignore,
         }
     }
 
@@ -132,6 +151,12 @@ impl Invocation {
     /// Marks the invocation as the repeated workload (see `repeated`).
     pub fn repeated(mut self) -> Self {
         self.repeated = true;
+        self
+    }
+
+    /// Sets what happens to processes the command leaves behind.
+    pub fn with_leftovers(mut self, leftovers: Leftovers) -> Self {
+        self.leftovers = leftovers;
         self
     }
 

@@ -16,6 +16,11 @@
 //! calling [`Cancel::cancel`]; the run in flight then kills its process group
 //! and returns [`ExecError::Cancelled`].
 //!
+//! Leftovers: a command that exits while processes of its group live on
+//! (`sh -c 'sleep 31 & echo started'`) has them listed in
+//! [`Outcome::leftovers`] and, with [`Leftovers::Kill`], killed before `run`
+//! returns, so they cannot compete with the next command.
+//!
 //! ```
 //! use std::time::Duration;
 //! use verdict_exec::{Cancel, Executor, FakeExecutor, Invocation, Outcome, Status, SystemExecutor};
@@ -44,6 +49,7 @@ mod error;
 mod executor;
 mod fake;
 mod invocation;
+mod leftovers;
 mod outcome;
 mod signal;
 mod spawn;
@@ -54,7 +60,8 @@ pub use cancel::Cancel;
 pub use error::ExecError;
 pub use executor::Executor;
 pub use fake::FakeExecutor;
-pub use invocation::{DEFAULT_OUTPUT_LIMIT, Invocation, Program};
+pub use invocation::{DEFAULT_OUTPUT_LIMIT, Invocation, Leftovers, Program};
+pub use leftovers::LEFTOVER_GRACE;
 pub use outcome::{Outcome, Status};
 pub use signal::signal_name;
 pub use system::{SystemExecutor, TERMINATION_GRACE};

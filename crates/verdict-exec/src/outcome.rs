@@ -64,6 +64,11 @@ pub struct Outcome {
     pub stdout_truncated: bool,
     /// Whether stderr was longer than what is kept.
     pub stderr_truncated: bool,
+    /// The names (`/proc/PID/comm`) of the processes of the command's
+    /// process group still alive when the command exited, one per process,
+    /// when the invocation asked ([`Leftovers`](crate::Leftovers)); empty
+    /// otherwise. Descendants that left the group (`setsid`) are not seen.
+    pub leftovers: Vec<String>,
 }
 
 impl Outcome {
@@ -80,6 +85,7 @@ impl Outcome {
             stderr: Vec::new(),
             stdout_truncated: false,
             stderr_truncated: false,
+            leftovers: Vec::new(),
         }
     }
 
@@ -105,6 +111,16 @@ impl Outcome {
         self.user = user;
         self.sys = sys;
         self.max_rss_kib = max_rss_kib;
+        self
+    }
+
+    /// Replaces the leftover process names.
+    pub fn with_leftovers<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.leftovers = names.into_iter().map(Into::into).collect();
         self
     }
 

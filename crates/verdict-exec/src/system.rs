@@ -24,6 +24,10 @@
 //! refuse it) get a helper thread per run that blocks in
 //! `waitid(..., WEXITED | WNOWAIT)`, which notices the exit without reaping.
 //!
+//! A normal exit leaves the group alone unless the invocation asks
+//! ([`Leftovers`]): then the group's remaining members are named and, with
+//! `Leftovers::Kill`, killed once the child is reaped (`leftovers.rs`).
+//!
 //! This file must not call `RUSAGE_CHILDREN`, reap anything but its own
 //! child, or kill anything but the process group it created.
 
@@ -34,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use crate::spawn::{pipe, spawn};
 use crate::tail::TailBuffer;
-use crate::{Cancel, ExecError, Executor, Invocation, Outcome, Program, Status};
+use crate::{Cancel, ExecError, Executor, Invocation, Leftovers, Outcome, Program, Status};
 
 /// How long a timed-out or cancelled process group gets between SIGTERM and
 /// SIGKILL, so workloads such as stress-ng can remove what they created.
@@ -233,6 +237,14 @@ fn run_process(
     let (wait_status, usage) = wait_for(pid).map_err(io_error("reap the process"))?;
     let wall = started.elapsed();
     guard.reaped = true;
+    // After a timeout or a cancellation the group was killed above; after a
+    // normal exit, what is left of it is named (and killed) now, before the
+    // final drain, so killed leftovers close the pipes they inherited.
+    let leftovers = match (invocation.leftovers, &stopping) {
+        (Leftovers::Ignore, _) | (_, Some(_)) => Vec::new(),
+        (Leftovers::Report, None) => crate::leftovers::sweep(pid, false),
+        (Leftovers::Kill, None) => crate::leftovers::sweep(pid, true),
+    };
 
     // Whatever the child wrote before exiting is in the pipes now (an exiting
     // process closes its descriptors before it becomes a zombie).
@@ -273,6 +285,7 @@ fn run_process(
         stderr,
         stdout_truncated,
         stderr_truncated,
+        leftovers,
     })
 }
 

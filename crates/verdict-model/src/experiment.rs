@@ -162,6 +162,15 @@ pub struct Sampling {
     pub threshold: f64,
     pub alpha: f64,
     pub power: f64,
+    /// Kill what the workload leaves running in its process group when it
+    /// exits (the leftovers are recorded either way). Runs stored before
+    /// this setting existed load with the default, `true`.
+    #[serde(default = "kill_leftovers_default")]
+    pub kill_leftovers: bool,
+}
+
+fn kill_leftovers_default() -> bool {
+    true
 }
 
 /// A validated experiment.
@@ -366,6 +375,7 @@ struct RawSampling {
     threshold: Option<Spanned<f64>>,
     alpha: Option<Spanned<f64>>,
     power: Option<Spanned<f64>>,
+    kill_leftovers: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -799,6 +809,7 @@ impl RawSampling {
             threshold: 0.02,
             alpha: 0.05,
             power: 0.9,
+            kill_leftovers: true,
         }
     }
 
@@ -863,6 +874,9 @@ impl RawSampling {
             })?;
         }
         sampling.seed = self.seed;
+        if let Some(kill_leftovers) = self.kill_leftovers {
+            sampling.kill_leftovers = kill_leftovers;
+        }
         let fraction = |value: &Option<Spanned<f64>>,
                         key: &str,
                         low: f64,

@@ -79,6 +79,15 @@ pub struct Sample {
     /// Every extracted metric by name (including the built-in ones).
     pub metrics: BTreeMap<String, f64>,
     pub failure: Option<Failure>,
+    /// Metrics the tool could not measure in this iteration, with what it
+    /// printed (`cycles`: perf printed `<not supported>`): missing values
+    /// of those metrics only; the iteration still counts.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub missing: BTreeMap<String, String>,
+    /// Processes of the iteration's process group still alive when its
+    /// command exited, one name (`/proc/PID/comm`) per process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leftovers: Vec<String>,
 }
 
 impl Sample {

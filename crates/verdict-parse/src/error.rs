@@ -102,6 +102,17 @@ pub enum ParseError {
     },
 }
 
+impl ParseError {
+    /// Whether the tool ran and reported that it could not measure the
+    /// value (perf's `<not supported>` and `<not counted>`): a missing value
+    /// of that one metric, not a broken iteration. Every other error (an
+    /// event or field that is not in the output at all, text that is not a
+    /// number) means the output is not what the experiment expects.
+    pub fn is_missing_value(&self) -> bool {
+        matches!(self, ParseError::CounterUnavailable { .. })
+    }
+}
+
 /// Lists names for an error message, shortened so that a huge output does not
 /// produce a huge message.
 pub(crate) fn list_names<'a>(names: impl IntoIterator<Item = &'a str>) -> String {

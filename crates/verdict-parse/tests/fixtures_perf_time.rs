@@ -420,3 +420,77 @@ fn gnu_time_default_format() {
     assert!(time_verbose_value(zero, "percent-cpu").is_err());
     assert_eq!(time_verbose_value(zero, "max-rss").unwrap(), 1000.0);
 }
+
+/// A VM without a PMU: the workload's own lines, then perf's. The
+/// unsupported counters are missing values; the others read as usual.
+#[test]
+fn unsupported_counters_on_a_vm_are_missing_values_and_the_rest_reads() {
+    let text = fixture("perf-6.1-x-vm-workload.csv");
+    let rows = perf_stat_csv(&text).unwrap();
+    let events: Vec<&str> = rows.iter().map(|row| row.event.as_str()).collect();
+    assert_eq!(
+        events,
+        ["task-clock", "cycles", "instructions", "page-faults"],
+        "the workload's lines are not counters"
+    );
+    let read = |event: &str| {
+        extract(
+            &Extractor::PerfStat {
+                event: event.to_string(),
+            },
+            b"",
+            text.as_bytes(),
+        )
+    };
+    assert_eq!(read("task-clock").unwrap(), 0.71);
+    assert_eq!(read("page-faults").unwrap(), 113.0);
+    for event in ["cycles", "instructions"] {
+        let error = read(event).unwrap_err();
+        assert!(error.is_missing_value(), "{error}");
+        assert!(error.to_string().contains("<not supported>"), "{error}");
+    }
+    // An event perf did not print at all is not a missing value: the
+    // experiment asks for something this output never has.
+    let typo = read("cycels").unwrap_err();
+    assert!(!typo.is_missing_value(), "{typo}");
+    assert!(matches!(typo, ParseError::MissingEvent { .. }), "{typo}");
+}
+
+#[test]
+fn a_group_never_scheduled_is_not_counted_and_missing() {
+    let text = fixture("perf-6.1-x-not-counted-group.csv");
+    let rows = perf_stat_csv(&text).unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[1].value, CounterValue::NotCounted);
+    assert_eq!(rows[1].running_percent, Some(0.0));
+    assert_eq!(perf_event_value(&rows, "task-clock").unwrap(), 1.02);
+    for event in ["cycles", "instructions"] {
+        let error = perf_event_value(&rows, event).unwrap_err();
+        assert!(error.is_missing_value(), "{error}");
+        assert!(error.to_string().contains("<not counted>"), "{error}");
+    }
+}
+
+#[test]
+fn json_lines_with_unsupported_and_not_counted_counters() {
+    let text = fixture("perf-6.1-json-vm-workload.jsonl");
+    let rows = perf_stat_json(&text).unwrap();
+    assert_eq!(rows.len(), 4, "the workload's lines are skipped");
+    assert_eq!(rows[1].value, CounterValue::NotSupported);
+    assert_eq!(rows[2].value, CounterValue::NotCounted);
+    assert_eq!(rows[2].running_percent, Some(0.0));
+    // `perf_stat` recognises the JSON form despite the leading lines.
+    let rows = perf_stat(&text).unwrap();
+    assert_eq!(perf_event_value(&rows, "task-clock").unwrap(), 0.710224);
+    assert_eq!(perf_event_value(&rows, "page-faults").unwrap(), 113.0);
+    let unsupported = perf_event_value(&rows, "cycles").unwrap_err();
+    let not_counted = perf_event_value(&rows, "instructions").unwrap_err();
+    assert!(unsupported.is_missing_value() && not_counted.is_missing_value());
+    assert_eq!(
+        not_counted,
+        ParseError::CounterUnavailable {
+            event: "instructions".to_string(),
+            printed: "<not counted>".to_string()
+        }
+    );
+}

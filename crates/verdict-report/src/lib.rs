@@ -11,4 +11,4 @@ pub mod table;
 
 pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};
 pub use format::Format;
-pub use run::{CellRow, FailureRow, RunReport};
+pub use run::{CellRow, FailureRow, LeftoverRow, MissingRow, RunReport};

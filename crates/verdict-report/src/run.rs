@@ -78,6 +78,28 @@ pub struct FailureRow {
     pub output_tail: String,
 }
 
+/// A metric some successful iterations could not measure (perf's `<not
+/// supported>`): those iterations count, without a value for it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MissingRow {
+    pub metric: String,
+    /// Successful measured iterations without a value.
+    pub count: usize,
+    /// What the tool said, as recorded (distinct reasons).
+    pub reasons: Vec<String>,
+}
+
+/// An iteration that left processes running in its process group.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LeftoverRow {
+    pub sequence: u32,
+    pub cell: String,
+    /// One name per process.
+    pub processes: Vec<String>,
+    /// Whether verdict killed them (the experiment's `kill_leftovers`).
+    pub killed: bool,
+}
+
 /// The whole report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunReport {
@@ -88,6 +110,10 @@ pub struct RunReport {
     pub cells: Vec<CellRow>,
     pub comparisons: Option<CompareReport>,
     pub failures: Vec<FailureRow>,
+    /// Metrics with missing values (none when every iteration had them all).
+    pub missing: Vec<MissingRow>,
+    /// Iterations that left processes behind.
+    pub leftovers: Vec<LeftoverRow>,
 }
 
 /// Options for building a run report.
@@ -294,6 +320,43 @@ impl RunReport {
                 })
             })
             .collect();
+        let label = |index: usize| {
+            cells
+                .get(index)
+                .map(|cell| cell.label())
+                .unwrap_or_default()
+        };
+        let missing = experiment
+            .metrics
+            .iter()
+            .filter_map(|metric| {
+                let mut count = 0;
+                let mut reasons: Vec<String> = Vec::new();
+                for sample in samples.iter().filter(|sample| sample.is_data()) {
+                    if let Some(reason) = sample.missing.get(&metric.name) {
+                        count += 1;
+                        if !reasons.contains(reason) {
+                            reasons.push(reason.clone());
+                        }
+                    }
+                }
+                (count > 0).then(|| MissingRow {
+                    metric: metric.name.clone(),
+                    count,
+                    reasons,
+                })
+            })
+            .collect();
+        let leftovers = samples
+            .iter()
+            .filter(|sample| !sample.leftovers.is_empty())
+            .map(|sample| LeftoverRow {
+                sequence: sample.sequence,
+                cell: label(sample.cell),
+                processes: sample.leftovers.clone(),
+                killed: experiment.sampling.kill_leftovers,
+            })
+            .collect();
         Ok(RunReport {
             schema: REPORT_SCHEMA,
             run,
@@ -310,6 +373,8 @@ impl RunReport {
             cells: rows,
             comparisons,
             failures,
+            missing,
+            leftovers,
         })
     }
 
@@ -524,6 +589,53 @@ impl RunReport {
                     self.failures.len() - 20
                 ));
             }
+        }
+        let mut notes: Vec<String> = Vec::new();
+        if !self.missing.is_empty() {
+            notes.push(String::new());
+            notes.push(
+                "missing values (these iterations count; only this metric has no value):"
+                    .to_string(),
+            );
+            for row in &self.missing {
+                notes.push(format!(
+                    "  {}: {} missing value(s): {}",
+                    row.metric,
+                    row.count,
+                    row.reasons.join("; ")
+                ));
+            }
+        }
+        if !self.leftovers.is_empty() {
+            notes.push(String::new());
+            notes.push(format!(
+                "{} iteration(s) left processes running after the command exited:",
+                self.leftovers.len()
+            ));
+            for row in self.leftovers.iter().take(20) {
+                notes.push(format!(
+                    "  #{} {}: {} process(es): {} ({})",
+                    row.sequence,
+                    row.cell,
+                    row.processes.len(),
+                    row.processes.join(", "),
+                    if row.killed { "killed" } else { "left running" }
+                ));
+            }
+            if self.leftovers.len() > 20 {
+                notes.push(format!(
+                    "  ... and {} more (--format json lists all)",
+                    self.leftovers.len() - 20
+                ));
+            }
+        }
+        for note in notes {
+            let line = format::plain_text(&note);
+            output.push_str(&if markdown && line.starts_with("  ") {
+                format!("- {}\n", format::markdown_cell(line.trim()))
+            } else {
+                format!("{line}\n")
+            });
         }
         output
     }

@@ -64,6 +64,8 @@ fn samples_for(experiment: &Experiment, medians: &[f64], cv: f64, count: usize) 
                 timed_out: false,
                 metrics,
                 failure: None,
+                missing: BTreeMap::new(),
+                leftovers: Vec::new(),
             });
             sequence += 1;
         }
@@ -171,5 +173,56 @@ fn run_report_in_every_format_escapes_what_it_quotes() {
     assert_eq!(
         json["comparisons"]["comparisons"][0]["verdict"],
         "regression"
+    );
+}
+
+/// Leftover process names come from /proc (any bytes a process chose) and
+/// missing-value reasons quote tool output: both are escaped like failures.
+#[test]
+fn leftovers_and_missing_values_are_listed_and_escaped() {
+    let text = "name = \"perf\"\ncommand = [\"work\"]\n[factors]\nmode = [\"a\", \"b\"]\n\n[[metrics]]\nname = \"wall\"\n\n[[metrics]]\nname = \"cycles\"\nsource = \"perf-stat\"\nevent = \"cycles\"\n";
+    let experiment = Experiment::parse(text, "perf.toml").unwrap();
+    let mut samples = samples_for(&experiment, &[0.120, 0.121], 0.05, 6);
+    for sample in &mut samples {
+        sample.missing.insert(
+            "cycles".to_string(),
+            "perf printed `<not supported>` | \u{1b}[2J".to_string(),
+        );
+    }
+    samples[2].leftovers = vec!["sle|ep\u{1b}[31m".to_string(), "cat".to_string()];
+    let report = RunReport::build(
+        info("perf"),
+        &experiment,
+        &samples,
+        &Environment::default(),
+        &RunReportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(report.missing.len(), 1);
+    assert_eq!(report.missing[0].count, 12);
+    assert_eq!(report.leftovers.len(), 1);
+    assert!(report.leftovers[0].killed, "the default kills them");
+    let text = report.render(Format::Text);
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(
+        text.contains("cycles: 12 missing value(s): perf printed `<not supported>` | ?[2J"),
+        "{text}"
+    );
+    assert!(
+        text.contains("#2 mode=a: 2 process(es): sle|ep?[31m, cat (killed)"),
+        "{text}"
+    );
+    let markdown = report.render(Format::Markdown);
+    assert!(!markdown.contains('\u{1b}'), "{markdown}");
+    assert!(
+        markdown.contains("- #2 mode=a: 2 process(es): sle\\|ep?[31m, cat (killed)"),
+        "{markdown}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&report.render(Format::Json)).unwrap();
+    assert_eq!(json["missing"][0]["metric"], "cycles");
+    assert_eq!(
+        json["leftovers"][0]["processes"],
+        serde_json::json!(["sle|ep\u{1b}[31m", "cat"]),
+        "JSON keeps the names exactly (its own escaping)"
     );
 }

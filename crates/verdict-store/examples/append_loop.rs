@@ -108,6 +108,8 @@ fn main() {
                 reason: "exit status 1".into(),
                 output_tail: "stress-ng: error: out of memory\n".into(),
             }),
+            missing: BTreeMap::new(),
+            leftovers: Vec::new(),
         };
         store
             .append_sample(run, &sample, &cells[cell])

@@ -9,7 +9,13 @@ pub(crate) const APPLICATION_ID: i64 = 0x7672_6474;
 
 /// Migration `n` (1-based) is `MIGRATIONS[n - 1]`; it takes a database at
 /// schema version `n - 1` to version `n`.
-pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4];
+pub(crate) const MIGRATIONS: &[&str] = &[
+    MIGRATION_1,
+    MIGRATION_2,
+    MIGRATION_3,
+    MIGRATION_4,
+    MIGRATION_5,
+];
 
 /// The schema version this build writes.
 pub(crate) const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -150,6 +156,25 @@ CREATE TABLE kernel_configs (
     source TEXT NOT NULL,
     text   TEXT NOT NULL
 );
+"#;
+
+/// Version 5: what an iteration did besides its metrics, stored apart like
+/// failures and only for the samples that have it: the processes its
+/// command left running in its process group (`leftovers_json`, a JSON
+/// array of names, one per process) and the metrics the tool could not
+/// measure (`missing_json`, a JSON object metric -> what the tool printed,
+/// such as perf's `<not supported>`). Older samples have no row: nothing
+/// was left behind that verdict looked for, and nothing was missing (a
+/// missing value failed the iteration then).
+const MIGRATION_5: &str = r#"
+CREATE TABLE sample_notes (
+    run_id         INTEGER NOT NULL,
+    sequence       INTEGER NOT NULL,
+    leftovers_json TEXT    NOT NULL,
+    missing_json   TEXT    NOT NULL,
+    PRIMARY KEY (run_id, sequence),
+    FOREIGN KEY (run_id, sequence) REFERENCES samples(run_id, sequence) ON DELETE CASCADE
+) WITHOUT ROWID;
 "#;
 
 #[cfg(test)]

@@ -689,6 +689,8 @@ impl Store for SqliteStore {
         // With the cell already checked, no failure and every metric a
         // flag, the body is one INSERT, atomic on its own: no BEGIN/COMMIT.
         let one_statement = sample.failure.is_none()
+            && sample.leftovers.is_empty()
+            && sample.missing.is_empty()
             && self.known_cells.borrow().get(&(run.0, cell_index)) == Some(cell)
             && sample
                 .metrics
@@ -745,6 +747,22 @@ impl Store for SqliteStore {
                             sample.sequence,
                             failure.reason,
                             failure.output_tail
+                        ])
+                    })
+                    .map_err(self.sql_error(&operation))?;
+            }
+            if !sample.leftovers.is_empty() || !sample.missing.is_empty() {
+                transaction
+                    .prepare_cached(
+                        "INSERT INTO sample_notes (run_id, sequence, leftovers_json, missing_json) \
+                         VALUES (?1, ?2, ?3, ?4)",
+                    )
+                    .and_then(|mut statement| {
+                        statement.execute(params![
+                            run.0,
+                            sample.sequence,
+                            to_json(&sample.leftovers),
+                            to_json(&sample.missing)
                         ])
                     })
                     .map_err(self.sql_error(&operation))?;
@@ -843,6 +861,8 @@ impl Store for SqliteStore {
                 timed_out: raw.timed_out,
                 metrics: BTreeMap::new(),
                 failure: raw.failure,
+                missing: BTreeMap::new(),
+                leftovers: Vec::new(),
             };
             for (name, bit, _) in BUILTIN_COLUMNS {
                 if builtin_metrics & bit != 0 {
@@ -869,6 +889,31 @@ impl Store for SqliteStore {
         for (sequence, name, value) in metrics {
             if let Some(&index) = index_by_sequence.get(&sequence) {
                 samples[index].metrics.insert(name, value);
+            }
+        }
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT sequence, leftovers_json, missing_json FROM sample_notes WHERE run_id = ?1",
+            )
+            .map_err(self.sql_error(&operation))?;
+        let notes = statement
+            .query_map([run.0], |row| {
+                Ok((
+                    row.get::<_, u32>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                ))
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(self.sql_error(&operation))?;
+        for (sequence, leftovers, missing) in notes {
+            let what = format!("notes of sample {sequence} of run {run}");
+            if let Some(&index) = index_by_sequence.get(&sequence) {
+                samples[index].leftovers =
+                    serde_json::from_str(&leftovers).map_err(|error| self.corrupt(&what, error))?;
+                samples[index].missing =
+                    serde_json::from_str(&missing).map_err(|error| self.corrupt(&what, error))?;
             }
         }
         Ok(samples)

@@ -31,7 +31,7 @@ fn a_schema_v1_database_opens_and_migrates_with_its_data() {
 
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(user_version(&path), SqliteStore::schema_version());
-    assert_eq!(SqliteStore::schema_version(), 4);
+    assert_eq!(SqliteStore::schema_version(), 5);
 
     let runs = store.list_runs().unwrap();
     let summary: Vec<_> = runs
@@ -200,6 +200,62 @@ fn a_schema_v3_database_migrates_and_stores_each_kernel_config_once() {
     assert_eq!(rows, 1);
 }
 
+/// tests/fixtures/schema-v4.db is schema-v3.db migrated by migration 4
+/// (its SQL, as written), plus one v4 sample (run 2, sequence 2, wall as a
+/// flag) and one `kernel_configs` row, then VACUUMed.
+#[test]
+fn a_schema_v4_database_migrates_and_keeps_leftovers_and_missing_values() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("v4.db");
+    std::fs::copy(fixture("schema-v4.db"), &path).unwrap();
+    assert_eq!(user_version(&path), 4);
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(user_version(&path), 5);
+    // Everything version 4 held reads back, with no notes.
+    let samples = store.samples(RunId(2)).unwrap();
+    assert_eq!(samples.len(), 3);
+    assert_eq!(samples[2].metrics["wall"], 0.003);
+    assert!(
+        samples
+            .iter()
+            .all(|sample| sample.leftovers.is_empty() && sample.missing.is_empty())
+    );
+    assert_eq!(
+        store.kernel_config("fixture-v4-sha256").unwrap(),
+        Some((
+            "/proc/config.gz".to_string(),
+            "CONFIG_PREEMPT_DYNAMIC=y\n".to_string()
+        ))
+    );
+    // Version 5: an iteration's leftovers and missing values are stored
+    // with it and read back; a sample without them writes no note.
+    let mut noted = samples[2].clone();
+    noted.sequence = 3;
+    noted.leftovers = vec!["sleep".to_string(), "sleep".to_string()];
+    noted.missing.insert(
+        "cycles".to_string(),
+        "perf printed `<not supported>`".to_string(),
+    );
+    let mut plain = samples[2].clone();
+    plain.sequence = 4;
+    let cell = verdict_model::Cell {
+        levels: vec![("command".to_string(), "true".to_string())],
+    };
+    store.append_sample(RunId(2), &noted, &cell).unwrap();
+    store.append_sample(RunId(2), &plain, &cell).unwrap();
+    drop(store);
+    let store = SqliteStore::open(&path).unwrap();
+    let samples = store.samples(RunId(2)).unwrap();
+    assert_eq!(samples[3], noted);
+    assert_eq!(samples[4], plain);
+    let notes: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM sample_notes", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(notes, 1);
+}
+
 #[test]
 fn a_newer_database_is_refused_untouched() {
     let directory = tempfile::tempdir().unwrap();
@@ -216,7 +272,7 @@ fn a_newer_database_is_refused_untouched() {
             error,
             StoreError::NewerSchema {
                 found: 9,
-                known: 4,
+                known: 5,
                 ..
             }
         ),
@@ -226,7 +282,7 @@ fn a_newer_database_is_refused_untouched() {
         error.to_string(),
         format!(
             "open database {}: it has schema version 9, newer than this verdict (knows up \
-             to 4); upgrade verdict",
+             to 5); upgrade verdict",
             path.display()
         )
     );

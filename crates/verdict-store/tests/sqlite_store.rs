@@ -62,6 +62,8 @@ fn sample(sequence: u32, cell: usize, wall: f64) -> Sample {
         timed_out: false,
         metrics,
         failure: None,
+        missing: BTreeMap::new(),
+        leftovers: Vec::new(),
     }
 }
 

@@ -195,6 +195,9 @@ pub(crate) fn load_experiment(
             max,
         };
     }
+    // Refused here, before any setup runs, with the file named.
+    verdict_engine::check_design(&experiment)
+        .map_err(|error| CliError::input(format!("{}: {error}", path.display())))?;
     Ok((experiment, text))
 }
 
