@@ -109,6 +109,19 @@ pub struct SelectedValue {
     pub levels: Vec<(String, String)>,
 }
 
+/// When a run was measuring: its recorded start and end and the span of
+/// every stored iteration, for finding runs that overlapped on a host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunTimes {
+    pub run: RunId,
+    pub host: String,
+    pub started_at_ms: i64,
+    pub finished_at_ms: Option<i64>,
+    /// (start, end) of each stored iteration (warmups and failures
+    /// included) in milliseconds since the epoch, by start.
+    pub iterations: Vec<(i64, i64)>,
+}
+
 /// Everything recorded when a bisection starts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewBisect {
@@ -183,6 +196,10 @@ pub trait Store {
     /// Values of one metric over data samples, in execution order (run, then
     /// sequence).
     fn select_samples(&self, selection: &Selection) -> Result<Vec<SelectedValue>, StoreError>;
+    /// The cells of a run that has stored samples in them, by cell index.
+    fn cells(&self, run: RunId) -> Result<Vec<(usize, Cell)>, StoreError>;
+    /// Every run's recorded times and iteration spans, by run id.
+    fn run_times(&self) -> Result<Vec<RunTimes>, StoreError>;
 
     /// Attaches (or replaces) a JSON value under `key`, e.g. `doctor`,
     /// `decisions`.
