@@ -1087,10 +1087,15 @@ impl Store for SqliteStore {
     }
 
     fn run_times(&self) -> Result<Vec<RunTimes>, StoreError> {
-        let operation = "read when runs measured";
-        let mut times: Vec<RunTimes> = self
-            .connection
-            .prepare_cached("SELECT id, host, started_at_ms, finished_at_ms FROM runs ORDER BY id")
+        self.connection
+            .prepare_cached(
+                "SELECT r.id, r.host, r.started_at_ms, r.finished_at_ms, s.first, s.last \
+                 FROM runs r LEFT JOIN ( \
+                    SELECT run_id, MIN(started_at_ms) AS first, \
+                        MAX(started_at_ms + CAST(ROUND(wall_seconds * 1000) AS INTEGER)) AS last \
+                    FROM samples GROUP BY run_id) s ON s.run_id = r.id \
+                 ORDER BY r.id",
+            )
             .and_then(|mut statement| {
                 statement
                     .query_map([], |row| {
@@ -1099,35 +1104,32 @@ impl Store for SqliteStore {
                             host: row.get(1)?,
                             started_at_ms: row.get(2)?,
                             finished_at_ms: row.get(3)?,
-                            iterations: Vec::new(),
+                            first_iteration_ms: row.get(4)?,
+                            last_iteration_end_ms: row.get(5)?,
                         })
                     })?
                     .collect::<Result<Vec<_>, _>>()
             })
-            .map_err(self.sql_error(operation))?;
-        let index: HashMap<RunId, usize> = times
-            .iter()
-            .enumerate()
-            .map(|(index, run)| (run.run, index))
-            .collect();
-        let mut statement = self
-            .connection
+            .map_err(self.sql_error("read when runs measured"))
+    }
+
+    fn iteration_spans(&self, run: RunId) -> Result<Vec<(i64, i64)>, StoreError> {
+        self.run_exists(run)?;
+        self.connection
             .prepare_cached(
-                "SELECT run_id, started_at_ms, \
+                "SELECT started_at_ms, \
                     started_at_ms + CAST(ROUND(wall_seconds * 1000) AS INTEGER) \
-                 FROM samples ORDER BY run_id, started_at_ms",
+                 FROM samples WHERE run_id = ?1 ORDER BY sequence",
             )
-            .map_err(self.sql_error(operation))?;
-        let mut rows = statement.query([]).map_err(self.sql_error(operation))?;
-        while let Some(row) = rows.next().map_err(self.sql_error(operation))? {
-            let run = RunId(row.get(0).map_err(self.sql_error(operation))?);
-            let start: i64 = row.get(1).map_err(self.sql_error(operation))?;
-            let end: i64 = row.get(2).map_err(self.sql_error(operation))?;
-            if let Some(&position) = index.get(&run) {
-                times[position].iterations.push((start, end.max(start)));
-            }
-        }
-        Ok(times)
+            .and_then(|mut statement| {
+                statement
+                    .query_map([run.0], |row| {
+                        let (start, end): (i64, i64) = (row.get(0)?, row.get(1)?);
+                        Ok((start, end.max(start)))
+                    })?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(self.sql_error(&format!("read when run {run} measured")))
     }
 
     fn put_annotation(&self, run: RunId, key: &str, value: &Value) -> Result<(), StoreError> {

@@ -188,7 +188,7 @@ fn a_file_name_with_uri_characters_opens() {
 }
 
 #[test]
-fn cells_and_run_times_come_back_as_stored() {
+fn cells_run_times_and_iteration_spans_come_back_as_stored() {
     let directory = tempfile::tempdir().unwrap();
     let path = directory.path().join("verdict.db");
     write_database(&path);
@@ -202,8 +202,10 @@ fn cells_and_run_times_come_back_as_stored() {
     assert_eq!(times[0].host, "testhost");
     assert_eq!(times[0].started_at_ms, 1_000_000);
     assert_eq!(times[0].finished_at_ms, None);
+    assert_eq!(times[0].first_iteration_ms, Some(1_000_100));
+    assert_eq!(times[0].last_iteration_end_ms, Some(1_000_950));
     assert_eq!(
-        times[0].iterations,
+        store.iteration_spans(RunId(1)).unwrap(),
         vec![(1_000_100, 1_000_600), (1_000_700, 1_000_950)]
     );
     assert!(matches!(

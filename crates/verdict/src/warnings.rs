@@ -68,13 +68,14 @@ fn overlap_warning(overlap: &Overlap) -> Warning {
     }
 }
 
+fn overlaps_in(store: &dyn Store) -> Result<Vec<Overlap>, CliError> {
+    let times = store.run_times().map_err(CliError::internal)?;
+    overlaps(&times, IDLE_GAP_MS, |run| store.iteration_spans(run)).map_err(CliError::internal)
+}
+
 /// Every pair of stored runs that overlapped on a host.
 pub(crate) fn all_overlaps(store: &dyn Store) -> Result<Vec<Warning>, CliError> {
-    let times = store.run_times().map_err(CliError::internal)?;
-    Ok(overlaps(&times, IDLE_GAP_MS)
-        .iter()
-        .map(overlap_warning)
-        .collect())
+    Ok(overlaps_in(store)?.iter().map(overlap_warning).collect())
 }
 
 /// The overlaps that involve any of `runs`.
@@ -82,8 +83,7 @@ pub(crate) fn overlaps_of(
     store: &dyn Store,
     runs: &BTreeSet<RunId>,
 ) -> Result<Vec<Warning>, CliError> {
-    let times = store.run_times().map_err(CliError::internal)?;
-    Ok(overlaps_involving(&overlaps(&times, IDLE_GAP_MS), runs)
+    Ok(overlaps_involving(&overlaps_in(store)?, runs)
         .iter()
         .map(overlap_warning)
         .collect())
