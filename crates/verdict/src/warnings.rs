@@ -120,8 +120,8 @@ pub(crate) fn different_runs(baseline: &SideSpan, candidate: &SideSpan) -> Optio
         0
     };
     let when = if apart_ms == 0 {
-        "measured over the same period in separate runs: whatever differed between the runs \
-         (what else ran, their order) is part of the difference"
+        "measured over overlapping periods, but not in the same runs: whatever differed \
+         between the runs (what else ran, their order) is part of the difference"
             .to_string()
     } else {
         format!(

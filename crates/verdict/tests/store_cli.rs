@@ -616,4 +616,16 @@ warmups = 1
         &db,
     ));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), csv);
+    // The database itself is not an output file.
+    let before = std::fs::read(&db).unwrap();
+    let output = verdict(&["export", "1", "-o", db.to_str().unwrap()], &db)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("that is the database"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before);
 }

@@ -7,7 +7,7 @@
 //! replaces control characters, which JSON keeps exactly).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde::Serialize;
@@ -51,12 +51,47 @@ pub(crate) fn run(args: &ExportArgs) -> Result<ExitCode, CliError> {
         export.csv()
     };
     match &args.output {
-        Some(path) => std::fs::write(path, text).map_err(|error| {
-            CliError::input(format!("write the export to {}: {error}", path.display()))
-        })?,
+        Some(path) => write_output(path, &args.db.db, &text)?,
         None => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the export to `path` through a temporary file beside it renamed
+/// into place, so a failed write leaves an existing file as it was; refuses
+/// the database itself (and its `-wal`/`-shm`).
+fn write_output(path: &Path, database: &Path, text: &str) -> Result<(), CliError> {
+    let same = |candidate: &Path| match (
+        std::fs::canonicalize(path),
+        std::fs::canonicalize(candidate),
+    ) {
+        (Ok(output), Ok(existing)) => output == existing,
+        _ => false,
+    };
+    let mut sidecars = Vec::new();
+    for suffix in ["-wal", "-shm"] {
+        let mut name = database.as_os_str().to_owned();
+        name.push(suffix);
+        sidecars.push(PathBuf::from(name));
+    }
+    if same(database) || sidecars.iter().any(|sidecar| same(sidecar)) {
+        return Err(CliError::input(format!(
+            "-o {}: that is the database (or its log); choose another file",
+            path.display()
+        )));
+    }
+    let error = |error: std::io::Error| {
+        CliError::input(format!("write the export to {}: {error}", path.display()))
+    };
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(format!(".tmp-{}", std::process::id()));
+    let temporary = PathBuf::from(temporary);
+    std::fs::write(&temporary, text)
+        .and_then(|()| std::fs::rename(&temporary, path))
+        .map_err(|failure| {
+            let _ = std::fs::remove_file(&temporary);
+            error(failure)
+        })
 }
 
 /// The `verdict.export/v1` document, fields in documented order.
