@@ -363,6 +363,41 @@ fn pooled_selections_skip_unrelated_runs_and_name_the_runs_they_pool() {
     let runs = json(&mut verdict(&["runs", "--format", "json"], &db));
     assert_eq!(runs["warnings"], serde_json::json!([]));
 
+    // A pooled run that defines the metric with another unit is an error
+    // naming both runs, not a silent mix.
+    let other_unit = std::fs::read_to_string(&kill)
+        .unwrap()
+        .replace("unit = \"bogo-ops/s\"", "unit = \"kops/s\"");
+    run_experiment(
+        &db,
+        &write_experiment(directory.path(), "kill-kops", &other_unit),
+    );
+    let output = verdict(
+        &["compare", "copy=a", "copy=b", "--metric", "kill bogo-ops/s"],
+        &db,
+    )
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("define metric `kill bogo-ops/s` differently")
+            && stderr.contains("run 4: unit `kops/s`")
+            && stderr.contains("run 2: unit `bogo-ops/s`"),
+        "{stderr}"
+    );
+    // Naming one run still works.
+    succeed(&mut verdict(
+        &[
+            "compare",
+            "4:copy=a",
+            "4:copy=b",
+            "--metric",
+            "kill bogo-ops/s",
+        ],
+        &db,
+    ));
+
     let output = verdict(&["compare", "copy=a", "copy=b", "--metric", "nosuch"], &db)
         .output()
         .unwrap();

@@ -398,12 +398,12 @@ pub(crate) fn load_selection(
             {
                 return Err(CliError::input(format!(
                     "`{spec}` pools runs that define metric `{metric_name}` differently \
-                     (run {newest}: unit `{}`, {:?}; run {pooled_run}: unit `{}`, {:?}); \
+                     (run {newest}: unit `{}`, {}; run {pooled_run}: unit `{}`, {}); \
                      name one run, e.g. {newest}:{}",
                     spec_of_newest.unit,
-                    spec_of_newest.direction,
+                    direction_words(spec_of_newest.direction),
                     declared.unit,
-                    declared.direction,
+                    direction_words(declared.direction),
                     levels
                         .iter()
                         .map(|(f, l)| format!("{f}={l}"))
@@ -447,6 +447,13 @@ pub(crate) fn load_selection(
             cells: cells.len(),
         }),
     })
+}
+
+fn direction_words(direction: Direction) -> &'static str {
+    match direction {
+        Direction::HigherIsBetter => "higher is better",
+        Direction::LowerIsBetter => "lower is better",
+    }
 }
 
 /// The newest run with a cell that has every one of `levels`.
