@@ -29,8 +29,8 @@ use verdict_model::{Cell, Environment, Failure, RunId, RunStatus, Sample};
 use crate::StoreError;
 use crate::migrations::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
 use crate::store::{
-    BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, SelectedValue,
-    Selection, Store,
+    BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, RunTimes,
+    SelectedValue, Selection, Store,
 };
 
 /// Built-in metrics stored as a flag on the sample (schema v3) when their
@@ -85,6 +85,26 @@ pub struct SqliteStore {
     /// write skips re-reading `run_cells`: one INSERT per sample (plus its
     /// metrics), which is most of verdict's per-iteration overhead.
     known_cells: RefCell<HashMap<(i64, i64), Cell>>,
+    /// How a reader opened the file; `None` for a read-write store.
+    read_only: Option<ReadOnly>,
+}
+
+/// How `SqliteStore::open_read_only` reached the data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadOnly {
+    /// No write-ahead log beside the file (no run is writing): the file is
+    /// read as an immutable snapshot, without locks and without creating
+    /// `PATH-wal` or `PATH-shm`, so a reader that may not write the file or
+    /// its directory can read it.
+    Snapshot,
+    /// A write-ahead log is beside the file (a run is writing, or one was
+    /// killed): read-only, through the log's shared-memory index, so rows
+    /// committed by the writer are seen.
+    Live,
+    /// The file has an older schema (this version): it was copied into
+    /// memory and migrated there; the file itself is left as it is (the
+    /// next command that writes migrates it).
+    MigratedCopy { from_version: i64 },
 }
 
 impl SqliteStore {
@@ -119,6 +139,99 @@ impl SqliteStore {
                 source,
             })?;
         Self::initialize(connection, path.to_path_buf())
+    }
+
+    /// Opens an existing database for commands that only read (`runs`,
+    /// `report`, `compare`, `export`): never writes the file, never creates
+    /// files beside it, and works for a user who may write neither the file
+    /// nor its directory.
+    ///
+    /// Without a write-ahead log beside the file (`PATH-wal`, or a rollback
+    /// `PATH-journal`) no verdict is writing and every commit is in the file:
+    /// it is opened `immutable` (no locks, no `-shm`). A plain read-only open
+    /// would have to create `PATH-wal` and `PATH-shm` (which a read-only
+    /// connection then leaves behind) or fail where it cannot. With a log
+    /// present it is opened `mode=ro` and reads through the writer's
+    /// `-shm`, seeing every committed sample. The log is looked for again
+    /// after the open, so a writer that started meanwhile is seen. (Left
+    /// open: a writer that starts after that check and checkpoints into the
+    /// file, which it does only on closing or after ~32 MB of log, while
+    /// this reader is still reading.)
+    ///
+    /// A file with an older schema is copied into memory and migrated
+    /// there (`read_only()` says so); a newer schema or a file that is not
+    /// a verdict database is refused as by `open`.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<SqliteStore, StoreError> {
+        let path = path.as_ref();
+        if !path.exists() {
+            return Err(StoreError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        let open_error = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut live = has_log(path);
+        let (connection, version) = loop {
+            let connection = open_read_only_connection(path, live).map_err(open_error)?;
+            let deadline = Instant::now() + BUSY_TIMEOUT;
+            let version = loop {
+                match identify(&connection, path) {
+                    Err(error)
+                        if matches!(
+                            error.sqlite_error_code(),
+                            Some(
+                                rusqlite::ErrorCode::DatabaseBusy
+                                    | rusqlite::ErrorCode::DatabaseLocked
+                            )
+                        ) && Instant::now() < deadline =>
+                    {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    Err(error) => return Err(open_error(error)),
+                    Ok(identified) => break identified?,
+                }
+            };
+            if !live && has_log(path) {
+                live = true;
+                continue;
+            }
+            break (connection, version);
+        };
+        let (connection, read_only) = if version < LATEST_VERSION {
+            let mut memory = Connection::open_in_memory().map_err(open_error)?;
+            rusqlite::backup::Backup::new(&connection, &mut memory)
+                .and_then(|backup| backup.run_to_completion(1024, Duration::ZERO, None))
+                .map_err(open_error)?;
+            drop(connection);
+            prepare(&memory, path)?;
+            (
+                memory,
+                ReadOnly::MigratedCopy {
+                    from_version: version,
+                },
+            )
+        } else if live {
+            (connection, ReadOnly::Live)
+        } else {
+            (connection, ReadOnly::Snapshot)
+        };
+        // A migrated copy in memory would accept writes and lose them.
+        connection
+            .pragma_update(None, "query_only", true)
+            .map_err(open_error)?;
+        Ok(SqliteStore {
+            connection,
+            path: path.to_path_buf(),
+            known_cells: RefCell::default(),
+            read_only: Some(read_only),
+        })
+    }
+
+    /// How a store from `open_read_only` reads (`None`: a read-write store).
+    pub fn read_only(&self) -> Option<ReadOnly> {
+        self.read_only
     }
 
     /// A private in-memory database: the deterministic fake for tests of
@@ -165,6 +278,7 @@ impl SqliteStore {
                         connection,
                         path,
                         known_cells: RefCell::default(),
+                        read_only: None,
                     });
                 }
             }
@@ -989,6 +1103,80 @@ impl Store for SqliteStore {
             .collect()
     }
 
+    fn cells(&self, run: RunId) -> Result<Vec<(usize, Cell)>, StoreError> {
+        self.run_exists(run)?;
+        let operation = format!("read the cells of run {run}");
+        let rows = self
+            .connection
+            .prepare_cached(
+                "SELECT cell, levels_json FROM run_cells WHERE run_id = ?1 ORDER BY cell",
+            )
+            .and_then(|mut statement| {
+                statement
+                    .query_map([run.0], |row| {
+                        Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+                    })?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(self.sql_error(&operation))?;
+        rows.into_iter()
+            .map(|(index, levels_json)| {
+                let what = format!("cell {index} of run {run}");
+                let index =
+                    usize::try_from(index).map_err(|_| self.corrupt(&what, "negative index"))?;
+                let levels = serde_json::from_str(&levels_json)
+                    .map_err(|error| self.corrupt(&what, error))?;
+                Ok((index, Cell { levels }))
+            })
+            .collect()
+    }
+
+    fn run_times(&self) -> Result<Vec<RunTimes>, StoreError> {
+        self.connection
+            .prepare_cached(
+                "SELECT r.id, r.host, r.started_at_ms, r.finished_at_ms, s.first, s.last \
+                 FROM runs r LEFT JOIN ( \
+                    SELECT run_id, MIN(started_at_ms) AS first, \
+                        MAX(started_at_ms + CAST(ROUND(wall_seconds * 1000) AS INTEGER)) AS last \
+                    FROM samples GROUP BY run_id) s ON s.run_id = r.id \
+                 ORDER BY r.id",
+            )
+            .and_then(|mut statement| {
+                statement
+                    .query_map([], |row| {
+                        Ok(RunTimes {
+                            run: RunId(row.get(0)?),
+                            host: row.get(1)?,
+                            started_at_ms: row.get(2)?,
+                            finished_at_ms: row.get(3)?,
+                            first_iteration_ms: row.get(4)?,
+                            last_iteration_end_ms: row.get(5)?,
+                        })
+                    })?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(self.sql_error("read when runs measured"))
+    }
+
+    fn iteration_spans(&self, run: RunId) -> Result<Vec<(i64, i64)>, StoreError> {
+        self.run_exists(run)?;
+        self.connection
+            .prepare_cached(
+                "SELECT started_at_ms, \
+                    started_at_ms + CAST(ROUND(wall_seconds * 1000) AS INTEGER) \
+                 FROM samples WHERE run_id = ?1 ORDER BY sequence",
+            )
+            .and_then(|mut statement| {
+                statement
+                    .query_map([run.0], |row| {
+                        let (start, end): (i64, i64) = (row.get(0)?, row.get(1)?);
+                        Ok((start, end.max(start)))
+                    })?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(self.sql_error(&format!("read when run {run} measured")))
+    }
+
     fn put_annotation(&self, run: RunId, key: &str, value: &Value) -> Result<(), StoreError> {
         let operation = format!("store annotation `{key}` of run {run}");
         self.write(&operation, |transaction| {
@@ -1293,6 +1481,50 @@ fn migrate(connection: &Connection, path: &Path) -> Result<(), StoreError> {
             .map_err(migrate_error(target))?;
     }
     transaction.commit().map_err(migrate_error(LATEST_VERSION))
+}
+
+/// Whether a write-ahead log (or a rollback journal) is beside `path`: a
+/// writer is active, or one was killed before it could checkpoint.
+fn has_log(path: &Path) -> bool {
+    ["-wal", "-journal"].iter().any(|suffix| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        Path::new(&name).exists()
+    })
+}
+
+/// A read-only connection to `path` through a `file:` URI: `mode=ro`, and
+/// `immutable=1` unless a log is beside the file.
+fn open_read_only_connection(path: &Path, live: bool) -> rusqlite::Result<Connection> {
+    let uri = format!(
+        "file:{}?mode=ro{}",
+        uri_path(path),
+        if live { "" } else { "&immutable=1" }
+    );
+    let connection = Connection::open_with_flags(
+        uri,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    connection.busy_timeout(BUSY_TIMEOUT)?;
+    Ok(connection)
+}
+
+/// A path as the path part of a `file:` URI (RFC 3986): bytes other than
+/// unreserved characters and `/` percent-encoded, so `?`, `#` and `%` in a
+/// file name stay part of the name.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut encoded = String::new();
+    for &byte in path.as_os_str().as_bytes() {
+        if byte.is_ascii_alphanumeric() || b"/-._~".contains(&byte) {
+            encoded.push(char::from(byte));
+        } else {
+            encoded.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    encoded
 }
 
 /// A lock conflict worth waiting out.

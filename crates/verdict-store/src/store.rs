@@ -109,6 +109,21 @@ pub struct SelectedValue {
     pub levels: Vec<(String, String)>,
 }
 
+/// When a run was measuring, coarsely: its recorded start and end and the
+/// span of its stored iterations (`Store::iteration_spans` has each one),
+/// for finding runs that overlapped on a host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunTimes {
+    pub run: RunId,
+    pub host: String,
+    pub started_at_ms: i64,
+    pub finished_at_ms: Option<i64>,
+    /// Start of the first stored iteration (warmups and failures included).
+    pub first_iteration_ms: Option<i64>,
+    /// End of the last-ending stored iteration.
+    pub last_iteration_end_ms: Option<i64>,
+}
+
 /// Everything recorded when a bisection starts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewBisect {
@@ -183,6 +198,15 @@ pub trait Store {
     /// Values of one metric over data samples, in execution order (run, then
     /// sequence).
     fn select_samples(&self, selection: &Selection) -> Result<Vec<SelectedValue>, StoreError>;
+    /// The cells of a run in which it stored samples, by cell index, with
+    /// their levels as stored.
+    fn cells(&self, run: RunId) -> Result<Vec<(usize, Cell)>, StoreError>;
+    /// Every run's recorded times and the span of its iterations, by run id
+    /// (one aggregate query: cheap on a large database).
+    fn run_times(&self) -> Result<Vec<RunTimes>, StoreError>;
+    /// (start, end) in milliseconds since the epoch of every stored
+    /// iteration of a run (warmups and failures included), by sequence.
+    fn iteration_spans(&self, run: RunId) -> Result<Vec<(i64, i64)>, StoreError>;
 
     /// Attaches (or replaces) a JSON value under `key`, e.g. `doctor`,
     /// `decisions`.

@@ -5,6 +5,7 @@ mod commands;
 mod common;
 mod error;
 mod progress;
+mod warnings;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -32,6 +33,8 @@ enum Command {
     Report(commands::report::ReportArgs),
     /// Compare two stored selections or files.
     Compare(commands::compare::CompareArgs),
+    /// Every raw sample of a stored run, with its cell, times, metrics and environment (CSV or JSON).
+    Export(commands::export::ExportArgs),
     /// Runs per cell needed to detect a change.
     Plan(commands::plan::PlanArgs),
     /// Monte-Carlo validation of decision procedures.
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Command::Runs(args) => commands::runs::run(args),
         Command::Report(args) => commands::report::run(args),
         Command::Compare(args) => commands::compare::run(args),
+        Command::Export(args) => commands::export::run(args),
         Command::Plan(args) => commands::plan::run(args),
         Command::Simulate(args) => commands::simulate::run(args),
         Command::Doctor(args) => commands::doctor::run(args),

@@ -798,7 +798,7 @@ fn class_word(class: Class) -> &'static str {
 
 fn log(db: &DbArgs, id: Option<i64>, format: &str) -> Result<ExitCode, CliError> {
     let format = parse_format(format)?;
-    let store = db.open_existing()?;
+    let store = db.open_read_only()?;
     let record = match id {
         Some(id) => store.bisect(BisectId(id)).map_err(CliError::input)?,
         None => store

@@ -5,12 +5,17 @@
 //! A side is a file (Go benchmark format, hyperfine JSON, stress-ng YAML,
 //! CSV with `--column`, or plain numbers one per line) or a stored
 //! selection: `RUN` (a run with one cell), `RUN:factor=level,...` (a cell of
-//! a run), or `factor=level,...` (matching cells across all runs).
+//! a run), or `factor=level,...` (matching cells across the runs that have
+//! them and the metric). The output names the runs each stored side came
+//! from and warns when the sides come from different runs or from runs that
+//! overlapped in time on a host.
 
 use crate::commands::report::{fail_on, parse_fraction};
 use crate::common::{DbArgs, parse_format};
 use crate::error::CliError;
+use crate::warnings::{SideSpan, Warning, different_runs, overlaps_of, print_with_warnings};
 use serde::Serialize;
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::ExitCode;
 use verdict_model::{Direction, Experiment, RunId};
@@ -19,7 +24,7 @@ use verdict_report::compare::{ComparisonInput, comparison_rows};
 use verdict_report::table::Table;
 use verdict_stats::sequential::{SequentialDesign, SequentialSettings, replay};
 use verdict_stats::verdict::Better;
-use verdict_store::{Selection, Store};
+use verdict_store::{RunRecord, Selection, SqliteStore, Store};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct CompareArgs {
@@ -74,16 +79,38 @@ pub(crate) struct Series {
     /// The stored metric's threshold (stored selections only).
     threshold: Option<f64>,
     pub(crate) values: Vec<f64>,
+    /// Where a stored selection's values came from (`None` for files).
+    source: Option<StoredSource>,
+}
+
+/// The runs and cells a stored selection's values came from.
+#[derive(Debug, Clone)]
+struct StoredSource {
+    span: SideSpan,
+    cells: usize,
 }
 
 pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
     let format = parse_format(&args.format)?;
-    // Large files parse on both cores at once.
-    let (baseline, candidate) = rayon::join(
-        || load_side(&args.baseline, args),
-        || load_side(&args.candidate, args),
-    );
-    let (baseline, candidate) = (baseline?, candidate?);
+    let is_file = |spec: &str| Path::new(spec).is_file();
+    let mut needs_store = false;
+    for spec in [&args.baseline, &args.candidate] {
+        needs_store |= !is_file(spec) && parse_selection(spec)?.is_some();
+    }
+    let (baseline, candidate, store) = if needs_store {
+        let store = args.db.open_read_only()?;
+        let baseline = load_side(&args.baseline, args, Some(&store))?;
+        let candidate = load_side(&args.candidate, args, Some(&store))?;
+        (baseline, candidate, Some(store))
+    } else {
+        // Large files parse on both cores at once.
+        let (baseline, candidate) = rayon::join(
+            || load_side(&args.baseline, args, None),
+            || load_side(&args.candidate, args, None),
+        );
+        (baseline?, candidate?, None)
+    };
+    let (sources, warnings) = provenance(store.as_ref(), &baseline, &candidate, args)?;
     let pairs = pair(&baseline, &candidate, &args.baseline, &args.candidate)?;
     let default_better = match args.better.as_deref() {
         Some("higher") => Better::Higher,
@@ -105,25 +132,36 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
         })
         .collect();
     if args.sequential {
-        return sequential(&inputs, args, format);
+        return sequential(&inputs, args, format, sources, &warnings);
     }
     let report = comparison_rows(&inputs, args.alpha, !args.no_adjust).map_err(CliError::input)?;
-    let config_diff = match &args.config_diff {
-        Some(pattern) => Some(config_difference(args, pattern)?),
-        None => None,
-    };
-    match (format, config_diff) {
-        (Format::Json, Some(diff)) => {
-            let mut document = serde_json::to_value(&report).map_err(CliError::internal)?;
-            document["config_diff"] = diff.1;
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&document).map_err(CliError::internal)?
-            );
+    let config_diff = match (&args.config_diff, &store) {
+        (Some(pattern), Some(store)) => Some(config_difference(
+            store,
+            args,
+            pattern,
+            [&baseline, &candidate],
+        )?),
+        (Some(_), None) => {
+            return Err(CliError::input(
+                "--config-diff needs stored selections; both sides are files",
+            ));
         }
-        (_, Some(diff)) => print!("{}\n{}", report.render(format), diff.0),
-        (_, None) => print!("{}", report.render(format)),
+        (None, _) => None,
+    };
+    let mut extra = serde_json::Map::new();
+    let mut rendered = if format == Format::Json {
+        String::new()
+    } else {
+        report.render(format)
+    };
+    if let Some((text, document)) = config_diff {
+        extra.insert("config_diff".to_string(), document);
+        rendered = format!("{rendered}\n{text}");
     }
+    rendered.push_str(&render_sources(&sources, format));
+    extra.insert("sources".to_string(), sources);
+    print_with_warnings(&rendered, &report, format, &warnings, extra)?;
     let verdicts: Vec<&str> = report
         .comparisons
         .iter()
@@ -187,15 +225,20 @@ fn pair(
     Ok(pairs)
 }
 
-fn load_side(spec: &str, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
+fn load_side(
+    spec: &str,
+    args: &CompareArgs,
+    store: Option<&SqliteStore>,
+) -> Result<Vec<Series>, CliError> {
     let path = Path::new(spec);
     if path.is_file() {
         return load_file(path, args);
     }
-    if let Some(selection) = parse_selection(spec)? {
-        let store = args.db.open_existing()?;
+    if let Some(selection) = parse_selection(spec)?
+        && let Some(store) = store
+    {
         return Ok(vec![load_selection(
-            &store,
+            store,
             spec,
             selection,
             args.metric.as_deref(),
@@ -240,42 +283,69 @@ pub(crate) fn parse_selection(spec: &str) -> Result<Option<StoredSelection>, Cli
 
 /// The stored values a selection names (one cell, or cells pooled across
 /// runs when no run is given), of `metric` or the run's primary metric.
+///
+/// Without a run, only runs that have a cell with every listed level and
+/// stored values of the metric are considered: the metric (without
+/// `--metric`, the primary metric of the newest run with such a cell), its
+/// unit, direction and threshold come from the newest pooled run, and the
+/// pooled runs must agree on its unit and direction.
 pub(crate) fn load_selection(
     store: &dyn Store,
     spec: &str,
     (run, levels): StoredSelection,
     metric: Option<&str>,
 ) -> Result<Series, CliError> {
-    // The metric and its direction come from the run (or the newest matching run).
-    let record = match run {
-        Some(run) => store.run(run).map_err(CliError::input)?,
-        None => store
-            .latest_run()
-            .map_err(CliError::internal)?
-            .ok_or_else(|| CliError::input(format!("`{spec}`: the database has no runs")))?,
+    let experiment_of = |record: &RunRecord| -> Result<Experiment, CliError> {
+        serde_json::from_str(&record.experiment_json).map_err(|error| {
+            CliError::internal(format!(
+                "run {}: stored experiment does not load: {error}",
+                record.id
+            ))
+        })
     };
-    let experiment: Experiment =
-        serde_json::from_str(&record.experiment_json).map_err(CliError::internal)?;
-    let metric = match metric {
-        Some(name) => experiment
+    let metric_name = match (run, metric) {
+        (_, Some(name)) => name.to_string(),
+        (Some(run), None) => {
+            let record = store.run(run).map_err(CliError::input)?;
+            experiment_of(&record)?.primary_metric().name.clone()
+        }
+        (None, None) => {
+            let record = newest_run_with_cell(store, &levels)?.ok_or_else(|| {
+                CliError::input(format!(
+                    "`{spec}`: no stored run has a cell with these levels"
+                ))
+            })?;
+            experiment_of(&record)?.primary_metric().name.clone()
+        }
+    };
+    if let Some(run) = run {
+        // A named run must declare the metric.
+        let record = store.run(run).map_err(CliError::input)?;
+        if !experiment_of(&record)?
             .metrics
             .iter()
-            .find(|metric| metric.name == name)
-            .cloned()
-            .ok_or_else(|| CliError::input(format!("run {} has no metric `{name}`", record.id)))?,
-        None => experiment.primary_metric().clone(),
-    };
+            .any(|declared| declared.name == metric_name)
+        {
+            return Err(CliError::input(format!(
+                "run {run} has no metric `{metric_name}`"
+            )));
+        }
+    }
     let selected = store
         .select_samples(&Selection {
             run,
             levels: levels.clone(),
-            metric: metric.name.clone(),
+            metric: metric_name.clone(),
         })
         .map_err(CliError::internal)?;
     if selected.is_empty() {
         return Err(CliError::input(format!(
-            "`{spec}` selects no stored samples of metric `{}`",
-            metric.name
+            "`{spec}` selects no stored samples of metric `{metric_name}`{}",
+            if run.is_none() {
+                " (no run has both a cell with these levels and values of that metric)"
+            } else {
+                ""
+            }
         )));
     }
     // One series per distinct cell; a selection spanning cells is ambiguous.
@@ -300,22 +370,57 @@ pub(crate) fn load_selection(
             labels[0]
         )));
     }
-    let mut runs: Vec<i64> = selected.iter().map(|value| value.run.0).collect();
-    runs.dedup();
-    if run.is_none() && (runs.len() > 1 || cells.len() > 1) {
-        eprintln!(
-            "verdict: note: `{spec}` pools {} values from {} run(s) ({}) and {} cell(s); metric `{}` and its direction are taken from run {}",
-            selected.len(),
-            runs.len(),
-            runs.iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
-            cells.len(),
-            metric.name,
-            record.id
-        );
+    let pooled: BTreeSet<RunId> = selected.iter().map(|value| value.run).collect();
+    // The metric's definition, from the newest pooled run that declares it;
+    // every pooled run that declares it must agree on unit and direction.
+    let mut definition: Option<(RunId, verdict_model::MetricSpec, f64)> = None;
+    for &pooled_run in pooled.iter().rev() {
+        let record = store.run(pooled_run).map_err(CliError::internal)?;
+        let experiment = experiment_of(&record)?;
+        let Some(declared) = experiment
+            .metrics
+            .iter()
+            .find(|declared| declared.name == metric_name)
+        else {
+            continue;
+        };
+        match &definition {
+            None => {
+                definition = Some((
+                    pooled_run,
+                    declared.clone(),
+                    declared.threshold.unwrap_or(experiment.sampling.threshold),
+                ));
+            }
+            Some((newest, spec_of_newest, _))
+                if spec_of_newest.unit != declared.unit
+                    || spec_of_newest.direction != declared.direction =>
+            {
+                return Err(CliError::input(format!(
+                    "`{spec}` pools runs that define metric `{metric_name}` differently \
+                     (run {newest}: unit `{}`, {}; run {pooled_run}: unit `{}`, {}); \
+                     name one run, e.g. {newest}:{}",
+                    spec_of_newest.unit,
+                    direction_words(spec_of_newest.direction),
+                    declared.unit,
+                    direction_words(declared.direction),
+                    levels
+                        .iter()
+                        .map(|(f, l)| format!("{f}={l}"))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                )));
+            }
+            Some(_) => {}
+        }
     }
+    let (_, metric, threshold) = definition.ok_or_else(|| {
+        CliError::input(format!(
+            "`{spec}`: no run it selects declares metric `{metric_name}`"
+        ))
+    })?;
+    let first_ms = selected.iter().map(|value| value.started_at_ms).min();
+    let last_ms = selected.iter().map(|value| value.started_at_ms).max();
     Ok(Series {
         name: if levels.is_empty() {
             metric.name.clone()
@@ -331,9 +436,132 @@ pub(crate) fn load_selection(
             Direction::HigherIsBetter => Better::Higher,
             Direction::LowerIsBetter => Better::Lower,
         }),
-        threshold: Some(metric.threshold.unwrap_or(experiment.sampling.threshold)),
+        threshold: Some(threshold),
         values: selected.iter().map(|value| value.value).collect(),
+        source: Some(StoredSource {
+            span: SideSpan {
+                runs: pooled.into_iter().collect(),
+                first_ms: first_ms.unwrap_or_default(),
+                last_ms: last_ms.unwrap_or_default(),
+            },
+            cells: cells.len(),
+        }),
     })
+}
+
+fn direction_words(direction: Direction) -> &'static str {
+    match direction {
+        Direction::HigherIsBetter => "higher is better",
+        Direction::LowerIsBetter => "lower is better",
+    }
+}
+
+/// The newest run with a cell that has every one of `levels`.
+fn newest_run_with_cell(
+    store: &dyn Store,
+    levels: &[(String, String)],
+) -> Result<Option<RunRecord>, CliError> {
+    let runs = store.list_runs().map_err(CliError::internal)?;
+    for summary in runs.iter().rev() {
+        let cells = store.cells(summary.id).map_err(CliError::internal)?;
+        if cells
+            .iter()
+            .any(|(_, cell)| levels.iter().all(|level| cell.levels.contains(level)))
+        {
+            return store.run(summary.id).map(Some).map_err(CliError::internal);
+        }
+    }
+    Ok(None)
+}
+
+/// The `sources` of the JSON document (one entry per side: a file, or the
+/// runs and cells a stored selection pooled) and the warnings about them:
+/// sides from different runs, and runs that overlapped others on a host.
+fn provenance(
+    store: Option<&SqliteStore>,
+    baseline: &[Series],
+    candidate: &[Series],
+    args: &CompareArgs,
+) -> Result<(serde_json::Value, Vec<Warning>), CliError> {
+    let source_of = |side: &str, spec: &str, series: &[Series]| match series
+        .first()
+        .and_then(|series| series.source.as_ref())
+    {
+        Some(source) => serde_json::json!({
+            "side": side, "spec": spec, "kind": "selection",
+            "runs": source.span.runs.iter().map(|run| run.0).collect::<Vec<_>>(),
+            "cells": source.cells,
+            "values": series[0].values.len(),
+            "first_at_ms": source.span.first_ms, "last_at_ms": source.span.last_ms,
+        }),
+        None => serde_json::json!({ "side": side, "spec": spec, "kind": "file" }),
+    };
+    let sources = serde_json::json!([
+        source_of("baseline", &args.baseline, baseline),
+        source_of("candidate", &args.candidate, candidate),
+    ]);
+    let spans: Vec<&SideSpan> = [baseline, candidate]
+        .iter()
+        .filter_map(|series| series.first().and_then(|series| series.source.as_ref()))
+        .map(|source| &source.span)
+        .collect();
+    let mut warnings = Vec::new();
+    if let Some(store) = store {
+        let runs: BTreeSet<RunId> = spans
+            .iter()
+            .flat_map(|span| span.runs.iter().copied())
+            .collect();
+        warnings.extend(overlaps_of(store, &runs)?);
+    }
+    if let [base, cand] = spans[..]
+        && let Some(warning) = different_runs(base, cand)
+    {
+        warnings.push(warning);
+    }
+    Ok((sources, warnings))
+}
+
+/// Text or markdown lines naming where each stored side came from; empty
+/// for CSV, JSON, and two files.
+fn render_sources(sources: &serde_json::Value, format: Format) -> String {
+    if !matches!(format, Format::Text | Format::Markdown) {
+        return String::new();
+    }
+    let mut lines = String::new();
+    for source in sources.as_array().into_iter().flatten() {
+        if source["kind"] != "selection" {
+            continue;
+        }
+        let runs: Vec<String> = source["runs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|run| run.to_string())
+            .collect();
+        let line = format!(
+            "{} `{}`: {} values from {} {}{}",
+            source["side"].as_str().unwrap_or_default(),
+            source["spec"].as_str().unwrap_or_default(),
+            source["values"],
+            if runs.len() == 1 { "run" } else { "runs" },
+            runs.join(", "),
+            match source["cells"].as_u64() {
+                Some(cells) if cells > 1 => format!(" ({cells} cells pooled)"),
+                _ => String::new(),
+            }
+        );
+        let line = verdict_report::format::plain_text(&line);
+        if format == Format::Markdown {
+            lines.push_str(&format!("- {line}\n"));
+        } else {
+            lines.push_str(&format!("{line}\n"));
+        }
+    }
+    if lines.is_empty() {
+        lines
+    } else {
+        format!("\n{lines}")
+    }
 }
 
 fn load_file(path: &Path, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
@@ -357,6 +585,7 @@ fn load_file(path: &Path, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
             better: None,
             threshold: None,
             values: verdict_parse::csv_column(&text, column).map_err(context)?,
+            source: None,
         }]);
     }
     if extension == "csv" {
@@ -378,6 +607,7 @@ fn load_file(path: &Path, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
                 better: Some(Better::Lower),
                 threshold: None,
                 values: result.times,
+                source: None,
             })
             .collect());
     }
@@ -403,6 +633,7 @@ fn load_file(path: &Path, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
                         better: Some(Better::Higher),
                         threshold: None,
                         values: vec![value],
+                        source: None,
                     }),
                 }
             }
@@ -419,6 +650,7 @@ fn load_file(path: &Path, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
                 name: format!("{} {}", series.name, series.unit),
                 unit: series.unit,
                 values: series.values,
+                source: None,
             })
             .collect());
     }
@@ -428,6 +660,7 @@ fn load_file(path: &Path, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
         better: None,
         threshold: None,
         values: verdict_parse::plain_numbers(&text).map_err(context)?,
+        source: None,
     }])
 }
 
@@ -461,6 +694,8 @@ fn sequential(
     inputs: &[ComparisonInput],
     args: &CompareArgs,
     format: Format,
+    sources: serde_json::Value,
+    warnings: &[Warning],
 ) -> Result<ExitCode, CliError> {
     let family = if args.no_adjust {
         1
@@ -503,11 +738,8 @@ fn sequential(
     }
     match format {
         Format::Json => {
-            let document = serde_json::json!({ "schema": "verdict.compare/v1", "mode": "sequential", "alpha": args.alpha, "comparisons": rows });
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&document).map_err(CliError::internal)?
-            );
+            let document = serde_json::json!({ "schema": "verdict.compare/v1", "mode": "sequential", "alpha": args.alpha, "comparisons": rows, "sources": sources });
+            print_with_warnings("", &document, format, warnings, serde_json::Map::new())?;
         }
         _ => {
             if let Some(first) = rows.first() {
@@ -537,51 +769,37 @@ fn sequential(
                     interval,
                 ]);
             }
-            print!(
-                "{}",
-                if format == Format::Markdown {
-                    table.markdown()
-                } else if format == Format::Csv {
-                    table.csv()
-                } else {
-                    table.text()
-                }
-            );
+            let rendered = if format == Format::Markdown {
+                table.markdown()
+            } else if format == Format::Csv {
+                table.csv()
+            } else {
+                table.text()
+            };
+            let rendered = format!("{rendered}{}", render_sources(&sources, format));
+            print_with_warnings(&rendered, &(), format, warnings, serde_json::Map::new())?;
         }
     }
     let verdicts: Vec<&str> = rows.iter().map(|row| row.verdict.as_str()).collect();
     Ok(fail_on(args.fail_on.as_deref(), &verdicts))
 }
 
-/// The kernel config stored with the run a side selects: (where it came from, its text).
-fn stored_config(store: &dyn Store, spec: &str) -> Result<(String, String), CliError> {
-    let run = match parse_selection(spec)? {
-        Some((Some(run), _)) => run,
-        Some((None, levels)) => {
-            // The newest run's primary metric names what every matching run measured.
-            let latest = store
-                .latest_run()
-                .map_err(CliError::internal)?
-                .ok_or_else(|| CliError::input("the database has no runs"))?;
-            let experiment: Experiment =
-                serde_json::from_str(&latest.experiment_json).map_err(CliError::internal)?;
-            let values = store
-                .select_samples(&Selection {
-                    run: None,
-                    levels,
-                    metric: experiment.primary_metric().name.clone(),
-                })
-                .map_err(CliError::internal)?;
-            values.last().map(|value| value.run).ok_or_else(|| {
-                CliError::input(format!("--config-diff: `{spec}` selects no stored run"))
-            })?
-        }
-        None => {
-            return Err(CliError::input(format!(
+/// The kernel config stored with the run a side's values came from (the
+/// newest, when pooled): (where it came from, its text).
+fn stored_config(
+    store: &dyn Store,
+    spec: &str,
+    series: &[Series],
+) -> Result<(String, String), CliError> {
+    let run = series
+        .first()
+        .and_then(|series| series.source.as_ref())
+        .and_then(|source| source.span.runs.last().copied())
+        .ok_or_else(|| {
+            CliError::input(format!(
                 "--config-diff needs stored selections; `{spec}` is a file"
-            )));
-        }
-    };
+            ))
+        })?;
     // Stored once per distinct config under the hash the run's environment
     // records (schema v4); runs from before that carry it as an annotation.
     let record = store.run(run).map_err(CliError::internal)?;
@@ -604,12 +822,13 @@ fn stored_config(store: &dyn Store, spec: &str) -> Result<(String, String), CliE
 
 /// The diffconfig-style difference between the two sides' kernels.
 fn config_difference(
+    store: &dyn Store,
     args: &CompareArgs,
     pattern: &str,
+    [baseline, candidate]: [&[Series]; 2],
 ) -> Result<(String, serde_json::Value), CliError> {
-    let store = args.db.open_existing()?;
-    let (old_name, old_text) = stored_config(&store, &args.baseline)?;
-    let (new_name, new_text) = stored_config(&store, &args.candidate)?;
+    let (old_name, old_text) = stored_config(store, &args.baseline, baseline)?;
+    let (new_name, new_text) = stored_config(store, &args.candidate, candidate)?;
     let old = verdict_kconfig::DotConfig::parse(&old_text, &old_name).map_err(CliError::input)?;
     let new = verdict_kconfig::DotConfig::parse(&new_text, &new_name).map_err(CliError::input)?;
     let mut diff = verdict_kconfig::ConfigDiff::between(&old, &new);

@@ -122,7 +122,7 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     let (threshold, alpha, power) = (resolved.threshold, resolved.alpha, resolved.power);
     let (cv, seconds, cells, source) = match args.run {
         Some(run) => {
-            let store = args.db.open_existing()?;
+            let store = args.db.open_read_only()?;
             let (cv, wall, cells) = pilot(&store, RunId(run))?;
             (
                 args.cv.unwrap_or(cv),

@@ -4,6 +4,7 @@
 
 use crate::common::{DbArgs, format_time, parse_format};
 use crate::error::CliError;
+use crate::warnings::{overlaps_of, print_with_warnings};
 use std::process::ExitCode;
 use verdict_model::{Environment, Experiment, RunId};
 use verdict_report::RunReport;
@@ -77,7 +78,7 @@ pub(crate) struct ReportArgs {
 }
 
 pub(crate) fn run(args: &ReportArgs) -> Result<ExitCode, CliError> {
-    let store = args.db.open_existing()?;
+    let store = args.db.open_read_only()?;
     let run = match args.run {
         Some(run) => RunId(run),
         None => {
@@ -194,7 +195,19 @@ pub(crate) fn print_run_report(
     let environment: &Environment = &record.environment_start;
     let report = RunReport::build(info, &experiment, &samples, environment, &report_options)
         .map_err(CliError::input)?;
-    print!("{}", report.render(format));
+    let warnings = overlaps_of(store, &[run].into())?;
+    let rendered = if format == verdict_report::Format::Json {
+        String::new()
+    } else {
+        report.render(format)
+    };
+    print_with_warnings(
+        &rendered,
+        &report,
+        format,
+        &warnings,
+        serde_json::Map::new(),
+    )?;
     let verdicts: Vec<&str> = report
         .comparisons
         .iter()
@@ -241,7 +254,13 @@ fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitC
     };
     let pivot =
         PivotReport::build(info, &experiment, &samples, &options).map_err(CliError::input)?;
-    print!("{}", pivot.render(format));
+    let warnings = overlaps_of(store, &[run].into())?;
+    let rendered = if format == verdict_report::Format::Json {
+        String::new()
+    } else {
+        pivot.render(format)
+    };
+    print_with_warnings(&rendered, &pivot, format, &warnings, serde_json::Map::new())?;
     let verdicts: Vec<&str> = pivot.verdicts();
     Ok(fail_on(args.options.fail_on.as_deref(), &verdicts))
 }

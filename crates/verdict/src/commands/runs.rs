@@ -1,7 +1,9 @@
-//! `verdict runs`: list stored runs.
+//! `verdict runs`: list stored runs, and warn about runs that measured at
+//! the same time on one host.
 
 use crate::common::{DbArgs, format_time, parse_format};
 use crate::error::CliError;
+use crate::warnings::{all_overlaps, print_with_warnings};
 use std::process::ExitCode;
 use verdict_report::Format;
 use verdict_report::table::Table;
@@ -18,8 +20,9 @@ pub(crate) struct RunsArgs {
 
 pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
     let format = parse_format(&args.format)?;
-    let store = args.db.open_existing()?;
+    let store = args.db.open_read_only()?;
     let runs = store.list_runs().map_err(CliError::internal)?;
+    let warnings = all_overlaps(&store)?;
     if format == Format::Json {
         let runs: Vec<serde_json::Value> = runs
             .iter()
@@ -31,13 +34,8 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
                 })
             })
             .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &serde_json::json!({"schema": "verdict.runs/v1", "runs": runs})
-            )
-            .map_err(CliError::internal)?
-        );
+        let document = serde_json::json!({"schema": "verdict.runs/v1", "runs": runs});
+        print_with_warnings("", &document, format, &warnings, serde_json::Map::new())?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut table = Table::new(
@@ -60,13 +58,11 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
             format_time(run.started_at_ms),
         ]);
     }
-    print!(
-        "{}",
-        match format {
-            Format::Markdown => table.markdown(),
-            Format::Csv => table.csv(),
-            _ => table.text(),
-        }
-    );
+    let rendered = match format {
+        Format::Markdown => table.markdown(),
+        Format::Csv => table.csv(),
+        _ => table.text(),
+    };
+    print_with_warnings(&rendered, &(), format, &warnings, serde_json::Map::new())?;
     Ok(ExitCode::SUCCESS)
 }
