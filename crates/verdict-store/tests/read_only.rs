@@ -46,6 +46,8 @@ fn sample(sequence: u32, cell: usize, started_at_ms: i64, wall: f64) -> Sample {
         timed_out: false,
         metrics: BTreeMap::from([("wall".to_string(), wall)]),
         failure: None,
+        missing: BTreeMap::new(),
+        leftovers: Vec::new(),
     }
 }
 
