@@ -131,6 +131,9 @@ pub struct RunReport {
     /// The metrics shown side by side (all the run has, or `--metrics`).
     pub metrics: Vec<MetricColumn>,
     pub layout: Layout,
+    /// Why `comparisons` is null although the experiment defines some
+    /// (the metric's values cannot be compared, e.g. zeros).
+    pub comparisons_error: Option<String>,
 }
 
 /// Options for building a run report.
@@ -451,7 +454,14 @@ impl RunReport {
                 candidate: values[comparison.candidate_cell].clone(),
             })
             .collect();
-        let comparisons = comparisons_if_any(&inputs, options.alpha, options.adjust)?;
+        // A metric that cannot be compared (a zero on the log scale of the
+        // shift estimate, e.g. `sys` of a quick command) still gets its
+        // tables; the reason replaces the comparisons.
+        let (comparisons, comparisons_error) =
+            match comparisons_if_any(&inputs, options.alpha, options.adjust) {
+                Ok(comparisons) => (comparisons, None),
+                Err(error) => (None, Some(error)),
+            };
         let failures = samples
             .iter()
             .filter_map(|sample| {
@@ -480,6 +490,7 @@ impl RunReport {
             failures,
             metrics,
             layout,
+            comparisons_error,
         })
     }
 
@@ -781,6 +792,14 @@ impl RunReport {
             } else {
                 Format::Text
             }));
+        }
+        if let Some(error) = &self.comparisons_error {
+            let line = format!("comparisons of {} not computed: {error}", self.metric.name);
+            output.push_str(&if markdown {
+                format!("\n{}\n", escape::markdown(&line))
+            } else {
+                format!("\n{}\n", escape::text(&line))
+            });
         }
         if !self.failures.is_empty() {
             output.push_str(&format!(
