@@ -214,6 +214,12 @@ pub fn median_with_spread(side: &SideSummary, unit: &str) -> String {
                 format!("{median} ±{:.0}%", larger * 100.0)
             }
         }
+        // A zero median has no relative spread: the interval itself.
+        (Some(low), Some(high)) => format!(
+            "{median} [{}, {}]",
+            format::value(low, unit),
+            format::value(high, unit)
+        ),
         _ => format!("{median} ±?"),
     }
 }

@@ -78,6 +78,12 @@ fn asymmetric_interval_is_shown_as_the_interval() {
         median_with_spread(&side(100.0, 99.0, 104.0), ""),
         "100.0 ±4%"
     );
+    // A zero median (sys time of a command that makes no system calls):
+    // no relative spread exists, and `±?` would claim n is too small.
+    assert_eq!(
+        median_with_spread(&side(0.0, 0.0, 0.002), "s"),
+        "0.000s [0.000s, 2.000ms]"
+    );
     let mut table = Table::new(["cell", "median"].map(String::from).to_vec());
     table.push(vec![
         "a".to_string(),
