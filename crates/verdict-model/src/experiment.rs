@@ -118,6 +118,14 @@ pub struct Factor {
     pub levels: Vec<Level>,
     /// Index of the baseline level.
     pub baseline: usize,
+    /// `compare = false`: the factor only selects a benchmark; its levels
+    /// are never compared with each other, only within each of them.
+    #[serde(default = "compared_by_default")]
+    pub compare: bool,
+}
+
+fn compared_by_default() -> bool {
+    true
 }
 
 /// Order of iterations.
@@ -401,6 +409,7 @@ struct RawFactorTable {
     teardown: Option<RawCommand>,
     #[serde(default)]
     shell: bool,
+    compare: Option<bool>,
 }
 
 struct Context<'a> {
@@ -577,6 +586,7 @@ impl RawExperiment {
                     format!("factor name `{name}` may use only letters, digits, `_` and `-`"),
                 ));
             }
+            let mut compare = true;
             let (raw_levels, baseline, template_setup, template_teardown, shell) = match value {
                 toml::Value::Array(levels) => (levels.clone(), None, None, None, false),
                 toml::Value::Table(table) => {
@@ -588,6 +598,7 @@ impl RawExperiment {
                                 format!("factor `{name}`: {}", error.message().trim()),
                             )
                         })?;
+                    compare = raw.compare.unwrap_or(true);
                     (raw.levels, raw.baseline, raw.setup, raw.teardown, raw.shell)
                 }
                 other => {
@@ -734,6 +745,7 @@ impl RawExperiment {
                 name: name.clone(),
                 levels,
                 baseline,
+                compare,
             });
         }
         Ok(factors)
@@ -1066,10 +1078,15 @@ pub struct ComparisonSpec {
 impl Experiment {
     /// Every comparison: for each factor, each non-baseline level against the
     /// baseline level, for every combination of the other factors' levels.
+    /// A factor with `compare = false` contributes none: its levels are only
+    /// held fixed while the other factors are compared within each of them.
     pub fn comparisons(&self) -> Vec<ComparisonSpec> {
         let cells = self.cells();
         let mut comparisons = Vec::new();
         for (factor_index, factor) in self.factors.iter().enumerate() {
+            if !factor.compare {
+                continue;
+            }
             let baseline_value = &factor.levels[factor.baseline].value;
             for (baseline_index, baseline_cell) in cells.iter().enumerate() {
                 if &baseline_cell.levels[factor_index].1 != baseline_value {

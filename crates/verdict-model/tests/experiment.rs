@@ -252,3 +252,33 @@ fn placeholders_inside_shell_scripts_are_refused_everywhere() {
         ]))
     );
 }
+
+#[test]
+fn a_factor_with_compare_false_is_held_fixed_never_compared() {
+    let text = "name = \"x\"\ncommand = [\"true\"]\n[factors]\nbenchmark = { levels = [\"kill\", \"pipe\", \"exec\"], compare = false }\nvariant = [\"a\", \"b\"]\n";
+    let experiment = Experiment::parse(text, "x").unwrap();
+    assert!(!experiment.factor("benchmark").unwrap().compare);
+    assert!(experiment.factor("variant").unwrap().compare);
+    let cells = experiment.cells();
+    let comparisons = experiment.comparisons();
+    // variant b vs a within each of the 3 benchmarks; none across benchmarks.
+    assert_eq!(comparisons.len(), 3);
+    for comparison in &comparisons {
+        assert_eq!(comparison.factor, "variant");
+        assert_eq!(
+            cells[comparison.baseline_cell].level("benchmark"),
+            cells[comparison.candidate_cell].level("benchmark")
+        );
+    }
+    // A run stored before `compare` existed loads with every factor compared.
+    let mut stored = serde_json::to_value(&experiment).unwrap();
+    for factor in stored["factors"].as_array_mut().unwrap() {
+        factor.as_object_mut().unwrap().remove("compare");
+    }
+    let old: Experiment = serde_json::from_value(stored).unwrap();
+    assert_eq!(old.comparisons().len(), 3 + 2 * 2);
+    let message = error_of(
+        "name = \"x\"\ncommand = [\"true\"]\n[factors]\nbenchmark = { levels = [\"a\"], compare = \"no\" }\n",
+    );
+    assert!(message.contains("factor `benchmark`"), "{message}");
+}

@@ -2,6 +2,7 @@
 //! samples with verdict-stats (multiplicity handled across the family), and
 //! rendered as a benchstat-like text table, markdown, CSV or JSON.
 
+use crate::escape;
 use crate::format::{self, Format};
 use crate::table::Table;
 use serde::Serialize;
@@ -184,18 +185,43 @@ pub fn magnitude_name(magnitude: Magnitude) -> &'static str {
     }
 }
 
+/// When an interval is shown as itself rather than `±`: its longer side is
+/// more than this many times its shorter side ...
+pub const ASYMMETRY_RATIO: f64 = 2.0;
+/// ... and longer by more than this fraction of the median (so `±` would
+/// overstate the shorter side by more than 5 percentage points).
+pub const ASYMMETRY_EXCESS: f64 = 0.05;
+
 /// `68,275 ±9%`: median with the half-width of its interval as a percentage
-/// of the median (benchstat's notation), `?` when n is too small.
+/// of the median (benchstat's notation), `±?` when n is too small. When the
+/// interval is asymmetric ([`ASYMMETRY_RATIO`], [`ASYMMETRY_EXCESS`]) the
+/// interval itself:
+/// `425.6ms [392.0ms, 2.269s]`, never a misleading `±433%`.
 pub fn median_with_spread(side: &SideSummary, unit: &str) -> String {
-    let spread = match (side.ci_low, side.ci_high) {
+    let median = format::value(side.median, unit);
+    match (side.ci_low, side.ci_high) {
         (Some(low), Some(high)) if side.median != 0.0 => {
-            let half =
-                ((high - side.median).abs()).max((side.median - low).abs()) / side.median.abs();
-            format!("±{:.0}%", half * 100.0)
+            let below = (side.median - low).abs() / side.median.abs();
+            let above = (high - side.median).abs() / side.median.abs();
+            let (smaller, larger) = (below.min(above), below.max(above));
+            if larger > ASYMMETRY_RATIO * smaller && larger - smaller > ASYMMETRY_EXCESS {
+                format!(
+                    "{median} [{}, {}]",
+                    format::value(low, unit),
+                    format::value(high, unit)
+                )
+            } else {
+                format!("{median} ±{:.0}%", larger * 100.0)
+            }
         }
-        _ => "±?".to_string(),
-    };
-    format!("{} {spread}", format::value(side.median, unit))
+        // A zero median has no relative spread: the interval itself.
+        (Some(low), Some(high)) => format!(
+            "{median} [{}, {}]",
+            format::value(low, unit),
+            format::value(high, unit)
+        ),
+        _ => format!("{median} ±?"),
+    }
 }
 
 /// `+2.7% [-9.8%, +16.2%]`.
@@ -227,7 +253,8 @@ pub fn verdict_text(row: &ComparisonRow) -> String {
 }
 
 impl CompareReport {
-    /// The header line: what the intervals and p-values mean.
+    /// The header lines: what the intervals and p-values mean. Holds no
+    /// quoted value, so its line break may be kept by the escaping.
     pub fn header(&self) -> String {
         let k = self.comparisons.len();
         let confidence = self
@@ -246,12 +273,16 @@ impl CompareReport {
     pub fn render(&self, format: Format) -> String {
         match format {
             Format::Json => serde_json::to_string_pretty(self).unwrap_or_default() + "\n",
-            Format::Text => {
-                format::plain_text(&format!("{}\n\n{}", self.header(), self.table().text()))
-            }
-            Format::Markdown => {
-                format::plain_text(&format!("{}\n\n{}", self.header(), self.table().markdown()))
-            }
+            Format::Text => format!(
+                "{}\n\n{}",
+                escape::text_lines(&self.header()),
+                self.table().text()
+            ),
+            Format::Markdown => format!(
+                "{}\n\n{}",
+                escape::text_lines(&self.header()),
+                self.table().markdown()
+            ),
             Format::Csv => self.csv(),
         }
     }

@@ -21,8 +21,9 @@ impl Format {
     }
 }
 
-/// A value for people: thousands separators for large numbers, about four
-/// significant digits otherwise; seconds scaled to ms/us below one second.
+/// A value for people: whole numbers with thousands separators from 1,000
+/// on (so a column never mixes `8436` and `14,097`), about four significant
+/// digits below; seconds scaled to ms/us below one second.
 pub fn value(number: f64, unit: &str) -> String {
     if !number.is_finite() {
         return number.to_string();
@@ -43,10 +44,8 @@ pub fn value(number: f64, unit: &str) -> String {
 
 fn plain(number: f64) -> String {
     let magnitude = number.abs();
-    if magnitude >= 10_000.0 {
+    if magnitude >= 1000.0 {
         thousands(number.round() as i64)
-    } else if magnitude >= 1000.0 {
-        format!("{number:.0}")
     } else if magnitude >= 100.0 {
         format!("{number:.1}")
     } else if magnitude >= 10.0 {
@@ -101,48 +100,6 @@ pub fn p_value(p: f64) -> String {
     }
 }
 
-/// CSV field quoting (RFC 4180).
-pub fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
-}
-
-/// Markdown table cell escaping: pipes and line breaks.
-pub fn markdown_cell(text: &str) -> String {
-    text.replace('\\', "\\\\")
-        .replace('|', "\\|")
-        .replace(['\n', '\r'], " ")
-}
-
-/// Plain ASCII text for an email: a few typographic characters spelled in
-/// ASCII (`±` as `+-`, `γ` as `gamma`, dashes), other non-ASCII kept only
-/// when printable, and control characters (terminal escapes included)
-/// replaced, so quoted workload output cannot rewrite the reader's screen.
-pub fn plain_text(text: &str) -> String {
-    let mut output = String::with_capacity(text.len());
-    for character in text.chars() {
-        match character {
-            '±' => output.push_str("+-"),
-            'γ' => output.push_str("gamma"),
-            'α' => output.push_str("alpha"),
-            '–' | '−' => output.push('-'),
-            '—' => output.push_str("--"),
-            '≥' => output.push_str(">="),
-            '≤' => output.push_str("<="),
-            '×' => output.push('x'),
-            '·' => output.push('*'),
-            'µ' | 'μ' => output.push('u'),
-            '\n' | '\t' => output.push(character),
-            control if control.is_control() => output.push('?'),
-            other => output.push(other),
-        }
-    }
-    output
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,23 +112,19 @@ mod tests {
         assert_eq!(value(0.0005, "s"), "500.0us");
         assert_eq!(value(74.792, "s"), "74.79s");
         assert_eq!(value(3.2051, ""), "3.205");
+        assert_eq!(
+            value(8436.2, ""),
+            "8,436",
+            "one separator style from 1,000 on"
+        );
+        assert_eq!(value(14_097.0, ""), "14,097");
+        assert_eq!(value(999.94, ""), "999.9");
+        assert_eq!(value(-1500.0, ""), "-1,500");
         assert_eq!(percent(-0.186), "-18.6%");
         assert_eq!(percent(0.027), "+2.7%");
         assert_eq!(p_value(0.0004), "<0.001");
         assert_eq!(threshold(0.02), "2%");
         assert_eq!(threshold(0.025), "2.5%");
         assert_eq!(p_value(0.6789), "0.679");
-    }
-
-    #[test]
-    fn quoting_escapes_what_it_quotes() {
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(markdown_cell("a|b\nc"), "a\\|b c");
-        assert_eq!(plain_text("ok\u{1b}[31mred"), "ok?[31mred");
-        assert_eq!(
-            plain_text("68 ±9%, γ = −2 – x ≥ 2"),
-            "68 +-9%, gamma = -2 - x >= 2"
-        );
     }
 }

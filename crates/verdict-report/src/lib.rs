@@ -4,6 +4,7 @@
 //! statistics is here too because it is pure.
 
 pub mod compare;
+pub mod escape;
 pub mod format;
 pub mod pivot;
 pub mod run;

@@ -9,6 +9,7 @@ use crate::compare::{
     ComparisonInput, ComparisonRow, SideSummary, comparisons_if_any, median_with_spread,
     verdict_text,
 };
+use crate::escape;
 use crate::format::{self, Format};
 use crate::run::{RunInfo, cell_values};
 use crate::table::Table;
@@ -81,6 +82,8 @@ pub struct PivotReport {
     pub column_factor: String,
     pub columns: Vec<String>,
     pub baseline_column: String,
+    /// False when the column factor has `compare = false`: no deltas.
+    pub compared: bool,
     pub threshold: f64,
     pub alpha: f64,
     pub adjustment: String,
@@ -121,6 +124,11 @@ impl PivotReport {
                     .split_once('/')
                     .ok_or_else(|| format!("--ratio `{text}`: expected FACTOR=A/B"))?;
                 let index = known(factor)?;
+                if !experiment.factors[index].compare {
+                    return Err(format!(
+                        "--ratio: factor `{factor}` has compare = false in the experiment; its levels are not compared"
+                    ));
+                }
                 for level in [a, b] {
                     if !experiment.factors[index]
                         .levels
@@ -225,7 +233,7 @@ impl PivotReport {
             .map(|level| level.value.clone())
             .collect();
         let candidate_columns: Vec<usize> = (0..columns.len())
-            .filter(|index| *index != baseline_level)
+            .filter(|index| column_factor.compare && *index != baseline_level)
             .collect();
         let cell_of = |key: &[(usize, String)], column: usize| -> Option<usize> {
             let mut fixed = key.to_vec();
@@ -361,7 +369,7 @@ impl PivotReport {
             let confidence = ratios.first().map_or(0.95, |row| row.delta_confidence);
             let differences = ratio_keys
                 .iter()
-                .filter(|(column, _, _)| *column != baseline_level)
+                .filter(|(column, _, _)| column_factor.compare && *column != baseline_level)
                 .filter_map(|(column, a, b)| {
                     let (_, base_a, base_b) = base?;
                     let result = ratio_difference(
@@ -410,6 +418,7 @@ impl PivotReport {
                 .collect(),
             column_factor: column_factor.name.clone(),
             baseline_column: columns[baseline_level].clone(),
+            compared: column_factor.compare,
             columns,
             threshold,
             alpha: options.alpha,
@@ -431,21 +440,23 @@ impl PivotReport {
         match format {
             Format::Json => serde_json::to_string_pretty(self).unwrap_or_default() + "\n",
             Format::Csv => self.table(true).csv(),
-            Format::Markdown => format::plain_text(&format!(
+            Format::Markdown => format!(
                 "{}\n\n{}",
-                self.header(),
+                self.header().join("\n"),
                 self.table(false).markdown()
-            )),
-            Format::Text => format::plain_text(&format!(
+            ),
+            Format::Text => format!(
                 "{}\n\n{}{}",
-                self.header(),
+                self.header().join("\n"),
                 self.table(false).text(),
                 self.footnote()
-            )),
+            ),
         }
     }
 
-    fn header(&self) -> String {
+    /// The two header lines, each escaped (they quote the run's name, its
+    /// factors and levels).
+    fn header(&self) -> [String; 2] {
         let counts: Vec<usize> = self
             .rows
             .iter()
@@ -464,20 +475,28 @@ impl PivotReport {
             .map_or(String::new(), |row| {
                 format!(", {:.1}% intervals", row.delta_confidence * 100.0)
             });
-        format::plain_text(&format!(
-            "run {} {}: {} ({} is better), median ±CI half-width; {n}; order {}\n\
-             delta = {} vs {} (Hodges-Lehmann){confidence}; threshold {}; alpha {}; multiplicity: {}",
-            self.run.id,
-            self.run.name,
-            self.metric,
-            self.better,
-            self.run.order,
-            self.column_factor,
-            self.baseline_column,
-            format::threshold(self.threshold),
-            self.alpha,
-            self.adjustment
-        ))
+        let second = if self.compared {
+            format!(
+                "delta = {} vs {} (Hodges-Lehmann){confidence}; threshold {}; alpha {}; multiplicity: {}",
+                self.column_factor,
+                self.baseline_column,
+                format::threshold(self.threshold),
+                self.alpha,
+                self.adjustment
+            )
+        } else {
+            format!(
+                "no deltas: factor `{}` has compare = false (its levels are not compared)",
+                self.column_factor
+            )
+        };
+        [
+            escape::text(&format!(
+                "run {} {}: {} ({} is better), median ±CI half-width (the interval when asymmetric); {n}; order {}",
+                self.run.id, self.run.name, self.metric, self.better, self.run.order,
+            )),
+            escape::text(&second),
+        ]
     }
 
     fn footnote(&self) -> String {
@@ -485,17 +504,20 @@ impl PivotReport {
         if let Some(ratio) = &self.ratio {
             for difference in &ratio.differences {
                 notes.push_str(&format!(
-                    "\n{} changed by {:+.1} points in {} vs {} [{:+.1}, {:+.1}] ({:.0}% {}, seed {}, {} resamples)\n",
-                    ratio.label,
-                    difference.estimate * 100.0,
-                    difference.column,
-                    self.baseline_column,
-                    difference.ci_low * 100.0,
-                    difference.ci_high * 100.0,
-                    difference.confidence * 100.0,
-                    difference.method,
-                    difference.seed,
-                    difference.resamples
+                    "\n{}\n",
+                    escape::text(&format!(
+                        "{} changed by {:+.1} points in {} vs {} [{:+.1}, {:+.1}] ({:.0}% {}, seed {}, {} resamples)",
+                        ratio.label,
+                        difference.estimate * 100.0,
+                        difference.column,
+                        self.baseline_column,
+                        difference.ci_low * 100.0,
+                        difference.ci_high * 100.0,
+                        difference.confidence * 100.0,
+                        difference.method,
+                        difference.seed,
+                        difference.resamples
+                    ))
                 ));
             }
         }
@@ -513,7 +535,7 @@ impl PivotReport {
         let candidates: Vec<&String> = self
             .columns
             .iter()
-            .filter(|column| **column != self.baseline_column)
+            .filter(|column| self.compared && **column != self.baseline_column)
             .collect();
         for column in &candidates {
             header.push(format!("{column} vs {}", self.baseline_column));

@@ -4,12 +4,13 @@
 //! the experiment's comparisons, and the failed iterations with their
 //! reasons. Built from stored data only; pure.
 
-use crate::compare::{CompareReport, ComparisonInput, comparisons_if_any};
+use crate::compare::{CompareReport, ComparisonInput, SideSummary, comparisons_if_any};
+use crate::escape;
 use crate::format::{self, Format};
 use crate::table::Table;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use verdict_model::{Direction, Environment, Experiment, Sample};
+use verdict_model::{Builtin, Direction, Environment, Experiment, Sample};
 use verdict_stats::summary::summarize;
 use verdict_stats::verdict::Better;
 
@@ -100,6 +101,45 @@ pub struct LeftoverRow {
     pub killed: bool,
 }
 
+/// One metric's summary in every cell, for the side-by-side table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricColumn {
+    pub name: String,
+    pub unit: String,
+    pub better: String,
+    /// `declared` in the experiment, or `builtin` (wall, user, sys, maxrss:
+    /// measured for every iteration whether declared or not).
+    pub source: &'static str,
+    /// One per cell, in `cells` order.
+    pub cells: Vec<MetricCell>,
+}
+
+/// A metric in one cell.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricCell {
+    pub n: usize,
+    pub median: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub cv: Option<f64>,
+    /// 1.4826·MAD/median (the MAD scaled to estimate a normal standard
+    /// deviation, over the median).
+    pub robust_cv: Option<f64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+}
+
+/// How the text and markdown report lay out the cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layout {
+    /// The side-by-side table of `metrics`, then the detailed table of
+    /// `metric` (the default).
+    SideBySide,
+    /// Only the detailed table of `metric` (`--metric NAME`).
+    Detailed,
+}
+
 /// The whole report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunReport {
@@ -114,13 +154,22 @@ pub struct RunReport {
     pub missing: Vec<MissingRow>,
     /// Iterations that left processes behind.
     pub leftovers: Vec<LeftoverRow>,
+    /// The metrics shown side by side (all the run has, or `--metrics`).
+    pub metrics: Vec<MetricColumn>,
+    pub layout: Layout,
+    /// Why `comparisons` is null although the experiment defines some
+    /// (the metric's values cannot be compared, e.g. zeros).
+    pub comparisons_error: Option<String>,
 }
 
 /// Options for building a run report.
 #[derive(Debug, Clone)]
 pub struct RunReportOptions {
-    /// Metric to report (default: the primary one).
+    /// Metric to report in detail (default: the primary one). When set,
+    /// the text shows only its detailed table (today's layout).
     pub metric: Option<String>,
+    /// Metrics side by side (default: every metric the run has).
+    pub metrics: Option<Vec<String>>,
     /// Threshold override (fraction).
     pub threshold: Option<f64>,
     pub alpha: f64,
@@ -131,6 +180,7 @@ impl Default for RunReportOptions {
     fn default() -> Self {
         RunReportOptions {
             metric: None,
+            metrics: None,
             threshold: None,
             alpha: 0.05,
             adjust: true,
@@ -148,6 +198,105 @@ pub fn cell_values(samples: &[Sample], cells: usize, metric: &str) -> Vec<Vec<f6
         }
     }
     values
+}
+
+/// A metric a run has: declared in the experiment, or a built-in
+/// measurement every iteration records (wall, user, sys, maxrss).
+#[derive(Debug, Clone)]
+struct Available {
+    name: String,
+    unit: String,
+    direction: Direction,
+    /// Read from the sample's own fields (an undeclared built-in).
+    builtin: Option<Builtin>,
+}
+
+fn available_metrics(experiment: &Experiment) -> Vec<Available> {
+    let mut available: Vec<Available> = experiment
+        .metrics
+        .iter()
+        .map(|metric| Available {
+            name: metric.name.clone(),
+            unit: metric.unit.clone(),
+            direction: metric.direction,
+            builtin: None,
+        })
+        .collect();
+    for (name, unit, builtin) in [
+        ("wall", "s", Builtin::Wall),
+        ("user", "s", Builtin::User),
+        ("sys", "s", Builtin::Sys),
+        ("maxrss", "KiB", Builtin::MaxRss),
+    ] {
+        if !available.iter().any(|metric| metric.name == name) {
+            available.push(Available {
+                name: name.to_string(),
+                unit: unit.to_string(),
+                direction: Direction::LowerIsBetter,
+                builtin: Some(builtin),
+            });
+        }
+    }
+    available
+}
+
+/// Values of an available metric per cell, data samples only.
+fn available_values(samples: &[Sample], cells: usize, metric: &Available) -> Vec<Vec<f64>> {
+    let Some(builtin) = metric.builtin else {
+        return cell_values(samples, cells, &metric.name);
+    };
+    let mut values = vec![Vec::new(); cells];
+    for sample in samples.iter().filter(|sample| sample.is_data()) {
+        if let Some(cell) = values.get_mut(sample.cell) {
+            cell.push(match builtin {
+                Builtin::Wall => sample.wall_seconds,
+                Builtin::User => sample.user_seconds,
+                Builtin::Sys => sample.sys_seconds,
+                Builtin::MaxRss => sample.max_rss_kib as f64,
+            });
+        }
+    }
+    values
+}
+
+fn better_name(direction: Direction) -> &'static str {
+    match direction {
+        Direction::HigherIsBetter => "higher",
+        Direction::LowerIsBetter => "lower",
+    }
+}
+
+fn metric_column(samples: &[Sample], cells: usize, metric: &Available) -> MetricColumn {
+    MetricColumn {
+        name: metric.name.clone(),
+        unit: metric.unit.clone(),
+        better: better_name(metric.direction).to_string(),
+        source: if metric.builtin.is_some() {
+            "builtin"
+        } else {
+            "declared"
+        },
+        cells: available_values(samples, cells, metric)
+            .iter()
+            .map(|values| {
+                let summary = summarize(values);
+                MetricCell {
+                    n: values.len(),
+                    median: summary.as_ref().map(|summary| summary.median),
+                    ci_low: summary
+                        .as_ref()
+                        .and_then(|summary| summary.median_ci.map(|interval| interval.low)),
+                    ci_high: summary
+                        .as_ref()
+                        .and_then(|summary| summary.median_ci.map(|interval| interval.high)),
+                    cv: summary.as_ref().and_then(|summary| summary.cv),
+                    robust_cv: summary.as_ref().and_then(|summary| summary.robust_cv),
+                    min: summary.as_ref().map(|summary| summary.min),
+                    max: summary.as_ref().map(|summary| summary.max),
+                }
+            })
+            .collect(),
+    }
 }
 
 /// Summarize the environment for the header: only what was recorded.
@@ -200,26 +349,46 @@ impl RunReport {
         environment: &Environment,
         options: &RunReportOptions,
     ) -> Result<RunReport, String> {
-        let metric = match &options.metric {
-            None => experiment.primary_metric(),
-            Some(name) => experiment
-                .metrics
+        let available = available_metrics(experiment);
+        let find = |name: &str| -> Result<&Available, String> {
+            available
                 .iter()
-                .find(|metric| &metric.name == name)
+                .find(|metric| metric.name == name)
                 .ok_or_else(|| {
                     format!(
                         "the run has no metric `{name}`; it has: {}",
-                        experiment
-                            .metrics
+                        available
                             .iter()
                             .map(|metric| metric.name.as_str())
                             .collect::<Vec<_>>()
                             .join(", ")
                     )
-                })?,
+                })
+        };
+        let metric = find(
+            options
+                .metric
+                .as_deref()
+                .unwrap_or(&experiment.primary_metric().name),
+        )?;
+        let shown: Vec<&Available> = match &options.metrics {
+            None => available.iter().collect(),
+            Some(names) => names
+                .iter()
+                .map(|name| find(name.trim()))
+                .collect::<Result<_, _>>()?,
         };
         let cells = experiment.cells();
-        let values = cell_values(samples, cells.len(), &metric.name);
+        let metrics: Vec<MetricColumn> = shown
+            .iter()
+            .map(|shown| metric_column(samples, cells.len(), shown))
+            .collect();
+        let layout = if options.metric.is_some() && options.metrics.is_none() {
+            Layout::Detailed
+        } else {
+            Layout::SideBySide
+        };
+        let values = available_values(samples, cells.len(), metric);
         let rows = cells
             .iter()
             .enumerate()
@@ -230,7 +399,8 @@ impl RunReport {
                     .filter(|sample| {
                         sample.cell == index
                             && sample.is_data()
-                            && sample.metrics.contains_key(&metric.name)
+                            && (metric.builtin.is_some()
+                                || sample.metrics.contains_key(&metric.name))
                     })
                     .map(|sample| sample.sequence)
                     .collect();
@@ -279,9 +449,14 @@ impl RunReport {
             Direction::HigherIsBetter => Better::Higher,
             Direction::LowerIsBetter => Better::Lower,
         };
+        let declared_threshold = experiment
+            .metrics
+            .iter()
+            .find(|declared| declared.name == metric.name)
+            .and_then(|declared| declared.threshold);
         let threshold = options
             .threshold
-            .or(metric.threshold)
+            .or(declared_threshold)
             .unwrap_or(experiment.sampling.threshold);
         let inputs: Vec<ComparisonInput> = experiment
             .comparisons()
@@ -305,7 +480,14 @@ impl RunReport {
                 candidate: values[comparison.candidate_cell].clone(),
             })
             .collect();
-        let comparisons = comparisons_if_any(&inputs, options.alpha, options.adjust)?;
+        // A metric that cannot be compared (a zero on the log scale of the
+        // shift estimate, e.g. `sys` of a quick command) still gets its
+        // tables; the reason replaces the comparisons.
+        let (comparisons, comparisons_error) =
+            match comparisons_if_any(&inputs, options.alpha, options.adjust) {
+                Ok(comparisons) => (comparisons, None),
+                Err(error) => (None, Some(error)),
+            };
         let failures = samples
             .iter()
             .filter_map(|sample| {
@@ -363,11 +545,7 @@ impl RunReport {
             metric: MetricInfo {
                 name: metric.name.clone(),
                 unit: metric.unit.clone(),
-                better: match metric.direction {
-                    Direction::HigherIsBetter => "higher",
-                    Direction::LowerIsBetter => "lower",
-                }
-                .to_string(),
+                better: better_name(metric.direction).to_string(),
             },
             environment: environment_lines(environment),
             cells: rows,
@@ -375,6 +553,9 @@ impl RunReport {
             failures,
             missing,
             leftovers,
+            metrics,
+            layout,
+            comparisons_error,
         })
     }
 
@@ -382,12 +563,14 @@ impl RunReport {
         match format {
             Format::Json => serde_json::to_string_pretty(self).unwrap_or_default() + "\n",
             Format::Csv => self.csv(),
-            Format::Text => format::plain_text(&self.text(false)),
-            Format::Markdown => format::plain_text(&self.text(true)),
+            Format::Text => self.text(false),
+            Format::Markdown => self.text(true),
         }
     }
 
-    /// Raw numbers, one row per cell, a column per factor.
+    /// Raw numbers, one row per cell and metric (the metrics side by side
+    /// by default; `metric` alone in the detailed layout), a column per
+    /// factor.
     fn csv(&self) -> String {
         let factors: Vec<String> = self
             .cells
@@ -414,38 +597,142 @@ impl RunReport {
         let mut table = Table::new(header);
         let optional =
             |value: Option<f64>| value.map(|value| value.to_string()).unwrap_or_default();
-        for cell in &self.cells {
-            let mut row: Vec<String> = factors
+        let detailed = MetricColumn {
+            name: self.metric.name.clone(),
+            unit: self.metric.unit.clone(),
+            better: self.metric.better.clone(),
+            source: "declared",
+            cells: self
+                .cells
                 .iter()
-                .map(|factor| cell.levels.get(factor).cloned().unwrap_or_default())
-                .collect();
-            row.extend([
-                self.metric.name.clone(),
-                self.metric.unit.clone(),
-                cell.n.to_string(),
-                cell.failed.to_string(),
-                optional(cell.median),
-                optional(cell.ci_low),
-                optional(cell.ci_high),
-                optional(cell.cv),
-                optional(cell.robust_cv),
-                optional(cell.min),
-                optional(cell.max),
-            ]);
-            table.push(row);
+                .map(|cell| MetricCell {
+                    n: cell.n,
+                    median: cell.median,
+                    ci_low: cell.ci_low,
+                    ci_high: cell.ci_high,
+                    cv: cell.cv,
+                    robust_cv: cell.robust_cv,
+                    min: cell.min,
+                    max: cell.max,
+                })
+                .collect(),
+        };
+        let columns = match self.layout {
+            Layout::Detailed => std::slice::from_ref(&detailed),
+            Layout::SideBySide => self.metrics.as_slice(),
+        };
+        for (index, cell) in self.cells.iter().enumerate() {
+            for column in columns {
+                let Some(summary) = column.cells.get(index) else {
+                    continue;
+                };
+                let mut row: Vec<String> = factors
+                    .iter()
+                    .map(|factor| cell.levels.get(factor).cloned().unwrap_or_default())
+                    .collect();
+                row.extend([
+                    column.name.clone(),
+                    column.unit.clone(),
+                    summary.n.to_string(),
+                    cell.failed.to_string(),
+                    optional(summary.median),
+                    optional(summary.ci_low),
+                    optional(summary.ci_high),
+                    optional(summary.cv),
+                    optional(summary.robust_cv),
+                    optional(summary.min),
+                    optional(summary.max),
+                ]);
+                table.push(row);
+            }
         }
         table.csv()
+    }
+
+    /// Every shown metric side by side: median with its interval
+    /// (benchstat's `±` half-width, or the interval itself when asymmetric).
+    fn side_by_side_table(&self) -> Table {
+        let mut header: Vec<String> = ["cell", "n", "failed"].map(String::from).to_vec();
+        header.extend(self.metrics.iter().map(|column| {
+            if column.unit.is_empty() || column.unit == "s" || column.unit == column.name {
+                // Seconds carry their own suffix in every value.
+                column.name.clone()
+            } else {
+                format!("{} [{}]", column.name, column.unit)
+            }
+        }));
+        let mut table = Table::new(header);
+        for (index, cell) in self.cells.iter().enumerate() {
+            let data = self
+                .metrics
+                .iter()
+                .filter_map(|column| column.cells.get(index).map(|summary| summary.n))
+                .max()
+                .unwrap_or(cell.n);
+            let mut row = vec![
+                cell.label.clone(),
+                data.to_string(),
+                cell.failed.to_string(),
+            ];
+            for column in &self.metrics {
+                row.push(match column.cells.get(index) {
+                    Some(summary) => match summary.median {
+                        Some(median) => {
+                            let side = SideSummary {
+                                n: summary.n,
+                                median,
+                                ci_low: summary.ci_low,
+                                ci_high: summary.ci_high,
+                                cv: summary.cv,
+                            };
+                            let mut text = crate::compare::median_with_spread(&side, &column.unit);
+                            if summary.n != data {
+                                text.push_str(&format!(" (n={})", summary.n));
+                            }
+                            text
+                        }
+                        None => "-".to_string(),
+                    },
+                    None => "-".to_string(),
+                });
+            }
+            table.push(row);
+        }
+        table
+    }
+
+    /// The legend of the side-by-side table: what a cell shows and each
+    /// metric's direction.
+    fn side_by_side_legend(&self) -> String {
+        let mut legend = "median ±95% CI (half-width, or the interval when asymmetric)".to_string();
+        for better in ["higher", "lower"] {
+            let names: Vec<&str> = self
+                .metrics
+                .iter()
+                .filter(|column| column.better == better)
+                .map(|column| column.name.as_str())
+                .collect();
+            if !names.is_empty() {
+                legend.push_str(&format!("; {better} is better: {}", names.join(", ")));
+            }
+        }
+        legend
     }
 
     fn cell_table(&self) -> Table {
         let mut table = Table::new(
             [
-                "cell", "n", "failed", "median", "95% CI", "CV", "min", "max",
+                "cell", "n", "failed", "median", "95% CI", "CV", "rCV", "min", "max",
             ]
             .map(String::from)
             .to_vec(),
         );
         let unit = &self.metric.unit;
+        let percent = |value: Option<f64>| {
+            value
+                .map(|value| format!("{:.1}%", value * 100.0))
+                .unwrap_or_else(|| "-".to_string())
+        };
         for cell in &self.cells {
             let optional = |value: Option<f64>| {
                 value
@@ -461,10 +748,7 @@ impl RunReport {
                 _ if cell.n > 0 => "n<6: none".to_string(),
                 _ => "-".to_string(),
             };
-            let mut cv = cell
-                .cv
-                .map(|cv| format!("{:.1}%", cv * 100.0))
-                .unwrap_or_else(|| "-".to_string());
+            let mut cv = percent(cell.cv);
             if cell.drift.is_some() {
                 cv.push_str(" drift");
             }
@@ -475,6 +759,7 @@ impl RunReport {
                 optional(cell.median),
                 interval,
                 cv,
+                percent(cell.robust_cv),
                 optional(cell.min),
                 optional(cell.max),
             ]);
@@ -482,6 +767,9 @@ impl RunReport {
         table
     }
 
+    /// Text or markdown. Every line that quotes a value (names, levels,
+    /// environment, output tails) goes through the format's escaping
+    /// function as a whole; tables escape their own cells.
     fn text(&self, markdown: bool) -> String {
         let run = &self.run;
         let mut output = String::new();
@@ -490,9 +778,9 @@ impl RunReport {
             run.id, run.name, run.status, run.started
         );
         if markdown {
-            output.push_str(&format!("### {}\n\n", format::markdown_cell(&heading)));
+            output.push_str(&format!("### {}\n\n", escape::markdown(&heading)));
         } else {
-            output.push_str(&format!("{}\n", format::plain_text(&heading)));
+            output.push_str(&format!("{}\n", escape::text(&heading)));
         }
         let mut facts: Vec<String> = vec![format!(
             "{}{} ({} is better); order {}; {} of {} iterations recorded; seed {}; {}",
@@ -528,20 +816,40 @@ impl RunReport {
             facts.push(format!("{key}: {shown}"));
         }
         for fact in facts {
-            let line = format::plain_text(&fact);
             if markdown {
-                output.push_str(&format!("- {}\n", format::markdown_cell(&line)));
+                output.push_str(&format!("- {}\n", escape::markdown(&fact)));
             } else {
-                output.push_str(&format!("  {line}\n"));
+                output.push_str(&format!("  {}\n", escape::text(&fact)));
             }
         }
+        let render = |table: Table| {
+            if markdown {
+                table.markdown()
+            } else {
+                table.text()
+            }
+        };
+        if self.layout == Layout::SideBySide && !self.metrics.is_empty() {
+            output.push('\n');
+            let legend = self.side_by_side_legend();
+            output.push_str(&if markdown {
+                format!("{}\n\n", escape::markdown(&legend))
+            } else {
+                format!("{}\n", escape::text(&legend))
+            });
+            output.push_str(&render(self.side_by_side_table()));
+        }
         output.push('\n');
-        let table = self.cell_table();
+        let legend = format!(
+            "{}: CV = standard deviation / mean; rCV = robust CV, 1.4826 x MAD / median",
+            self.metric.name
+        );
         output.push_str(&if markdown {
-            table.markdown()
+            format!("{}\n\n", escape::markdown(&legend))
         } else {
-            table.text()
+            format!("{}\n", escape::text(&legend))
         });
+        output.push_str(&render(self.cell_table()));
         if let Some(comparisons) = &self.comparisons {
             output.push('\n');
             output.push_str(&comparisons.render(if markdown {
@@ -549,6 +857,14 @@ impl RunReport {
             } else {
                 Format::Text
             }));
+        }
+        if let Some(error) = &self.comparisons_error {
+            let line = format!("comparisons of {} not computed: {error}", self.metric.name);
+            output.push_str(&if markdown {
+                format!("\n{}\n", escape::markdown(&line))
+            } else {
+                format!("\n{}\n", escape::text(&line))
+            });
         }
         if !self.failures.is_empty() {
             output.push_str(&format!(
@@ -566,8 +882,8 @@ impl RunReport {
                     .rev()
                     .collect::<Vec<_>>()
                     .join(" | ");
-                let line = format::plain_text(&format!(
-                    "  #{} {}: {}{}",
+                let line = format!(
+                    "#{} {}: {}{}",
                     failure.sequence,
                     failure.cell,
                     failure.reason,
@@ -576,11 +892,11 @@ impl RunReport {
                     } else {
                         format!(" -- output: {tail}")
                     }
-                ));
+                );
                 output.push_str(&if markdown {
-                    format!("- {}\n", format::markdown_cell(line.trim()))
+                    format!("- {}\n", escape::markdown(&line))
                 } else {
-                    format!("{line}\n")
+                    format!("  {}\n", escape::text(&line))
                 });
             }
             if self.failures.len() > 20 {
@@ -630,9 +946,9 @@ impl RunReport {
             }
         }
         for note in notes {
-            let line = format::plain_text(&note);
+            let line = escape::text(&note);
             output.push_str(&if markdown && line.starts_with("  ") {
-                format!("- {}\n", format::markdown_cell(line.trim()))
+                format!("- {}\n", escape::markdown(line.trim()))
             } else {
                 format!("{line}\n")
             });

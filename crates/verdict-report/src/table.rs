@@ -1,7 +1,11 @@
 //! A minimal column-aligned text table (ASCII, for email) and its markdown
 //! and CSV renderings. The first column is left-aligned, the rest right.
+//! Every cell goes through its format's escaping function (`escape`) before
+//! it is measured, so widths are those of what is printed; widths are
+//! display columns (a CJK character counts two). Must not format numbers.
 
-use crate::format::{csv_field, markdown_cell, plain_text};
+use crate::escape;
+use unicode_width::UnicodeWidthStr;
 
 /// Rows of cells under a header.
 #[derive(Debug, Clone, Default)]
@@ -10,6 +14,11 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
     /// Columns (by index) aligned left besides the first.
     pub left: Vec<usize>,
+}
+
+/// Display width of already-escaped text, in terminal columns.
+pub fn display_width(text: &str) -> usize {
+    UnicodeWidthStr::width(text)
 }
 
 impl Table {
@@ -25,29 +34,43 @@ impl Table {
         self.rows.push(row);
     }
 
+    /// Plain text: columns two spaces apart, each padded to its widest
+    /// escaped cell (cells trimmed of surrounding spaces); trailing spaces trimmed (a line ending in a space is a
+    /// soft break in format=flowed email), so with a right-aligned last
+    /// column every line has the same width.
     pub fn text(&self) -> String {
         let columns = self.header.len();
+        let escaped: Vec<Vec<String>> = std::iter::once(&self.header)
+            .chain(&self.rows)
+            .map(|row| {
+                (0..columns)
+                    .map(|index| {
+                        row.get(index)
+                            .map_or_else(String::new, |cell| escape::text(cell).trim().to_string())
+                    })
+                    .collect()
+            })
+            .collect();
         let mut widths = vec![0usize; columns];
-        for row in std::iter::once(&self.header).chain(&self.rows) {
-            for (index, cell) in row.iter().enumerate().take(columns) {
-                widths[index] = widths[index].max(cell.chars().count());
+        for row in &escaped {
+            for (index, cell) in row.iter().enumerate() {
+                widths[index] = widths[index].max(display_width(cell));
             }
         }
         let mut output = String::new();
-        for row in std::iter::once(&self.header).chain(&self.rows) {
+        for row in &escaped {
             let mut line = String::new();
-            for (index, cell) in row.iter().enumerate().take(columns) {
-                let cell = plain_text(cell);
+            for (index, cell) in row.iter().enumerate() {
                 if index > 0 {
                     line.push_str("  ");
                 }
-                let pad = widths[index].saturating_sub(cell.chars().count());
+                let pad = widths[index].saturating_sub(display_width(cell));
                 if index == 0 || self.left.contains(&index) {
-                    line.push_str(&cell);
+                    line.push_str(cell);
                     line.push_str(&" ".repeat(pad));
                 } else {
                     line.push_str(&" ".repeat(pad));
-                    line.push_str(&cell);
+                    line.push_str(cell);
                 }
             }
             output.push_str(line.trim_end());
@@ -58,12 +81,14 @@ impl Table {
 
     pub fn markdown(&self) -> String {
         let mut output = String::new();
+        let columns = self.header.len();
         let line = |cells: &[String]| {
             format!(
                 "| {} |\n",
-                cells
-                    .iter()
-                    .map(|cell| markdown_cell(cell))
+                (0..columns)
+                    .map(|index| cells
+                        .get(index)
+                        .map_or_else(String::new, |cell| escape::markdown(cell)))
                     .collect::<Vec<_>>()
                     .join(" | ")
             )
@@ -71,7 +96,7 @@ impl Table {
         output.push_str(&line(&self.header));
         output.push_str(&format!(
             "|{}\n",
-            (0..self.header.len())
+            (0..columns)
                 .map(|index| if index == 0 || self.left.contains(&index) {
                     " --- |"
                 } else {
@@ -90,7 +115,7 @@ impl Table {
         for row in std::iter::once(&self.header).chain(&self.rows) {
             output.push_str(
                 &row.iter()
-                    .map(|cell| csv_field(cell))
+                    .map(|cell| escape::csv(cell))
                     .collect::<Vec<_>>()
                     .join(","),
             );

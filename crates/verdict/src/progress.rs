@@ -85,7 +85,12 @@ fn format_seconds(seconds: f64) -> String {
 
 impl Observer for Progress {
     fn started(&mut self, run: RunId, planned: usize, done: usize, cells: &[Cell]) {
-        self.labels = cells.iter().map(Cell::label).collect();
+        // Labels quote levels: escaped, so a control character in one
+        // cannot rewrite the terminal the progress line is drawn on.
+        self.labels = cells
+            .iter()
+            .map(|cell| verdict_report::escape::text(&cell.label()))
+            .collect();
         self.values = vec![Vec::new(); cells.len()];
         self.done_at_start = done;
         if done > 0 {

@@ -149,7 +149,7 @@ pub(crate) fn different_runs(baseline: &SideSpan, candidate: &SideSpan) -> Optio
 pub(crate) fn render_lines(warnings: &[Warning], format: Format) -> String {
     let mut output = String::new();
     for warning in warnings {
-        let message = verdict_report::format::plain_text(warning.message());
+        let message = verdict_report::escape::text(warning.message());
         match format {
             Format::Markdown => output.push_str(&format!("- **warning:** {message}\n")),
             _ => output.push_str(&format!("warning: {message}\n")),
@@ -197,7 +197,7 @@ pub(crate) fn print_with_warnings<T: Serialize>(
             for warning in warnings {
                 eprintln!(
                     "verdict: warning: {}",
-                    verdict_report::format::plain_text(warning.message())
+                    verdict_report::escape::text(warning.message())
                 );
             }
         }

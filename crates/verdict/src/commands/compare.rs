@@ -550,7 +550,7 @@ fn render_sources(sources: &serde_json::Value, format: Format) -> String {
                 _ => String::new(),
             }
         );
-        let line = verdict_report::format::plain_text(&line);
+        let line = verdict_report::escape::text(&line);
         if format == Format::Markdown {
             lines.push_str(&format!("- {line}\n"));
         } else {

@@ -19,9 +19,15 @@ pub(crate) struct ReportOptionsArgs {
     /// text, markdown, csv or json (`verdict.report/v1`).
     #[arg(long, default_value = "text")]
     pub(crate) format: String,
-    /// Metric to report (default: the primary metric).
+    /// Metric to report in detail: its per-cell table (CV, robust CV, min,
+    /// max) and its comparisons (default: the primary metric, after every
+    /// metric side by side).
     #[arg(long)]
     pub(crate) metric: Option<String>,
+    /// Metrics side by side, one table, e.g. `bogo-ops/s,user,sys,wall`
+    /// (default: every metric the run has).
+    #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
+    pub(crate) metrics: Option<Vec<String>>,
     /// Practical threshold as a fraction or percentage (0.02 or 2%).
     #[arg(long, value_parser = parse_fraction)]
     pub(crate) threshold: Option<f64>,
@@ -188,6 +194,7 @@ pub(crate) fn print_run_report(
     let info = run_info(store, &record, &experiment)?;
     let report_options = RunReportOptions {
         metric: options.metric.clone(),
+        metrics: options.metrics.clone(),
         threshold: options.threshold,
         alpha: options.alpha.unwrap_or(experiment.sampling.alpha),
         adjust: !options.no_adjust,
