@@ -205,17 +205,17 @@ fn leftovers_and_missing_values_are_listed_and_escaped() {
     let text = report.render(Format::Text);
     assert!(!text.contains('\u{1b}'), "{text}");
     assert!(
-        text.contains("cycles: 12 missing value(s): perf printed `<not supported>` | ?[2J"),
+        text.contains("cycles: 12 missing value(s): perf printed `<not supported>` | \\x1b[2J"),
         "{text}"
     );
     assert!(
-        text.contains("#2 mode=a: 2 process(es): sle|ep?[31m, cat (killed)"),
+        text.contains("#2 mode=a: 2 process(es): sle|ep\\x1b[31m, cat (killed)"),
         "{text}"
     );
     let markdown = report.render(Format::Markdown);
     assert!(!markdown.contains('\u{1b}'), "{markdown}");
     assert!(
-        markdown.contains("- #2 mode=a: 2 process(es): sle\\|ep?[31m, cat (killed)"),
+        markdown.contains(r"- \#2 mode=a: 2 process(es): sle\|ep\\x1b\[31m, cat (killed)"),
         "{markdown}"
     );
     let json: serde_json::Value = serde_json::from_str(&report.render(Format::Json)).unwrap();
