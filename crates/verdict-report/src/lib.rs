@@ -5,6 +5,7 @@
 
 pub mod compare;
 pub mod format;
+pub mod html;
 pub mod pivot;
 pub mod run;
 pub mod table;

@@ -2,7 +2,7 @@
 //! (nothing is re-run): per-cell summary, comparisons with verdicts, and the
 //! failed iterations; or a pivot with `--rows/--cols`.
 
-use crate::common::{DbArgs, format_time, parse_format};
+use crate::common::{DbArgs, emit, format_time, is_html, parse_format};
 use crate::error::CliError;
 use std::process::ExitCode;
 use verdict_model::{Environment, Experiment, RunId};
@@ -15,9 +15,12 @@ use verdict_store::Store;
 /// the end).
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ReportOptionsArgs {
-    /// text, markdown, csv or json (`verdict.report/v1`).
+    /// text, markdown, csv, json (`verdict.report/v1`) or html (one self-contained page with plots).
     #[arg(long, default_value = "text")]
     pub(crate) format: String,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub(crate) output: Option<std::path::PathBuf>,
     /// Metric to report (default: the primary metric).
     #[arg(long)]
     pub(crate) metric: Option<String>,
@@ -182,7 +185,12 @@ pub(crate) fn print_run_report(
     run: RunId,
     options: &ReportOptionsArgs,
 ) -> Result<ExitCode, CliError> {
-    let format = parse_format(&options.format)?;
+    let html = is_html(&options.format);
+    let format = if html {
+        verdict_report::Format::Text
+    } else {
+        parse_format(&options.format)?
+    };
     let (record, experiment, samples) = loaded(store, run)?;
     let info = run_info(store, &record, &experiment)?;
     let report_options = RunReportOptions {
@@ -194,7 +202,16 @@ pub(crate) fn print_run_report(
     let environment: &Environment = &record.environment_start;
     let report = RunReport::build(info, &experiment, &samples, environment, &report_options)
         .map_err(CliError::input)?;
-    print!("{}", report.render(format));
+    let rendered = if html {
+        verdict_report::html::render_run(
+            &report,
+            &verdict_report::html::cell_series(&experiment, &samples, &report.metric.name),
+            &environment_columns(&record),
+        )
+    } else {
+        report.render(format)
+    };
+    emit(&rendered, options.output.as_deref())?;
     let verdicts: Vec<&str> = report
         .comparisons
         .iter()
@@ -206,6 +223,24 @@ pub(crate) fn print_run_report(
         })
         .collect();
     Ok(fail_on(options.fail_on.as_deref(), &verdicts))
+}
+
+/// The run's environment at its start and, when recorded, its end (the
+/// HTML page shows them side by side when they differ).
+fn environment_columns(
+    record: &verdict_store::RunRecord,
+) -> Vec<verdict_report::html::EnvironmentColumn> {
+    let mut columns = vec![verdict_report::html::EnvironmentColumn {
+        title: format!("run {} start", record.id),
+        lines: verdict_report::run::environment_lines(&record.environment_start),
+    }];
+    if let Some(end) = &record.environment_end {
+        columns.push(verdict_report::html::EnvironmentColumn {
+            title: format!("run {} end", record.id),
+            lines: verdict_report::run::environment_lines(end),
+        });
+    }
+    columns
 }
 
 /// Exit code for `--fail-on`: 1 when a matching verdict is present.
@@ -225,7 +260,12 @@ pub(crate) fn fail_on(condition: Option<&str>, verdicts: &[&str]) -> ExitCode {
 }
 
 fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitCode, CliError> {
-    let format = parse_format(&args.options.format)?;
+    let html = is_html(&args.options.format);
+    let format = if html {
+        verdict_report::Format::Text
+    } else {
+        parse_format(&args.options.format)?
+    };
     let (record, experiment, samples) = loaded(store, run)?;
     let info = run_info(store, &record, &experiment)?;
     let options = PivotOptions {
@@ -241,7 +281,16 @@ fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitC
     };
     let pivot =
         PivotReport::build(info, &experiment, &samples, &options).map_err(CliError::input)?;
-    print!("{}", pivot.render(format));
+    let rendered = if html {
+        verdict_report::html::render_pivot(
+            &pivot,
+            &verdict_report::html::cell_series(&experiment, &samples, &pivot.metric),
+            &environment_columns(&record),
+        )
+    } else {
+        pivot.render(format)
+    };
+    emit(&rendered, args.options.output.as_deref())?;
     let verdicts: Vec<&str> = pivot.verdicts();
     Ok(fail_on(args.options.fail_on.as_deref(), &verdicts))
 }
