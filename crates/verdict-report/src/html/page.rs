@@ -48,7 +48,7 @@ td.text, th.text { text-align: left; overflow-wrap: anywhere; }
 td:first-child { white-space: nowrap; }
 table.environment { width: 100%; }
 table.environment th { text-align: left; }
-table.environment td:last-child { white-space: nowrap; font-weight: 600; }
+table.environment.sided td:last-child { white-space: nowrap; font-weight: 600; }
 .changed { color: var(--outlier); }
 tr.differs td { background: var(--differs); }
 pre { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; }
@@ -291,7 +291,15 @@ pub fn environment(columns: &[EnvironmentColumn]) -> String {
         })
         .collect();
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
-    table(&header, &rows, "environment")
+    table(
+        &header,
+        &rows,
+        if any_difference {
+            "environment sided"
+        } else {
+            "environment"
+        },
+    )
 }
 
 /// The comparison table, cell for cell what the text report prints (same
