@@ -195,6 +195,24 @@ fn html_report_is_well_formed_escaped_and_loads_cleanly_in_chromium() {
             .contains("table class=\"pivot\"")
     );
 
+    let baseline = directory.path().join("old.txt");
+    let candidate = directory.path().join("new.txt");
+    std::fs::write(&baseline, "10\n11\n10.5\n10.2\n10.8\n10.1\n").unwrap();
+    std::fs::write(&candidate, "12\n12.5\n12.2\n11.9\n12.4\n12.1\n").unwrap();
+    let compared = directory.path().join("compare.html");
+    succeed(
+        verdict()
+            .arg("compare")
+            .arg(&baseline)
+            .arg(&candidate)
+            .args(["--format", "html", "-o"])
+            .arg(&compared),
+    );
+    assert_well_formed(&xmllint, &compared);
+    let compared = std::fs::read_to_string(&compared).unwrap();
+    assert!(compared.contains("<span class=\"verdict regression\">regression"));
+    assert_eq!(compared.matches("<svg ").count(), 1 + 1 + 2);
+
     // The harness must see what it is meant to catch.
     let control = directory.path().join("control.html");
     std::fs::write(

@@ -35,6 +35,7 @@ const STYLE: &str = r#"
 body { margin: 0 auto; max-width: 1240px; padding: 16px 20px 40px; background: var(--bg); color: var(--fg);
   font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", sans-serif; }
 h1 { font-size: 22px; margin: 8px 0 4px; overflow-wrap: anywhere; }
+h3 { font-size: 15px; margin: 18px 0 6px; }
 h2 { font-size: 17px; margin: 26px 0 8px; border-bottom: 1px solid var(--line); padding-bottom: 3px; }
 p.lead, p.note { color: var(--muted); margin: 4px 0 10px; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 8px 0; }
@@ -103,7 +104,17 @@ impl Page {
 
     /// A section heading.
     pub fn heading(&mut self, text: &str, id: &str) {
-        let _ = write!(self.body, "<h2 id=\"{id}\">{}</h2>\n", escape::text(text));
+        self.heading_at(2, text, id);
+    }
+
+    /// A heading of `level` (2 or 3) with an id unique in the page.
+    pub fn heading_at(&mut self, level: u8, text: &str, id: &str) {
+        let _ = write!(
+            self.body,
+            "<h{level} id=\"{}\">{}</h{level}>\n",
+            escape::text(id),
+            escape::text(text)
+        );
     }
 
     /// A muted paragraph of plain text.

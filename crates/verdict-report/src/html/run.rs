@@ -71,6 +71,23 @@ pub(super) fn forest_section(page: &mut Page, rows: &[ForestRow], what: &str) {
     page.push(&page::forest_legend());
 }
 
+/// Where the pictures of one set of cells go in a page.
+pub(super) struct Pictures<'a> {
+    /// Heading level of the two sections.
+    pub level: u8,
+    /// Appended to the sections' ids (unique per page).
+    pub suffix: &'a str,
+    /// What the run-order plot's x axis is.
+    pub order: &'a str,
+}
+
+/// The run report's pictures: level-2 sections, the run's schedule.
+pub(super) const RUN_PICTURES: Pictures<'static> = Pictures {
+    level: 2,
+    suffix: "",
+    order: "their position in the run's schedule",
+};
+
 /// Distribution and run-order sections for the cells of one metric.
 pub(super) fn cell_pictures(
     page: &mut Page,
@@ -78,6 +95,7 @@ pub(super) fn cell_pictures(
     metric: &str,
     unit: &str,
     drift: &dyn Fn(&str) -> Option<f64>,
+    place: &Pictures<'_>,
 ) {
     let cells: Vec<CellPoints<'_>> = series
         .iter()
@@ -90,7 +108,11 @@ pub(super) fn cell_pictures(
     if cells.is_empty() {
         return;
     }
-    page.heading(&format!("Distributions of {metric}"), "distributions");
+    page.heading_at(
+        place.level,
+        &format!("Distributions of {metric}"),
+        &format!("distributions{}", place.suffix),
+    );
     page.note("Every sample as a dot (jittered up and down by its iteration number, so the page renders the same every time) over a box from the first to the third quartile with the median as a thick line; whiskers reach the most extreme values within 1.5 IQR of the box, orange dots lie beyond. Failed iterations are not data: they are counted at the right. One axis for all cells.");
     let (strip, strip_subsampled) =
         svg::distributions(&cells, unit, &format!("distributions of {metric} per cell"));
@@ -113,8 +135,12 @@ pub(super) fn cell_pictures(
     } else {
         sequences
     };
-    page.heading("Run order", "run-order");
-    page.note("Each cell's values against their position in the run's schedule (the same axes for every cell), with a moving median (purple line; window n/10 iterations, at least 5) that makes drift visible; failed iterations are crosses in the lane below the plot.");
+    page.heading_at(
+        place.level,
+        "Run order",
+        &format!("run-order{}", place.suffix),
+    );
+    page.note(&format!("Each cell's values against {} (the same axes for every cell), with a moving median (purple line; window n/10 iterations, at least 5) that makes drift visible; failed iterations are crosses in the lane below the plot.", place.order));
     let mut order_subsampled = false;
     for cell in &cells {
         let (picture, subsampled) =
@@ -235,6 +261,7 @@ pub fn render_run(
         &report.metric.name,
         &report.metric.unit,
         &drift,
+        &RUN_PICTURES,
     );
     failures(&mut page, report);
     page.finish()
@@ -329,7 +356,14 @@ pub fn render_pivot(
         rows.extend(forest_rows(&ratio.ratios));
     }
     forest_section(&mut page, &rows, "delta of the table");
-    cell_pictures(&mut page, series, &pivot.metric, &pivot.unit, &|_| None);
+    cell_pictures(
+        &mut page,
+        series,
+        &pivot.metric,
+        &pivot.unit,
+        &|_| None,
+        &RUN_PICTURES,
+    );
     page.finish()
 }
 

@@ -8,7 +8,7 @@
 //! a run), or `factor=level,...` (matching cells across all runs).
 
 use crate::commands::report::{fail_on, parse_fraction};
-use crate::common::{DbArgs, parse_format};
+use crate::common::{DbArgs, emit, is_html, parse_format};
 use crate::error::CliError;
 use serde::Serialize;
 use std::path::Path;
@@ -51,9 +51,12 @@ pub(crate) struct CompareArgs {
     /// Do not adjust for multiple comparisons.
     #[arg(long)]
     pub(crate) no_adjust: bool,
-    /// text, markdown, csv or json (`verdict.compare/v1`).
+    /// text, markdown, csv, json (`verdict.compare/v1`) or html (one self-contained page with plots).
     #[arg(long, default_value = "text")]
     pub(crate) format: String,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub(crate) output: Option<std::path::PathBuf>,
     /// Exit 1 when a comparison is a regression (`regression`) or any change (`change`).
     #[arg(long, value_name = "WHAT", value_parser = ["regression", "change"])]
     pub(crate) fail_on: Option<String>,
@@ -77,7 +80,17 @@ pub(crate) struct Series {
 }
 
 pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
-    let format = parse_format(&args.format)?;
+    let html = is_html(&args.format);
+    let format = if html {
+        Format::Text
+    } else {
+        parse_format(&args.format)?
+    };
+    if html && (args.sequential || args.config_diff.is_some()) {
+        return Err(CliError::input(
+            "--format html does not show --sequential or --config-diff yet; use text or json for those",
+        ));
+    }
     // Large files parse on both cores at once.
     let (baseline, candidate) = rayon::join(
         || load_side(&args.baseline, args),
@@ -112,18 +125,35 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
         Some(pattern) => Some(config_difference(args, pattern)?),
         None => None,
     };
-    match (format, config_diff) {
+    let rendered = match (format, config_diff) {
+        _ if html => verdict_report::html::render_compare(
+            &report,
+            &[
+                ("baseline".to_string(), args.baseline.clone()),
+                ("candidate".to_string(), args.candidate.clone()),
+            ],
+            &pairs
+                .iter()
+                .map(|(name, base, cand)| verdict_report::html::ComparedValues {
+                    name: name.clone(),
+                    baseline: base.values.clone(),
+                    candidate: cand.values.clone(),
+                })
+                .collect::<Vec<_>>(),
+            &[],
+        ),
         (Format::Json, Some(diff)) => {
             let mut document = serde_json::to_value(&report).map_err(CliError::internal)?;
             document["config_diff"] = diff.1;
-            println!(
-                "{}",
+            format!(
+                "{}\n",
                 serde_json::to_string_pretty(&document).map_err(CliError::internal)?
-            );
+            )
         }
-        (_, Some(diff)) => print!("{}\n{}", report.render(format), diff.0),
-        (_, None) => print!("{}", report.render(format)),
-    }
+        (_, Some(diff)) => format!("{}\n{}", report.render(format), diff.0),
+        (_, None) => report.render(format),
+    };
+    emit(&rendered, args.output.as_deref())?;
     let verdicts: Vec<&str> = report
         .comparisons
         .iter()
