@@ -281,3 +281,99 @@ fn html_report_is_well_formed_escaped_and_loads_cleanly_in_chromium() {
     );
     assert!(screenshot.exists());
 }
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}");
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+/// A real bisection over a generated repository (the workload sleeps 4x
+/// longer from commit 3 on; subjects carry markup) rendered by
+/// `bisect log --format html`: well-formed, every measured commit in order,
+/// the culprit marked, subjects escaped.
+#[test]
+fn bisect_log_page_marks_the_culprit() {
+    let Some(xmllint) = verdict_testkit::require_program("xmllint", "libxml2-utils") else {
+        return;
+    };
+    let directory = tempfile::tempdir().unwrap();
+    let repo = directory.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    let mut hashes = Vec::new();
+    for index in 0..=4 {
+        let seconds = if index >= 3 { "0.04" } else { "0.01" };
+        std::fs::write(
+            repo.join("work.sh"),
+            format!("sleep {seconds}\n# revision {index}\n"),
+        )
+        .unwrap();
+        git(&repo, &["add", "-A"]);
+        git(
+            &repo,
+            &["commit", "-qm", &format!("change <b>{index}</b> & more")],
+        );
+        hashes.push(git(&repo, &["rev-parse", "HEAD"]));
+    }
+    std::fs::write(
+        directory.path().join("exp.toml"),
+        "name = \"sleepy\"\ncommand = [\"sh\", \"work.sh\"]\n",
+    )
+    .unwrap();
+    let database = directory.path().join("v.db");
+    succeed(
+        verdict()
+            .current_dir(directory.path())
+            .arg("bisect")
+            .arg("--repo")
+            .arg(&repo)
+            .args(["--good", &hashes[0], "--bad", &hashes[4]])
+            .args([
+                "--experiment",
+                "exp.toml",
+                "--batch",
+                "1",
+                "--step-error",
+                "0.05",
+            ])
+            .arg("--db")
+            .arg(&database),
+    );
+    let page = directory.path().join("bisect.html");
+    succeed(
+        verdict()
+            .args(["bisect", "log", "--format", "html", "-o"])
+            .arg(&page)
+            .arg("--db")
+            .arg(&database),
+    );
+    assert_well_formed(&xmllint, &page);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(&format!(
+        "first bad commit: {} change &lt;b&gt;3&lt;/b&gt; &amp; more",
+        hashes[3]
+    )));
+    assert!(!html.contains("<b>"));
+    let culprit_row = format!(
+        "<tr class=\"differs\"><td class=\"text\">{}</td>",
+        &hashes[3][..12]
+    );
+    assert!(html.contains(&culprit_row), "the culprit row is marked");
+    assert_eq!(html.matches("<tr class=\"differs\">").count(), 1);
+    assert!(
+        html.contains(">bad (culprit)</text>"),
+        "and so is its forest row"
+    );
+    // Commits in order: the good endpoint's row comes before the culprit's.
+    let good_at = html.find(&format!("<td class=\"text\">{}</td>", &hashes[0][..12]));
+    assert!(good_at.is_some_and(|at| at < html.find(&culprit_row).unwrap()));
+}

@@ -6,12 +6,14 @@
 //! Must not: read files, run processes, fetch anything, or emit a byte of
 //! user or workload text unescaped (see `escape`).
 
+mod bisect;
 mod compare;
 pub mod escape;
 mod page;
 mod run;
 pub mod svg;
 
+pub use bisect::{BisectCommit, BisectLog, Change, render_bisect_log};
 pub use compare::{ComparedValues, render_compare};
 pub use page::{CONTENT_SECURITY_POLICY, EnvironmentColumn};
 pub use run::{render_pivot, render_run};

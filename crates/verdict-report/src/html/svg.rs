@@ -161,7 +161,9 @@ fn verdict_class(verdict: &str) -> &'static str {
         "regression" => "regression",
         "improvement" => "improvement",
         "equivalent" => "equivalent",
-        "changed" => "regression",
+        "changed" => "changed",
+        "bad" => "regression",
+        "good" => "equivalent",
         _ => "inconclusive",
     }
 }
@@ -202,9 +204,13 @@ fn x_axis(output: &mut String, scale: &Scale, top: f64, bottom: f64, labels: &[(
     }
 }
 
+/// The axis title of the comparisons' forest plot.
+pub const FOREST_AXIS: &str = "delta = candidate/baseline - 1 (Hodges-Lehmann) with its interval; shaded: within the threshold";
+
 /// The forest plot: one row per comparison with the Hodges-Lehmann delta,
-/// its interval, the threshold band and the verdict as colour and word.
-pub fn forest(rows: &[ForestRow], title: &str) -> String {
+/// its interval, the threshold band and the verdict as colour and word;
+/// `axis` says what the axis is.
+pub fn forest_with_axis(rows: &[ForestRow], title: &str, axis: &str) -> String {
     let left = 360.0;
     let right = WIDTH - 190.0;
     let row_height = 30.0;
@@ -234,8 +240,9 @@ pub fn forest(rows: &[ForestRow], title: &str) -> String {
     open_svg(&mut output, height, "forest", title);
     let _ = write!(
         output,
-        "<text class=\"axis-title\" x=\"{}\" y=\"16\" text-anchor=\"middle\">delta = candidate/baseline - 1 (Hodges-Lehmann) with its interval; shaded: within the threshold</text>",
-        number((left + right) / 2.0)
+        "<text class=\"axis-title\" x=\"{}\" y=\"16\" text-anchor=\"middle\">{}</text>",
+        number((left + right) / 2.0),
+        escape::text(axis)
     );
     let labels: Vec<(f64, String)> = ticks(low, high, 8)
         .into_iter()
@@ -314,6 +321,11 @@ pub fn forest(rows: &[ForestRow], title: &str) -> String {
         number(bottom)
     );
     output
+}
+
+/// [`forest_with_axis`] for comparisons (the delta axis).
+pub fn forest(rows: &[ForestRow], title: &str) -> String {
+    forest_with_axis(rows, title, FOREST_AXIS)
 }
 
 /// One cell's values for the distribution strips and run-order plots.
