@@ -377,3 +377,30 @@ fn bisect_log_page_marks_the_culprit() {
     let good_at = html.find(&format!("<td class=\"text\">{}</td>", &hashes[0][..12]));
     assert!(good_at.is_some_and(|at| at < html.find(&culprit_row).unwrap()));
 }
+
+/// `verdict doctor --quick --format html`: the real probe on this machine,
+/// rendered well-formed with the checks table and the probe's samples as a
+/// distribution and against time.
+#[test]
+fn doctor_page_shows_checks_and_the_probe_against_time() {
+    let Some(xmllint) = verdict_testkit::require_program("xmllint", "libxml2-utils") else {
+        return;
+    };
+    let directory = tempfile::tempdir().unwrap();
+    let page = directory.path().join("doctor.html");
+    succeed(
+        verdict()
+            .args(["doctor", "--quick", "--format", "html", "-o"])
+            .arg(&page),
+    );
+    assert_well_formed(&xmllint, &page);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<table class=\"checks\">"));
+    assert!(
+        html.contains("<td class=\"text\">steal</td>"),
+        "a check is listed"
+    );
+    assert_eq!(html.matches("<svg class=\"plot distribution\"").count(), 1);
+    assert_eq!(html.matches("<svg class=\"plot run-order\"").count(), 1);
+    assert!(html.contains("noise: probe CV"));
+}

@@ -8,6 +8,7 @@
 
 mod bisect;
 mod compare;
+mod doctor;
 pub mod escape;
 mod page;
 mod run;
@@ -15,6 +16,7 @@ pub mod svg;
 
 pub use bisect::{BisectCommit, BisectLog, Change, render_bisect_log};
 pub use compare::{ComparedValues, render_compare};
+pub use doctor::{DoctorCheck, DoctorPage, render_doctor};
 pub use page::{CONTENT_SECURITY_POLICY, EnvironmentColumn};
 pub use run::{render_pivot, render_run};
 

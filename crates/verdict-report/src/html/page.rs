@@ -44,7 +44,7 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; margin: 6px 0 12px; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: right; vertical-align: top; }
-th { background: var(--panel); }
+th { background: var(--panel); text-align: left; }
 td.text, th.text { text-align: left; overflow-wrap: anywhere; }
 td:first-child { white-space: nowrap; }
 table.environment { width: 100%; }
