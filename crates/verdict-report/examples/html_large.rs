@@ -16,7 +16,7 @@ use verdict_report::Format;
 use verdict_report::html::{self, EnvironmentColumn};
 use verdict_report::run::{RunInfo, RunReport, RunReportOptions, environment_lines};
 
-fn samples(experiment: &Experiment, per_cell: usize) -> Vec<Sample> {
+fn samples(per_cell: usize) -> Vec<Sample> {
     let mut samples = Vec::with_capacity(per_cell * 2);
     let mut sequence = 0u32;
     for block in 0..per_cell {
@@ -69,7 +69,7 @@ fn main() {
         "large.toml",
     )
     .expect("the benchmark's experiment parses");
-    let samples = samples(&experiment, 50_000);
+    let samples = samples(50_000);
     let info = RunInfo {
         id: 1,
         name: "large".to_string(),

@@ -93,7 +93,7 @@ impl Page {
             body: String::new(),
             title: title.to_string(),
         };
-        let _ = write!(page.body, "<h1>{}</h1>\n", escape::text(title));
+        let _ = writeln!(page.body, "<h1>{}</h1>", escape::text(title));
         page
     }
 
@@ -109,9 +109,9 @@ impl Page {
 
     /// A heading of `level` (2 or 3) with an id unique in the page.
     pub fn heading_at(&mut self, level: u8, text: &str, id: &str) {
-        let _ = write!(
+        let _ = writeln!(
             self.body,
-            "<h{level} id=\"{}\">{}</h{level}>\n",
+            "<h{level} id=\"{}\">{}</h{level}>",
             escape::text(id),
             escape::text(text)
         );
@@ -119,7 +119,7 @@ impl Page {
 
     /// A muted paragraph of plain text.
     pub fn note(&mut self, text: &str) {
-        let _ = write!(self.body, "<p class=\"note\">{}</p>\n", escape::text(text));
+        let _ = writeln!(self.body, "<p class=\"note\">{}</p>", escape::text(text));
     }
 
     pub fn finish(self) -> String {
