@@ -213,6 +213,25 @@ fn html_report_is_well_formed_escaped_and_loads_cleanly_in_chromium() {
     assert!(compared.contains("<span class=\"verdict regression\">regression"));
     assert_eq!(compared.matches("<svg ").count(), 1 + 1 + 2);
 
+    let stored = directory.path().join("stored.html");
+    succeed(
+        verdict()
+            .arg("compare")
+            .arg("1:level=plain")
+            .arg(format!("1:level={EVIL}"))
+            .args(["--format", "html", "-o"])
+            .arg(&stored)
+            .arg("--db")
+            .arg(&database),
+    );
+    assert_well_formed(&xmllint, &stored);
+    let stored = std::fs::read_to_string(&stored).unwrap();
+    assert!(
+        stored.contains("<h2 id=\"environment\">"),
+        "stored sides show their runs' environment"
+    );
+    assert!(!stored.to_lowercase().contains("<script"));
+
     // The harness must see what it is meant to catch.
     let control = directory.path().join("control.html");
     std::fs::write(

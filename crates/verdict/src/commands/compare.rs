@@ -140,7 +140,7 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
                     candidate: cand.values.clone(),
                 })
                 .collect::<Vec<_>>(),
-            &[],
+            &side_environments(args)?,
         ),
         (Format::Json, Some(diff)) => {
             let mut document = serde_json::to_value(&report).map_err(CliError::internal)?;
@@ -160,6 +160,27 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
         .map(|row| row.verdict.as_str())
         .collect();
     Ok(fail_on(args.fail_on.as_deref(), &verdicts))
+}
+
+/// The recorded environments of the sides that name a stored run
+/// (`RUN` or `RUN:factor=level`), for the HTML page's side-by-side table.
+fn side_environments(
+    args: &CompareArgs,
+) -> Result<Vec<verdict_report::html::EnvironmentColumn>, CliError> {
+    let mut columns = Vec::new();
+    for (side, spec) in [("baseline", &args.baseline), ("candidate", &args.candidate)] {
+        if Path::new(spec).is_file() {
+            continue;
+        }
+        if let Some((Some(run), _)) = parse_selection(spec)? {
+            let record = args.db.open_existing()?.run(run).map_err(CliError::input)?;
+            columns.push(verdict_report::html::EnvironmentColumn {
+                title: format!("{side}: run {run} ({})", record.host),
+                lines: verdict_report::run::environment_lines(&record.environment_start),
+            });
+        }
+    }
+    Ok(columns)
 }
 
 /// Pair series by name; two single series pair whatever their names.
