@@ -294,3 +294,83 @@ fn a_hundred_thousand_samples_stay_light() {
         "the three wild values appear in the strip and the run-order plot ({outliers})"
     );
 }
+
+#[test]
+fn bisect_log_page_structure() {
+    let change = |estimate: f64| html::Change {
+        estimate,
+        low: Some(estimate - 0.05),
+        high: Some(estimate + 0.05),
+    };
+    let commit =
+        |index: usize, class: &str, versus_good: Option<f64>, culprit: bool| html::BisectCommit {
+            commit: format!("{index:040x}"),
+            subject: format!("change <i>{index}</i>"),
+            runs: 10,
+            median: Some(if class == "bad" { 0.04 } else { 0.01 }),
+            ci_low: Some(0.009),
+            ci_high: Some(0.011),
+            class: Some(class.to_string()),
+            versus_good: versus_good.map(change),
+            versus_bad: versus_good.map(|delta| change(delta - 3.0)),
+            reason: None,
+            culprit,
+        };
+    let log = html::BisectLog {
+        facts: vec![("repository".to_string(), "/tmp/<repo>".to_string())],
+        commits: vec![
+            commit(0, "good", None, false),
+            commit(2, "good", Some(0.01), false),
+            commit(3, "bad", Some(3.0), true),
+            commit(4, "bad", None, false),
+        ],
+        result: Some("first bad commit: 3".to_string()),
+    };
+    let page = html::render_bisect_log(&log);
+    assert!(!page.contains("<i>") && page.contains("change &lt;i&gt;3&lt;/i&gt;"));
+    assert!(page.contains("/tmp/&lt;repo&gt;"));
+    assert_eq!(page.matches("<tr class=\"differs\">").count(), 1);
+    assert_eq!(
+        page.matches("<g class=\"row ").count(),
+        2,
+        "measured commits only"
+    );
+    assert!(page.contains(">bad (culprit)</text>"));
+    insta::assert_snapshot!("html_bisect_outline", outline(&page));
+}
+
+#[test]
+fn doctor_page_structure() {
+    let doctor = html::DoctorPage {
+        summary: "noise: probe CV 3.1%".to_string(),
+        facts: vec![("tool".to_string(), "verdict".to_string())],
+        environment: environments("box"),
+        checks: vec![
+            html::DoctorCheck {
+                id: "smt".to_string(),
+                status: "warn".to_string(),
+                finding: "SMT on".to_string(),
+                evidence: vec!["/sys/devices/system/cpu/smt/control = on <&>".to_string()],
+                fix: Some("echo off > /sys/devices/system/cpu/smt/control".to_string()),
+            },
+            html::DoctorCheck {
+                id: "steal".to_string(),
+                status: "ok".to_string(),
+                finding: "no steal".to_string(),
+                evidence: Vec::new(),
+                fix: None,
+            },
+        ],
+        recommendation: vec![("runs per cell".to_string(), "12".to_string())],
+        probe: "fixed work".to_string(),
+        probe_seconds: (0..40)
+            .map(|index| 0.01 + f64::from(index % 7) * 1e-4)
+            .collect(),
+    };
+    let page = html::render_doctor(&doctor);
+    assert!(page.contains("on &lt;&amp;&gt;"));
+    assert!(page.contains("echo off &gt; /sys"));
+    assert!(page.contains("<span class=\"verdict regression\">warn</span>"));
+    assert!(page.contains("<span class=\"verdict improvement\">ok</span>"));
+    insta::assert_snapshot!("html_doctor_outline", outline(&page));
+}
