@@ -6,6 +6,7 @@
 pub mod compare;
 pub mod escape;
 pub mod format;
+pub mod html;
 pub mod pivot;
 pub mod run;
 pub mod table;

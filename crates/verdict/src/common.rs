@@ -55,9 +55,30 @@ impl DbArgs {
 pub(crate) fn parse_format(text: &str) -> Result<Format, CliError> {
     Format::parse(text).ok_or_else(|| {
         CliError::input(format!(
-            "unknown --format `{text}`; expected text, markdown, csv or json"
+            "unknown --format `{text}`; expected text, markdown, csv, json or html"
         ))
     })
+}
+
+/// Whether `--format` asks for the self-contained HTML page.
+pub(crate) fn is_html(format: &str) -> bool {
+    format == "html"
+}
+
+/// Write a rendered report to `-o FILE`, or to standard output without it.
+pub(crate) fn emit(rendered: &str, output: Option<&std::path::Path>) -> Result<(), CliError> {
+    match output {
+        None => {
+            use std::io::Write as _;
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe (`| head`) is not an error worth reporting.
+            let _ = stdout.write_all(rendered.as_bytes());
+            let _ = stdout.flush();
+            Ok(())
+        }
+        Some(path) => std::fs::write(path, rendered)
+            .map_err(|error| CliError::input(format!("cannot write {}: {error}", path.display()))),
+    }
 }
 
 /// A cancel token wired to Ctrl-C (and SIGTERM): the first signal asks the

@@ -170,7 +170,7 @@ struct Extended<'a, T: Serialize> {
 }
 
 /// Prints a document with the warnings: `document` serialized with
-/// `extra` fields and `warnings` added for JSON; `rendered` followed by
+/// Written to stdout or `output`: `extra` fields and `warnings` added for JSON; `rendered` followed by
 /// `warning:` lines for text and markdown; `rendered` with the warnings on
 /// stderr for CSV (which stays one table).
 pub(crate) fn print_with_warnings<T: Serialize>(
@@ -179,36 +179,33 @@ pub(crate) fn print_with_warnings<T: Serialize>(
     format: Format,
     warnings: &[Warning],
     extra: serde_json::Map<String, serde_json::Value>,
+    output: Option<&std::path::Path>,
 ) -> Result<(), CliError> {
-    match format {
+    let text = match format {
         Format::Json => {
             let extended = Extended {
                 document,
                 extra,
                 warnings,
             };
-            println!(
-                "{}",
+            format!(
+                "{}\n",
                 serde_json::to_string_pretty(&extended).map_err(CliError::internal)?
-            );
+            )
         }
         Format::Csv => {
-            print!("{rendered}");
             for warning in warnings {
                 eprintln!(
                     "verdict: warning: {}",
                     verdict_report::escape::text(warning.message())
                 );
             }
+            rendered.to_string()
         }
-        _ => {
-            print!("{rendered}");
-            if !warnings.is_empty() {
-                print!("\n{}", render_lines(warnings, format));
-            }
-        }
-    }
-    Ok(())
+        _ if warnings.is_empty() => rendered.to_string(),
+        _ => format!("{rendered}\n{}", render_lines(warnings, format)),
+    };
+    crate::common::emit(&text, output)
 }
 
 #[cfg(test)]

@@ -40,9 +40,12 @@ pub(crate) enum BisectAction {
     Log {
         /// Bisection id (default: the latest).
         id: Option<i64>,
-        /// text or json (`verdict.bisect-log/v1`).
+        /// text, json (`verdict.bisect-log/v1`) or html (one self-contained page).
         #[arg(long, default_value = "text")]
         format: String,
+        /// Write the log to FILE instead of standard output (html).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
         #[command(flatten)]
         db: DbArgs,
     },
@@ -128,8 +131,14 @@ fn now_ms() -> i64 {
 }
 
 pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
-    if let Some(BisectAction::Log { id, format, db }) = &args.action {
-        return log(db, *id, format);
+    if let Some(BisectAction::Log {
+        id,
+        format,
+        output,
+        db,
+    }) = &args.action
+    {
+        return log(db, *id, format, output.as_deref());
     }
     let store = args.db.open()?;
     let (id, stored, experiment) = match args.start.resume {
@@ -796,8 +805,18 @@ fn class_word(class: Class) -> &'static str {
     }
 }
 
-fn log(db: &DbArgs, id: Option<i64>, format: &str) -> Result<ExitCode, CliError> {
-    let format = parse_format(format)?;
+fn log(
+    db: &DbArgs,
+    id: Option<i64>,
+    format: &str,
+    output: Option<&std::path::Path>,
+) -> Result<ExitCode, CliError> {
+    let html = crate::common::is_html(format);
+    let format = if html {
+        Format::Text
+    } else {
+        parse_format(format)?
+    };
     let store = db.open_read_only()?;
     let record = match id {
         Some(id) => store.bisect(BisectId(id)).map_err(CliError::input)?,
@@ -837,6 +856,11 @@ fn log(db: &DbArgs, id: Option<i64>, format: &str) -> Result<ExitCode, CliError>
             })
         })
         .collect();
+    if html {
+        let page = bisect_log_page(&record, &bisection, &evidence, &subject);
+        crate::common::emit(&verdict_report::html::render_bisect_log(&page), output)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if format == Format::Json {
         let document = serde_json::json!({
             "schema": "verdict.bisect-log/v1",
@@ -936,6 +960,94 @@ fn log(db: &DbArgs, id: Option<i64>, format: &str) -> Result<ExitCode, CliError>
     }
     print!("{}", table.text());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The HTML page's model: every commit of the range in order (measured or
+/// not), its evidence, and the culprit from the stored result.
+fn bisect_log_page(
+    record: &verdict_store::BisectRecord,
+    bisection: &Bisection,
+    measured: &[serde_json::Value],
+    subject: &dyn Fn(&CommitId) -> String,
+) -> verdict_report::html::BisectLog {
+    let outcome: Option<verdict_bisect::Outcome> = record
+        .result
+        .clone()
+        .and_then(|result| serde_json::from_value(result).ok());
+    let culprits: Vec<CommitId> = match outcome.as_ref().map(|outcome| &outcome.culprit) {
+        Some(Culprit::Single(commit)) => vec![commit.clone()],
+        Some(Culprit::Range(commits)) => commits.clone(),
+        None => Vec::new(),
+    };
+    let change = |shift: &Option<verdict_stats::shift::Shift>| {
+        shift.map(|shift| verdict_report::html::Change {
+            estimate: shift.estimate,
+            low: shift.interval.map(|interval| interval.low),
+            high: shift.interval.map(|interval| interval.high),
+        })
+    };
+    let commits = bisection
+        .evidence()
+        .into_iter()
+        .map(|evidence| {
+            let value = measured
+                .iter()
+                .find(|value| value["commit"].as_str() == Some(evidence.commit.0.as_str()));
+            let number = |key: &str| value.and_then(|value| value[key].as_f64());
+            verdict_report::html::BisectCommit {
+                commit: evidence.commit.0.clone(),
+                subject: subject(&evidence.commit),
+                runs: evidence.samples.len(),
+                median: number("median"),
+                ci_low: number("ci_low"),
+                ci_high: number("ci_high"),
+                class: evidence.class.map(|class| class_word(class).to_string()),
+                versus_good: evidence
+                    .decision
+                    .as_ref()
+                    .and_then(|decision| change(&decision.versus_good)),
+                versus_bad: evidence
+                    .decision
+                    .as_ref()
+                    .and_then(|decision| change(&decision.versus_bad)),
+                reason: evidence
+                    .decision
+                    .as_ref()
+                    .and_then(|decision| decision.reason.clone()),
+                culprit: culprits.contains(&evidence.commit),
+            }
+        })
+        .collect();
+    let result = match culprits.as_slice() {
+        [] => None,
+        [single] => Some(format!(
+            "first bad commit: {} {}",
+            single.0,
+            subject(single)
+        )),
+        range => Some(format!(
+            "the change is in one of {} commits (marked): {}",
+            range.len(),
+            range
+                .iter()
+                .map(|commit| commit.short().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    };
+    verdict_report::html::BisectLog {
+        facts: vec![
+            ("bisection".to_string(), record.id.0.to_string()),
+            ("repository".to_string(), record.repo.clone()),
+            ("good".to_string(), record.good.clone()),
+            ("bad".to_string(), record.bad.clone()),
+            ("status".to_string(), record.status.as_str().to_string()),
+            ("started".to_string(), format_time(record.started_at_ms)),
+            ("runs".to_string(), bisection.total_runs().to_string()),
+        ],
+        commits,
+        result,
+    }
 }
 
 fn fmt(value: f64) -> String {

@@ -11,7 +11,7 @@
 //! overlapped in time on a host.
 
 use crate::commands::report::{fail_on, parse_fraction};
-use crate::common::{DbArgs, parse_format};
+use crate::common::{DbArgs, emit, is_html, parse_format};
 use crate::error::CliError;
 use crate::warnings::{SideSpan, Warning, different_runs, overlaps_of, print_with_warnings};
 use serde::Serialize;
@@ -56,9 +56,12 @@ pub(crate) struct CompareArgs {
     /// Do not adjust for multiple comparisons.
     #[arg(long)]
     pub(crate) no_adjust: bool,
-    /// text, markdown, csv or json (`verdict.compare/v1`).
+    /// text, markdown, csv, json (`verdict.compare/v1`) or html (one self-contained page with plots).
     #[arg(long, default_value = "text")]
     pub(crate) format: String,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub(crate) output: Option<std::path::PathBuf>,
     /// Exit 1 when a comparison is a regression (`regression`) or any change (`change`).
     #[arg(long, value_name = "WHAT", value_parser = ["regression", "change"])]
     pub(crate) fail_on: Option<String>,
@@ -91,7 +94,17 @@ struct StoredSource {
 }
 
 pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
-    let format = parse_format(&args.format)?;
+    let html = is_html(&args.format);
+    let format = if html {
+        Format::Text
+    } else {
+        parse_format(&args.format)?
+    };
+    if html && (args.sequential || args.config_diff.is_some()) {
+        return Err(CliError::input(
+            "--format html does not show --sequential or --config-diff yet; use text or json for those",
+        ));
+    }
     let is_file = |spec: &str| Path::new(spec).is_file();
     let mut needs_store = false;
     for spec in [&args.baseline, &args.candidate] {
@@ -135,39 +148,91 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
         return sequential(&inputs, args, format, sources, &warnings);
     }
     let report = comparison_rows(&inputs, args.alpha, !args.no_adjust).map_err(CliError::input)?;
-    let config_diff = match (&args.config_diff, &store) {
-        (Some(pattern), Some(store)) => Some(config_difference(
-            store,
-            args,
-            pattern,
-            [&baseline, &candidate],
-        )?),
-        (Some(_), None) => {
-            return Err(CliError::input(
-                "--config-diff needs stored selections; both sides are files",
-            ));
-        }
-        (None, _) => None,
-    };
-    let mut extra = serde_json::Map::new();
-    let mut rendered = if format == Format::Json {
-        String::new()
+    if html {
+        let page = verdict_report::html::render_compare(
+            &report,
+            &[
+                ("baseline".to_string(), args.baseline.clone()),
+                ("candidate".to_string(), args.candidate.clone()),
+            ],
+            &pairs
+                .iter()
+                .map(|(name, base, cand)| verdict_report::html::ComparedValues {
+                    name: name.clone(),
+                    baseline: base.values.clone(),
+                    candidate: cand.values.clone(),
+                })
+                .collect::<Vec<_>>(),
+            &side_environments(args, store.as_ref())?,
+        );
+        emit(&page, args.output.as_deref())?;
     } else {
-        report.render(format)
-    };
-    if let Some((text, document)) = config_diff {
-        extra.insert("config_diff".to_string(), document);
-        rendered = format!("{rendered}\n{text}");
+        let config_diff = match (&args.config_diff, &store) {
+            (Some(pattern), Some(store)) => Some(config_difference(
+                store,
+                args,
+                pattern,
+                [&baseline, &candidate],
+            )?),
+            (Some(_), None) => {
+                return Err(CliError::input(
+                    "--config-diff needs stored selections; both sides are files",
+                ));
+            }
+            (None, _) => None,
+        };
+        let mut extra = serde_json::Map::new();
+        let mut rendered = if format == Format::Json {
+            String::new()
+        } else {
+            report.render(format)
+        };
+        if let Some((text, document)) = config_diff {
+            extra.insert("config_diff".to_string(), document);
+            rendered = format!("{rendered}\n{text}");
+        }
+        rendered.push_str(&render_sources(&sources, format));
+        extra.insert("sources".to_string(), sources);
+        print_with_warnings(
+            &rendered,
+            &report,
+            format,
+            &warnings,
+            extra,
+            args.output.as_deref(),
+        )?;
     }
-    rendered.push_str(&render_sources(&sources, format));
-    extra.insert("sources".to_string(), sources);
-    print_with_warnings(&rendered, &report, format, &warnings, extra)?;
     let verdicts: Vec<&str> = report
         .comparisons
         .iter()
         .map(|row| row.verdict.as_str())
         .collect();
     Ok(fail_on(args.fail_on.as_deref(), &verdicts))
+}
+
+/// The recorded environments of the sides that name a stored run
+/// (`RUN` or `RUN:factor=level`), for the HTML page's side-by-side table.
+fn side_environments(
+    args: &CompareArgs,
+    store: Option<&SqliteStore>,
+) -> Result<Vec<verdict_report::html::EnvironmentColumn>, CliError> {
+    let Some(store) = store else {
+        return Ok(Vec::new());
+    };
+    let mut columns = Vec::new();
+    for (side, spec) in [("baseline", &args.baseline), ("candidate", &args.candidate)] {
+        if Path::new(spec).is_file() {
+            continue;
+        }
+        if let Some((Some(run), _)) = parse_selection(spec)? {
+            let record = store.run(run).map_err(CliError::input)?;
+            columns.push(verdict_report::html::EnvironmentColumn {
+                title: format!("{side}: run {run} ({})", record.host),
+                lines: verdict_report::run::environment_lines(&record.environment_start),
+            });
+        }
+    }
+    Ok(columns)
 }
 
 /// Pair series by name; two single series pair whatever their names.
@@ -739,7 +804,14 @@ fn sequential(
     match format {
         Format::Json => {
             let document = serde_json::json!({ "schema": "verdict.compare/v1", "mode": "sequential", "alpha": args.alpha, "comparisons": rows, "sources": sources });
-            print_with_warnings("", &document, format, warnings, serde_json::Map::new())?;
+            print_with_warnings(
+                "",
+                &document,
+                format,
+                warnings,
+                serde_json::Map::new(),
+                args.output.as_deref(),
+            )?;
         }
         _ => {
             if let Some(first) = rows.first() {
@@ -777,7 +849,14 @@ fn sequential(
                 table.text()
             };
             let rendered = format!("{rendered}{}", render_sources(&sources, format));
-            print_with_warnings(&rendered, &(), format, warnings, serde_json::Map::new())?;
+            print_with_warnings(
+                &rendered,
+                &(),
+                format,
+                warnings,
+                serde_json::Map::new(),
+                args.output.as_deref(),
+            )?;
         }
     }
     let verdicts: Vec<&str> = rows.iter().map(|row| row.verdict.as_str()).collect();

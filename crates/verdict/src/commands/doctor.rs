@@ -13,6 +13,8 @@ use verdict_doctor::{DoctorOptions, ProbeLength};
 pub(crate) enum DoctorFormat {
     Text,
     Json,
+    /// One self-contained page: checks, recommendation, the probe's samples against time.
+    Html,
 }
 
 #[derive(Debug, clap::Args)]
@@ -29,6 +31,9 @@ pub(crate) struct DoctorArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = DoctorFormat::Text)]
     format: DoctorFormat,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<std::path::PathBuf>,
     /// Also calibrate on your workload: the first cell of this experiment.
     #[arg(long, value_name = "FILE")]
     experiment: Option<std::path::PathBuf>,
@@ -65,16 +70,109 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<ExitCode, CliError> {
         let (name, iterations) = calibrate_workload(path, args.iterations)?;
         report.add_workload(&name, &iterations, &options);
     }
-    match args.format {
-        DoctorFormat::Text => print!("{}", report.render_text()),
+    let rendered = match args.format {
+        DoctorFormat::Text => report.render_text(),
         DoctorFormat::Json => {
             let json = serde_json::to_string_pretty(&report).map_err(|error| {
                 CliError::internal(format!("failed to encode the report: {error}"))
             })?;
-            println!("{json}");
+            format!("{json}\n")
         }
-    }
+        DoctorFormat::Html => verdict_report::html::render_doctor(&doctor_page(&report)),
+    };
+    crate::common::emit(&rendered, args.output.as_deref())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The HTML page's model, from the doctor's report as it is.
+fn doctor_page(report: &verdict_doctor::DoctorReport) -> verdict_report::html::DoctorPage {
+    let calibration = &report.calibration;
+    let recommendation = &report.recommendation;
+    let percent = |fraction: f64| format!("{:.1}%", fraction * 100.0);
+    let mut advice = vec![
+        ("threshold".to_string(), percent(recommendation.threshold)),
+        (
+            "probe CV".to_string(),
+            recommendation.cv.map_or("unknown".to_string(), percent),
+        ),
+        (
+            "runs per cell".to_string(),
+            recommendation
+                .runs_per_cell
+                .map_or("unknown".to_string(), |runs| runs.to_string()),
+        ),
+        (
+            "adaptive".to_string(),
+            format!(
+                "{}: {}",
+                if recommendation.adaptive_advisable {
+                    "advisable"
+                } else {
+                    "not needed"
+                },
+                recommendation.adaptive_reason
+            ),
+        ),
+    ];
+    advice.extend(
+        recommendation
+            .changes
+            .iter()
+            .map(|change| ("change".to_string(), change.clone())),
+    );
+    for workload in &report.workloads {
+        advice.push((
+            format!("workload {}", workload.name),
+            match (&workload.summary, workload.runs_per_cell) {
+                (Some(summary), Some(runs)) => {
+                    format!("CV {}, {runs} runs per cell", percent(summary.cv))
+                }
+                (Some(summary), None) => format!("CV {}", percent(summary.cv)),
+                _ => "no summary".to_string(),
+            },
+        ));
+    }
+    verdict_report::html::DoctorPage {
+        summary: report.summary_line(),
+        facts: vec![
+            ("tool".to_string(), report.tool_version.clone()),
+            (
+                "probe".to_string(),
+                format!(
+                    "{} ({} rounds per iteration, {:.1} s)",
+                    calibration.probe,
+                    calibration.rounds_per_iteration,
+                    calibration.elapsed_seconds
+                ),
+            ),
+            (
+                "total".to_string(),
+                format!("{:.1} s", report.total_seconds),
+            ),
+        ],
+        environment: vec![verdict_report::html::EnvironmentColumn {
+            title: "this machine".to_string(),
+            lines: verdict_report::run::environment_lines(&report.environment),
+        }],
+        checks: report
+            .checks
+            .iter()
+            .map(|check| verdict_report::html::DoctorCheck {
+                id: check.id.clone(),
+                status: check.status.word().to_string(),
+                finding: check.finding.clone(),
+                evidence: check.evidence.clone(),
+                fix: check.fix.clone(),
+            })
+            .collect(),
+        recommendation: advice,
+        probe: calibration.probe.clone(),
+        probe_seconds: calibration
+            .iterations
+            .iter()
+            .map(|iteration| iteration.seconds)
+            .collect(),
+    }
 }
 
 /// Run the experiment's first cell `count` times (not stored) and time each

@@ -2,7 +2,7 @@
 //! (nothing is re-run): per-cell summary, comparisons with verdicts, and the
 //! failed iterations; or a pivot with `--rows/--cols`.
 
-use crate::common::{DbArgs, format_time, parse_format};
+use crate::common::{DbArgs, emit, format_time, is_html, parse_format};
 use crate::error::CliError;
 use crate::warnings::{overlaps_of, print_with_warnings};
 use std::process::ExitCode;
@@ -16,9 +16,12 @@ use verdict_store::Store;
 /// the end).
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ReportOptionsArgs {
-    /// text, markdown, csv or json (`verdict.report/v1`).
+    /// text, markdown, csv, json (`verdict.report/v1`) or html (one self-contained page with plots).
     #[arg(long, default_value = "text")]
     pub(crate) format: String,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub(crate) output: Option<std::path::PathBuf>,
     /// Metric to report in detail: its per-cell table (CV, robust CV, min,
     /// max) and its comparisons (default: the primary metric, after every
     /// metric side by side).
@@ -189,7 +192,12 @@ pub(crate) fn print_run_report(
     run: RunId,
     options: &ReportOptionsArgs,
 ) -> Result<ExitCode, CliError> {
-    let format = parse_format(&options.format)?;
+    let html = is_html(&options.format);
+    let format = if html {
+        verdict_report::Format::Text
+    } else {
+        parse_format(&options.format)?
+    };
     let (record, experiment, samples) = loaded(store, run)?;
     let info = run_info(store, &record, &experiment)?;
     let report_options = RunReportOptions {
@@ -202,19 +210,29 @@ pub(crate) fn print_run_report(
     let environment: &Environment = &record.environment_start;
     let report = RunReport::build(info, &experiment, &samples, environment, &report_options)
         .map_err(CliError::input)?;
-    let warnings = overlaps_of(store, &[run].into())?;
-    let rendered = if format == verdict_report::Format::Json {
-        String::new()
+    if html {
+        let page = verdict_report::html::render_run(
+            &report,
+            &verdict_report::html::cell_series(&experiment, &samples, &report.metric.name),
+            &environment_columns(&record),
+        );
+        emit(&page, options.output.as_deref())?;
     } else {
-        report.render(format)
-    };
-    print_with_warnings(
-        &rendered,
-        &report,
-        format,
-        &warnings,
-        serde_json::Map::new(),
-    )?;
+        let warnings = overlaps_of(store, &[run].into())?;
+        let rendered = if format == verdict_report::Format::Json {
+            String::new()
+        } else {
+            report.render(format)
+        };
+        print_with_warnings(
+            &rendered,
+            &report,
+            format,
+            &warnings,
+            serde_json::Map::new(),
+            options.output.as_deref(),
+        )?;
+    }
     let verdicts: Vec<&str> = report
         .comparisons
         .iter()
@@ -226,6 +244,24 @@ pub(crate) fn print_run_report(
         })
         .collect();
     Ok(fail_on(options.fail_on.as_deref(), &verdicts))
+}
+
+/// The run's environment at its start and, when recorded, its end (the
+/// HTML page shows them side by side when they differ).
+fn environment_columns(
+    record: &verdict_store::RunRecord,
+) -> Vec<verdict_report::html::EnvironmentColumn> {
+    let mut columns = vec![verdict_report::html::EnvironmentColumn {
+        title: format!("run {} start", record.id),
+        lines: verdict_report::run::environment_lines(&record.environment_start),
+    }];
+    if let Some(end) = &record.environment_end {
+        columns.push(verdict_report::html::EnvironmentColumn {
+            title: format!("run {} end", record.id),
+            lines: verdict_report::run::environment_lines(end),
+        });
+    }
+    columns
 }
 
 /// Exit code for `--fail-on`: 1 when a matching verdict is present.
@@ -245,7 +281,12 @@ pub(crate) fn fail_on(condition: Option<&str>, verdicts: &[&str]) -> ExitCode {
 }
 
 fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitCode, CliError> {
-    let format = parse_format(&args.options.format)?;
+    let html = is_html(&args.options.format);
+    let format = if html {
+        verdict_report::Format::Text
+    } else {
+        parse_format(&args.options.format)?
+    };
     let (record, experiment, samples) = loaded(store, run)?;
     let info = run_info(store, &record, &experiment)?;
     let options = PivotOptions {
@@ -261,13 +302,29 @@ fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitC
     };
     let pivot =
         PivotReport::build(info, &experiment, &samples, &options).map_err(CliError::input)?;
-    let warnings = overlaps_of(store, &[run].into())?;
-    let rendered = if format == verdict_report::Format::Json {
-        String::new()
+    if html {
+        let page = verdict_report::html::render_pivot(
+            &pivot,
+            &verdict_report::html::cell_series(&experiment, &samples, &pivot.metric),
+            &environment_columns(&record),
+        );
+        emit(&page, args.options.output.as_deref())?;
     } else {
-        pivot.render(format)
-    };
-    print_with_warnings(&rendered, &pivot, format, &warnings, serde_json::Map::new())?;
+        let warnings = overlaps_of(store, &[run].into())?;
+        let rendered = if format == verdict_report::Format::Json {
+            String::new()
+        } else {
+            pivot.render(format)
+        };
+        print_with_warnings(
+            &rendered,
+            &pivot,
+            format,
+            &warnings,
+            serde_json::Map::new(),
+            args.options.output.as_deref(),
+        )?;
+    }
     let verdicts: Vec<&str> = pivot.verdicts();
     Ok(fail_on(args.options.fail_on.as_deref(), &verdicts))
 }

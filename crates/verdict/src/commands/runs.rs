@@ -35,7 +35,14 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
             })
             .collect();
         let document = serde_json::json!({"schema": "verdict.runs/v1", "runs": runs});
-        print_with_warnings("", &document, format, &warnings, serde_json::Map::new())?;
+        print_with_warnings(
+            "",
+            &document,
+            format,
+            &warnings,
+            serde_json::Map::new(),
+            None,
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut table = Table::new(
@@ -63,6 +70,13 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
         Format::Csv => table.csv(),
         _ => table.text(),
     };
-    print_with_warnings(&rendered, &(), format, &warnings, serde_json::Map::new())?;
+    print_with_warnings(
+        &rendered,
+        &(),
+        format,
+        &warnings,
+        serde_json::Map::new(),
+        None,
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,70 @@
+//! The HTML report (`--format html`): one publishable, self-contained file
+//! per run, pivot, comparison, bisection log or doctor result, with
+//! hand-written inline SVG (a forest plot of deltas, per-cell distribution
+//! strips over quartile boxes, run-order plots with a moving median).
+//! A model in, a `String` out.
+//! Must not: read files, run processes, fetch anything, or emit a byte of
+//! user or workload text unescaped (see `escape`).
+
+mod bisect;
+mod compare;
+mod doctor;
+pub mod escape;
+mod page;
+mod run;
+pub mod svg;
+
+pub use bisect::{BisectCommit, BisectLog, Change, render_bisect_log};
+pub use compare::{ComparedValues, render_compare};
+pub use doctor::{DoctorCheck, DoctorPage, render_doctor};
+pub use page::{CONTENT_SECURITY_POLICY, EnvironmentColumn};
+pub use run::{render_pivot, render_run};
+
+use verdict_model::{Experiment, Sample};
+
+/// One cell's values of the report's metric in run order, and its failed
+/// iterations: what the pictures need beyond the report model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellSeries {
+    pub label: String,
+    /// `(sequence, value)` of the data iterations, in run order.
+    pub values: Vec<(u32, f64)>,
+    /// Sequence numbers of the failed measured iterations.
+    pub failed: Vec<u32>,
+}
+
+/// Per cell (in `Experiment::cells()` order) the values of `metric` in run
+/// order and the failed iterations; warmups are left out, as in every
+/// statistic.
+pub fn cell_series(experiment: &Experiment, samples: &[Sample], metric: &str) -> Vec<CellSeries> {
+    let cells = experiment.cells();
+    let mut series: Vec<CellSeries> = cells
+        .iter()
+        .map(|cell| CellSeries {
+            label: cell.label(),
+            values: Vec::new(),
+            failed: Vec::new(),
+        })
+        .collect();
+    let mut ordered: Vec<&Sample> = samples.iter().filter(|sample| !sample.warmup).collect();
+    ordered.sort_by_key(|sample| sample.sequence);
+    for sample in ordered {
+        let Some(cell) = series.get_mut(sample.cell) else {
+            continue;
+        };
+        if sample.failure.is_some() {
+            cell.failed.push(sample.sequence);
+        } else if let Some(value) = sample.metrics.get(metric) {
+            cell.values.push((sample.sequence, *value));
+        }
+    }
+    series
+}
+
+/// The sentence every page with a subsampled picture carries.
+pub fn subsample_note() -> String {
+    format!(
+        "Some cells have more than {limit} values: their strip shows {limit} values at evenly spaced ranks plus every value outside the Tukey fences (1.5 IQR), and their run-order plot every k-th iteration (k = ceil(n / {limit})) plus those values. Boxes, medians, moving medians and every statistic use all values.",
+        limit = svg::SUBSAMPLE_LIMIT
+    )
+}
