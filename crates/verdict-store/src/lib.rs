@@ -4,11 +4,13 @@
 //! migrations. Must not start processes, read clocks or print.
 
 mod error;
+mod history;
 mod migrations;
 mod sqlite;
 mod store;
 
 pub use error::StoreError;
+pub use history::{HistoryCache, HistoryRun, HistorySelection};
 pub use sqlite::SqliteStore;
 pub use store::{
     BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, SelectedValue,

@@ -9,7 +9,13 @@ pub(crate) const APPLICATION_ID: i64 = 0x7672_6474;
 
 /// Migration `n` (1-based) is `MIGRATIONS[n - 1]`; it takes a database at
 /// schema version `n - 1` to version `n`.
-pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4];
+pub(crate) const MIGRATIONS: &[&str] = &[
+    MIGRATION_1,
+    MIGRATION_2,
+    MIGRATION_3,
+    MIGRATION_4,
+    MIGRATION_5,
+];
 
 /// The schema version this build writes.
 pub(crate) const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -149,6 +155,23 @@ CREATE TABLE kernel_configs (
     sha256 TEXT PRIMARY KEY,
     source TEXT NOT NULL,
     text   TEXT NOT NULL
+);
+"#;
+
+/// Version 5 (`verdict history`): the commit a run measured (`git
+/// rev-parse HEAD` of the experiment's repository, or `--commit`), NULL
+/// when unknown; and per-series state of change point detection (the weak
+/// change points of the last answer and a fingerprint of the points they
+/// were computed from), so a series with new runs is re-examined only at
+/// its tail.
+const MIGRATION_5: &str = r#"
+ALTER TABLE runs ADD COLUMN git_commit TEXT;
+
+CREATE TABLE history_cache (
+    series_key  TEXT    PRIMARY KEY,
+    points      INTEGER NOT NULL,
+    fingerprint TEXT    NOT NULL,
+    state_json  TEXT    NOT NULL
 );
 "#;
 

@@ -31,7 +31,7 @@ fn a_schema_v1_database_opens_and_migrates_with_its_data() {
 
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(user_version(&path), SqliteStore::schema_version());
-    assert_eq!(SqliteStore::schema_version(), 4);
+    assert_eq!(SqliteStore::schema_version(), 5);
 
     let runs = store.list_runs().unwrap();
     let summary: Vec<_> = runs
@@ -216,7 +216,7 @@ fn a_newer_database_is_refused_untouched() {
             error,
             StoreError::NewerSchema {
                 found: 9,
-                known: 4,
+                known: 5,
                 ..
             }
         ),
@@ -226,7 +226,7 @@ fn a_newer_database_is_refused_untouched() {
         error.to_string(),
         format!(
             "open database {}: it has schema version 9, newer than this verdict (knows up \
-             to 4); upgrade verdict",
+             to 5); upgrade verdict",
             path.display()
         )
     );
