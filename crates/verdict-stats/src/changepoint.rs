@@ -283,11 +283,27 @@ pub fn detect_incremental(
     }
     let kept: Vec<ChangePoint> = previous_weak
         .iter()
-        .filter(|point| point.index < series.len())
+        .filter(|point| point.index > 0 && point.index < series.len())
         .copied()
         .collect();
     let (weak, windows_examined) = split(series, settings, start, kept);
     Ok(finish(series, settings, weak, windows_examined))
+}
+
+/// The final change points from weak change points computed earlier for
+/// this same series (no window is examined): their statistics are
+/// recomputed and they are merged, as the last part of [`detect`].
+pub fn merge_weak(
+    series: &[f64],
+    settings: &Settings,
+    weak: Vec<ChangePoint>,
+) -> Result<Detection, ChangePointError> {
+    validate(series, settings)?;
+    let kept: Vec<ChangePoint> = weak
+        .into_iter()
+        .filter(|point| point.index > 0 && point.index < series.len())
+        .collect();
+    Ok(finish(series, settings, kept, 0))
 }
 
 fn finish(

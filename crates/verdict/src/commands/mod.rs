@@ -5,6 +5,7 @@ pub(crate) mod bisect;
 pub(crate) mod check;
 pub(crate) mod compare;
 pub(crate) mod doctor;
+pub(crate) mod history;
 pub(crate) mod kconfig;
 pub(crate) mod plan;
 pub(crate) mod report;
