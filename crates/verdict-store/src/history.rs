@@ -45,11 +45,60 @@ pub struct HistoryCache {
 
 impl SqliteStore {
     /// Every run with at least one selected value, oldest run first.
-    /// One query; O(values) rows.
+    /// Two queries: the runs' few columns once per run (a run row also
+    /// holds kilobytes of experiment and environment text, which a join
+    /// per sample would read again for every sample), then the values.
+    /// O(values) rows.
     pub fn history_runs(
         &self,
         selection: &HistorySelection,
     ) -> Result<Vec<HistoryRun>, StoreError> {
+        let operation = format!("select the history of metric `{}`", selection.metric);
+        let (run_filter, run_parameters) = match &selection.experiment {
+            Some(experiment) => (" WHERE name = ?", vec![SqlValue::Text(experiment.clone())]),
+            None => ("", Vec::new()),
+        };
+        let mut runs: Vec<HistoryRun> = Vec::new();
+        let mut position_of = std::collections::HashMap::new();
+        {
+            let mut statement = self
+                .connection
+                .prepare(&format!(
+                    "SELECT id, name, host, status, started_at_ms, git_commit FROM runs{run_filter} \
+                     ORDER BY id"
+                ))
+                .map_err(self.sql_error(&operation))?;
+            let mut rows = statement
+                .query(rusqlite::params_from_iter(run_parameters.clone()))
+                .map_err(self.sql_error(&operation))?;
+            while let Some(row) = rows.next().map_err(self.sql_error(&operation))? {
+                let read = || -> rusqlite::Result<_> {
+                    Ok((
+                        row.get::<_, i64>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, String>(3)?,
+                        row.get::<_, i64>(4)?,
+                        row.get::<_, Option<String>>(5)?,
+                    ))
+                };
+                let (run, name, host, status, started_at_ms, commit) =
+                    read().map_err(self.sql_error(&operation))?;
+                let status = RunStatus::parse(&status).ok_or_else(|| {
+                    self.corrupt(&format!("status of run {run}"), format!("`{status}`"))
+                })?;
+                position_of.insert(run, runs.len());
+                runs.push(HistoryRun {
+                    run: RunId(run),
+                    name,
+                    host,
+                    status,
+                    started_at_ms,
+                    commit,
+                    values: Vec::new(),
+                });
+            }
+        }
         let builtin = BUILTIN_COLUMNS
             .iter()
             .find(|(name, _, _)| *name == selection.metric);
@@ -60,17 +109,18 @@ impl SqliteStore {
             None => "m.value".to_string(),
         };
         let mut sql = format!(
-            "SELECT s.run_id, {value}, r.name, r.host, r.status, r.started_at_ms, r.git_commit \
+            "SELECT s.run_id, {value} \
              FROM samples s \
-             JOIN runs r ON r.id = s.run_id \
              LEFT JOIN sample_metrics m \
                 ON m.run_id = s.run_id AND m.sequence = s.sequence AND m.name = ? \
              WHERE s.warmup = 0 AND s.failed = 0 AND ({value}) IS NOT NULL",
         );
         let mut parameters = vec![SqlValue::Text(selection.metric.clone())];
-        if let Some(experiment) = &selection.experiment {
-            sql.push_str(" AND r.name = ?");
-            parameters.push(SqlValue::Text(experiment.clone()));
+        if selection.experiment.is_some() {
+            sql.push_str(&format!(
+                " AND s.run_id IN (SELECT id FROM runs{run_filter})"
+            ));
+            parameters.extend(run_parameters);
         }
         for (factor, level) in &selection.levels {
             sql.push_str(
@@ -81,7 +131,6 @@ impl SqliteStore {
             parameters.push(SqlValue::Text(level.clone()));
         }
         sql.push_str(" ORDER BY s.run_id, s.sequence");
-        let operation = format!("select the history of metric `{}`", selection.metric);
         let mut statement = self
             .connection
             .prepare(&sql)
@@ -89,40 +138,29 @@ impl SqliteStore {
         let mut rows = statement
             .query(rusqlite::params_from_iter(parameters))
             .map_err(self.sql_error(&operation))?;
-        let mut runs: Vec<HistoryRun> = Vec::new();
         while let Some(row) = rows.next().map_err(self.sql_error(&operation))? {
-            let read = || -> rusqlite::Result<_> {
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    row.get::<_, f64>(1)?,
-                    row.get::<_, String>(2)?,
-                    row.get::<_, String>(3)?,
-                    row.get::<_, String>(4)?,
-                    row.get::<_, i64>(5)?,
-                    row.get::<_, Option<String>>(6)?,
-                ))
-            };
-            let (run, value, name, host, status, started_at_ms, commit) =
-                read().map_err(self.sql_error(&operation))?;
-            match runs.last_mut() {
-                Some(last) if last.run.0 == run => last.values.push(value),
-                _ => {
-                    let status = RunStatus::parse(&status).ok_or_else(|| {
-                        self.corrupt(&format!("status of run {run}"), format!("`{status}`"))
-                    })?;
-                    runs.push(HistoryRun {
-                        run: RunId(run),
-                        name,
-                        host,
-                        status,
-                        started_at_ms,
-                        commit,
-                        values: vec![value],
-                    });
-                }
+            let (run, value) =
+                (|| -> rusqlite::Result<(i64, f64)> { Ok((row.get(0)?, row.get(1)?)) })()
+                    .map_err(self.sql_error(&operation))?;
+            if let Some(&position) = position_of.get(&run) {
+                runs[position].values.push(value);
             }
         }
+        runs.retain(|run| !run.values.is_empty());
         Ok(runs)
+    }
+
+    /// The newest run named `experiment` (of any name when `None`).
+    pub fn newest_run_named(&self, experiment: Option<&str>) -> Result<Option<RunId>, StoreError> {
+        self.connection
+            .query_row(
+                "SELECT id FROM runs WHERE ?1 IS NULL OR name = ?1 ORDER BY id DESC LIMIT 1",
+                [experiment],
+                |row| row.get(0),
+            )
+            .optional()
+            .map(|id| id.map(RunId))
+            .map_err(self.sql_error("find the newest run of an experiment"))
     }
 
     /// Records the commit a run measured (replacing any earlier one).

@@ -359,18 +359,16 @@ fn metric_of(
     metric: Option<&str>,
     spec: &str,
 ) -> Result<(String, String), CliError> {
-    let runs = store.list_runs().map_err(CliError::internal)?;
-    let newest = runs
-        .iter()
-        .rev()
-        .find(|run| experiment.is_none_or(|name| run.name == name))
+    let newest = store
+        .newest_run_named(experiment)
+        .map_err(CliError::internal)?
         .ok_or_else(|| {
             CliError::input(format!(
                 "`{spec}`: no stored run{}",
                 experiment.map_or(String::new(), |name| format!(" of experiment `{name}`"))
             ))
         })?;
-    let record = store.run(newest.id).map_err(CliError::internal)?;
+    let record = store.run(newest).map_err(CliError::internal)?;
     let parsed: Option<Experiment> = serde_json::from_str(&record.experiment_json).ok();
     let unit_of = |name: &str| {
         parsed
