@@ -361,8 +361,102 @@ pub fn repository_commit(
 
 /// The good and bad commits around change `change` of `series`: the
 /// commit of the last point before it and of the first point after it.
-pub fn bisect_range(series: &HostSeries, change: &Change) -> Option<(String, String)> {
-    let before = series.points.get(change.index.checked_sub(1)?)?;
-    let after = series.points.get(change.index)?;
-    Some((before.commit.clone()?, after.commit.clone()?))
+/// A change point locates a change only to within a few points: when both
+/// measured the same commit, the nearest commit boundary (points whose
+/// commits differ) is taken instead, and `widened` says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BisectRange {
+    pub good: String,
+    pub bad: String,
+    /// Points between the change point and the boundary used (0: none).
+    pub widened: usize,
+}
+
+/// See [`BisectRange`]; `None` when the points near the change record no
+/// commit, or every point has the same one.
+pub fn bisect_range(series: &HostSeries, change: &Change) -> Option<BisectRange> {
+    let commit = |index: usize| series.points.get(index)?.commit.clone();
+    let boundary = |index: usize| -> Option<(String, String)> {
+        let good = commit(index.checked_sub(1)?)?;
+        let bad = commit(index)?;
+        (good != bad).then_some((good, bad))
+    };
+    for distance in 0..series.points.len() {
+        for index in [
+            change.index.checked_sub(distance),
+            change.index.checked_add(distance),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if let Some((good, bad)) = boundary(index) {
+                return Some(BisectRange {
+                    good,
+                    bad,
+                    widened: distance,
+                });
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(commits: &[&str]) -> HostSeries {
+        HostSeries {
+            host: "h".to_string(),
+            points: commits
+                .iter()
+                .enumerate()
+                .map(|(index, commit)| Point {
+                    runs: vec![RunId(index as i64 + 1)],
+                    started_at_ms: index as i64,
+                    commit: (!commit.is_empty()).then(|| commit.to_string()),
+                    n: 1,
+                    median: 1.0,
+                    interval: None,
+                })
+                .collect(),
+            changes: Vec::new(),
+            reused_points: 0,
+            windows_examined: 0,
+        }
+    }
+
+    fn change(index: usize) -> Change {
+        Change {
+            index,
+            median_before: 1.0,
+            median_after: 2.0,
+            change: None,
+            interval: None,
+            p_value: 0.0,
+            mean_before: 1.0,
+            mean_after: 2.0,
+            segment_start: 0,
+            segment_end: 6,
+        }
+    }
+
+    #[test]
+    fn bisect_range_is_the_commits_around_the_change_or_the_nearest_boundary() {
+        let exact = series(&["a", "a", "b", "c", "c", "c"]);
+        let range = bisect_range(&exact, &change(3)).unwrap();
+        assert_eq!(
+            (range.good.as_str(), range.bad.as_str(), range.widened),
+            ("b", "c", 0)
+        );
+        // Detected one point late: between two runs of c; the boundary b|c
+        // is one point earlier.
+        let range = bisect_range(&exact, &change(4)).unwrap();
+        assert_eq!(
+            (range.good.as_str(), range.bad.as_str(), range.widened),
+            ("b", "c", 1)
+        );
+        assert_eq!(bisect_range(&series(&["a", "a", "a"]), &change(1)), None);
+        assert_eq!(bisect_range(&series(&["", "", ""]), &change(1)), None);
+    }
 }

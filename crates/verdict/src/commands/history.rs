@@ -268,12 +268,22 @@ fn bisect(
                 count(series.changes.len(), "change point", "change points")
             ))
         })?;
-    let (good, bad) = bisect_range(series, change).ok_or_else(|| {
+    let range = bisect_range(series, change).ok_or_else(|| {
         CliError::input(format!(
-            "--bisect {number}: the runs around change point {number} record no commit \
-             (record one with `verdict run --commit REV` or run experiments from a git repository)"
+            "--bisect {number}: the runs around change point {number} record no two different \
+             commits (record them with `verdict run --commit REV` or run experiments kept in a \
+             git repository)"
         ))
     })?;
+    if range.widened > 0 {
+        eprintln!(
+            "verdict: note: change point {number} lies between two runs of one commit (a change \
+             point locates a change only to within a few points); using the nearest commit \
+             boundary, {} points away",
+            range.widened
+        );
+    }
+    let (good, bad) = (range.good, range.bad);
     let after = &series.points[change.index];
     // The repository and experiment file the run after the change recorded.
     let repository = after
@@ -293,12 +303,6 @@ fn bisect(
         .and_then(|value| value["experiment"].as_str())
         .unwrap_or("EXPERIMENT.toml")
         .to_string();
-    if good == bad {
-        return Err(CliError::input(format!(
-            "--bisect {number}: the runs before and after the change both measured commit {good}; \
-             the change is not in the code (machine, kernel or environment?)"
-        )));
-    }
     println!(
         "verdict bisect --repo {} --good {} --bad {} --experiment {}",
         shell_word(&repo),
