@@ -279,8 +279,8 @@ fn bisect(
         eprintln!(
             "verdict: note: change point {number} lies between two runs of one commit (a change \
              point locates a change only to within a few points); using the nearest commit \
-             boundary, {} points away",
-            range.widened
+             boundary, {} away",
+            count(range.widened, "point", "points")
         );
     }
     let (good, bad) = (range.good, range.bad);
