@@ -215,9 +215,9 @@ fn validate(series: &[f64], settings: &Settings) -> Result<(), ChangePointError>
             window: settings.window,
         });
     }
-    if !(settings.max_p_value > 0.0 && settings.max_p_value <= 1.0)
-        || !(settings.min_magnitude >= 0.0)
-    {
+    let p_value_valid = settings.max_p_value > 0.0 && settings.max_p_value <= 1.0;
+    let magnitude_valid = settings.min_magnitude >= 0.0;
+    if !p_value_valid || !magnitude_valid {
         return Err(ChangePointError::InvalidThreshold {
             value: settings.max_p_value,
             magnitude: settings.min_magnitude,

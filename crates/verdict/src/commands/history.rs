@@ -326,8 +326,11 @@ fn shell_word(word: &str) -> String {
     }
 }
 
+/// An experiment name and (factor, level) filters.
+type ParsedSelection = (Option<String>, Vec<(String, String)>);
+
 /// `EXPERIMENT[:factor=level,...]` or `factor=level,...`.
-fn parse_selection(spec: &str) -> Result<(Option<String>, Vec<(String, String)>), CliError> {
+fn parse_selection(spec: &str) -> Result<ParsedSelection, CliError> {
     let (experiment, filters) = match spec.split_once(':') {
         Some((experiment, filters)) => (Some(experiment), filters),
         None if spec.contains('=') => (None, spec),
