@@ -303,6 +303,15 @@ fn bisect(
         .and_then(|value| value["experiment"].as_str())
         .unwrap_or("EXPERIMENT.toml")
         .to_string();
+    if let Some(word) = [&repo, &good, &bad, &experiment]
+        .into_iter()
+        .find(|word| word.chars().any(char::is_control))
+    {
+        return Err(CliError::input(format!(
+            "--bisect {number}: a recorded value holds control characters: {}",
+            plain_text(word)
+        )));
+    }
     println!(
         "verdict bisect --repo {} --good {} --bad {} --experiment {}",
         shell_word(&repo),
