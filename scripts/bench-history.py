@@ -4,12 +4,14 @@ database of RUNS stored runs of one experiment (10 samples each, a +15% step
 at 70% of the series and a -10% step at 90%) by cloning one real `verdict
 run` with SQL, then times
 
-  1. the first answer (no stored state: every window examined, state stored),
+  1. the first answer (stored state deleted: every window examined, state stored),
   2. the same question again (state reused, nothing appended),
-  3. after appending one real run (only the tail re-examined), five times,
-  4. --from-scratch after those appends, the peer of 3 measured in the same run.
+  3. after appending one real run (only the tail re-examined),
+  4. --from-scratch after that append, the peer of 3,
 
-Usage: scripts/bench-history.py [--runs 10000] [--verdict target/debug/verdict]
+in interleaved rounds (medians reported).
+
+Usage: scripts/bench-history.py [--runs 10000] [--rounds 7] [--verdict target/release/verdict]
 Needs python3 (sqlite3 module) and a built verdict. Prints a table; the
 ratios, not the absolute times, are the claim (docs/history.md).
 """
@@ -78,8 +80,9 @@ def build(binary, directory, runs, seed):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=10_000)
-    parser.add_argument("--verdict", type=Path, default=ROOT / "target" / "debug" / "verdict")
+    parser.add_argument("--verdict", type=Path, default=ROOT / "target" / "release" / "verdict")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=7)
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
         directory = Path(name)
@@ -88,30 +91,46 @@ def main():
         print(f"built {arguments.runs} runs x 10 samples in {time.perf_counter() - started:.1f} s "
               f"({database.stat().st_size / 1e6:.1f} MB)")
         question = ["history", "bench", "--format", "json"]
-        output, first = verdict(arguments.verdict, database, *question)
+        output, _ = verdict(arguments.verdict, database, *question, "--from-scratch")
         answer = json.loads(output)["series"][0]
         found = [change["index"] for change in answer["change_points"]]
         print(f"change points at {found} (steps at {int(0.7 * arguments.runs)} and {int(0.9 * arguments.runs)}), "
               f"windows examined {answer['windows_examined']}")
-        output, again = verdict(arguments.verdict, database, *question)
-        reused = json.loads(output)["series"][0]["reused_points"]
-        appended = []
-        for _ in range(5):
+        times = {"first": [], "again": [], "appended": [], "scratch": []}
+        details = {}
+        # Interleaved rounds, so that load from other processes hits every kind alike.
+        for _ in range(arguments.rounds):
+            connection = sqlite3.connect(database)
+            with connection:
+                connection.execute("DELETE FROM history_cache")
+            connection.close()
+            output, seconds = verdict(arguments.verdict, database, *question)
+            times["first"].append(seconds)
+            details["first"] = json.loads(output)["series"][0]
+            output, seconds = verdict(arguments.verdict, database, *question)
+            times["again"].append(seconds)
+            details["again"] = json.loads(output)["series"][0]
             verdict(arguments.verdict, database, "run", str(experiment), "-n", "10", "--commit", "new")
             output, seconds = verdict(arguments.verdict, database, *question)
-            answer = json.loads(output)["series"][0]
-            appended.append((seconds, answer["reused_points"], answer["windows_examined"]))
-        scratch = [verdict(arguments.verdict, database, *question, "--from-scratch")[1] for _ in range(5)]
-        print(f"{'answer':44} {'seconds':>8} {'vs first':>8}")
-        print(f"{'1. first (no stored state)':44} {first:8.3f} {1.0:8.2f}")
-        print(f"{'2. again, nothing new (reused ' + str(reused) + ' points)':44} {again:8.3f} {again / first:8.2f}")
-        median = statistics.median(seconds for seconds, _, _ in appended)
-        windows = appended[-1][2]
-        print(f"{'3. after appending one run (median of 5; ' + str(windows) + ' windows)':44} {median:8.3f} {median / first:8.2f}")
-        print(f"{'4. --from-scratch after the appends (median of 5)':44} {statistics.median(scratch):8.3f} "
-              f"{statistics.median(scratch) / first:8.2f}")
-        print(f"appended answer / from-scratch answer: {median / statistics.median(scratch):.2f}")
-
+            times["appended"].append(seconds)
+            details["appended"] = json.loads(output)["series"][0]
+            output, seconds = verdict(arguments.verdict, database, *question, "--from-scratch")
+            times["scratch"].append(seconds)
+            details["scratch"] = json.loads(output)["series"][0]
+        first = statistics.median(times["first"])
+        labels = {
+            "first": "1. first answer (no stored state)",
+            "again": "2. again, nothing new",
+            "appended": "3. after appending one run",
+            "scratch": "4. --from-scratch (peer of 3)",
+        }
+        print(f"medians of {arguments.rounds} interleaved rounds; JSON output of every point")
+        print(f"{'answer':36} {'seconds':>8} {'vs 1.':>6} {'reused':>7} {'windows':>8}")
+        for kind, label in labels.items():
+            median = statistics.median(times[kind])
+            print(f"{label:36} {median:8.3f} {median / first:6.2f} {details[kind]['reused_points']:>7} "
+                  f"{details[kind]['windows_examined']:>8}")
+        print(f"3. / 4.: {statistics.median(times['appended']) / statistics.median(times['scratch']):.2f}")
 
 if __name__ == "__main__":
     main()

@@ -273,18 +273,34 @@ fn analyse(
             && fingerprint(&points[..cache.points]) == cache.fingerprint)
             .then_some((cache.points, weak))
     });
-    let (detection, reused_points) = match reusable {
-        Some((known, weak)) if known == points.len() => {
-            (changepoint::merge_weak(&values, settings, weak)?, known)
-        }
+    let (detection, reused_points, stored_weak) = match reusable {
+        Some((known, weak)) if known == points.len() => (
+            changepoint::merge_weak(&values, settings, weak.clone())?,
+            known,
+            Some(weak),
+        ),
         Some((known, weak)) => (
             changepoint::detect_incremental(&values, settings, points.len() - known, &weak)?,
             known,
+            Some(weak),
         ),
-        None => (changepoint::detect(&values, settings)?, 0),
+        None => (changepoint::detect(&values, settings)?, 0, None),
+    };
+    // The stored state stays valid for a longer series (its fingerprint is
+    // of a prefix), so it is rewritten only when the weak change points
+    // changed or it lags half a window behind: most answers after one new
+    // run then only read the database.
+    let weak_indices =
+        |weak: &[ChangePoint]| weak.iter().map(|point| point.index).collect::<Vec<_>>();
+    let stale = match &stored_weak {
+        None => true,
+        Some(weak) => {
+            weak_indices(weak) != weak_indices(&detection.weak_change_points)
+                || points.len() - reused_points >= (settings.window / 2).max(1)
+        }
     };
     if let Some(key) = cache_key
-        && reused_points != points.len()
+        && stale
     {
         let cache = HistoryCache {
             points: points.len(),
