@@ -12,5 +12,8 @@ cargo build --release --quiet -p verdict
 mkdir -p docs
 output="docs/validation.md"
 cargo run --release --quiet -p verdict -- simulate --validate --trials "$trials" --seed "$seed" >"$output.tmp"
+# The change point comparison with Apache Otava (scripts/validate-history.py, which
+# needs otava installed) is kept in its own file and appended.
+cat docs/validation-history.md >>"$output.tmp"
 mv "$output.tmp" "$output"
 echo "wrote $output ($trials trials per configuration, seed $seed)" >&2

@@ -5,6 +5,7 @@
 //! verdict-stats; this crate prints nothing.
 
 pub mod adaptive;
+pub mod history;
 pub mod iteration;
 pub mod runner;
 pub mod schedule;

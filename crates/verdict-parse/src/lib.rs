@@ -32,8 +32,8 @@ pub use perf::{
     perf_stat_csv_with_separator, perf_stat_json, perf_stat_text,
 };
 pub use samples::{
-    GoBenchResult, GoBenchSeries, HyperfineResult, csv_column, go_benchmark_series,
-    go_benchmark_values, go_benchmarks, hyperfine_json, hyperfine_times,
+    GoBenchResult, GoBenchSeries, HyperfineResult, csv_column, csv_text_column,
+    go_benchmark_series, go_benchmark_values, go_benchmarks, hyperfine_json, hyperfine_times,
 };
 pub use stress_ng::{
     STRESS_NG_FIELDS, StressNgRow, select_row, stress_ng_text, stress_ng_value, stress_ng_yaml,

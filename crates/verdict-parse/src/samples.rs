@@ -97,6 +97,52 @@ pub fn csv_column(text: &str, column: &str) -> Result<Vec<f64>, ParseError> {
     Ok(values)
 }
 
+/// The text of column `column` of a CSV file with a header line (say, the
+/// time or commit labelling each value of a `csv_column`), trimmed, one per
+/// non-blank row: the rows `csv_column` reads, in the same order.
+pub fn csv_text_column(text: &str, column: &str) -> Result<Vec<String>, ParseError> {
+    const FORMAT: &str = "CSV";
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty());
+    let (header_index, header_line) = lines
+        .next()
+        .ok_or(ParseError::EmptyOutput { format: FORMAT })?;
+    let malformed = |index: usize, line: &str, message: String| ParseError::MalformedLine {
+        format: FORMAT,
+        line: index + 1,
+        message,
+        text: excerpt(line),
+    };
+    let header = csv_record(header_line.trim_end_matches('\r'))
+        .map_err(|message| malformed(header_index, header_line, message))?;
+    let position = header
+        .iter()
+        .position(|name| name.trim() == column)
+        .ok_or_else(|| ParseError::MissingColumn {
+            column: column.to_string(),
+            found: list_names(header.iter().map(|name| name.trim())),
+        })?;
+    lines
+        .map(|(index, line)| {
+            let record = csv_record(line.trim_end_matches('\r'))
+                .map_err(|message| malformed(index, line, message))?;
+            record
+                .get(position)
+                .map(|cell| cell.trim().to_string())
+                .ok_or_else(|| {
+                    malformed(
+                        index,
+                        line,
+                        format!("expected {} fields, found {}", header.len(), record.len()),
+                    )
+                })
+        })
+        .collect()
+}
+
 /// One benchmarked command of a hyperfine `--export-json` file.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct HyperfineResult {

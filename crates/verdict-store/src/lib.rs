@@ -6,12 +6,14 @@
 //! start processes, read clocks or print.
 
 mod error;
+mod history;
 mod migrations;
 pub mod overlap;
 mod sqlite;
 mod store;
 
 pub use error::StoreError;
+pub use history::{HistoryCache, HistoryRun, HistorySelection};
 pub use sqlite::{ReadOnly, SqliteStore};
 pub use store::{
     BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, RunTimes,

@@ -15,6 +15,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     MIGRATION_3,
     MIGRATION_4,
     MIGRATION_5,
+    MIGRATION_6,
 ];
 
 /// The schema version this build writes.
@@ -175,6 +176,23 @@ CREATE TABLE sample_notes (
     PRIMARY KEY (run_id, sequence),
     FOREIGN KEY (run_id, sequence) REFERENCES samples(run_id, sequence) ON DELETE CASCADE
 ) WITHOUT ROWID;
+"#;
+
+/// Version 6 (`verdict history`): the commit a run measured (`git
+/// rev-parse HEAD` of the experiment's repository, or `--commit`), NULL
+/// when unknown; and per-series state of change point detection (the weak
+/// change points of the last answer and a fingerprint of the points they
+/// were computed from), so a series with new runs is re-examined only at
+/// its tail.
+const MIGRATION_6: &str = r#"
+ALTER TABLE runs ADD COLUMN git_commit TEXT;
+
+CREATE TABLE history_cache (
+    series_key  TEXT    PRIMARY KEY,
+    points      INTEGER NOT NULL,
+    fingerprint TEXT    NOT NULL,
+    state_json  TEXT    NOT NULL
+);
 "#;
 
 #[cfg(test)]

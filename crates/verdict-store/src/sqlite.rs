@@ -36,7 +36,7 @@ use crate::store::{
 /// Built-in metrics stored as a flag on the sample (schema v3) when their
 /// value is the sample's own column: name, bit in `samples.builtin_metrics`,
 /// column.
-const BUILTIN_COLUMNS: [(&str, i64, &str); 4] = [
+pub(crate) const BUILTIN_COLUMNS: [(&str, i64, &str); 4] = [
     ("wall", 1, "wall_seconds"),
     ("user", 2, "user_seconds"),
     ("sys", 4, "sys_seconds"),
@@ -79,8 +79,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// one store per thread.
 #[derive(Debug)]
 pub struct SqliteStore {
-    connection: Connection,
-    path: PathBuf,
+    pub(crate) connection: Connection,
+    pub(crate) path: PathBuf,
     /// Cells of runs this connection stored or checked, so the per-sample
     /// write skips re-reading `run_cells`: one INSERT per sample (plus its
     /// metrics), which is most of verdict's per-iteration overhead.
@@ -285,7 +285,10 @@ impl SqliteStore {
         }
     }
 
-    fn sql_error(&self, operation: &str) -> impl FnOnce(rusqlite::Error) -> StoreError + '_ {
+    pub(crate) fn sql_error(
+        &self,
+        operation: &str,
+    ) -> impl FnOnce(rusqlite::Error) -> StoreError + '_ {
         let operation = operation.to_string();
         move |source| StoreError::Sql {
             path: self.path.clone(),
@@ -294,7 +297,7 @@ impl SqliteStore {
         }
     }
 
-    fn corrupt(&self, what: &str, reason: impl std::fmt::Display) -> StoreError {
+    pub(crate) fn corrupt(&self, what: &str, reason: impl std::fmt::Display) -> StoreError {
         StoreError::Corrupt {
             path: self.path.clone(),
             what: what.to_string(),
@@ -373,7 +376,7 @@ impl SqliteStore {
             .and_then(|mut statement| statement.execute([]))
     }
 
-    fn run_exists(&self, run: RunId) -> Result<(), StoreError> {
+    pub(crate) fn run_exists(&self, run: RunId) -> Result<(), StoreError> {
         let found = self
             .connection
             .prepare_cached("SELECT 1 FROM runs WHERE id = ?1")

@@ -25,6 +25,30 @@ impl DbArgs {
         SqliteStore::open(&self.db).map_err(CliError::input)
     }
 
+    /// Open an existing database for a command that reads and may keep a
+    /// cache in it (`history`): writable when this user may write the file
+    /// and its directory, otherwise read-only (the cache is then not kept).
+    pub(crate) fn open_existing(&self) -> Result<SqliteStore, CliError> {
+        // Opening for writing (without truncating) changes nothing and
+        // answers for this user; a directory without any write bit cannot
+        // take SQLite's -wal and -shm files.
+        let writable =
+            |path: &std::path::Path| std::fs::OpenOptions::new().append(true).open(path).is_ok();
+        let directory_writable = |path: &std::path::Path| {
+            path.metadata()
+                .is_ok_and(|meta| !meta.permissions().readonly())
+        };
+        let directory = match self.db.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if self.db.exists() && writable(&self.db) && directory_writable(&directory) {
+            self.open()
+        } else {
+            self.open_read_only()
+        }
+    }
+
     /// Open an existing database for a command that only reads: a missing
     /// file is an input error, not a new empty database; nothing is written
     /// to the file or beside it, so a user who may not write either can

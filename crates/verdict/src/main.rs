@@ -47,6 +47,8 @@ enum Command {
     Check(commands::check::CheckArgs),
     /// Kernel config diffs and reason chains.
     Kconfig(commands::kconfig::KconfigArgs),
+    /// Change points in the series of stored runs (or a CSV column): when, and by how much.
+    History(commands::history::HistoryArgs),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +66,7 @@ fn main() -> ExitCode {
         Command::Bisect(args) => commands::bisect::run(args),
         Command::Check(args) => commands::check::run(args),
         Command::Kconfig(args) => commands::kconfig::run(args),
+        Command::History(args) => commands::history::run(args),
     };
     match result {
         Ok(code) => code,

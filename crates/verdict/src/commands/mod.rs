@@ -6,6 +6,7 @@ pub(crate) mod check;
 pub(crate) mod compare;
 pub(crate) mod doctor;
 pub(crate) mod export;
+pub(crate) mod history;
 pub(crate) mod kconfig;
 pub(crate) mod plan;
 pub(crate) mod report;

@@ -31,6 +31,11 @@ pub(crate) struct RunArgs {
     /// Measure the machine's noise first and store it with the run.
     #[arg(long)]
     pub(crate) doctor: bool,
+    /// The commit this run measures (default: `git rev-parse HEAD` of the
+    /// experiment file's repository, when it is in one); `verdict history`
+    /// uses it.
+    #[arg(long, value_name = "REV", conflicts_with = "resume")]
+    pub(crate) commit: Option<String>,
     #[command(flatten)]
     pub(crate) db: DbArgs,
     #[command(flatten)]
@@ -85,7 +90,10 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
                 command_line: std::env::args().collect(),
                 tool_version: tool_version(),
             };
-            start(&engine, &options, doctor)?
+            let commit = crate::commands::history::experiment_commit(path, args.commit.as_deref())?;
+            let summary = start(&engine, &options, doctor)?;
+            crate::commands::history::record_commit(&store, summary.run, commit)?;
+            summary
         }
     };
     finish(&store, &summary, &args.db, &args.report)

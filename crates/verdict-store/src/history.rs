@@ -1,0 +1,235 @@
+//! Store queries of `verdict history`: every stored run's values of one
+//! metric for an experiment and cell (one row per run, in run order), the
+//! commit a run measured, and the per-series change point state that makes
+//! a repeated question incremental. Must not: compute statistics (the
+//! engine does), or write anything but a run's commit and the cache.
+
+use rusqlite::OptionalExtension;
+use rusqlite::types::Value as SqlValue;
+use verdict_model::{RunId, RunStatus};
+
+use crate::sqlite::BUILTIN_COLUMNS;
+use crate::{SqliteStore, StoreError};
+
+/// Which runs and values a history is made of: runs named `experiment`
+/// (any when `None`), data samples (not warmups, not failures) whose cell
+/// has every listed level, metric `metric`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HistorySelection {
+    pub experiment: Option<String>,
+    pub levels: Vec<(String, String)>,
+    pub metric: String,
+}
+
+/// One stored run's values of the selected metric, in sequence order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryRun {
+    pub run: RunId,
+    pub name: String,
+    pub host: String,
+    pub status: RunStatus,
+    pub started_at_ms: i64,
+    pub commit: Option<String>,
+    pub values: Vec<f64>,
+}
+
+/// Change point state kept for one series (key chosen by the caller):
+/// computed from its first `points` points, whose fingerprint is
+/// `fingerprint`; `state` is opaque JSON (the weak change points).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryCache {
+    pub points: usize,
+    pub fingerprint: String,
+    pub state: serde_json::Value,
+}
+
+impl SqliteStore {
+    /// Every run with at least one selected value, oldest run first.
+    /// Two queries: the runs' few columns once per run (a run row also
+    /// holds kilobytes of experiment and environment text, which a join
+    /// per sample would read again for every sample), then the values.
+    /// O(values) rows.
+    pub fn history_runs(
+        &self,
+        selection: &HistorySelection,
+    ) -> Result<Vec<HistoryRun>, StoreError> {
+        let operation = format!("select the history of metric `{}`", selection.metric);
+        let (run_filter, run_parameters) = match &selection.experiment {
+            Some(experiment) => (" WHERE name = ?", vec![SqlValue::Text(experiment.clone())]),
+            None => ("", Vec::new()),
+        };
+        let mut runs: Vec<HistoryRun> = Vec::new();
+        let mut position_of = std::collections::HashMap::new();
+        {
+            let mut statement = self
+                .connection
+                .prepare(&format!(
+                    "SELECT id, name, host, status, started_at_ms, git_commit FROM runs{run_filter} \
+                     ORDER BY id"
+                ))
+                .map_err(self.sql_error(&operation))?;
+            let mut rows = statement
+                .query(rusqlite::params_from_iter(run_parameters.clone()))
+                .map_err(self.sql_error(&operation))?;
+            while let Some(row) = rows.next().map_err(self.sql_error(&operation))? {
+                let read = || -> rusqlite::Result<_> {
+                    Ok((
+                        row.get::<_, i64>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, String>(3)?,
+                        row.get::<_, i64>(4)?,
+                        row.get::<_, Option<String>>(5)?,
+                    ))
+                };
+                let (run, name, host, status, started_at_ms, commit) =
+                    read().map_err(self.sql_error(&operation))?;
+                let status = RunStatus::parse(&status).ok_or_else(|| {
+                    self.corrupt(&format!("status of run {run}"), format!("`{status}`"))
+                })?;
+                position_of.insert(run, runs.len());
+                runs.push(HistoryRun {
+                    run: RunId(run),
+                    name,
+                    host,
+                    status,
+                    started_at_ms,
+                    commit,
+                    values: Vec::new(),
+                });
+            }
+        }
+        let builtin = BUILTIN_COLUMNS
+            .iter()
+            .find(|(name, _, _)| *name == selection.metric);
+        let value = match builtin {
+            Some((_, bit, column)) => {
+                format!("CASE WHEN s.builtin_metrics & {bit} != 0 THEN s.{column} ELSE m.value END")
+            }
+            None => "m.value".to_string(),
+        };
+        let mut sql = format!(
+            "SELECT s.run_id, {value} \
+             FROM samples s \
+             LEFT JOIN sample_metrics m \
+                ON m.run_id = s.run_id AND m.sequence = s.sequence AND m.name = ? \
+             WHERE s.warmup = 0 AND s.failed = 0 AND ({value}) IS NOT NULL",
+        );
+        let mut parameters = vec![SqlValue::Text(selection.metric.clone())];
+        if selection.experiment.is_some() {
+            sql.push_str(&format!(
+                " AND s.run_id IN (SELECT id FROM runs{run_filter})"
+            ));
+            parameters.extend(run_parameters);
+        }
+        for (factor, level) in &selection.levels {
+            sql.push_str(
+                " AND EXISTS (SELECT 1 FROM cell_levels l WHERE l.run_id = s.run_id \
+                   AND l.cell = s.cell AND l.factor = ? AND l.level = ?)",
+            );
+            parameters.push(SqlValue::Text(factor.clone()));
+            parameters.push(SqlValue::Text(level.clone()));
+        }
+        sql.push_str(" ORDER BY s.run_id, s.sequence");
+        let mut statement = self
+            .connection
+            .prepare(&sql)
+            .map_err(self.sql_error(&operation))?;
+        let mut rows = statement
+            .query(rusqlite::params_from_iter(parameters))
+            .map_err(self.sql_error(&operation))?;
+        while let Some(row) = rows.next().map_err(self.sql_error(&operation))? {
+            let (run, value) =
+                (|| -> rusqlite::Result<(i64, f64)> { Ok((row.get(0)?, row.get(1)?)) })()
+                    .map_err(self.sql_error(&operation))?;
+            if let Some(&position) = position_of.get(&run) {
+                runs[position].values.push(value);
+            }
+        }
+        runs.retain(|run| !run.values.is_empty());
+        Ok(runs)
+    }
+
+    /// The newest run named `experiment` (of any name when `None`).
+    pub fn newest_run_named(&self, experiment: Option<&str>) -> Result<Option<RunId>, StoreError> {
+        self.connection
+            .query_row(
+                "SELECT id FROM runs WHERE ?1 IS NULL OR name = ?1 ORDER BY id DESC LIMIT 1",
+                [experiment],
+                |row| row.get(0),
+            )
+            .optional()
+            .map(|id| id.map(RunId))
+            .map_err(self.sql_error("find the newest run of an experiment"))
+    }
+
+    /// Records the commit a run measured (replacing any earlier one).
+    pub fn set_run_commit(&self, run: RunId, commit: &str) -> Result<(), StoreError> {
+        self.run_exists(run)?;
+        let operation = format!("store the commit of run {run}");
+        self.connection
+            .execute(
+                "UPDATE runs SET git_commit = ?1 WHERE id = ?2",
+                rusqlite::params![commit, run.0],
+            )
+            .map_err(self.sql_error(&operation))?;
+        Ok(())
+    }
+
+    /// The commit recorded for a run, if any.
+    pub fn run_commit(&self, run: RunId) -> Result<Option<String>, StoreError> {
+        self.run_exists(run)?;
+        let operation = format!("read the commit of run {run}");
+        self.connection
+            .query_row(
+                "SELECT git_commit FROM runs WHERE id = ?1",
+                [run.0],
+                |row| row.get(0),
+            )
+            .map_err(self.sql_error(&operation))
+    }
+
+    /// The change point state stored for `key`, if any.
+    pub fn history_cache(&self, key: &str) -> Result<Option<HistoryCache>, StoreError> {
+        let operation = format!("read the history state of `{key}`");
+        let row: Option<(i64, String, String)> = self
+            .connection
+            .query_row(
+                "SELECT points, fingerprint, state_json FROM history_cache WHERE series_key = ?1",
+                [key],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )
+            .optional()
+            .map_err(self.sql_error(&operation))?;
+        row.map(|(points, fingerprint, state)| {
+            let state = serde_json::from_str(&state)
+                .map_err(|error| self.corrupt(&format!("history state of `{key}`"), error))?;
+            Ok(HistoryCache {
+                points: usize::try_from(points).unwrap_or(0),
+                fingerprint,
+                state,
+            })
+        })
+        .transpose()
+    }
+
+    /// Stores (or replaces) the change point state of `key`.
+    pub fn put_history_cache(&self, key: &str, cache: &HistoryCache) -> Result<(), StoreError> {
+        let operation = format!("store the history state of `{key}`");
+        self.connection
+            .execute(
+                "INSERT INTO history_cache (series_key, points, fingerprint, state_json) \
+                 VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT (series_key) DO UPDATE SET points = excluded.points, \
+                 fingerprint = excluded.fingerprint, state_json = excluded.state_json",
+                rusqlite::params![
+                    key,
+                    cache.points as i64,
+                    cache.fingerprint,
+                    cache.state.to_string()
+                ],
+            )
+            .map_err(self.sql_error(&operation))?;
+        Ok(())
+    }
+}

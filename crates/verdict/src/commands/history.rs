@@ -1,0 +1,591 @@
+//! `verdict history SELECTION` and `verdict history --file F --column C`:
+//! the series of one median per stored run (per host) or per CSV row, its
+//! change points (E-divisive means with Otava's t-test) with verdict's
+//! shift interval, and with `--bisect N` the `verdict bisect` command for
+//! change point N. Parses arguments and renders; the work is in
+//! verdict-engine `history` and verdict-stats `changepoint`.
+//!
+//! Must not: compute statistics here, or start a bisection itself.
+
+use crate::common::{DbArgs, format_time};
+use crate::error::CliError;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use verdict_engine::history::{
+    Change, HistoryRequest, HostSeries, Order, Point, bisect_range, stored_history, values_history,
+};
+use verdict_model::Experiment;
+use verdict_report::escape::text as plain_text;
+use verdict_report::format::{percent, value};
+use verdict_stats::changepoint::Settings;
+use verdict_stats::shift::Interval;
+use verdict_store::{HistorySelection, SqliteStore, Store};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct HistoryArgs {
+    /// Stored runs: EXPERIMENT, EXPERIMENT:factor=level,..., or factor=level,...
+    #[arg(required_unless_present = "file", conflicts_with = "file")]
+    pub(crate) selection: Option<String>,
+    /// Metric of stored runs (default: the experiment's primary metric).
+    #[arg(long)]
+    pub(crate) metric: Option<String>,
+    /// Order (and label) points by run start time, by commit (consecutive
+    /// runs of one commit pooled), or by run id.
+    #[arg(long, default_value = "time", value_parser = ["time", "commit", "run"])]
+    pub(crate) by: String,
+    /// A CSV file holding a series from elsewhere (one value per row).
+    #[arg(long, value_name = "F", requires = "column")]
+    pub(crate) file: Option<PathBuf>,
+    /// CSV column holding the values.
+    #[arg(long, value_name = "C")]
+    pub(crate) column: Option<String>,
+    /// CSV column labelling each row (a time, a commit).
+    #[arg(long, value_name = "T", requires = "file")]
+    pub(crate) time_column: Option<String>,
+    /// Sliding window length in points (windows step by half a window).
+    #[arg(long, default_value_t = 50)]
+    pub(crate) window: usize,
+    /// Significance threshold of the change points.
+    #[arg(short = 'P', long = "pvalue", default_value_t = 0.001)]
+    pub(crate) p_value: f64,
+    /// Minimum relative magnitude of a change point (0.05 = 5%).
+    #[arg(long, default_value_t = 0.0)]
+    pub(crate) magnitude: f64,
+    /// Print the `verdict bisect` command for change point N (1-based, as listed).
+    #[arg(long, value_name = "N", conflicts_with = "file")]
+    pub(crate) bisect: Option<usize>,
+    /// Host whose series --bisect means (default: the only one).
+    #[arg(long, requires = "bisect")]
+    pub(crate) host: Option<String>,
+    /// Compute from scratch, ignoring (and not storing) the per-series state.
+    #[arg(long)]
+    pub(crate) from_scratch: bool,
+    /// text (an email-ready list) or json (`verdict.history/v1`).
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    pub(crate) format: String,
+    #[command(flatten)]
+    pub(crate) db: DbArgs,
+}
+
+pub(crate) fn run(args: &HistoryArgs) -> Result<ExitCode, CliError> {
+    let settings = Settings {
+        window: args.window,
+        max_p_value: args.p_value,
+        min_magnitude: args.magnitude,
+    };
+    match &args.file {
+        Some(path) => file(args, path, &settings),
+        None => stored(
+            args,
+            args.selection.as_deref().expect("clap requires SELECTION"),
+            &settings,
+        ),
+    }
+}
+
+fn file(args: &HistoryArgs, path: &PathBuf, settings: &Settings) -> Result<ExitCode, CliError> {
+    let column = args.column.as_deref().expect("clap requires --column");
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| CliError::input(format!("read {}: {error}", path.display())))?;
+    let values = verdict_parse::csv_column(&text, column)
+        .map_err(|error| CliError::input(format!("{}: {error}", path.display())))?;
+    let labels = match &args.time_column {
+        Some(time) => verdict_parse::csv_text_column(&text, time)
+            .map_err(|error| CliError::input(format!("{}: {error}", path.display())))?,
+        None => (1..=values.len()).map(|row| format!("row {row}")).collect(),
+    };
+    let (changes, _) = values_history(&values, settings).map_err(CliError::input)?;
+    let label = |index: usize| labels.get(index).cloned().unwrap_or_default();
+    if args.format == "json" {
+        let document = json!({
+            "schema": "verdict.history/v1",
+            "source": {"file": path.display().to_string(), "column": column},
+            "metric": column,
+            "by": if args.time_column.is_some() { "time" } else { "row" },
+            "settings": settings_json(settings),
+            "runs_without_commit": 0,
+            "series": [{
+                "host": Value::Null,
+                "points": values.iter().enumerate().map(|(index, value)| json!({
+                    "index": index, "label": label(index), "n": 1, "median": value,
+                })).collect::<Vec<_>>(),
+                "change_points": changes.iter().map(|change| {
+                    let mut entry = change_json(change);
+                    entry["label"] = json!(label(change.index));
+                    entry["label_before"] = json!(label(change.index - 1));
+                    entry
+                }).collect::<Vec<_>>(),
+                "reused_points": 0,
+                "windows_examined": Value::Null,
+            }],
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&document).map_err(CliError::internal)?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "history of {} column `{}`: {} points, {} ({})",
+        plain_text(&path.display().to_string()),
+        plain_text(column),
+        values.len(),
+        count(changes.len(), "change point", "change points"),
+        settings_text(settings)
+    );
+    for (number, change) in changes.iter().enumerate() {
+        println!(
+            "  {}. between {} and {} (index {}): {}",
+            number + 1,
+            plain_text(&label(change.index - 1)),
+            plain_text(&label(change.index)),
+            change.index,
+            change_text(change, "")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCode, CliError> {
+    let (experiment, levels) = parse_selection(spec)?;
+    let store = args.db.open_existing()?;
+    let (metric, unit) = metric_of(&store, experiment.as_deref(), args.metric.as_deref(), spec)?;
+    let order = match args.by.as_str() {
+        "commit" => Order::Commit,
+        "run" => Order::Run,
+        _ => Order::Time,
+    };
+    let request = HistoryRequest {
+        selection: HistorySelection {
+            experiment: experiment.clone(),
+            levels,
+            metric: metric.clone(),
+        },
+        order,
+        settings: *settings,
+        incremental: !args.from_scratch,
+    };
+    let history = stored_history(&store, &request).map_err(CliError::input)?;
+    if history.series.is_empty() {
+        return Err(CliError::input(format!(
+            "`{spec}` selects no stored values of metric `{metric}`{}",
+            if order == Order::Commit && history.runs_without_commit > 0 {
+                format!(
+                    " with a recorded commit ({} runs have none; `verdict run --commit`)",
+                    history.runs_without_commit
+                )
+            } else {
+                String::new()
+            }
+        )));
+    }
+    if let Some(number) = args.bisect {
+        return bisect(&store, args, &history.series, number);
+    }
+    if args.format == "json" {
+        let document = json!({
+            "schema": "verdict.history/v1",
+            "source": {"selection": spec, "experiment": experiment},
+            "metric": metric,
+            "unit": unit,
+            "by": order.as_str(),
+            "settings": settings_json(settings),
+            "runs_without_commit": history.runs_without_commit,
+            "series": history.series.iter().map(series_json).collect::<Vec<_>>(),
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&document).map_err(CliError::internal)?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "history of `{}` metric `{}` by {} ({})",
+        plain_text(spec),
+        plain_text(&metric),
+        order.as_str(),
+        settings_text(settings)
+    );
+    if history.runs_without_commit > 0 {
+        println!(
+            "  ({} runs without a recorded commit left out)",
+            history.runs_without_commit
+        );
+    }
+    for series in &history.series {
+        let runs: usize = series.points.iter().map(|point| point.runs.len()).sum();
+        println!(
+            "host {}: {} points from {}, {}",
+            plain_text(&series.host),
+            series.points.len(),
+            count(runs, "run", "runs"),
+            count(series.changes.len(), "change point", "change points"),
+        );
+        for (number, change) in series.changes.iter().enumerate() {
+            let before = &series.points[change.index - 1];
+            let after = &series.points[change.index];
+            println!(
+                "  {}. {} (index {}, after {}): {}",
+                number + 1,
+                point_label(after),
+                change.index,
+                point_label(before),
+                change_text(change, &unit)
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bisect(
+    store: &SqliteStore,
+    args: &HistoryArgs,
+    series: &[HostSeries],
+    number: usize,
+) -> Result<ExitCode, CliError> {
+    let series = match &args.host {
+        Some(host) => series
+            .iter()
+            .find(|series| series.host == *host)
+            .ok_or_else(|| CliError::input(format!("no series for host `{host}`")))?,
+        None if series.len() == 1 => &series[0],
+        None => {
+            let hosts: Vec<&str> = series.iter().map(|series| series.host.as_str()).collect();
+            return Err(CliError::input(format!(
+                "the selection has series on {} hosts ({}); pick one with --host",
+                hosts.len(),
+                hosts.join(", ")
+            )));
+        }
+    };
+    let change = number
+        .checked_sub(1)
+        .and_then(|index| series.changes.get(index))
+        .ok_or_else(|| {
+            CliError::input(format!(
+                "--bisect {number}: host {} has {}",
+                series.host,
+                count(series.changes.len(), "change point", "change points")
+            ))
+        })?;
+    let range = bisect_range(series, change).ok_or_else(|| {
+        CliError::input(format!(
+            "--bisect {number}: the runs around change point {number} record no two different \
+             commits (record them with `verdict run --commit REV` or run experiments kept in a \
+             git repository)"
+        ))
+    })?;
+    if range.widened > 0 {
+        eprintln!(
+            "verdict: note: change point {number} lies between two runs of one commit (a change \
+             point locates a change only to within a few points); using the nearest commit \
+             boundary, {} away",
+            count(range.widened, "point", "points")
+        );
+    }
+    let (good, bad) = (range.good, range.bad);
+    let after = &series.points[change.index];
+    // The repository and experiment file the run after the change recorded.
+    let repository = after
+        .runs
+        .first()
+        .map(|run| store.annotations(*run))
+        .transpose()
+        .map_err(CliError::internal)?
+        .and_then(|annotations| annotations.get("repository").cloned());
+    let repo = repository
+        .as_ref()
+        .and_then(|value| value["path"].as_str())
+        .unwrap_or("REPO")
+        .to_string();
+    let experiment = repository
+        .as_ref()
+        .and_then(|value| value["experiment"].as_str())
+        .unwrap_or("EXPERIMENT.toml")
+        .to_string();
+    if let Some(word) = [&repo, &good, &bad, &experiment]
+        .into_iter()
+        .find(|word| word.chars().any(char::is_control))
+    {
+        return Err(CliError::input(format!(
+            "--bisect {number}: a recorded value holds control characters: {}",
+            plain_text(word)
+        )));
+    }
+    println!(
+        "verdict bisect --repo {} --good {} --bad {} --experiment {}",
+        shell_word(&repo),
+        shell_word(&good),
+        shell_word(&bad),
+        shell_word(&experiment)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Quotes a word for a POSIX shell when it needs it.
+fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@+,".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// An experiment name and (factor, level) filters.
+type ParsedSelection = (Option<String>, Vec<(String, String)>);
+
+/// `EXPERIMENT[:factor=level,...]` or `factor=level,...`.
+fn parse_selection(spec: &str) -> Result<ParsedSelection, CliError> {
+    let (experiment, filters) = match spec.split_once(':') {
+        Some((experiment, filters)) => (Some(experiment), filters),
+        None if spec.contains('=') => (None, spec),
+        None => (Some(spec), ""),
+    };
+    let mut levels = Vec::new();
+    for filter in filters.split(',').filter(|filter| !filter.is_empty()) {
+        match filter.split_once('=') {
+            Some((factor, level)) if !factor.trim().is_empty() => {
+                levels.push((factor.trim().to_string(), level.trim().to_string()))
+            }
+            _ => {
+                return Err(CliError::input(format!(
+                    "selection `{spec}`: expected factor=level in `{filter}`"
+                )));
+            }
+        }
+    }
+    let experiment = experiment.map(str::trim).filter(|name| !name.is_empty());
+    if experiment.is_none() && levels.is_empty() {
+        return Err(CliError::input(format!(
+            "selection `{spec}`: expected EXPERIMENT, EXPERIMENT:factor=level,... or factor=level,..."
+        )));
+    }
+    Ok((experiment.map(str::to_string), levels))
+}
+
+/// The metric (and its unit): `--metric` or the primary metric of the
+/// newest run of the experiment (or of the database).
+fn metric_of(
+    store: &SqliteStore,
+    experiment: Option<&str>,
+    metric: Option<&str>,
+    spec: &str,
+) -> Result<(String, String), CliError> {
+    let newest = store
+        .newest_run_named(experiment)
+        .map_err(CliError::internal)?
+        .ok_or_else(|| {
+            CliError::input(format!(
+                "`{spec}`: no stored run{}",
+                experiment.map_or(String::new(), |name| format!(" of experiment `{name}`"))
+            ))
+        })?;
+    let record = store.run(newest).map_err(CliError::internal)?;
+    let parsed: Option<Experiment> = serde_json::from_str(&record.experiment_json).ok();
+    let unit_of = |name: &str| {
+        parsed
+            .as_ref()
+            .and_then(|experiment| experiment.metrics.iter().find(|m| m.name == name))
+            .map(|m| m.unit.clone())
+            .unwrap_or_default()
+    };
+    match metric {
+        Some(name) => Ok((name.to_string(), unit_of(name))),
+        None => {
+            let experiment = parsed.ok_or_else(|| {
+                CliError::input(format!(
+                    "run {} has no readable experiment; name the metric with --metric",
+                    record.id
+                ))
+            })?;
+            let primary = experiment.primary_metric();
+            Ok((primary.name.clone(), primary.unit.clone()))
+        }
+    }
+}
+
+fn count(number: usize, one: &str, many: &str) -> String {
+    format!("{number} {}", if number == 1 { one } else { many })
+}
+
+fn settings_text(settings: &Settings) -> String {
+    format!(
+        "window {}, p <= {}, magnitude > {}",
+        settings.window, settings.max_p_value, settings.min_magnitude
+    )
+}
+
+fn settings_json(settings: &Settings) -> Value {
+    json!({
+        "window": settings.window,
+        "pvalue": settings.max_p_value,
+        "magnitude": settings.min_magnitude,
+        "method": "e-divisive means, Student's t-test (Otava)",
+    })
+}
+
+fn p_text(p: f64) -> String {
+    if p >= 0.001 {
+        format!("p = {p:.3}")
+    } else if p > 0.0 {
+        format!("p = {p:.1e}")
+    } else {
+        "p < 1e-300".to_string()
+    }
+}
+
+fn interval_text(interval: Option<Interval>) -> String {
+    match interval {
+        Some(interval) => format!(" [{}, {}]", percent(interval.low), percent(interval.high)),
+        None => String::new(),
+    }
+}
+
+fn change_text(change: &Change, unit: &str) -> String {
+    format!(
+        "median {} -> {}, {}{} (means {}, over {} and {} points), {}",
+        value(change.median_before, unit),
+        value(change.median_after, unit),
+        change.change.map_or("n/a".to_string(), percent),
+        interval_text(change.interval),
+        percent(mean_change(change)),
+        change.index - change.segment_start,
+        change.segment_end - change.index,
+        p_text(change.p_value)
+    )
+}
+
+/// Otava's forward change: mean after / mean before - 1 (0 for a zero mean).
+fn mean_change(change: &Change) -> f64 {
+    if change.mean_before == 0.0 {
+        0.0
+    } else {
+        change.mean_after / change.mean_before - 1.0
+    }
+}
+
+fn point_label(point: &Point) -> String {
+    let runs: Vec<String> = point.runs.iter().map(|run| run.to_string()).collect();
+    let mut label = format!(
+        "{} {}, {}",
+        if runs.len() == 1 { "run" } else { "runs" },
+        runs.join("+"),
+        format_time(point.started_at_ms)
+    );
+    if let Some(commit) = &point.commit {
+        label.push_str(&format!(", commit {}", plain_text(short(commit))));
+    }
+    label
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}
+
+fn interval_json(interval: Option<Interval>) -> Value {
+    interval.map_or(Value::Null, |interval| {
+        json!({"low": interval.low, "high": interval.high, "confidence": interval.confidence})
+    })
+}
+
+fn change_json(change: &Change) -> Value {
+    json!({
+        "index": change.index,
+        "median_before": change.median_before,
+        "median_after": change.median_after,
+        "change": change.change,
+        "interval": interval_json(change.interval),
+        "pvalue": change.p_value,
+        "mean_before": change.mean_before,
+        "mean_after": change.mean_after,
+        "mean_change": mean_change(change),
+        "segment_start": change.segment_start,
+        "segment_end": change.segment_end,
+    })
+}
+
+fn point_json(index: usize, point: &Point) -> Value {
+    json!({
+        "index": index,
+        "runs": point.runs.iter().map(|run| run.0).collect::<Vec<_>>(),
+        "started_at_ms": point.started_at_ms,
+        "commit": point.commit,
+        "n": point.n,
+        "median": point.median,
+        "interval": interval_json(point.interval),
+    })
+}
+
+fn series_json(series: &HostSeries) -> Value {
+    json!({
+        "host": series.host,
+        "points": series.points.iter().enumerate().map(|(index, point)| point_json(index, point)).collect::<Vec<_>>(),
+        "change_points": series.changes.iter().map(|change| {
+            let mut entry = change_json(change);
+            let before = &series.points[change.index - 1];
+            let after = &series.points[change.index];
+            entry["run"] = json!(after.runs.first().map(|run| run.0));
+            entry["run_before"] = json!(before.runs.last().map(|run| run.0));
+            entry["started_at_ms"] = json!(after.started_at_ms);
+            entry["commit"] = json!(after.commit);
+            entry["commit_before"] = json!(before.commit);
+            entry
+        }).collect::<Vec<_>>(),
+        "reused_points": series.reused_points,
+        "windows_examined": series.windows_examined,
+    })
+}
+
+/// The commit a new run of the experiment at `path` measures: `--commit`,
+/// else `git rev-parse HEAD` in the file's directory (with the repository
+/// and the experiment's absolute path, for `--bisect`), else none.
+pub(crate) fn experiment_commit(
+    path: &std::path::Path,
+    commit: Option<&str>,
+) -> Result<Option<(String, Value)>, CliError> {
+    if let Some(commit) = commit {
+        return Ok(Some((commit.to_string(), Value::Null)));
+    }
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let directory = absolute
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let found = verdict_engine::history::repository_commit(
+        &verdict_exec::SystemExecutor,
+        &verdict_exec::Cancel::new(),
+        &directory,
+    )
+    .map_err(CliError::input)?;
+    Ok(found.map(|(commit, top)| {
+        (
+            commit,
+            json!({"path": top, "experiment": absolute.display().to_string()}),
+        )
+    }))
+}
+
+/// Stores the commit (and repository) found by `experiment_commit`.
+pub(crate) fn record_commit(
+    store: &SqliteStore,
+    run: verdict_model::RunId,
+    commit: Option<(String, Value)>,
+) -> Result<(), CliError> {
+    let Some((commit, repository)) = commit else {
+        return Ok(());
+    };
+    store
+        .set_run_commit(run, &commit)
+        .map_err(CliError::internal)?;
+    if !repository.is_null() {
+        store
+            .put_annotation(run, "repository", &repository)
+            .map_err(CliError::internal)?;
+    }
+    Ok(())
+}
