@@ -272,7 +272,7 @@ fn a_newer_database_is_refused_untouched() {
             error,
             StoreError::NewerSchema {
                 found: 9,
-                known: 5,
+                known: 6,
                 ..
             }
         ),
@@ -282,7 +282,7 @@ fn a_newer_database_is_refused_untouched() {
         error.to_string(),
         format!(
             "open database {}: it has schema version 9, newer than this verdict (knows up \
-             to 5); upgrade verdict",
+             to 6); upgrade verdict",
             path.display()
         )
     );
