@@ -1,11 +1,14 @@
-//! The shift interval for small samples with ties, by inverting the same
-//! exact tie-conditional Mann–Whitney test whose p-value is reported, so
+//! The shift interval for samples with ties, by inverting the same
+//! Mann–Whitney test whose p-value is reported (exact and tie-conditional
+//! up to 25 per side, else the tie-corrected normal approximation), so
 //! that the test and the interval cannot disagree.
 //!
 //! What it does: for two sorted, transformed samples (logs, or the values
 //! themselves on the absolute scale) the interval is the set of shifts δ
-//! for which the exact conditional test of `baseline` against
-//! `candidate − δ` (`crate::rank::mann_whitney`, Klotz 1966) does not
+//! for which the test of `baseline` against `candidate − δ`
+//! (`crate::rank::mann_whitney`: Klotz 1966's exact conditional
+//! distribution, or the normal approximation with the tie correction of
+//! Hollander & Wolfe 1999, §4.1) does not
 //! reject at level 1 − confidence: the confidence set of a test is the
 //! set of parameter values it accepts (Lehmann & Romano, *Testing
 //! Statistical Hypotheses*, 3rd ed., §3.5; for the two-sample shift with
@@ -23,30 +26,39 @@
 //! floating-point number inside, so it excludes the rejected shift (which
 //! matters when that shift is 0).
 //!
-//! Must not: be used beyond the exact limit with ties (25 per side, where
-//! `mann_whitney` switches to its normal approximation), or do I/O.
+//! Must not: list more than [`PAIR_LIMIT`] differences or evaluate the
+//! test more than [`EVALUATION_LIMIT`] times (it gives up instead and the
+//! caller keeps the untied interval), or do I/O.
 //! Complexity: O(m·n·log(m·n)) to list the differences plus, per test
-//! evaluated, that of the exact tied distribution (O(G·m·(m+n)²));
-//! typically a few dozen evaluations.
+//! evaluated, O(m·n) to shift and that of `mann_whitney` (the exact tied
+//! distribution, O(G·m·(m+n)²), up to 25 per side); typically a few dozen
+//! evaluations.
 
 use crate::rank::mann_whitney;
 use crate::shift::Interval;
 
-/// Largest per-side size this module handles: `mann_whitney`'s exact limit
-/// with ties.
-pub(crate) const LIMIT: usize = crate::rank::EXACT_LIMIT_WITH_TIES;
+/// Most pairs m·n whose differences this module lists (500 × 500).
+pub(crate) const PAIR_LIMIT: usize = 250_000;
+
+/// Most test evaluations before giving up.
+pub(crate) const EVALUATION_LIMIT: usize = 2_000;
 
 /// The 1 − `level` interval (on the transformed scale, mapped by `back`)
-/// and the p-value at δ = 0, for sorted transformed samples of at most
-/// [`LIMIT`] values each: shifts whose p-value is not below `level` (the
+/// and the p-value at δ = 0, for sorted transformed samples with at most
+/// [`PAIR_LIMIT`] pairs: shifts whose p-value is not below `level` (the
 /// test rejects when p < level, as the report reads it). The interval is
-/// `None` when the test accepts every shift (samples too small).
+/// `None` when the test accepts every shift (samples too small). Returns
+/// `None` (gives up) beyond [`PAIR_LIMIT`] pairs or [`EVALUATION_LIMIT`]
+/// evaluations.
 pub(crate) fn tied_interval(
     baseline: &[f64],
     candidate: &[f64],
     level: f64,
     back: fn(f64) -> f64,
-) -> (Option<Interval>, f64) {
+) -> Option<(Option<Interval>, f64)> {
+    if baseline.len().saturating_mul(candidate.len()) > PAIR_LIMIT {
+        return None;
+    }
     let confidence = 1.0 - level;
     let mut differences: Vec<f64> = baseline
         .iter()
@@ -80,7 +92,7 @@ pub(crate) fn tied_interval(
             differences[index - 1] + (differences[index] - differences[index - 1]) / 2.0
         }
     };
-    let p_value_at = |point: usize| -> f64 {
+    let test_at = |point: usize| -> crate::rank::RankTest {
         let shift = shift_at(point);
         let shifted: Vec<f64> = candidate
             .iter()
@@ -95,13 +107,31 @@ pub(crate) fn tied_interval(
                 value - shift
             })
             .collect();
-        mann_whitney(baseline, &shifted).p_value
+        mann_whitney(baseline, &shifted)
     };
-    let accepted = |point: usize| !(p_value_at(point) < level);
-    let p_value = p_value_at(zero);
+    let half = (baseline.len() * candidate.len()) as f64 / 2.0;
+    // Each point is tested once: (accepted, whether a larger shift is
+    // needed to reach acceptance, i.e. the shifted candidate is still above
+    // the baseline); the walks stop at the limit.
+    let verdicts: std::cell::RefCell<Vec<Option<(bool, bool)>>> =
+        std::cell::RefCell::new(vec![None; 2 * count + 1]);
+    let evaluations = std::cell::Cell::new(0usize);
+    let tested = |point: usize| -> (bool, bool) {
+        if let Some(known) = verdicts.borrow()[point] {
+            return known;
+        }
+        evaluations.set(evaluations.get() + 1);
+        let test = test_at(point);
+        let verdict = (!(test.p_value < level), test.u < half);
+        verdicts.borrow_mut()[point] = Some(verdict);
+        verdict
+    };
+    let accepted = |point: usize| tested(point).0;
+    let exhausted = || evaluations.get() > EVALUATION_LIMIT;
+    let p_value = test_at(zero).p_value;
     let last = 2 * count;
     if count == 0 || accepted(0) || accepted(last) {
-        return (None, p_value);
+        return Some((None, p_value));
     }
     // Starting points: the untied interval's ends, else the extremes.
     let (start_low, start_high) =
@@ -121,35 +151,44 @@ pub(crate) fn tied_interval(
             }
             None => (1, last - 1),
         };
-    // Lowest accepted point: walk down while accepted, else up until accepted.
-    let low_point = if accepted(start_low) {
-        let mut point = start_low;
-        while point > 0 && accepted(point - 1) {
-            point -= 1;
+    // An accepted point near `start`: walk towards acceptance (up while the
+    // shifted candidate is above the baseline, down otherwise); `None` when
+    // the direction turns or the ends are reached without one.
+    let find_accepted = |start: usize| -> Option<usize> {
+        let mut point = start;
+        let (_, first_up) = tested(point);
+        loop {
+            let (accept, up) = tested(point);
+            if accept {
+                return Some(point);
+            }
+            if up != first_up || exhausted() {
+                return None;
+            }
+            point = if up {
+                (point < last).then(|| point + 1)?
+            } else {
+                point.checked_sub(1)?
+            };
         }
-        point
-    } else {
-        let mut point = start_low;
-        while point < last && !accepted(point) {
-            point += 1;
-        }
-        point
     };
-    let high_point = if accepted(start_high) {
-        let mut point = start_high;
-        while point < last && accepted(point + 1) {
-            point += 1;
-        }
-        point
-    } else {
-        let mut point = start_high;
-        while point > 0 && !accepted(point) {
-            point -= 1;
-        }
-        point
+    let (Some(low_seed), Some(high_seed)) = (find_accepted(start_low), find_accepted(start_high))
+    else {
+        return None;
     };
+    let mut low_point = low_seed.min(high_seed);
+    while low_point > 0 && !exhausted() && accepted(low_point - 1) {
+        low_point -= 1;
+    }
+    let mut high_point = low_seed.max(high_seed);
+    while high_point < last && !exhausted() && accepted(high_point + 1) {
+        high_point += 1;
+    }
+    if exhausted() {
+        return None;
+    }
     if high_point < low_point || !accepted(low_point) {
-        return (None, p_value);
+        return Some((None, p_value));
     }
     // An accepted gap's end is the difference below (above) it, excluded.
     let low = if low_point % 2 == 1 {
@@ -162,14 +201,14 @@ pub(crate) fn tied_interval(
     } else {
         next_down(differences[high_point / 2])
     };
-    (
+    Some((
         Some(Interval {
             low: back(low),
             high: back(high),
             confidence,
         }),
         p_value,
-    )
+    ))
 }
 
 /// Whether the pooled transformed samples hold equal values.

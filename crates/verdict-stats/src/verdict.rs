@@ -2,8 +2,8 @@
 //! interval, the U-test p-value, and the verdict with the practical
 //! threshold t (docs/statistics.md "Verdict with the practical threshold t").
 //! Metrics with zero or negative values (allocations per operation) are
-//! compared on the absolute scale, in their own unit; small samples with
-//! ties get the interval that inverts the reported exact test (`tied.rs`).
+//! compared on the absolute scale, in their own unit; samples with ties get
+//! the interval that inverts the reported test (`tied.rs`).
 //!
 //! Must not: adjust p-values across a report (the report calls
 //! `multiplicity::holm` over its family), render text, or do I/O.
@@ -156,8 +156,8 @@ pub struct Comparison {
 /// of the log values. When a value is 0 or negative the shift is
 /// `shift::absolute_shift` (Hodges–Lehmann C − B in the unit, Moses/Bauer
 /// interval; Hollander & Wolfe 1999, §4.2–4.3) and the threshold
-/// t·|median of B|. When both sides have at most 25 values and ties, the
-/// interval and the p-value both come from the exact tie-conditional test
+/// t·|median of B|. With ties and at most 250,000 pairs (500 × 500), the
+/// interval and the p-value both come from the same Mann–Whitney test
 /// (`tied.rs`: the interval inverts the test), so p < α exactly when the
 /// 1 − α interval excludes 0. Errors on an empty side, a non-finite value,
 /// or invalid settings. Complexity O((m+n) log(m+n)) plus the exact null
@@ -201,11 +201,12 @@ pub fn compare(
         candidate_summary.ok_or(StatsError::EmptySample { side: "candidate" })?;
     let mut shift = shift.ok_or(StatsError::EmptySample { side: "baseline" })?;
     let mut p_value = p_value;
-    if baseline.len() <= tied::LIMIT && candidate.len() <= tied::LIMIT {
+    if baseline.len().saturating_mul(candidate.len()) <= tied::PAIR_LIMIT {
         let (sorted_baseline, sorted_candidate) = sorted_pair(baseline, candidate, transform);
-        if tied::has_ties(&sorted_baseline, &sorted_candidate) {
-            let (interval, tested) =
-                tied::tied_interval(&sorted_baseline, &sorted_candidate, level, back);
+        if tied::has_ties(&sorted_baseline, &sorted_candidate)
+            && let Some((interval, tested)) =
+                tied::tied_interval(&sorted_baseline, &sorted_candidate, level, back)
+        {
             shift.interval = interval;
             p_value = tested;
         }
