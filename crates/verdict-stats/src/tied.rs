@@ -122,7 +122,8 @@ pub(crate) fn tied_interval(
         }
         evaluations.set(evaluations.get() + 1);
         let test = test_at(point);
-        let verdict = (!(test.p_value < level), test.u < half);
+        // p-values are never NaN here; p ≥ level (not rejected) is acceptance.
+        let verdict = (test.p_value >= level, test.u < half);
         verdicts.borrow_mut()[point] = Some(verdict);
         verdict
     };

@@ -112,6 +112,9 @@ impl CompareSettings {
     }
 }
 
+/// A map between values and the scale the shift is computed on.
+type Transform = fn(f64) -> f64;
+
 /// The scale a comparison's shift is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -176,7 +179,7 @@ pub fn compare(
     } else {
         Scale::Absolute
     };
-    let (transform, back): (fn(f64) -> f64, fn(f64) -> f64) = match scale {
+    let (transform, back): (Transform, Transform) = match scale {
         Scale::Relative => (f64::ln, f64::exp_m1),
         Scale::Absolute => (|value| value, |value| value),
     };
