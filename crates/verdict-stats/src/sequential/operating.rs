@@ -115,8 +115,9 @@ fn evaluate(
     if !(threshold > 0.0 && threshold < 1.0) {
         return Err(SequentialError::Threshold(threshold));
     }
-    let log_sd = log_sd_from_cv(cv);
-    if !(log_sd.is_finite() && log_sd > 0.0 && change.is_finite() && change > -1.0) {
+    // A pilot whose runs were all equal has CV 0: plan as for a tiny spread.
+    let log_sd = log_sd_from_cv(cv).max(1e-9);
+    if !(cv.is_finite() && cv >= 0.0 && change.is_finite() && change > -1.0) {
         return Err(SequentialError::Planning {
             cv,
             shift: change,
@@ -306,6 +307,14 @@ mod tests {
             (null.regression - null.improvement).abs() < 1e-3,
             "{null:?}"
         );
+    }
+
+    #[test]
+    fn zero_spread_is_planned_not_rejected() {
+        let settings = SequentialSettings::new(6, 0.05, Better::Lower);
+        let figures = operating_characteristics(&settings, 0.0, 0.05).unwrap();
+        assert!(figures.regression > 0.99, "{figures:?}");
+        assert!(operating_characteristics(&settings, f64::NAN, 0.0).is_err());
     }
 
     #[test]
