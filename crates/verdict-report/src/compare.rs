@@ -354,6 +354,7 @@ impl CompareReport {
                 "magnitude",
                 "runs_needed",
                 "adjusted",
+                "scale",
             ]
             .map(String::from)
             .to_vec(),
@@ -381,6 +382,11 @@ impl CompareReport {
                     .map(|runs| runs.to_string())
                     .unwrap_or_default(),
                 row.adjusted.clone(),
+                match row.scale {
+                    Scale::Relative => "relative",
+                    Scale::Absolute => "absolute",
+                }
+                .to_string(),
             ]);
         }
         table.csv()

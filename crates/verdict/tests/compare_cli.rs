@@ -317,6 +317,23 @@ fn go_benchmem_zero_allocations_are_compared_on_the_absolute_scale() {
     let time = by_name("Parse-2 ns/op");
     assert_eq!(time["scale"], "relative");
     assert!(time.get("absolute_threshold").is_none());
+
+    let csv = stdout(
+        verdict()
+            .arg("compare")
+            .arg(go_allocs("old.txt"))
+            .arg(go_allocs("new.txt"))
+            .args(["--format", "csv"]),
+    );
+    assert!(
+        csv.lines().next().unwrap().ends_with(",adjusted,scale"),
+        "{csv}"
+    );
+    let allocations = csv
+        .lines()
+        .find(|line| line.starts_with("Parse-2 allocs/op,"))
+        .unwrap();
+    assert!(allocations.ends_with(",absolute"), "{allocations}");
 }
 
 #[test]
