@@ -7,7 +7,9 @@ use crate::format::{self, Format};
 use crate::table::Table;
 use serde::Serialize;
 use verdict_stats::multiplicity::holm;
-use verdict_stats::verdict::{Better, CompareSettings, Comparison, Magnitude, Verdict, compare};
+use verdict_stats::verdict::{
+    Better, CompareSettings, Comparison, Magnitude, Scale, Verdict, compare,
+};
 
 pub const COMPARE_SCHEMA: &str = "verdict.compare/v1";
 
@@ -31,7 +33,8 @@ pub struct ComparisonRow {
     pub better: String,
     pub baseline: SideSummary,
     pub candidate: SideSummary,
-    /// Relative change C/B - 1 (Hodges-Lehmann on log values).
+    /// Relative change C/B - 1 (Hodges-Lehmann on log values); on the
+    /// absolute scale C - B in `unit`.
     pub delta: f64,
     pub delta_ci_low: Option<f64>,
     pub delta_ci_high: Option<f64>,
@@ -46,6 +49,12 @@ pub struct ComparisonRow {
     /// `none`, or `holm-bonferroni (k=N)`.
     pub adjusted: String,
     pub threshold: f64,
+    /// `relative`, or `absolute` when a value is 0 or negative (`delta` and
+    /// its interval are then C - B in `unit`).
+    pub scale: Scale,
+    /// Absolute scale: the threshold in `unit`, threshold x |median of B|.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub absolute_threshold: Option<f64>,
 }
 
 /// A set of comparisons shown together.
@@ -132,6 +141,8 @@ pub fn comparison_rows(
             runs_needed: comparison.runs_needed,
             adjusted: adjustment.clone(),
             threshold: input.threshold,
+            scale: comparison.scale,
+            absolute_threshold: comparison.absolute_threshold,
         })
         .collect();
     Ok(CompareReport {
@@ -224,22 +235,46 @@ pub fn median_with_spread(side: &SideSummary, unit: &str) -> String {
     }
 }
 
-/// `+2.7% [-9.8%, +16.2%]`.
+/// `+2.7% [-9.8%, +16.2%]`; on the absolute scale `+1.000 [+1.000, +1.000] allocs/op`.
 pub fn delta_with_interval(row: &ComparisonRow) -> String {
+    let shown = |value: f64| match row.scale {
+        Scale::Relative => format::percent(value),
+        Scale::Absolute if value >= 0.0 => format!("+{}", format::value(value, &row.unit)),
+        Scale::Absolute => format::value(value, &row.unit),
+    };
+    let unit = match row.scale {
+        Scale::Absolute if row.unit != "s" && !row.unit.is_empty() => format!(" {}", row.unit),
+        _ => String::new(),
+    };
     match (row.delta_ci_low, row.delta_ci_high) {
         (Some(low), Some(high)) => format!(
-            "{} [{}, {}]",
-            format::percent(row.delta),
-            format::percent(low),
-            format::percent(high)
+            "{} [{}, {}]{unit}",
+            shown(row.delta),
+            shown(low),
+            shown(high)
         ),
-        _ => format!("{} [n too small]", format::percent(row.delta)),
+        _ => format!("{}{unit} [n too small]", shown(row.delta)),
     }
 }
 
 /// `regression (>= 2%)`, `equivalent (within ±2%)`, `inconclusive (~190/cell for ±2%)`.
 pub fn verdict_text(row: &ComparisonRow) -> String {
-    let threshold = format::threshold(row.threshold);
+    if row.absolute_threshold == Some(0.0) {
+        // Baseline median 0 (e.g. no allocations): any change is a change.
+        return match (row.verdict.as_str(), row.runs_needed) {
+            ("equivalent", _) => "equivalent (identical)".to_string(),
+            ("inconclusive", _) => "inconclusive".to_string(),
+            (verdict, _) => format!("{verdict} (from 0 {})", row.unit)
+                .trim_end()
+                .to_string(),
+        };
+    }
+    let threshold = match row.absolute_threshold {
+        Some(absolute) => format!("{} {}", format::value(absolute, &row.unit), row.unit)
+            .trim_end()
+            .to_string(),
+        None => format::threshold(row.threshold),
+    };
     match (row.verdict.as_str(), row.magnitude.as_deref()) {
         ("equivalent", _) => format!("equivalent (within ±{threshold})"),
         ("inconclusive", _) => match row.runs_needed {
@@ -261,8 +296,17 @@ impl CompareReport {
             .comparisons
             .first()
             .map_or(0.95, |row| row.delta_confidence);
+        let absolute = if self
+            .comparisons
+            .iter()
+            .any(|row| row.scale == Scale::Absolute)
+        {
+            "; rows with values <= 0: delta = candidate - baseline in their unit"
+        } else {
+            ""
+        };
         format!(
-            "{k} comparison{}; alpha {}; multiplicity: {}\ndelta = candidate/baseline - 1 (Hodges-Lehmann), {:.1}% interval; p: Mann-Whitney U",
+            "{k} comparison{}; alpha {}; multiplicity: {}\ndelta = candidate/baseline - 1 (Hodges-Lehmann), {:.1}% interval; p: Mann-Whitney U{absolute}",
             if k == 1 { "" } else { "s" },
             self.alpha,
             self.adjustment,
@@ -341,6 +385,7 @@ impl CompareReport {
                 "magnitude",
                 "runs_needed",
                 "adjusted",
+                "scale",
             ]
             .map(String::from)
             .to_vec(),
@@ -368,6 +413,11 @@ impl CompareReport {
                     .map(|runs| runs.to_string())
                     .unwrap_or_default(),
                 row.adjusted.clone(),
+                match row.scale {
+                    Scale::Relative => "relative",
+                    Scale::Absolute => "absolute",
+                }
+                .to_string(),
             ]);
         }
         table.csv()

@@ -1,6 +1,6 @@
 //! verdict-stats: the statistics verdict decides with. Pure: slices in,
 //! values out. No I/O, no clock; randomness only through a seeded RNG that
-//! the caller passes in. Methods follow ../shared/design/STATISTICS.md and
+//! the caller passes in. Methods are described in docs/statistics.md and
 //! each public function cites its source and complexity.
 //!
 //! Entry points: [`summary::summarize`] (one cell), [`verdict::compare`]
@@ -17,6 +17,7 @@ pub mod sequential;
 pub mod shift;
 pub mod simulate;
 pub mod summary;
+mod tied;
 pub mod verdict;
 
 /// Why a statistic could not be computed. Messages read after "failed to".
@@ -24,12 +25,11 @@ pub mod verdict;
 pub enum StatsError {
     #[error("compare samples: the {side} sample has no values")]
     EmptySample { side: &'static str },
-    #[error(
-        "compare samples: {side} value at index {index} is {value}, expected a finite number above 0"
-    )]
+    #[error("compare samples: {side} value number {number} is {value}, expected a finite number")]
     InvalidValue {
         side: &'static str,
-        index: usize,
+        /// 1-based position in the side's values.
+        number: usize,
         value: f64,
     },
     #[error("apply statistics setting {name} = {value}: expected {expected}")]
@@ -40,19 +40,16 @@ pub enum StatsError {
     },
 }
 
-/// Checks that a sample is non-empty and holds finite positive values
-/// (ratios and logs need both). Complexity O(n).
+/// Checks that a sample is non-empty and holds finite values (zero and
+/// negative values are compared on the absolute scale). Complexity O(n).
 pub(crate) fn check_sample(values: &[f64], side: &'static str) -> Result<(), StatsError> {
     if values.is_empty() {
         return Err(StatsError::EmptySample { side });
     }
-    match values
-        .iter()
-        .position(|value| !(value.is_finite() && *value > 0.0))
-    {
+    match values.iter().position(|value| !value.is_finite()) {
         Some(index) => Err(StatsError::InvalidValue {
             side,
-            index,
+            number: index + 1,
             value: values[index],
         }),
         None => Ok(()),

@@ -16,11 +16,13 @@
 //! so far), or decide on a look before `min` runs per arm.
 
 mod boundaries;
+pub mod operating;
 
 use serde::Serialize;
 use thiserror::Error;
 
 pub use boundaries::Spending;
+pub use operating::{OperatingCharacteristics, operating_characteristics};
 
 use crate::plan::{log_sd_from_cv, runs_per_cell};
 use crate::shift::{Shift, relative_shift};
@@ -120,6 +122,31 @@ impl SequentialSettings {
             better,
             spending: DEFAULT_SPENDING,
         }
+    }
+}
+
+impl SequentialSettings {
+    /// One line naming the procedure these settings define, for reports,
+    /// without computing its critical values (which for a cap of thousands
+    /// of runs takes seconds). Complexity O(1).
+    pub fn describe(&self) -> String {
+        let looks = if self.block == 0 || self.max < self.min {
+            0
+        } else {
+            (self.max - self.min).div_ceil(self.block) + 1
+        };
+        format!(
+            "group-sequential repeated confidence intervals (Jennison & Turnbull 2000, ch. 9), \
+             {}, two-sided alpha {}, looks every {} run(s) per arm from {} to {} ({} looks), \
+             threshold {}%",
+            self.spending.describe(),
+            self.alpha,
+            self.block,
+            self.min,
+            self.max,
+            looks,
+            self.threshold * 100.0
+        )
     }
 }
 
@@ -299,19 +326,7 @@ impl SequentialDesign {
 
     /// One line naming the procedure, for reports.
     pub fn describe(&self) -> String {
-        let settings = &self.settings;
-        format!(
-            "group-sequential repeated confidence intervals (Jennison & Turnbull 2000, ch. 9), \
-             {}, two-sided alpha {}, looks every {} run(s) per arm from {} to {} ({} looks), \
-             threshold {}%",
-            settings.spending.describe(),
-            settings.alpha,
-            settings.block,
-            settings.min,
-            settings.max,
-            self.looks.len(),
-            settings.threshold * 100.0
-        )
+        self.settings.describe()
     }
 
     /// Index of the planned look that `runs` per arm corresponds to: the
@@ -513,6 +528,21 @@ mod tests {
                 .iter()
                 .all(|look| look.nominal_confidence > 0.95)
         );
+    }
+
+    #[test]
+    fn settings_describe_counts_the_looks_of_the_design() {
+        for (max, block) in [(20, 1), (23, 5), (6, 1), (100, 7)] {
+            let mut settings = SequentialSettings::new(max, 0.05, Better::Lower);
+            settings.block = block;
+            let design = SequentialDesign::new(settings).unwrap();
+            assert_eq!(settings.describe(), design.describe());
+            assert!(
+                design
+                    .describe()
+                    .contains(&format!("({} looks)", design.looks().len()))
+            );
+        }
     }
 
     #[test]

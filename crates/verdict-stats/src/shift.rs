@@ -71,17 +71,73 @@ pub fn relative_shift(baseline: &[f64], candidate: &[f64], confidence: f64) -> O
     if !baseline.iter().all(valid) || !candidate.iter().all(valid) {
         return None;
     }
+    let (baseline_logs, candidate_logs) = sorted_pair(baseline, candidate, f64::ln);
+    Some(sorted_shift(
+        &baseline_logs,
+        &candidate_logs,
+        confidence,
+        f64::exp_m1,
+    ))
+}
+
+/// Hodges–Lehmann shift `C − B` in the values' own unit (the median of all
+/// c_j − b_i) with the Moses/Bauer interval, for metrics that can be zero or
+/// negative (allocations per operation, a signed offset), where a ratio is
+/// undefined. Same method, selection and complexity as [`relative_shift`],
+/// on the values instead of their logs (Hollander & Wolfe 1999, §4.2–4.3;
+/// Lehmann 1975, §2.6). Returns `None` when either side is empty or holds a
+/// non-finite value.
+pub fn absolute_shift(baseline: &[f64], candidate: &[f64], confidence: f64) -> Option<Shift> {
+    if baseline.is_empty() || candidate.is_empty() {
+        return None;
+    }
+    let valid = |value: &f64| value.is_finite();
+    if !baseline.iter().all(valid) || !candidate.iter().all(valid) {
+        return None;
+    }
+    let (baseline_sorted, candidate_sorted) = sorted_pair(baseline, candidate, |value| value);
+    Some(sorted_shift(
+        &baseline_sorted,
+        &candidate_sorted,
+        confidence,
+        |value| value,
+    ))
+}
+
+/// Both sides transformed by `transform` and sorted (in parallel when large).
+pub(crate) fn sorted_pair(
+    baseline: &[f64],
+    candidate: &[f64],
+    transform: fn(f64) -> f64,
+) -> (Vec<f64>, Vec<f64>) {
     // Parallelism pays only for large inputs; small calls (e.g. inside a
     // Monte-Carlo loop that is itself parallel) stay on the calling thread.
-    let large = baseline.len() + candidate.len() >= PARALLEL_THRESHOLD;
-    let (baseline_logs, candidate_logs) = if large {
-        rayon::join(|| sorted_logs(baseline), || sorted_logs(candidate))
+    if baseline.len() + candidate.len() >= PARALLEL_THRESHOLD {
+        rayon::join(
+            || sorted_transformed(baseline, transform),
+            || sorted_transformed(candidate, transform),
+        )
     } else {
-        (sorted_logs(baseline), sorted_logs(candidate))
-    };
+        (
+            sorted_transformed(baseline, transform),
+            sorted_transformed(candidate, transform),
+        )
+    }
+}
+
+/// The Hodges–Lehmann estimate and Moses/Bauer interval of the differences
+/// `candidate[j] − baseline[i]` of two sorted, non-empty slices, mapped back
+/// by `back` (exp_m1 for logs, identity for values).
+fn sorted_shift(
+    baseline: &[f64],
+    candidate: &[f64],
+    confidence: f64,
+    back: fn(f64) -> f64,
+) -> Shift {
+    let large = baseline.len() + candidate.len() >= PARALLEL_THRESHOLD;
     let differences = PairwiseDifferences {
-        baseline: &baseline_logs,
-        candidate: &candidate_logs,
+        baseline,
+        candidate,
     };
     let pairs = (baseline.len() as u128 * candidate.len() as u128) as u64;
     let lower_rank = interval_rank(baseline.len(), candidate.len(), confidence);
@@ -103,16 +159,16 @@ pub fn relative_shift(baseline: &[f64], candidate: &[f64], confidence: f64) -> O
         ranks.iter().map(|&rank| differences.select(rank)).collect()
     };
     let median_count = if pairs % 2 == 1 { 1 } else { 2 };
-    let median_log = values[..median_count].iter().sum::<f64>() / median_count as f64;
+    let median = values[..median_count].iter().sum::<f64>() / median_count as f64;
     let interval = lower_rank.map(|(_, achieved)| Interval {
-        low: values[median_count].exp_m1(),
-        high: values[median_count + 1].exp_m1(),
+        low: back(values[median_count]),
+        high: back(values[median_count + 1]),
         confidence: achieved,
     });
-    Some(Shift {
-        estimate: median_log.exp_m1(),
+    Shift {
+        estimate: back(median),
         interval,
-    })
+    }
 }
 
 /// The rank k of the lower interval end and the coverage achieved, or
@@ -150,8 +206,13 @@ pub(crate) fn interval_rank(m: usize, n: usize, confidence: f64) -> Option<(u64,
     Some((rank as u64, achieved))
 }
 
+#[cfg(test)]
 fn sorted_logs(values: &[f64]) -> Vec<f64> {
-    let mut logs: Vec<f64> = values.iter().map(|value| value.ln()).collect();
+    sorted_transformed(values, f64::ln)
+}
+
+fn sorted_transformed(values: &[f64], transform: fn(f64) -> f64) -> Vec<f64> {
+    let mut logs: Vec<f64> = values.iter().map(|&value| transform(value)).collect();
     if logs.len() >= PARALLEL_THRESHOLD {
         logs.par_sort_unstable_by(f64::total_cmp);
     } else {

@@ -1,6 +1,9 @@
 //! Two cells, baseline B and candidate C: summaries, relative shift with its
 //! interval, the U-test p-value, and the verdict with the practical
-//! threshold t (STATISTICS.md "Verdict with the practical threshold t").
+//! threshold t (docs/statistics.md "Verdict with the practical threshold t").
+//! Metrics with zero or negative values (allocations per operation) are
+//! compared on the absolute scale, in their own unit; samples with ties get
+//! the interval that inverts the reported test (`tied.rs`).
 //!
 //! Must not: adjust p-values across a report (the report calls
 //! `multiplicity::holm` over its family), render text, or do I/O.
@@ -9,10 +12,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::StatsError;
 use crate::multiplicity::bonferroni_confidence;
-use crate::plan::runs_per_cell;
+use crate::plan::{runs_per_cell, runs_per_cell_absolute};
 use crate::rank::mann_whitney;
-use crate::shift::{Shift, relative_shift};
+use crate::shift::{Shift, absolute_shift, relative_shift, sorted_pair};
 use crate::summary::{Summary, summarize};
+use crate::tied;
 
 /// Power at which `runs_needed` is planned.
 const PLANNING_POWER: f64 = 0.8;
@@ -108,13 +112,35 @@ impl CompareSettings {
     }
 }
 
+/// A map between values and the scale the shift is computed on.
+type Transform = fn(f64) -> f64;
+
+/// The scale a comparison's shift is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scale {
+    /// C/B − 1 (every value above 0).
+    #[default]
+    Relative,
+    /// C − B in the metric's unit (some value is 0 or negative, so a ratio
+    /// is undefined); the threshold is t·|median of B| in that unit.
+    Absolute,
+}
+
 /// Everything verdict reports for one comparison (schema verdict.compare/v1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     pub baseline: Summary,
     pub candidate: Summary,
-    /// C/B − 1 with its interval at `CompareSettings::interval_confidence`.
+    /// Relative: C/B − 1; absolute: C − B in the metric's unit; with its
+    /// interval at `CompareSettings::interval_confidence`.
     pub shift: Shift,
+    /// The scale of `shift`.
+    #[serde(default)]
+    pub scale: Scale,
+    /// Absolute scale: the threshold in the metric's unit, t·|median of B|.
+    #[serde(default)]
+    pub absolute_threshold: Option<f64>,
     /// Unadjusted two-sided Mann–Whitney p-value (the report applies Holm).
     pub p_value: f64,
     pub verdict: Verdict,
@@ -127,13 +153,18 @@ pub struct Comparison {
 
 /// Compares candidate against baseline (values in execution order).
 ///
-/// Sources: STATISTICS.md; test as `rank::mann_whitney`, size as
+/// Sources: docs/statistics.md; test as `rank::mann_whitney`, size as
 /// `shift::relative_shift` at level 1 − α/k (Bonferroni), runs as
 /// `plan::runs_per_cell` with σ the pooled within-cell standard deviation
-/// of the log values. Errors on an empty side, a non-finite or non-positive
-/// value, or invalid settings.
-/// Complexity O((m+n) log(m+n)) plus the exact null when small
-/// (see `mann_whitney`).
+/// of the log values. When a value is 0 or negative the shift is
+/// `shift::absolute_shift` (Hodges–Lehmann C − B in the unit, Moses/Bauer
+/// interval; Hollander & Wolfe 1999, §4.2–4.3) and the threshold
+/// t·|median of B|. With ties and at most 250,000 pairs (500 × 500), the
+/// interval and the p-value both come from the same Mann–Whitney test
+/// (`tied.rs`: the interval inverts the test), so p < α exactly when the
+/// 1 − α interval excludes 0. Errors on an empty side, a non-finite value,
+/// or invalid settings. Complexity O((m+n) log(m+n)) plus the exact null
+/// when small (see `mann_whitney`, `tied.rs`).
 pub fn compare(
     baseline: &[f64],
     candidate: &[f64],
@@ -142,13 +173,28 @@ pub fn compare(
     settings.check()?;
     crate::check_sample(baseline, "baseline")?;
     crate::check_sample(candidate, "candidate")?;
+    let positive = |values: &[f64]| values.iter().all(|value| *value > 0.0);
+    let scale = if positive(baseline) && positive(candidate) {
+        Scale::Relative
+    } else {
+        Scale::Absolute
+    };
+    let (transform, back): (Transform, Transform) = match scale {
+        Scale::Relative => (f64::ln, f64::exp_m1),
+        Scale::Absolute => (|value| value, |value| value),
+    };
+    let confidence = settings.interval_confidence();
+    let level = settings.alpha / settings.family_size as f64;
     // The four computations are independent: on large samples they run on
     // separate cores (10^6 vs 10^6 in well under a second on two).
     let ((baseline_summary, candidate_summary), (shift, p_value)) = rayon::join(
         || rayon::join(|| summarize(baseline), || summarize(candidate)),
         || {
             rayon::join(
-                || relative_shift(baseline, candidate, settings.interval_confidence()),
+                || match scale {
+                    Scale::Relative => relative_shift(baseline, candidate, confidence),
+                    Scale::Absolute => absolute_shift(baseline, candidate, confidence),
+                },
                 || mann_whitney(baseline, candidate).p_value,
             )
         },
@@ -156,28 +202,69 @@ pub fn compare(
     let baseline_summary = baseline_summary.ok_or(StatsError::EmptySample { side: "baseline" })?;
     let candidate_summary =
         candidate_summary.ok_or(StatsError::EmptySample { side: "candidate" })?;
-    let shift = shift.ok_or(StatsError::EmptySample { side: "baseline" })?;
-    let (verdict, magnitude) = decide(&shift, settings);
+    let mut shift = shift.ok_or(StatsError::EmptySample { side: "baseline" })?;
+    let mut p_value = p_value;
+    if baseline.len().saturating_mul(candidate.len()) <= tied::PAIR_LIMIT {
+        let (sorted_baseline, sorted_candidate) = sorted_pair(baseline, candidate, transform);
+        if tied::has_ties(&sorted_baseline, &sorted_candidate)
+            && let Some((interval, tested)) =
+                tied::tied_interval(&sorted_baseline, &sorted_candidate, level, back)
+        {
+            shift.interval = interval;
+            p_value = tested;
+        }
+    }
+    let absolute_threshold =
+        (scale == Scale::Absolute).then(|| settings.threshold * baseline_summary.median.abs());
+    let (verdict, magnitude) = match absolute_threshold {
+        Some(tolerance) => decide_absolute(&shift, tolerance, settings.better),
+        None => decide(&shift, settings),
+    };
     let runs_needed = (verdict == Verdict::Inconclusive)
-        .then(|| {
-            let spread = pooled_log_sd(baseline, candidate);
-            runs_per_cell(
-                spread,
-                settings.threshold,
-                settings.alpha / settings.family_size as f64,
+        .then(|| match absolute_threshold {
+            Some(tolerance) => runs_per_cell_absolute(
+                pooled_sd(baseline, candidate, |value| value),
+                tolerance,
+                level,
                 PLANNING_POWER,
-            )
+            ),
+            None => runs_per_cell(
+                pooled_sd(baseline, candidate, f64::ln),
+                settings.threshold,
+                level,
+                PLANNING_POWER,
+            ),
         })
         .flatten();
     Ok(Comparison {
         baseline: baseline_summary,
         candidate: candidate_summary,
         shift,
+        scale,
+        absolute_threshold,
         p_value,
         verdict,
         magnitude,
         runs_needed,
     })
+}
+
+/// The decision rule on the absolute scale, with the threshold `tolerance`
+/// in the metric's unit: as [`classify`]; when the tolerance is 0 (a
+/// baseline median of 0), an interval of exactly [0, 0] is equivalent (no
+/// change at all, e.g. 0 allocations on both sides). Complexity O(1).
+pub fn decide_absolute(
+    shift: &Shift,
+    tolerance: f64,
+    better: Better,
+) -> (Verdict, Option<Magnitude>) {
+    match shift.interval {
+        Some(interval) if tolerance == 0.0 && interval.low == 0.0 && interval.high == 0.0 => {
+            (Verdict::Equivalent, None)
+        }
+        Some(interval) => classify(interval.low, interval.high, tolerance, better),
+        None => (Verdict::Inconclusive, None),
+    }
 }
 
 /// The decision rule of STATISTICS.md applied to a shift interval.
@@ -228,15 +315,15 @@ pub fn classify(
     }
 }
 
-/// Pooled within-cell sample standard deviation of ln(values).
-fn pooled_log_sd(baseline: &[f64], candidate: &[f64]) -> f64 {
+/// Pooled within-cell sample standard deviation of transform(values).
+fn pooled_sd(baseline: &[f64], candidate: &[f64], transform: fn(f64) -> f64) -> f64 {
     let mut squares = 0.0;
     let mut degrees = 0usize;
     for sample in [baseline, candidate] {
         if sample.len() < 2 {
             continue;
         }
-        let logs: Vec<f64> = sample.iter().map(|value| value.ln()).collect();
+        let logs: Vec<f64> = sample.iter().map(|&value| transform(value)).collect();
         let mean = logs.iter().sum::<f64>() / logs.len() as f64;
         squares += logs.iter().map(|log| (log - mean).powi(2)).sum::<f64>();
         degrees += logs.len() - 1;
@@ -324,10 +411,10 @@ mod tests {
             Err(StatsError::EmptySample { side: "baseline" })
         );
         assert!(matches!(
-            compare(&[1.0, 2.0], &[1.0, -2.0], &settings),
+            compare(&[1.0, 2.0], &[1.0, f64::NAN], &settings),
             Err(StatsError::InvalidValue {
                 side: "candidate",
-                index: 1,
+                number: 2,
                 ..
             })
         ));

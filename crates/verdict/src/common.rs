@@ -75,6 +75,23 @@ impl DbArgs {
     }
 }
 
+/// The one parser for fractions on the command line (`--threshold`,
+/// `--alpha`, `--power`, `--cv`): `0.05` or `5%`, strictly between 0 and 1.
+pub(crate) fn parse_fraction(text: &str) -> Result<f64, String> {
+    let value = match text.strip_suffix('%') {
+        Some(percent) => percent.trim().parse::<f64>().map(|value| value / 100.0),
+        None => text.trim().parse::<f64>(),
+    }
+    .map_err(|_| format!("`{text}` is not a number; expected e.g. 0.05 or 5%"))?;
+    if value > 0.0 && value < 1.0 {
+        Ok(value)
+    } else {
+        Err(format!(
+            "`{text}` is out of range; expected a fraction between 0 and 1 (or 0% to 100%)"
+        ))
+    }
+}
+
 /// Parse `--format`.
 pub(crate) fn parse_format(text: &str) -> Result<Format, CliError> {
     Format::parse(text).ok_or_else(|| {

@@ -176,7 +176,7 @@ fn input_errors_exit_2_with_a_clear_message() {
         (
             junk.display().to_string(),
             junk.display().to_string(),
-            "line 2",
+            "junk.txt:2: ",
         ),
         (
             "no-such-thing".to_string(),
@@ -256,4 +256,146 @@ fn config_diff_between_two_stored_runs() {
         stdout.contains("kernel config: run 1") && stdout.contains("(no differences)"),
         "{stdout}"
     );
+}
+
+fn go_allocs(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/go-allocs")
+        .join(name)
+}
+
+#[test]
+fn go_benchmem_zero_allocations_are_compared_on_the_absolute_scale() {
+    // Real `go test -benchmem` output (fixtures/go-allocs/README.md): before,
+    // the `0 allocs/op` values aborted the whole comparison with exit 2.
+    let text = stdout(
+        verdict()
+            .arg("compare")
+            .arg(go_allocs("old.txt"))
+            .arg(go_allocs("new.txt")),
+    );
+    let row = |name: &str| -> String {
+        text.lines()
+            .find(|line| line.starts_with(name))
+            .unwrap_or_else(|| panic!("no row {name} in\n{text}"))
+            .to_string()
+    };
+    // Every metric keeps its comparison: 2 benchmarks x 3 units.
+    assert!(text.starts_with("6 comparisons"), "{text}");
+    assert!(
+        row("Parse-2 ns/op ").contains("regression (>= 2%)"),
+        "{text}"
+    );
+    let allocations = row("Parse-2 allocs/op");
+    assert!(
+        allocations.contains("+4.000 [+4.000, +4.000] allocs/op"),
+        "{allocations}"
+    );
+    assert!(allocations.contains("regression"), "{allocations}");
+    assert!(row("Parse-2 B/op").contains("+80.00 [+80.00, +80.00] B/op"));
+    assert!(row("Sum-2 allocs/op").contains("equivalent (identical)"));
+    assert!(row("Sum-2 B/op").contains("equivalent (identical)"));
+    assert!(text.contains("rows with values <= 0: delta = candidate - baseline"));
+
+    let json = stdout(
+        verdict()
+            .arg("compare")
+            .arg(go_allocs("old.txt"))
+            .arg(go_allocs("new.txt"))
+            .args(["--format", "json"]),
+    );
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let comparisons = value["comparisons"].as_array().unwrap();
+    let by_name = |name: &str| {
+        comparisons
+            .iter()
+            .find(|row| row["name"] == name)
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    let allocations = by_name("Parse-2 allocs/op");
+    assert_eq!(allocations["scale"], "absolute");
+    assert_eq!(allocations["delta"], 4.0);
+    assert_eq!(allocations["absolute_threshold"], 0.0);
+    assert_eq!(allocations["verdict"], "regression");
+    let time = by_name("Parse-2 ns/op");
+    assert_eq!(time["scale"], "relative");
+    assert!(time.get("absolute_threshold").is_none());
+
+    let csv = stdout(
+        verdict()
+            .arg("compare")
+            .arg(go_allocs("old.txt"))
+            .arg(go_allocs("new.txt"))
+            .args(["--format", "csv"]),
+    );
+    assert!(
+        csv.lines().next().unwrap().ends_with(",adjusted,scale"),
+        "{csv}"
+    );
+    let allocations = csv
+        .lines()
+        .find(|line| line.starts_with("Parse-2 allocs/op,"))
+        .unwrap();
+    assert!(allocations.ends_with(",absolute"), "{allocations}");
+}
+
+#[test]
+fn malformed_go_line_names_file_line_benchmark_and_unit() {
+    let directory = tempfile::tempdir().unwrap();
+    let broken = directory.path().join("broken.txt");
+    let original = std::fs::read_to_string(go_allocs("new.txt")).unwrap();
+    // Line 7 (1-based) is the third BenchmarkSum line: break its allocs/op value.
+    let lines: Vec<String> = original
+        .lines()
+        .enumerate()
+        .map(|(index, line)| {
+            if index == 6 {
+                line.replace("0 allocs/op", "zero allocs/op")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    assert!(lines[6].starts_with("BenchmarkSum-2"), "{}", lines[6]);
+    std::fs::write(&broken, lines.join("\n") + "\n").unwrap();
+    let output = verdict()
+        .arg("compare")
+        .arg(go_allocs("old.txt"))
+        .arg(&broken)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("broken.txt:7: "), "{stderr}");
+    assert!(stderr.contains("allocs/op"), "{stderr}");
+    assert!(stderr.contains("BenchmarkSum-2"), "{stderr}");
+}
+
+#[test]
+fn alpha_takes_a_percentage_like_threshold() {
+    let percent = stdout(
+        verdict()
+            .arg("compare")
+            .arg(go_allocs("old.txt"))
+            .arg(go_allocs("new.txt"))
+            .args(["--alpha", "10%", "--threshold", "5%"]),
+    );
+    let fraction = stdout(
+        verdict()
+            .arg("compare")
+            .arg(go_allocs("old.txt"))
+            .arg(go_allocs("new.txt"))
+            .args(["--alpha", "0.1", "--threshold", "0.05"]),
+    );
+    assert_eq!(percent, fraction);
+    assert!(percent.contains("alpha 0.1;"), "{percent}");
+    let output = verdict()
+        .arg("compare")
+        .arg(go_allocs("old.txt"))
+        .arg(go_allocs("new.txt"))
+        .args(["--alpha", "150%"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("out of range"));
 }

@@ -104,7 +104,9 @@ fn bad_threshold_is_a_usage_error() {
         .args(["doctor", "--quick", "--threshold", "5"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("--threshold must be a fraction"));
+        .stderr(predicates::str::contains(
+            "`5` is out of range; expected a fraction between 0 and 1",
+        ));
     verdict()
         .args(["doctor", "--quick", "--long"])
         .assert()

@@ -7,9 +7,8 @@
 //! not run. A building block for plain `git bisect run`.
 
 use crate::commands::compare::{load_selection, parse_selection};
-use crate::commands::report::parse_fraction;
 use crate::commands::run::{load_experiment, random_seed};
-use crate::common::{DbArgs, cancel_on_interrupt, tool_version};
+use crate::common::{DbArgs, cancel_on_interrupt, parse_fraction, tool_version};
 use crate::error::CliError;
 use crate::progress::Progress;
 use std::path::PathBuf;
@@ -38,7 +37,8 @@ pub(crate) struct CheckArgs {
     /// Practical threshold (0.02 or 2%; default: the experiment's).
     #[arg(long, value_parser = parse_fraction)]
     pub(crate) threshold: Option<f64>,
-    #[arg(long, default_value_t = 0.05)]
+    /// Two-sided error rate (0.05 or 5%).
+    #[arg(long, default_value_t = 0.05, value_parser = parse_fraction)]
     pub(crate) alpha: f64,
     #[command(flatten)]
     pub(crate) db: DbArgs,

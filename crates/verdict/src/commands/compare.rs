@@ -10,8 +10,8 @@
 //! from and warns when the sides come from different runs or from runs that
 //! overlapped in time on a host.
 
-use crate::commands::report::{fail_on, parse_fraction};
-use crate::common::{DbArgs, emit, is_html, parse_format};
+use crate::commands::report::fail_on;
+use crate::common::{DbArgs, emit, is_html, parse_format, parse_fraction};
 use crate::error::CliError;
 use crate::warnings::{SideSpan, Warning, different_runs, overlaps_of, print_with_warnings};
 use serde::Serialize;
@@ -51,7 +51,8 @@ pub(crate) struct CompareArgs {
     /// experiment's threshold, else 2%).
     #[arg(long, value_parser = parse_fraction)]
     pub(crate) threshold: Option<f64>,
-    #[arg(long, default_value_t = 0.05)]
+    /// Family-wise error rate (0.05 or 5%).
+    #[arg(long, default_value_t = 0.05, value_parser = parse_fraction)]
     pub(crate) alpha: f64,
     /// Do not adjust for multiple comparisons.
     #[arg(long)]
@@ -633,7 +634,18 @@ fn load_file(path: &Path, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
     let text = std::fs::read_to_string(path)
         .map_err(|error| CliError::input(format!("read {}: {error}", path.display())))?;
     let shown = path.display().to_string();
-    let context = |error: verdict_parse::ParseError| CliError::input(format!("{shown}: {error}"));
+    // Malformed lines as FILE:LINE (1-based), with the line quoted.
+    let context = |error: verdict_parse::ParseError| match error {
+        verdict_parse::ParseError::MalformedLine {
+            format,
+            line,
+            message,
+            text,
+        } => CliError::input(format!(
+            "{shown}:{line}: {message} ({format} line `{text}`)"
+        )),
+        other => CliError::input(format!("{shown}: {other}")),
+    };
     let extension = path
         .extension()
         .and_then(|extension| extension.to_str())

@@ -25,8 +25,8 @@ pub(crate) struct DoctorArgs {
     /// Calibrate for about a minute (drift, rare interference).
     #[arg(long)]
     long: bool,
-    /// Smallest relative change to detect, as a fraction (0.05 = 5%).
-    #[arg(long, default_value_t = 0.05)]
+    /// Smallest relative change to detect (0.05 or 5%).
+    #[arg(long, default_value_t = 0.05, value_parser = crate::common::parse_fraction)]
     threshold: f64,
     /// Output format.
     #[arg(long, value_enum, default_value_t = DoctorFormat::Text)]

@@ -1,19 +1,24 @@
 //! `verdict plan`: how many runs per cell an experiment needs, before it
 //! starts. From a coefficient of variation, or from a stored pilot run (for
 //! example an A/A run): the fixed design's runs per cell for the threshold,
-//! α and power, and the adaptive design's expected and 95th-percentile runs
-//! (simulated under lognormal noise at that CV); with a per-iteration
-//! duration, the expected wall time.
+//! α and power (printed at once), and the adaptive design's verdict rates
+//! and expected and 95th-percentile runs (by normal-theory numerical
+//! integration, `verdict_stats::sequential::operating_characteristics`, in
+//! well under a second whatever the cap; `--trials N` adds a Monte-Carlo
+//! check); with a per-iteration duration, the expected wall time.
+//! Must not: simulate unless asked to (`--trials`).
 
-use crate::commands::report::parse_fraction;
-use crate::common::{DbArgs, parse_format};
+use crate::common::{DbArgs, parse_format, parse_fraction};
 use crate::error::CliError;
+use std::io::Write;
 use std::process::ExitCode;
 use verdict_model::{Experiment, RunId};
 use verdict_report::Format;
 use verdict_stats::plan::{log_sd_from_cv, runs_per_cell};
-use verdict_stats::sequential::{Better, SequentialDesign, SequentialSettings, cap_for_power};
-use verdict_stats::simulate::{Noise, Procedure, Scenario, Shape, simulate};
+use verdict_stats::sequential::{
+    Better, SequentialDesign, SequentialSettings, cap_for_power, operating_characteristics,
+};
+use verdict_stats::simulate::{Noise, Procedure, Scenario, Shape, Summary, simulate};
 use verdict_stats::summary::summarize;
 use verdict_store::Store;
 
@@ -31,11 +36,11 @@ pub(crate) struct PlanArgs {
     /// Smallest relative change worth detecting (0.05 or 5%; default: the experiment's, else 5%).
     #[arg(long, value_parser = parse_fraction)]
     pub(crate) threshold: Option<f64>,
-    /// Two-sided error rate (default: the experiment's, else 0.05).
-    #[arg(long)]
+    /// Two-sided error rate (0.05 or 5%; default: the experiment's, else 0.05).
+    #[arg(long, value_parser = parse_fraction)]
     pub(crate) alpha: Option<f64>,
-    /// Power (default: the experiment's, else 0.9).
-    #[arg(long)]
+    /// Power (0.9 or 90%; default: the experiment's, else 0.9).
+    #[arg(long, value_parser = parse_fraction)]
     pub(crate) power: Option<f64>,
     /// Number of cells (for wall time; default: the experiment's or the run's, else 2).
     #[arg(long)]
@@ -43,8 +48,9 @@ pub(crate) struct PlanArgs {
     /// Seconds per iteration (default: the pilot run's median wall time).
     #[arg(long)]
     pub(crate) seconds: Option<f64>,
-    /// Monte-Carlo trials for the adaptive design's run counts.
-    #[arg(long, default_value_t = 2000)]
+    /// Also check the adaptive figures by Monte-Carlo with N trials per line
+    /// (slow for large caps: minutes to hours; default: no simulation).
+    #[arg(long, default_value_t = 0, value_name = "N")]
     pub(crate) trials: usize,
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
@@ -143,57 +149,6 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
             "cannot plan with these settings (check --cv, --threshold, --alpha, --power)",
         )
     })?;
-    let cap = cap_for_power(cv, threshold, alpha, power).map_err(CliError::input)?;
-    let mut settings = SequentialSettings::new(cap.max(6), threshold, Better::Lower);
-    settings.alpha = alpha;
-    let design = SequentialDesign::new(settings).map_err(CliError::input)?;
-    let noise = Noise {
-        shape: Shape::Lognormal,
-        cv,
-    };
-    let scenario = |change: f64| Scenario {
-        noise,
-        change,
-        alpha,
-        threshold,
-        better: Better::Lower,
-        comparisons: 1,
-        adjust: false,
-    };
-    let procedure = Procedure::Adaptive(design.clone());
-    let at_threshold = simulate(&scenario(threshold), &procedure, args.trials, args.seed);
-    let no_change = simulate(
-        &scenario(0.0),
-        &procedure,
-        args.trials,
-        args.seed.wrapping_add(1),
-    );
-    let hours = |runs: f64| runs * cells as f64 * seconds / 3600.0;
-    let document = serde_json::json!({
-        "schema": "verdict.plan/v1",
-        "source": source,
-        "cv": cv,
-        "threshold": threshold,
-        "alpha": alpha,
-        "power": power,
-        "cells": cells,
-        "seconds_per_iteration": seconds,
-        "fixed": { "runs_per_cell": fixed, "wall_hours": hours(fixed as f64) },
-        "adaptive": {
-            "procedure": design.describe(),
-            "cap_per_cell": design.settings().max,
-            "if_change_is_threshold": { "mean_runs": at_threshold.mean_runs, "p95_runs": at_threshold.p95_runs, "power": at_threshold.change_rate(), "wall_hours": hours(at_threshold.mean_runs) },
-            "if_no_change": { "mean_runs": no_change.mean_runs, "p95_runs": no_change.p95_runs, "equivalent": no_change.equivalent_rate(), "false_alarms": no_change.change_rate(), "wall_hours": hours(no_change.mean_runs) },
-            "trials": args.trials,
-        },
-    });
-    if format == Format::Json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&document).map_err(CliError::internal)?
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
     let time = |runs: f64| {
         if seconds > 0.0 {
             let total = runs * cells as f64 * seconds;
@@ -206,37 +161,137 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
             String::new()
         }
     };
-    println!(
-        "noise: CV {:.1}% (from {source}); detect +-{:.1}% at alpha {} with power {}",
-        cv * 100.0,
-        threshold * 100.0,
-        alpha,
-        power
+    if format != Format::Json {
+        // The fixed design first, at once: everything after it is extra.
+        println!(
+            "noise: CV {:.1}% (from {source}); detect +-{:.1}% at alpha {} with power {}",
+            cv * 100.0,
+            threshold * 100.0,
+            alpha,
+            power
+        );
+        println!(
+            "fixed design:    {fixed} runs per cell{}",
+            time(fixed as f64)
+        );
+        let _ = std::io::stdout().flush();
+    }
+    let cap = cap_for_power(cv, threshold, alpha, power).map_err(CliError::input)?;
+    let mut settings = SequentialSettings::new(cap.max(6), threshold, Better::Lower);
+    settings.alpha = alpha;
+    let at_threshold =
+        operating_characteristics(&settings, cv, threshold).map_err(CliError::input)?;
+    let no_change = operating_characteristics(&settings, cv, 0.0).map_err(CliError::input)?;
+    let check = (args.trials > 0)
+        .then(|| monte_carlo(args, settings, cv))
+        .transpose()?;
+    let hours = |runs: f64| runs * cells as f64 * seconds / 3600.0;
+    let method = format!(
+        "normal-theory numerical integration (Armitage, McPherson & Rowe 1969; Jennison & Turnbull 2000, ch. 19), lognormal noise, rank test efficiency 3/pi, {} looks evaluated",
+        at_threshold.looks_evaluated
     );
-    println!(
-        "fixed design:    {fixed} runs per cell{}",
-        time(fixed as f64)
-    );
+    if format == Format::Json {
+        let document = serde_json::json!({
+            "schema": "verdict.plan/v1",
+            "source": source,
+            "cv": cv,
+            "threshold": threshold,
+            "alpha": alpha,
+            "power": power,
+            "cells": cells,
+            "seconds_per_iteration": seconds,
+            "fixed": { "runs_per_cell": fixed, "wall_hours": hours(fixed as f64) },
+            "adaptive": {
+                "procedure": verdict_report::escape::text(&settings.describe()),
+                "method": method,
+                "cap_per_cell": settings.max,
+                "if_change_is_threshold": { "mean_runs": at_threshold.mean_runs, "p95_runs": at_threshold.p95_runs, "power": at_threshold.regression, "wall_hours": hours(at_threshold.mean_runs) },
+                "if_no_change": { "mean_runs": no_change.mean_runs, "p95_runs": no_change.p95_runs, "equivalent": no_change.equivalent, "false_alarms": no_change.change_rate(), "wall_hours": hours(no_change.mean_runs) },
+                "trials": args.trials,
+                "monte_carlo": check.as_ref().map(|(at_threshold, no_change)| serde_json::json!({
+                    "if_change_is_threshold": { "mean_runs": at_threshold.mean_runs, "p95_runs": at_threshold.p95_runs, "power": at_threshold.regression_rate() },
+                    "if_no_change": { "mean_runs": no_change.mean_runs, "p95_runs": no_change.p95_runs, "equivalent": no_change.equivalent_rate(), "false_alarms": no_change.change_rate() },
+                })),
+            },
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&document).map_err(CliError::internal)?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     println!(
         "adaptive design: cap {} per cell; if the change is {:.1}%: mean {:.1}, 95th pct {} runs per cell (power {:.2}){}",
-        design.settings().max,
+        settings.max,
         threshold * 100.0,
         at_threshold.mean_runs,
         at_threshold.p95_runs,
-        at_threshold.change_rate(),
+        at_threshold.regression,
         time(at_threshold.mean_runs)
     );
     println!(
         "                 if nothing changed: mean {:.1}, 95th pct {} runs per cell (ends equivalent {:.0}%){}",
         no_change.mean_runs,
         no_change.p95_runs,
-        no_change.equivalent_rate() * 100.0,
+        no_change.equivalent * 100.0,
         time(no_change.mean_runs)
     );
+    if let Some((simulated_threshold, simulated_none)) = &check {
+        println!(
+            "  Monte-Carlo check ({} trials per line): mean {:.1}, 95th pct {} (power {:.2}); nothing changed: mean {:.1}, 95th pct {} (equivalent {:.0}%)",
+            args.trials,
+            simulated_threshold.mean_runs,
+            simulated_threshold.p95_runs,
+            simulated_threshold.regression_rate(),
+            simulated_none.mean_runs,
+            simulated_none.p95_runs,
+            simulated_none.equivalent_rate() * 100.0
+        );
+    }
     println!(
-        "  ({}; {} simulated trials per line, lognormal noise)",
-        design.describe(),
-        args.trials
+        "  ({}; {method})",
+        verdict_report::escape::text(&settings.describe())
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The Monte-Carlo the estimate replaced, on request: `args.trials` trials
+/// with the change at the threshold and with no change. Its cost grows
+/// with the square of the cap, so it says on stderr what it is doing.
+fn monte_carlo(
+    args: &PlanArgs,
+    settings: SequentialSettings,
+    cv: f64,
+) -> Result<(Summary, Summary), CliError> {
+    eprintln!(
+        "verdict: simulating {} trials per line at a cap of {} runs per cell (Ctrl-C to stop)...",
+        args.trials, settings.max
+    );
+    let design = SequentialDesign::new(settings).map_err(CliError::input)?;
+    let scenario = |change: f64| Scenario {
+        noise: Noise {
+            shape: Shape::Lognormal,
+            cv,
+        },
+        change,
+        alpha: settings.alpha,
+        threshold: settings.threshold,
+        better: Better::Lower,
+        comparisons: 1,
+        adjust: false,
+    };
+    let procedure = Procedure::Adaptive(design);
+    let at_threshold = simulate(
+        &scenario(settings.threshold),
+        &procedure,
+        args.trials,
+        args.seed,
+    );
+    let no_change = simulate(
+        &scenario(0.0),
+        &procedure,
+        args.trials,
+        args.seed.wrapping_add(1),
+    );
+    Ok((at_threshold, no_change))
 }

@@ -2,7 +2,7 @@
 //! (nothing is re-run): per-cell summary, comparisons with verdicts, and the
 //! failed iterations; or a pivot with `--rows/--cols`.
 
-use crate::common::{DbArgs, emit, format_time, is_html, parse_format};
+use crate::common::{DbArgs, emit, format_time, is_html, parse_format, parse_fraction};
 use crate::error::CliError;
 use crate::warnings::{overlaps_of, print_with_warnings};
 use std::process::ExitCode;
@@ -34,8 +34,8 @@ pub(crate) struct ReportOptionsArgs {
     /// Practical threshold as a fraction or percentage (0.02 or 2%).
     #[arg(long, value_parser = parse_fraction)]
     pub(crate) threshold: Option<f64>,
-    /// Family-wise error rate (default: the experiment's `alpha`, 0.05).
-    #[arg(long)]
+    /// Family-wise error rate (0.05 or 5%; default: the experiment's `alpha`).
+    #[arg(long, value_parser = parse_fraction)]
     pub(crate) alpha: Option<f64>,
     /// Do not adjust for multiple comparisons (the header says so).
     #[arg(long)]
@@ -46,21 +46,6 @@ pub(crate) struct ReportOptionsArgs {
 }
 
 /// `0.02`, `2%`.
-pub(crate) fn parse_fraction(text: &str) -> Result<f64, String> {
-    let value = match text.strip_suffix('%') {
-        Some(percent) => percent.trim().parse::<f64>().map(|value| value / 100.0),
-        None => text.trim().parse::<f64>(),
-    }
-    .map_err(|_| format!("`{text}` is not a number; expected e.g. 0.02 or 2%"))?;
-    if value > 0.0 && value < 1.0 {
-        Ok(value)
-    } else {
-        Err(format!(
-            "`{text}` is out of range; expected a fraction between 0 and 1 (or 0% to 100%)"
-        ))
-    }
-}
-
 #[derive(Debug, clap::Args)]
 pub(crate) struct ReportArgs {
     /// Run id (default: the latest run).
@@ -333,9 +318,12 @@ fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitC
 mod tests {
     #[test]
     fn fractions_and_percentages() {
-        assert_eq!(super::parse_fraction("2%"), Ok(0.02));
-        assert_eq!(super::parse_fraction("0.05"), Ok(0.05));
-        assert!(super::parse_fraction("150%").is_err());
-        assert!(super::parse_fraction("abc").is_err());
+        use crate::common::parse_fraction;
+        assert_eq!(parse_fraction("2%"), Ok(0.02));
+        assert_eq!(parse_fraction("0.05"), Ok(0.05));
+        assert_eq!(parse_fraction("5%"), parse_fraction("0.05"));
+        assert!(parse_fraction("150%").is_err());
+        assert!(parse_fraction("0").is_err());
+        assert!(parse_fraction("abc").is_err());
     }
 }

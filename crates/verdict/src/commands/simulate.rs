@@ -69,11 +69,11 @@ pub(crate) struct SimulateArgs {
     /// Runs per cell before the adaptive design's first look.
     #[arg(long, default_value_t = 6)]
     min: usize,
-    /// Practical threshold t for "equivalent" (0.02 = 2%).
-    #[arg(long, default_value_t = 0.02)]
+    /// Practical threshold t for "equivalent" (0.02 or 2%).
+    #[arg(long, default_value_t = 0.02, value_parser = crate::common::parse_fraction)]
     threshold: f64,
-    /// Two-sided false-alarm rate.
-    #[arg(long, default_value_t = 0.05)]
+    /// Two-sided false-alarm rate (0.05 or 5%).
+    #[arg(long, default_value_t = 0.05, value_parser = crate::common::parse_fraction)]
     alpha: f64,
     /// Candidates sharing one baseline (5 = a 6-cell report); a trial is a
     /// false alarm when any comparison says regression or improvement.

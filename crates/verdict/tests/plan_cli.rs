@@ -1,0 +1,97 @@
+//! `verdict plan` end to end: the fixed design comes first, the adaptive
+//! figures come from the analytic estimate (no simulation unless
+//! `--trials`), at caps in the thousands (issue 11: `--cv 42% --threshold
+//! 5%` used to print nothing for minutes), and `--alpha`/`--power` take
+//! percentages like `--threshold`.
+
+use assert_cmd::Command;
+
+fn plan(arguments: &[&str]) -> String {
+    let output = Command::cargo_bin("verdict")
+        .unwrap()
+        .env("VERDICT_DB", "/nonexistent/verdict.db")
+        .arg("plan")
+        .args(arguments)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn large_cap_is_planned_analytically_with_the_fixed_design_first() {
+    let text = plan(&["--cv", "42%", "--threshold", "5%"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("noise: CV 42.0%"), "{text}");
+    // 2·(1.95996 + 1.28155)²·(0.40324/0.04879)²/0.955 = 1501.4 -> 1502.
+    assert_eq!(lines[1], "fixed design:    1502 runs per cell", "{text}");
+    assert!(
+        lines[2].starts_with("adaptive design: cap 1803 per cell"),
+        "{text}"
+    );
+    assert!(
+        text.contains("normal-theory numerical integration"),
+        "{text}"
+    );
+    assert!(!text.contains("Monte-Carlo"), "{text}");
+}
+
+#[test]
+fn json_carries_the_method_and_rates() {
+    let json = plan(&["--cv", "13%", "--threshold", "5%", "--format", "json"]);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["schema"], "verdict.plan/v1");
+    assert_eq!(value["fixed"]["runs_per_cell"], 155);
+    let adaptive = &value["adaptive"];
+    assert_eq!(adaptive["cap_per_cell"], 186);
+    assert_eq!(adaptive["trials"], 0);
+    assert!(adaptive["monte_carlo"].is_null());
+    let power = adaptive["if_change_is_threshold"]["power"]
+        .as_f64()
+        .unwrap();
+    assert!((0.88..0.96).contains(&power), "{power}");
+    let false_alarms = adaptive["if_no_change"]["false_alarms"].as_f64().unwrap();
+    assert!(false_alarms <= 0.05, "{false_alarms}");
+}
+
+#[test]
+fn trials_adds_a_monte_carlo_check() {
+    let text = plan(&["--cv", "13%", "--threshold", "10%", "--trials", "200"]);
+    assert!(
+        text.contains("Monte-Carlo check (200 trials per line)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn alpha_and_power_take_percentages() {
+    let percent = plan(&[
+        "--cv",
+        "13%",
+        "--threshold",
+        "5%",
+        "--alpha",
+        "1%",
+        "--power",
+        "80%",
+    ]);
+    let fraction = plan(&[
+        "--cv",
+        "0.13",
+        "--threshold",
+        "0.05",
+        "--alpha",
+        "0.01",
+        "--power",
+        "0.8",
+    ]);
+    assert_eq!(percent, fraction);
+    assert!(
+        percent.contains("at alpha 0.01 with power 0.8"),
+        "{percent}"
+    );
+}
