@@ -1,6 +1,6 @@
 //! verdict-stats: the statistics verdict decides with. Pure: slices in,
 //! values out. No I/O, no clock; randomness only through a seeded RNG that
-//! the caller passes in. Methods follow ../shared/design/STATISTICS.md and
+//! the caller passes in. Methods are described in docs/statistics.md and
 //! each public function cites its source and complexity.
 //!
 //! Entry points: [`summary::summarize`] (one cell), [`verdict::compare`]
