@@ -10,7 +10,8 @@
 //! with the command line `$ verdict ARGS  # comment`, which must name the
 //! same arguments. Filter (the only differences allowed): trailing spaces and
 //! blank lines at the end are ignored, and a line that is just `...` stands
-//! for any number of lines. Only deterministic commands are marked (fixed
+//! for any number of lines; a fenced block's own indentation (inside a list
+//! item) is removed. Only deterministic commands are marked (fixed
 //! inputs and seeds, no clock); see docs/README.md. Must not write anywhere
 //! but a temp directory.
 
@@ -122,12 +123,14 @@ fn examples_in(path: &Path) -> Vec<Example> {
         let mut block = Vec::new();
         match lines.get(position) {
             Some(fence) if fence.trim_start().starts_with("```") => {
+                // A fence inside a list item is indented; so is its text.
+                let indent = &fence[..fence.len() - fence.trim_start().len()];
                 position += 1;
                 while let Some(line) = lines.get(position) {
                     if line.trim_start().starts_with("```") {
                         break;
                     }
-                    block.push(line.to_string());
+                    block.push(line.strip_prefix(indent).unwrap_or(line).to_string());
                     position += 1;
                 }
             }
