@@ -208,6 +208,33 @@ impl Cell {
 }
 
 impl Experiment {
+    /// The shell-splice guard again, for an experiment that did not come
+    /// through [`Experiment::parse`] (one stored by an older verdict and
+    /// resumed): `Err` names the command and why, as at load time. Setups
+    /// and teardowns are stored with their placeholders already
+    /// substituted, so they were checked when the file was loaded.
+    pub fn check_shell_splices(&self, origin: &str) -> Result<(), ModelError> {
+        let levels = level_values(&self.factors);
+        let invalid = |message: String| ModelError::Invalid {
+            location: origin.to_string(),
+            message,
+        };
+        check_shell_splice(&self.command, &levels, "command").map_err(invalid)?;
+        for factor in &self.factors {
+            for level in &factor.levels {
+                if let Some(command) = &level.command {
+                    check_shell_splice(command, &levels, "command").map_err(|message| {
+                        invalid(format!(
+                            "factor `{}` level `{}`: {message}",
+                            factor.name, level.value
+                        ))
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Every cell, first factor varying slowest.
     pub fn cells(&self) -> Vec<Cell> {
         let mut cells = vec![Cell { levels: Vec::new() }];

@@ -273,3 +273,42 @@ proptest! {
         prop_assert_eq!(refusal(&argv), None, "{:?}", argv);
     }
 }
+
+#[test]
+fn an_experiment_that_skipped_parse_is_checked_again() {
+    // As `verdict run --resume` gets it: deserialized from the store, not
+    // parsed (a run stored by a verdict without this guard).
+    let mut experiment = Experiment::parse(
+        "name = \"x\"\ncommand = [\"sh\", \"-c\", \"echo \\\"$1\\\"\", \"sh\", \"{v}\"]\n[factors]\nv = [\"a\", \"b; touch /tmp/marker\"]\n",
+        "exp.toml",
+    )
+    .unwrap();
+    assert!(experiment.check_shell_splices("run 7").is_ok());
+    experiment.command = verdict_model::CommandSpec::Argv(
+        ["nice", "sh", "-c", "echo {v}"].map(String::from).to_vec(),
+    );
+    let message = experiment
+        .check_shell_splices("run 7")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.starts_with("run 7: `command` puts placeholder `{v}`"),
+        "{message}"
+    );
+    let mut experiment: Experiment =
+        serde_json::from_str(&serde_json::to_string(&experiment).unwrap()).unwrap();
+    experiment.command = verdict_model::CommandSpec::Argv(vec!["true".into()]);
+    experiment.factors[0].levels[1].command = Some(verdict_model::CommandSpec::Argv(
+        ["timeout", "5", "bash", "-lc", "echo {v}"]
+            .map(String::from)
+            .to_vec(),
+    ));
+    let message = experiment
+        .check_shell_splices("run 7")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("level `b; touch /tmp/marker`"),
+        "{message}"
+    );
+}
