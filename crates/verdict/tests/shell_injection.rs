@@ -75,7 +75,11 @@ fn a_placeholder_in_a_shell_script_behind_a_wrapper_never_runs() {
             "coreutils",
             &["timeout", "5", "sh", "-ec", "echo {v}"],
         ),
-        ("busybox", "busybox", &["busybox", "sh", "-c", "echo {v}"]),
+        (
+            "busybox",
+            "busybox-static",
+            &["busybox", "sh", "-c", "echo {v}"],
+        ),
     ];
     for (program, package, argv) in reported {
         if verdict_testkit::require_program(program, package).is_none() {
