@@ -4,6 +4,7 @@
 //! experiment itself.
 
 use crate::metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
+use crate::shell_guard;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -224,6 +225,33 @@ impl Cell {
 }
 
 impl Experiment {
+    /// The shell-splice guard again, for an experiment that did not come
+    /// through [`Experiment::parse`] (one stored by an older verdict and
+    /// resumed): `Err` names the command and why, as at load time. Setups
+    /// and teardowns are stored with their placeholders already
+    /// substituted, so they were checked when the file was loaded.
+    pub fn check_shell_splices(&self, origin: &str) -> Result<(), ModelError> {
+        let levels = level_values(&self.factors);
+        let invalid = |message: String| ModelError::Invalid {
+            location: origin.to_string(),
+            message,
+        };
+        check_shell_splice(&self.command, &levels, "command").map_err(invalid)?;
+        for factor in &self.factors {
+            for level in &factor.levels {
+                if let Some(command) = &level.command {
+                    check_shell_splice(command, &levels, "command").map_err(|message| {
+                        invalid(format!(
+                            "factor `{}` level `{}`: {message}",
+                            factor.name, level.value
+                        ))
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Every cell, first factor varying slowest.
     pub fn cells(&self) -> Vec<Cell> {
         let mut cells = vec![Cell { levels: Vec::new() }];
@@ -524,7 +552,7 @@ impl RawExperiment {
             }
             CommandSpec::Shell(_) => {}
         }
-        check_shell_splice(&command, &factor_names, "command")
+        check_shell_splice(&command, &level_values(&factors), "command")
             .map_err(|message| context.error(command_span.start, message))?;
 
         let mut metrics = Vec::new();
@@ -573,7 +601,7 @@ impl RawExperiment {
     }
 
     fn validate_factors(&self, context: &Context<'_>) -> Result<Vec<Factor>, ModelError> {
-        let all_factor_names: Vec<&str> = self.factors.keys().map(String::as_str).collect();
+        let all_levels = self.raw_level_values();
         let mut factors = Vec::new();
         for (name, value) in &self.factors {
             let offset = context.find_key("factors", name);
@@ -628,7 +656,7 @@ impl RawExperiment {
             let teardown_template = template(&template_teardown, "teardown")?;
             for (command, what) in [(&setup_template, "setup"), (&teardown_template, "teardown")] {
                 if let Some(command) = command {
-                    check_shell_splice(command, &all_factor_names, what).map_err(|message| {
+                    check_shell_splice(command, &all_levels, what).map_err(|message| {
                         context.error(offset, format!("factor `{name}`: {message}"))
                     })?;
                 }
@@ -707,14 +735,12 @@ impl RawExperiment {
                     (&level.teardown, "teardown"),
                 ] {
                     if let Some(command) = command {
-                        check_shell_splice(command, &all_factor_names, what).map_err(
-                            |message| {
-                                context.error(
-                                    offset,
-                                    format!("factor `{name}` level `{}`: {message}", level.value),
-                                )
-                            },
-                        )?;
+                        check_shell_splice(command, &all_levels, what).map_err(|message| {
+                            context.error(
+                                offset,
+                                format!("factor `{name}` level `{}`: {message}", level.value),
+                            )
+                        })?;
                     }
                 }
                 let cell = [(name.clone(), level.value.clone())];
@@ -752,6 +778,52 @@ impl RawExperiment {
     }
 }
 
+/// Factor name → its level values, for the shell-splice guard.
+fn level_values(factors: &[Factor]) -> BTreeMap<String, Vec<String>> {
+    factors
+        .iter()
+        .map(|factor| {
+            let values = factor
+                .levels
+                .iter()
+                .map(|level| level.value.clone())
+                .collect();
+            (factor.name.clone(), values)
+        })
+        .collect()
+}
+
+impl RawExperiment {
+    /// Factor name → its level values as written (before validation), for
+    /// the shell-splice guard while factors are still being validated.
+    fn raw_level_values(&self) -> BTreeMap<String, Vec<String>> {
+        let value_of = |level: &toml::Value| match level {
+            toml::Value::String(value) => Some(value.clone()),
+            toml::Value::Table(table) => table
+                .get("value")
+                .and_then(toml::Value::as_str)
+                .map(str::to_string),
+            toml::Value::Array(_) | toml::Value::Datetime(_) => None,
+            other => Some(other.to_string()),
+        };
+        self.factors
+            .iter()
+            .map(|(name, value)| {
+                let levels = match value {
+                    toml::Value::Array(levels) => levels.iter().filter_map(value_of).collect(),
+                    toml::Value::Table(table) => table
+                        .get("levels")
+                        .and_then(toml::Value::as_array)
+                        .map(|levels| levels.iter().filter_map(value_of).collect())
+                        .unwrap_or_default(),
+                    _ => Vec::new(),
+                };
+                (name.clone(), levels)
+            })
+            .collect()
+    }
+}
+
 fn clone_command(command: &RawCommand) -> RawCommand {
     match command {
         RawCommand::Argv(argv) => RawCommand::Argv(argv.clone()),
@@ -759,47 +831,30 @@ fn clone_command(command: &RawCommand) -> RawCommand {
     }
 }
 
-/// The script a command hands to a shell: a `Shell` string, or the argument
-/// after `-c` when the program is a shell (`sh -c 'script' ...`).
-fn shell_script(command: &CommandSpec) -> Option<&str> {
-    match command {
-        CommandSpec::Shell(text) => Some(text),
-        CommandSpec::Argv(argv) => {
-            let program = argv.first()?.rsplit('/').next()?;
-            if !matches!(
-                program,
-                "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "ash" | "busybox"
-            ) {
-                return None;
-            }
-            let flag = argv.iter().skip(1).position(|argument| {
-                argument.starts_with('-') && !argument.starts_with("--") && argument.contains('c')
-            })?;
-            argv.get(flag + 2).map(String::as_str)
-        }
-    }
-}
-
-/// Refuse `{factor}` inside a shell script: a level value spliced into shell
-/// text could run as code. Values reach scripts as separate arguments
-/// (`sh -c 'echo "$0"' {factor}`) or as `$VERDICT_<FACTOR>`.
+/// Refuse `{factor}` wherever a shell would parse it: a level value spliced
+/// into shell text could run as code (see [`crate::shell_guard`]). Values
+/// reach scripts as separate arguments (`sh -c 'echo "$1"' sh {factor}`) or
+/// as `$VERDICT_<FACTOR>`.
 fn check_shell_splice(
     command: &CommandSpec,
-    factor_names: &[&str],
+    levels: &BTreeMap<String, Vec<String>>,
     what: &str,
 ) -> Result<(), String> {
-    let Some(script) = shell_script(command) else {
-        return Ok(());
-    };
-    match placeholders(script)
-        .into_iter()
-        .find(|name| factor_names.contains(&name.as_str()))
-    {
-        None => Ok(()),
-        Some(name) => Err(format!(
-            "`{what}` puts placeholder `{{{name}}}` inside a shell script; values are never spliced into shell code: pass it as a separate argument (`sh -c 'use \"$0\"' {{{name}}}`) or read \"$VERDICT_{}\" (set for every iteration and hook)",
-            env_name(&name)
-        )),
+    match command {
+        CommandSpec::Shell(text) => match shell_guard::find_in_shell_string(text, levels) {
+            None => Ok(()),
+            Some(name) => Err(format!(
+                "`{what}` puts placeholder `{{{name}}}` inside a shell string (`shell = true`), which the shell parses whole; values are never spliced into shell code: use an argv array and pass the value as its own argument (`sh -c 'echo \"$1\"' sh {{{name}}}`) or read \"$VERDICT_{}\" (set for every iteration and hook)",
+                env_name(&name)
+            )),
+        },
+        CommandSpec::Argv(argv) => match shell_guard::find_splice(argv, levels) {
+            None => Ok(()),
+            Some(splice) => Err(format!(
+                "`{what}` puts placeholder `{{{}}}` in argument {} (`{}`), which {}; values are never spliced into shell code: {}",
+                splice.factor, splice.index, argv[splice.index], splice.reason, splice.hint
+            )),
+        },
     }
 }
 

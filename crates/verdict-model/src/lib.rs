@@ -7,6 +7,7 @@ pub mod environment;
 pub mod experiment;
 pub mod metric;
 pub mod sample;
+pub mod shell_guard;
 
 pub use environment::Environment;
 pub use experiment::{

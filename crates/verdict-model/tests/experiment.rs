@@ -222,7 +222,8 @@ fn placeholders_inside_shell_scripts_are_refused_everywhere() {
     for text in refused {
         let message = error_of(text);
         assert!(
-            message.contains("inside a shell script") && message.contains("$VERDICT_V"),
+            message.contains("values are never spliced into shell code")
+                && message.contains("$VERDICT_V"),
             "{text}\n{message}"
         );
     }

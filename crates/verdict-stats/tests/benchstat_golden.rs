@@ -1,5 +1,6 @@
-//! Reproduces benchstat's golden outputs (golang.org/x/perf, data copied to
-//! /work/shared/peer-data/benchstat, see its README.txt) with this crate:
+//! Reproduces benchstat's golden outputs (golang.org/x/perf
+//! cmd/benchstat/testdata, copied with its BSD-3-Clause license to
+//! tests/data/benchstat, see its README.md) with this crate:
 //! medians, the "± x%" median interval, "p=" to 3 decimals and the delta or
 //! "~". Must not: depend on verdict-parse (the tiny Go-benchmark reader below
 //! exists only for this test) or on benchstat's number formatting beyond
@@ -13,7 +14,7 @@ use verdict_stats::summary::{median_interval, summarize};
 
 fn testdata(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/peer-data/benchstat/cmd/benchstat/testdata")
+        .join("tests/data/benchstat")
         .join(name);
     std::fs::read_to_string(&path)
         .unwrap_or_else(|error| panic!("read {}: {error}", path.display()))

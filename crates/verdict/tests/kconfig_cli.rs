@@ -331,14 +331,18 @@ fn real_debian_tree_when_installed() {
     let configs = std::env::var_os("VERDICT_KERNEL_CONFIGS")
         .map_or_else(|| PathBuf::from("/usr/src/linux-config-6.1"), PathBuf::from);
     let compressed = configs.join("config.amd64_none_amd64.xz");
-    if !source.join("Kconfig").is_file() || !compressed.is_file() {
-        eprintln!(
-            "skipped: needs {} (linux-source-6.1, extracted) and {} (linux-config-6.1)",
-            source.display(),
-            compressed.display()
-        );
+    let tree_hint = "apt-get install linux-source-6.1, then scripts/prepare-kernel-tree.sh (or set VERDICT_KERNEL_SRC to an extracted tree)";
+    let Some(_) = verdict_testkit::require_path(&source.join("Kconfig"), tree_hint) else {
         return;
-    }
+    };
+    let config_hint =
+        "apt-get install linux-config-6.1 (or set VERDICT_KERNEL_CONFIGS to its directory)";
+    let Some(_) = verdict_testkit::require_path(&compressed, config_hint) else {
+        return;
+    };
+    let Some(_) = verdict_testkit::require_program("xz", "xz-utils") else {
+        return;
+    };
     let output = std::process::Command::new("xz")
         .arg("-dc")
         .arg(&compressed)

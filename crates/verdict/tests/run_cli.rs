@@ -232,14 +232,9 @@ fn ab_compares_commands_interleaved_and_reports_a_verdict() {
 
 #[test]
 fn stress_ng_example_records_bogo_ops_per_cell() {
-    if std::process::Command::new("stress-ng")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: stress-ng is not installed (apt-get install stress-ng)");
+    let Some(_) = verdict_testkit::require_program("stress-ng", "stress-ng") else {
         return;
-    }
+    };
     let directory = tempfile::tempdir().unwrap();
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/stress-ng-kill.toml");
     let text = std::fs::read_to_string(example)

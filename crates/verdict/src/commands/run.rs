@@ -63,6 +63,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
             }
             let experiment: Experiment =
                 serde_json::from_str(&record.experiment_json).map_err(CliError::internal)?;
+            experiment
+                .check_shell_splices(&format!("run {run}"))
+                .map_err(CliError::input)?;
             let mut progress = Progress::new(&experiment.primary_metric().name);
             engine
                 .resume(RunId(run), &mut progress)
