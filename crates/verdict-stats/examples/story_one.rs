@@ -1,4 +1,4 @@
-//! Story 1 of USERS.md replayed: 15 runs per cell at ~30% run-to-run
+//! The mailing-list case replayed (a "19% regression" measured with 15 runs per cell): 15 runs per cell at ~30% run-to-run
 //! variation (lognormal, seeded), rescaled so each cell's median is the published one, fed to
 //! `compare`. Prints what verdict would conclude; docs/statistics.md quotes
 //! this output. Run: `cargo run -p verdict-stats --example story_one`.

@@ -267,7 +267,7 @@ pub fn decide_absolute(
     }
 }
 
-/// The decision rule of STATISTICS.md applied to a shift interval.
+/// The decision rule (docs/statistics.md, "Verdicts") applied to a shift interval.
 /// No interval (too few runs for the confidence) is inconclusive.
 /// Complexity O(1).
 pub fn decide(shift: &Shift, settings: &CompareSettings) -> (Verdict, Option<Magnitude>) {

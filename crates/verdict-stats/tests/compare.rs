@@ -1,5 +1,5 @@
 //! `compare` end to end on seeded lognormal samples: each verdict is
-//! reachable for the reason STATISTICS.md gives, Bonferroni widens the
+//! reachable for the reason docs/statistics.md gives, Bonferroni widens the
 //! interval, runs_needed matches the planner, and the JSON field names and
 //! enum spellings of schema verdict.compare/v1 hold.
 //! Must not: assert on values that depend on more than the fixed seeds.
@@ -18,7 +18,7 @@ fn lognormal(seed: u64, median: f64, cv: f64, runs: usize) -> Vec<f64> {
 
 #[test]
 fn story_one_fifteen_runs_at_thirty_percent_is_inconclusive() {
-    // USERS.md story 1: 15 runs per cell, ~30% variation, medians within 3%.
+    // The mailing-list case: 15 runs per cell, ~30% variation, medians within 3%.
     let baseline = lognormal(1, 68_275.0, 0.30, 15);
     let candidate = lognormal(2, 70_154.0, 0.30, 15);
     let settings = CompareSettings::new(Better::Higher);

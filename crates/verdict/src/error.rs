@@ -4,7 +4,7 @@
 use std::fmt;
 
 /// An error that ends a command. The exit code follows the CLI contract in
-/// ARCHITECTURE.md: 2 for usage or input errors, 3 for interruptions.
+/// The CLI contract (README, "Exit codes"): 2 for usage or input errors, 3 for interruptions.
 #[derive(Debug)]
 pub(crate) enum CliError {
     /// Bad input from the user: a malformed file, an unknown run, bad flags.

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::plan::log_sd_from_cv;
 
-/// A noise shape from STATISTICS.md's validation list.
+/// A noise shape of the validation matrix (docs/validation.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Shape {

@@ -1,4 +1,4 @@
-//! The validation matrix of STATISTICS.md ("Validation"), rendered as the
+//! The validation matrix, rendered as the
 //! markdown of docs/validation.md.
 //!
 //! What it does: runs `simulate` over every noise shape, true change and
@@ -182,7 +182,7 @@ pub fn validation_report(settings: ValidationSettings) -> String {
 fn reference_table(out: &mut String, settings: ValidationSettings) {
     out.push_str(
         "## 1. Fixed N: power against the reference table\n\n\
-         STATISTICS.md's reference figures (Mann–Whitney, two-sided, α = 0.05, lognormal noise),\n\
+         Reference figures verdict was designed against (Mann–Whitney, two-sided, α = 0.05, lognormal noise),\n\
          and the same procedure simulated here.\n\n\
          | CV | true change | source | n = 5 | 10 | 15 | 20 | 30 | 60 | 120 |\n\
          |---|---|---|---|---|---|---|---|---|---|\n",
@@ -228,7 +228,7 @@ fn reference_table(out: &mut String, settings: ValidationSettings) {
             .collect();
         let _ = writeln!(
             out,
-            "| {:.0}% | {:+.0}% | STATISTICS.md | {} |",
+            "| {:.0}% | {:+.0}% | reference | {} |",
             cv * 100.0,
             change * 100.0,
             expected.join(" | ")
@@ -265,7 +265,7 @@ fn peeking_section(out: &mut String, settings: ValidationSettings) {
         out,
         "## 2. Naive peeking\n\n\
          A/A at CV 13% (lognormal), testing every 5 runs up to 60 and stopping at the first\n\
-         p < 0.05: false-alarm rate **{}** (STATISTICS.md: 0.20), with coverage of the naive 95%\n\
+         p < 0.05: false-alarm rate **{}** (reference: 0.20), with coverage of the naive 95%\n\
          interval at the stop {}. verdict's adaptive design with a look after *every* run\n\
          from 6 to 60 (55 looks) on the same data: false-alarm rate **{}**, coverage {}.\n",
         rate(peeking.change_rate()),
