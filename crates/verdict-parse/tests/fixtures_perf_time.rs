@@ -268,7 +268,7 @@ fn posix_and_bash_time() {
     let bash = time_posix(&fixture("bash-time-sleep.txt")).unwrap();
     assert_eq!((bash.real, bash.user, bash.sys), (0.207, 0.001, 0.0));
 
-    // Story 4 of USERS.md: ppc64_cpu --smt=1 on 400 CPUs, before and after.
+    // The bulk SMT switch case: ppc64_cpu --smt=1 on 400 CPUs, before and after.
     let before = "\nreal\t1m14.792s\nuser\t0m0.001s\nsys\t0m52.118s\n";
     let after = "\nreal\t0m03.205s\nuser\t0m0.001s\nsys\t0m1.034s\n";
     assert!((time_posix_value(before, "real").unwrap() - 74.792).abs() < 1e-9);

@@ -227,7 +227,7 @@ fn csv_columns() {
 
 #[test]
 fn plain_numbers_from_story_one() {
-    // The N=15 medians of USERS.md story 1, as a user might paste them.
+    // The N=15 medians of the mailing-list case (a "19% regression"), as a user might paste them.
     let text = "# enforcing, 7.1 vs 7.2-rc4\n68,275\n70,154\n\n# permissive\n68,082\n67,166\n";
     assert_eq!(
         plain_numbers(text).unwrap(),

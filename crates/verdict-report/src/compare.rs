@@ -81,7 +81,7 @@ pub struct ComparisonInput {
 }
 
 /// Compare every input; with k > 1 inputs and `adjust`, intervals are at
-/// 1 - alpha/k (Bonferroni) and p-values Holm-adjusted, as STATISTICS.md
+/// 1 - alpha/k (Bonferroni) and p-values Holm-adjusted, as docs/statistics.md
 /// asks for reports showing several comparisons.
 pub fn comparison_rows(
     inputs: &[ComparisonInput],

@@ -90,7 +90,7 @@ iterations = 15
 #[test]
 fn story_one_pivot_with_the_selinux_tax() {
     let experiment = Experiment::parse(STORY_ONE, "kill.toml").unwrap();
-    // The medians of the 15-runs-per-cell table in USERS.md, at ~30% CV.
+    // The medians of the 15-runs-per-cell table of the mailing-list case, at ~30% CV.
     let medians = [68_275.0, 68_082.0, 99_654.0, 70_154.0, 67_166.0, 100_510.0];
     let samples = samples_for(&experiment, &medians, 0.30, 15);
     let options = PivotOptions {

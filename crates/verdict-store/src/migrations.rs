@@ -1,5 +1,5 @@
 //! The schema as numbered migrations. The database schema is an on-disk
-//! format (STYLE.md rule 9): a migration, once released, is never edited;
+//! format: a migration, once released, is never edited;
 //! changes are new migrations appended to `MIGRATIONS`. The schema version
 //! is `PRAGMA user_version`; `PRAGMA application_id` marks the file as a
 //! verdict database. Must not hold any query other than schema changes.
