@@ -5,10 +5,14 @@
 use std::time::{Duration, Instant};
 use verdict_exec::{Cancel, Executor, Invocation, Leftovers, Status, SystemExecutor};
 
+/// Waits until background job `$!` runs its program (a forked shell is
+/// named `sh` until it execs, and a loaded machine can scan in between).
+const AWAIT_EXEC: &str = r#"until [ "$(cat /proc/$!/comm 2>/dev/null)" != sh ]; do :; done"#;
+
 /// A shell that starts `sleep 31` in the background, prints its pid and
-/// exits at once.
+/// exits as soon as the sleep runs.
 fn leaves_a_sleep() -> Invocation {
-    Invocation::shell("sleep 31 & echo $!; echo started")
+    Invocation::shell(format!("sleep 31 & {AWAIT_EXEC}; echo $!; echo started"))
 }
 
 fn pid_from(stdout: &[u8]) -> libc::pid_t {
@@ -100,8 +104,11 @@ fn ignore_does_not_look_and_a_clean_command_has_no_leftovers() {
 fn several_leftovers_are_each_named() {
     let outcome = SystemExecutor
         .run(
-            &Invocation::shell("sleep 31 & sleep 32 & cat > /dev/null < /dev/zero & echo $!")
-                .with_leftovers(Leftovers::Kill),
+            &Invocation::shell(format!(
+                "sleep 31 & {AWAIT_EXEC}; sleep 32 & {AWAIT_EXEC}; \
+                 cat > /dev/null < /dev/zero & {AWAIT_EXEC}; echo $!"
+            ))
+            .with_leftovers(Leftovers::Kill),
             &Cancel::new(),
         )
         .unwrap();

@@ -238,10 +238,13 @@ fn cpu_time_is_that_childs_only() {
         "import time\nstart = time.process_time()\nwhile time.process_time() - start < 0.2: pass";
     let burner = run(&Invocation::argv(["python3", "-c", burn])).unwrap();
     assert_eq!(burner.status, Status::Exited(0));
+    // process_time() counts user and system time; a loaded machine can
+    // put much of it in sys (page faults, scheduling).
     assert!(
-        burner.user >= Duration::from_millis(100),
-        "user {:?}",
-        burner.user
+        burner.user + burner.sys >= Duration::from_millis(150),
+        "user {:?} sys {:?}",
+        burner.user,
+        burner.sys
     );
 
     // The previous child's CPU time does not leak into the next one.

@@ -133,11 +133,12 @@ fn pids(directory: &Path) -> Vec<i32> {
         .collect()
 }
 
-/// Each iteration starts `sleep 31` in the background, notes its pid and
-/// exits at once.
+/// Each iteration starts `sleep 31` in the background, waits until it runs
+/// `sleep` (a forked shell is named `sh` until it execs), notes its pid and
+/// exits.
 const LEAVES_A_SLEEP: &str = r#"
 name = "leftovers"
-command = ["sh", "-c", "sleep 31 & echo $! >> pids; echo started"]
+command = ["sh", "-c", "sleep 31 & until [ \"$(cat /proc/$!/comm 2>/dev/null)\" != sh ]; do :; done; echo $! >> pids; echo started"]
 
 [sampling]
 iterations = 2
