@@ -2,12 +2,12 @@
 //! the experiment's metric declarations to a `Sample`. A non-success exit, a
 //! timeout or a metric that cannot be read makes a failed sample with the
 //! reason and the tail of the output; it is recorded and shown, never data.
-//! Reads a metric file (stress-ng --yaml) when a metric names one; starts no
-//! process.
+//! Reads a metric file (stress-ng --yaml) when a metric names one, on the
+//! target the iteration ran on (through its `Target`); starts no process.
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use verdict_exec::{Outcome, Status};
+use verdict_exec::{Outcome, Status, Target};
 use verdict_model::experiment::substitute_placeholders;
 use verdict_model::{Builtin, Cell, Experiment, Failure, MetricSource, Sample, Stream};
 
@@ -31,6 +31,7 @@ pub fn record(
     position: Position,
     outcome: &Outcome,
     workdir: Option<&Path>,
+    target: &dyn Target,
 ) -> Sample {
     let mut metrics = BTreeMap::new();
     let mut failure = None;
@@ -104,7 +105,7 @@ pub fn record(
                         Some(directory) => directory.join(&name),
                         None => Path::new(&name).to_path_buf(),
                     };
-                    match std::fs::read(&path) {
+                    match target.read_file(&path) {
                         Ok(bytes) => extractor
                             .extract_text(&String::from_utf8_lossy(&bytes))
                             .map_err(|error| error.to_string()),

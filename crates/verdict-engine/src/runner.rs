@@ -413,7 +413,8 @@ impl LoopContext<'_, '_> {
             return Ok(LoopEnd::Cancelled);
         }
         let invocation = self.workload_invocation(cell);
-        let started_at_ms = now_ms();
+        // The target's clock: on another machine, when it started there.
+        let started_at_ms = self.engine.executor.now_unix_ms();
         let outcome = match self.engine.executor.run(&invocation, cancel) {
             Ok(outcome) => outcome,
             Err(ExecError::Cancelled) => return Ok(LoopEnd::Cancelled),
@@ -436,6 +437,7 @@ impl LoopContext<'_, '_> {
             },
             &outcome,
             self.workdir.as_deref(),
+            self.engine.executor,
         );
         self.engine.store.append_sample(self.run, &sample, cell)?;
         samples.push(sample);

@@ -390,3 +390,53 @@ fn an_interrupted_adaptive_run_resumes_to_the_same_decisions() {
         );
     }
 }
+
+/// The metric file and the sample's start time come from the target (here a
+/// fake machine), never from the controller's file system or clock: the
+/// workdir below does not exist on this machine.
+#[test]
+fn metric_files_and_clock_are_read_on_the_target() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
+    let executor =
+        FakeExecutor::with_function(|_| Ok(Outcome::exited(0, Duration::from_millis(40))));
+    executor.insert_file("/on/the/target/score-1.txt", "score: 7.5\n");
+    executor.insert_file("/on/the/target/score-2.txt", "score: 9\n");
+    let text = r#"
+name = "file metric"
+command = ["work", "{n}"]
+workdir = "/on/the/target"
+
+[factors.n]
+levels = ["1", "2"]
+
+[[metrics]]
+name = "score"
+source = "regex"
+pattern = 'score: ([0-9.]+)'
+file = "score-{n}.txt"
+direction = "higher"
+
+[sampling]
+iterations = 2
+"#;
+    let mut start = options(text, 5);
+    start.experiment.workdir = Some("/on/the/target".into());
+    let engine = engine_with(&executor, &store, Cancel::new());
+    let summary = engine.start(&start, &mut Silent).unwrap();
+    assert_eq!(summary.failed, 0);
+    let samples = store.samples(summary.run).unwrap();
+    let cells = start.experiment.cells();
+    for sample in &samples {
+        let expected = if cells[sample.cell].levels[0].1 == "1" {
+            7.5
+        } else {
+            9.0
+        };
+        assert_eq!(sample.metrics["score"], expected);
+    }
+    // The fake clock starts at a fixed instant and advances 40 ms per run.
+    let starts: Vec<i64> = samples.iter().map(|sample| sample.started_at_ms).collect();
+    let first = verdict_exec::FAKE_CLOCK_START_MS;
+    assert_eq!(starts, vec![first, first + 40, first + 80, first + 120]);
+}

@@ -44,6 +44,7 @@ mod error;
 mod executor;
 mod fake;
 mod invocation;
+mod local;
 mod outcome;
 mod signal;
 mod spawn;
@@ -53,7 +54,9 @@ mod tail;
 pub use cancel::Cancel;
 pub use error::ExecError;
 pub use executor::Executor;
-pub use fake::FakeExecutor;
+/// The machine under test; the same trait as [`Executor`].
+pub use executor::Executor as Target;
+pub use fake::{FAKE_CLOCK_START_MS, FakeExecutor};
 pub use invocation::{DEFAULT_OUTPUT_LIMIT, Invocation, Program};
 pub use outcome::{Outcome, Status};
 pub use signal::signal_name;

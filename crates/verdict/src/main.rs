@@ -5,6 +5,7 @@ mod commands;
 mod common;
 mod error;
 mod progress;
+mod target;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

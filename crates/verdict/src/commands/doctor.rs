@@ -83,7 +83,10 @@ fn calibrate_workload(
     path: &std::path::Path,
     count: usize,
 ) -> Result<(String, Vec<verdict_doctor::noise::Iteration>), CliError> {
-    use verdict_exec::{Cancel, Executor, Invocation, Program, Status, SystemExecutor};
+    use verdict_exec::{Cancel, Invocation, Program, Status, SystemExecutor, Target};
+    // The machine under test; the calibration loop reads its clock-free
+    // facts (/proc/stat) and runs the workload through it.
+    let target: &dyn Target = &SystemExecutor;
     let (experiment, _) = crate::commands::run::load_experiment(path, None, false)?;
     let cell = experiment
         .cells()
@@ -103,9 +106,10 @@ fn calibrate_workload(
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
     let steal = || {
-        std::fs::read_to_string("/proc/stat")
+        target
+            .read_file(std::path::Path::new("/proc/stat"))
             .ok()
-            .and_then(|text| verdict_doctor::parse::stat::parse(&text))
+            .and_then(|bytes| verdict_doctor::parse::stat::parse(&String::from_utf8_lossy(&bytes)))
             .map_or(0, |stat| stat.total.steal)
     };
     eprintln!(
@@ -116,7 +120,7 @@ fn calibrate_workload(
     let mut iterations = Vec::with_capacity(count);
     for _ in 0..count {
         let before = steal();
-        let outcome = SystemExecutor
+        let outcome = target
             .run(&invocation, &Cancel::new())
             .map_err(CliError::input)?;
         if !matches!(outcome.status, Status::Exited(code) if experiment.success_codes.contains(&code))

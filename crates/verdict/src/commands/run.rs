@@ -101,7 +101,7 @@ pub(crate) fn start(
     let summary = engine
         .start(options, &mut progress)
         .map_err(CliError::input)?;
-    store_kernel_config(engine.store);
+    store_kernel_config(engine.store, crate::common::local_environment());
     if let Some(doctor) = doctor {
         engine
             .store
@@ -122,9 +122,12 @@ fn is_live_verdict(pid: u64) -> bool {
 /// Keep the running kernel's config (for `compare --config-diff`), when it
 /// is readable: once per distinct config in the database, under the
 /// SHA-256 the run's environment records.
-pub(crate) fn store_kernel_config(store: &dyn Store) {
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok();
-    if let Some(config) = crate::common::kernel_config(release.as_deref().map(str::trim)) {
+pub(crate) fn store_kernel_config(
+    store: &dyn Store,
+    source: &crate::target::EnvironmentSource<'_>,
+) {
+    let release = source.release();
+    if let Some(config) = source.kernel_config(release.as_deref()) {
         let sha256 = verdict_doctor::environment::config_sha256(&config.text);
         if let Err(error) = store.put_kernel_config(&sha256, &config.source, &config.text) {
             eprintln!("verdict: warning: could not store the kernel config: {error}");
