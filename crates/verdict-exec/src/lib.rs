@@ -39,6 +39,7 @@
 //! This crate must not depend on other verdict crates, parse metrics, touch the
 //! store, or print anything.
 
+pub mod agent;
 mod cancel;
 mod error;
 mod executor;
@@ -46,8 +47,10 @@ mod fake;
 mod invocation;
 mod local;
 mod outcome;
+pub mod remote;
 mod signal;
 mod spawn;
+mod ssh;
 mod system;
 mod tail;
 
@@ -60,4 +63,5 @@ pub use fake::{FAKE_CLOCK_START_MS, FakeExecutor};
 pub use invocation::{DEFAULT_OUTPUT_LIMIT, Invocation, Program};
 pub use outcome::{Outcome, Status};
 pub use signal::signal_name;
+pub use ssh::{AgentBinary, SshOptions, SshTarget, valid_host};
 pub use system::{SystemExecutor, TERMINATION_GRACE};

@@ -45,6 +45,9 @@ enum Command {
     Check(commands::check::CheckArgs),
     /// Kernel config diffs and reason chains.
     Kconfig(commands::kconfig::KconfigArgs),
+    /// The far side of an ssh target (started by verdict over ssh).
+    #[command(hide = true)]
+    Agent(commands::agent::AgentArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
         Command::Bisect(args) => commands::bisect::run(args),
         Command::Check(args) => commands::check::run(args),
         Command::Kconfig(args) => commands::kconfig::run(args),
+        Command::Agent(args) => commands::agent::run(args),
     };
     match result {
         Ok(code) => code,

@@ -96,6 +96,78 @@ impl<'a> EnvironmentSource<'a> {
     }
 }
 
+/// This verdict binary as an agent for ssh targets: its path, its build
+/// identity (version and the first 16 hex digits of the SHA-256 of the
+/// executable) and the architecture it runs on.
+pub(crate) fn own_identity() -> Result<verdict_exec::AgentBinary, crate::error::CliError> {
+    use sha2::{Digest, Sha256};
+    let local_path = std::env::current_exe().map_err(|error| {
+        crate::error::CliError::internal(format!("find this executable: {error}"))
+    })?;
+    let mut file = std::fs::File::open(&local_path).map_err(|error| {
+        crate::error::CliError::internal(format!("read {}: {error}", local_path.display()))
+    })?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher).map_err(|error| {
+        crate::error::CliError::internal(format!("read {}: {error}", local_path.display()))
+    })?;
+    let hash = hex::encode(hasher.finalize());
+    let version = env!("CARGO_PKG_VERSION");
+    Ok(verdict_exec::AgentBinary {
+        local_path,
+        file_name: format!("agent-{version}-{}", &hash[..16]),
+        identity: format!("verdict-agent {version} {hash}"),
+        architecture: machine_architecture(),
+    })
+}
+
+/// `uname -m` of this machine.
+fn machine_architecture() -> String {
+    // SAFETY: utsname is plain data; zeroed is valid, uname fills it.
+    let mut name: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: uname writes into the live struct.
+    if unsafe { libc::uname(&mut name) } != 0 {
+        return std::env::consts::ARCH.to_string();
+    }
+    // SAFETY: uname NUL-terminates the field.
+    unsafe { std::ffi::CStr::from_ptr(name.machine.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Connects to every host at once (one thread each); the first failure is
+/// the error, naming its host, and nothing is measured.
+#[cfg_attr(not(test), expect(dead_code, reason = "wired to --host next"))]
+pub(crate) fn connect_hosts(
+    hosts: &[String],
+    config_file: Option<&Path>,
+) -> Result<Vec<verdict_exec::SshTarget>, crate::error::CliError> {
+    let agent = own_identity()?;
+    let options = verdict_exec::SshOptions {
+        config_file: config_file.map(Path::to_path_buf),
+        ..verdict_exec::SshOptions::default()
+    };
+    let results: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = hosts
+            .iter()
+            .map(|host| {
+                let agent = agent.clone();
+                let options = options.clone();
+                scope.spawn(move || verdict_exec::SshTarget::connect(host, options, agent))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("connect thread"))
+            .collect()
+    });
+    let mut targets = Vec::new();
+    for result in results {
+        targets.push(result.map_err(crate::error::CliError::input)?);
+    }
+    Ok(targets)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

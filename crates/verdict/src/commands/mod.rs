@@ -1,6 +1,7 @@
 //! One module per subcommand; each exposes its clap `Args` and `run`.
 
 pub(crate) mod ab;
+pub(crate) mod agent;
 pub(crate) mod bisect;
 pub(crate) mod check;
 pub(crate) mod compare;

@@ -1,0 +1,208 @@
+//! ssh targets against real OpenSSH servers started by each test (see
+//! `support/sshd.rs`): remote quoting, the agent copied and upgraded, clear
+//! errors before anything is measured, lost connections, and `verdict ab`
+//! over several hosts.
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+use support::sshd::SshFixture;
+use verdict_exec::{AgentBinary, Cancel, Executor, Invocation, SshOptions, SshTarget, Status};
+
+const VERDICT: &str = env!("CARGO_BIN_EXE_verdict");
+
+/// The agent as the binary describes itself (`verdict agent --identity`).
+fn agent() -> AgentBinary {
+    let output = std::process::Command::new(VERDICT)
+        .args(["agent", "--identity"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let identity = String::from_utf8(output.stdout).unwrap().trim().to_string();
+    let words: Vec<&str> = identity.split(' ').collect();
+    assert_eq!(words.len(), 3, "{identity}");
+    let machine = std::process::Command::new("uname")
+        .arg("-m")
+        .output()
+        .unwrap();
+    AgentBinary {
+        local_path: VERDICT.into(),
+        file_name: format!("agent-{}-{}", words[1], &words[2][..16]),
+        identity,
+        architecture: String::from_utf8(machine.stdout)
+            .unwrap()
+            .trim()
+            .to_string(),
+    }
+}
+
+fn options(fixture: &SshFixture) -> SshOptions {
+    SshOptions {
+        config_file: Some(fixture.config_file.clone()),
+        connect_timeout: Duration::from_secs(5),
+        host_down_after: Duration::from_secs(5),
+        ..SshOptions::default()
+    }
+}
+
+/// Arguments that would run code, split or change if any reached a shell
+/// unquoted; `{marker}` is replaced by a path that must never be created.
+const HOSTILE: &[&str] = &[
+    "; touch {marker}",
+    "$(touch {marker})",
+    "`touch {marker}`",
+    "' ; touch {marker} ; '",
+    "\" ; touch {marker} ; \"",
+    "line one\ntouch {marker}",
+    "ünïcødé ✓ {marker}",
+    "",
+    "*",
+    "\\",
+    "$HOME",
+];
+
+fn hostile(marker: &Path) -> Vec<String> {
+    HOSTILE
+        .iter()
+        .map(|text| text.replace("{marker}", &marker.display().to_string()))
+        .collect()
+}
+
+/// `printf '%s\0' ARG...` echoes its arguments back, each NUL-terminated:
+/// byte-identical output proves each argument arrived whole and literal.
+fn echo_argv(arguments: &[String]) -> Vec<String> {
+    let mut argv = vec!["printf".to_string(), "%s\\0".to_string()];
+    argv.extend(arguments.iter().cloned());
+    argv
+}
+
+fn nul_joined(arguments: &[String]) -> Vec<u8> {
+    arguments
+        .iter()
+        .flat_map(|argument| argument.bytes().chain([0]))
+        .collect()
+}
+
+#[test]
+fn an_argv_arrives_literally_through_ssh_and_through_the_agent() {
+    let directory = tempfile::tempdir().unwrap();
+    let Some(mut fixture) = SshFixture::new(directory.path()) else {
+        return;
+    };
+    let _server = fixture.server("quoting");
+    let target = SshTarget::connect("quoting", options(&fixture), agent()).unwrap();
+    let marker = directory.path().join("MARKER");
+    let arguments = hostile(&marker);
+    let argv = echo_argv(&arguments);
+
+    // ssh alone: the words are quoted for the far side's shell.
+    let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let direct = target.run_direct(&words).unwrap();
+    assert_eq!(
+        direct.status,
+        Status::Exited(0),
+        "{}",
+        direct.output_tail(500)
+    );
+    assert_eq!(direct.stdout, nul_joined(&arguments));
+
+    // Through the agent: the argv travels as JSON and is exec'd directly.
+    let outcome = target
+        .run(&Invocation::argv(argv.clone()), &Cancel::new())
+        .unwrap();
+    assert_eq!(outcome.status, Status::Exited(0));
+    assert_eq!(outcome.stdout, nul_joined(&arguments));
+    // An environment value is data too.
+    let outcome = target
+        .run(
+            &Invocation::argv(["printenv", "LEVEL"]).with_env("LEVEL", arguments[0].clone()),
+            &Cancel::new(),
+        )
+        .unwrap();
+    assert_eq!(outcome.stdout, format!("{}\n", arguments[0]).into_bytes());
+    assert!(!marker.exists(), "a value reached a shell on the far side");
+}
+
+#[test]
+fn a_stale_agent_is_replaced_and_files_and_clock_come_from_the_target() {
+    let directory = tempfile::tempdir().unwrap();
+    let Some(mut fixture) = SshFixture::new(directory.path()) else {
+        return;
+    };
+    let server = fixture.server("upgrade");
+    let agent = agent();
+    let stale = server
+        .cache_directory
+        .join("verdict")
+        .join(&agent.file_name);
+    std::fs::create_dir_all(stale.parent().unwrap()).unwrap();
+    std::fs::write(&stale, "#!/bin/sh\necho verdict-agent 0.0.1 0000\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&stale, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let target = SshTarget::connect("upgrade", options(&fixture), agent).unwrap();
+    assert_eq!(target.remote_agent_path(), stale.display().to_string());
+    assert_eq!(
+        std::fs::read(&stale).unwrap(),
+        std::fs::read(VERDICT).unwrap(),
+        "the stale agent was not replaced by this build"
+    );
+    // Reads and the clock go through the agent.
+    let file = directory.path().join("metric.txt");
+    std::fs::write(&file, "score 12\n").unwrap();
+    assert_eq!(target.read_file(&file).unwrap(), b"score 12\n");
+    assert_eq!(
+        target
+            .read_file(&directory.path().join("absent"))
+            .unwrap_err()
+            .kind(),
+        std::io::ErrorKind::NotFound
+    );
+    let local = verdict_exec::SystemExecutor.now_unix_ms();
+    assert!((target.now_unix_ms() - local).abs() < 2_000);
+    // A timeout is enforced on the target.
+    let outcome = target
+        .run(
+            &Invocation::argv(["sleep", "30"]).with_timeout(Duration::from_millis(200)),
+            &Cancel::new(),
+        )
+        .unwrap();
+    assert_eq!(outcome.status, Status::TimedOut);
+}
+
+#[test]
+fn an_unreachable_host_or_a_wrong_host_key_is_a_clear_error() {
+    let directory = tempfile::tempdir().unwrap();
+    let Some(mut fixture) = SshFixture::new(directory.path()) else {
+        return;
+    };
+    fixture.unreachable_host("nowhere");
+    let error = SshTarget::connect("nowhere", options(&fixture), agent()).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.starts_with("target nowhere: cannot connect"),
+        "{message}"
+    );
+    assert!(message.contains("Connection refused"), "{message}");
+
+    // A host whose key is not the one known_hosts holds for its alias.
+    let _server = fixture.server("genuine");
+    let impostor = fixture.server("impostor");
+    let config = std::fs::read_to_string(&fixture.config_file).unwrap();
+    std::fs::write(
+        &fixture.config_file,
+        config.replace("HostKeyAlias impostor", "HostKeyAlias genuine"),
+    )
+    .unwrap();
+    let error = SshTarget::connect("impostor", options(&fixture), agent()).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("target impostor: host key verification failed"),
+        "{error}"
+    );
+    drop(impostor);
+    // Nothing was copied to a host whose key did not match.
+    assert!(!directory.path().join("impostor/cache/verdict").exists());
+}
