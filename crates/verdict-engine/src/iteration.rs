@@ -164,3 +164,31 @@ fn builtin_value(builtin: Builtin, outcome: &Outcome) -> f64 {
         Builtin::MaxRss => outcome.max_rss_kib as f64,
     }
 }
+
+/// The failed sample of an iteration whose connection to its target was
+/// lost: no measurement, reason "connection lost".
+pub fn connection_lost(position: Position, host: &str, detail: &str) -> Sample {
+    Sample {
+        cell: position.cell,
+        block: position.block,
+        sequence: position.sequence,
+        warmup: position.warmup,
+        started_at_ms: position.started_at_ms,
+        wall_seconds: 0.0,
+        user_seconds: 0.0,
+        sys_seconds: 0.0,
+        max_rss_kib: 0,
+        exit_code: None,
+        signal: None,
+        timed_out: false,
+        metrics: BTreeMap::new(),
+        failure: Some(Failure {
+            reason: "connection lost".to_string(),
+            output_tail: if detail.is_empty() {
+                format!("the connection to {host} went away during the iteration")
+            } else {
+                format!("the connection to {host} went away during the iteration: {detail}")
+            },
+        }),
+    }
+}

@@ -5,11 +5,13 @@
 //! verdict-stats; this crate prints nothing.
 
 pub mod adaptive;
+pub mod hosts;
 pub mod iteration;
 pub mod runner;
 pub mod schedule;
 
 pub use adaptive::{AdaptivePlan, ComparisonStatus};
+pub use hosts::{HostPart, HostWork, run_on_hosts};
 pub use runner::{
     Engine, EngineError, Observer, RunSummary, Silent, StartOptions, planned_iterations,
 };

@@ -31,6 +31,7 @@ pub struct FakeExecutor {
     seen: Mutex<Vec<Invocation>>,
     files: Mutex<BTreeMap<PathBuf, Vec<u8>>>,
     clock_ms: Mutex<i64>,
+    name: String,
 }
 
 /// Where the fake's clock starts: 2026-01-01 00:00 UTC.
@@ -56,7 +57,14 @@ impl FakeExecutor {
             seen: Mutex::new(Vec::new()),
             files: Mutex::new(BTreeMap::new()),
             clock_ms: Mutex::new(FAKE_CLOCK_START_MS),
+            name: "local".to_string(),
         }
+    }
+
+    /// Names the fake machine (its `target_name`), as a remote host would be.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
     }
 
     /// Adds (or replaces) a file on the fake machine.
@@ -146,6 +154,10 @@ impl Executor for FakeExecutor {
 
     fn now_unix_ms(&self) -> i64 {
         *lock(&self.clock_ms)
+    }
+
+    fn target_name(&self) -> &str {
+        &self.name
     }
 }
 
@@ -252,6 +264,10 @@ mod tests {
         fake.remove_file(Path::new("/work/top"));
         assert!(fake.read_file(Path::new("/work/top")).is_err());
         assert_eq!(fake.target_name(), "local");
+        assert_eq!(
+            FakeExecutor::with_queue([]).named("lpar1").target_name(),
+            "lpar1"
+        );
     }
 
     #[test]
