@@ -9,6 +9,7 @@
 //! [`plan::runs_per_cell`].
 
 pub mod bootstrap;
+pub mod combine;
 pub mod multiplicity;
 pub mod plan;
 pub mod rank;

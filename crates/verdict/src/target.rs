@@ -137,7 +137,6 @@ fn machine_architecture() -> String {
 
 /// Connects to every host at once (one thread each); the first failure is
 /// the error, naming its host, and nothing is measured.
-#[cfg_attr(not(test), expect(dead_code, reason = "wired to --host next"))]
 pub(crate) fn connect_hosts(
     hosts: &[String],
     config_file: Option<&Path>,

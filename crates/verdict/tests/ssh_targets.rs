@@ -206,3 +206,113 @@ fn an_unreachable_host_or_a_wrong_host_key_is_a_clear_error() {
     // Nothing was copied to a host whose key did not match.
     assert!(!directory.path().join("impostor/cache/verdict").exists());
 }
+
+fn verdict(arguments: &[&str], directory: &Path) -> std::process::Output {
+    std::process::Command::new(VERDICT)
+        .args(arguments)
+        .current_dir(directory)
+        .env_remove("VERDICT_DB")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn ab_on_two_hosts_reports_each_host_and_the_combined_line() {
+    let directory = tempfile::tempdir().unwrap();
+    let Some(mut fixture) = SshFixture::new(directory.path()) else {
+        return;
+    };
+    let _a = fixture.server("a");
+    let _b = fixture.server("b");
+    let config = fixture.config_file.display().to_string();
+    let output = verdict(
+        &[
+            "ab",
+            "--host",
+            "a",
+            "--host",
+            "b",
+            "--ssh-config",
+            &config,
+            "-n",
+            "20",
+            "--seed",
+            "7",
+            "sleep 0.05",
+            "sleep 0.06",
+        ],
+        directory.path(),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    // Runs are created concurrently, so either host may be run 1.
+    let a = stdout.find("== host a (run ").expect("host a's report");
+    let b = stdout.find("== host b (run ").expect("host b's report");
+    assert!(a < b, "{stdout}");
+    for report in [&stdout[a..b], &stdout[b..]] {
+        assert!(
+            report.contains("sleep 0.06 vs sleep 0.05") && report.contains("regression"),
+            "{report}"
+        );
+    }
+    assert!(
+        stdout.contains(
+            "sleep 0.06 vs sleep 0.05: regression on 2 of 2 hosts; combined: worse across hosts"
+        ),
+        "{stdout}"
+    );
+    // Each host's run is stored under its name, with its samples.
+    let store = verdict_store::SqliteStore::open(directory.path().join("verdict.db")).unwrap();
+    use verdict_store::Store;
+    let runs = store.list_runs().unwrap();
+    let hosts: Vec<&str> = runs.iter().map(|run| run.host.as_str()).collect();
+    assert_eq!(hosts.len(), 2);
+    assert!(hosts.contains(&"a") && hosts.contains(&"b"), "{hosts:?}");
+    for run in &runs {
+        assert_eq!(run.done, 40);
+        assert_eq!(run.failed, 0);
+        let samples = store.samples(run.id).unwrap();
+        // Timed on the target: sleep 0.05 takes at least 50 ms there, and
+        // the wall time is not inflated by ssh round trips (tens of ms).
+        for sample in samples.iter().filter(|sample| sample.cell == 0) {
+            assert!(sample.wall_seconds >= 0.05, "{}", sample.wall_seconds);
+        }
+    }
+}
+
+#[test]
+fn an_unreachable_host_at_start_is_exit_2_and_nothing_is_measured() {
+    let directory = tempfile::tempdir().unwrap();
+    let Some(mut fixture) = SshFixture::new(directory.path()) else {
+        return;
+    };
+    let _a = fixture.server("a");
+    fixture.unreachable_host("gone");
+    let config = fixture.config_file.display().to_string();
+    let output = verdict(
+        &[
+            "ab",
+            "--host",
+            "a",
+            "--host",
+            "gone",
+            "--ssh-config",
+            &config,
+            "-n",
+            "3",
+            "true",
+            "false",
+        ],
+        directory.path(),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("verdict: error: target gone: cannot connect"),
+        "{stderr}"
+    );
+    let store = verdict_store::SqliteStore::open(directory.path().join("verdict.db")).unwrap();
+    use verdict_store::Store;
+    assert!(store.list_runs().unwrap().is_empty());
+}

@@ -6,6 +6,7 @@ pub(crate) mod bisect;
 pub(crate) mod check;
 pub(crate) mod compare;
 pub(crate) mod doctor;
+pub(crate) mod hosts;
 pub(crate) mod kconfig;
 pub(crate) mod plan;
 pub(crate) mod report;

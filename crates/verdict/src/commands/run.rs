@@ -26,11 +26,13 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub(crate) seed: Option<u64>,
     /// Continue an interrupted or killed run with the same schedule.
-    #[arg(long, value_name = "RUN_ID", conflicts_with_all = ["experiment", "iterations", "until_decided", "seed", "doctor"])]
+    #[arg(long, value_name = "RUN_ID", conflicts_with_all = ["experiment", "iterations", "until_decided", "seed", "doctor", "hosts"])]
     pub(crate) resume: Option<i64>,
     /// Measure the machine's noise first and store it with the run.
     #[arg(long)]
     pub(crate) doctor: bool,
+    #[command(flatten)]
+    pub(crate) target: crate::commands::hosts::TargetArgs,
     #[command(flatten)]
     pub(crate) db: DbArgs,
     #[command(flatten)]
@@ -40,7 +42,27 @@ pub(crate) struct RunArgs {
 pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
     let store = args.db.open()?;
     let cancel = cancel_on_interrupt();
-    let engine = crate::common::system_engine(&store, cancel);
+    if args.target.remote() && args.doctor {
+        return Err(CliError::input(
+            "--doctor measures this machine; with --host run `verdict doctor` on each host instead",
+        ));
+    }
+    if let Some(run) = args.resume
+        && let Some(target) = store
+            .annotations(RunId(run))
+            .map_err(CliError::input)?
+            .remove("target")
+    {
+        return crate::commands::hosts::resume_group(
+            &store,
+            RunId(run),
+            &target,
+            &args.db,
+            &args.report,
+            cancel,
+        );
+    }
+    let engine = crate::common::system_engine(&store, cancel.clone());
     let summary = match args.resume {
         Some(run) => {
             let record = store.run(RunId(run)).map_err(CliError::input)?;
@@ -68,7 +90,16 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
                 .experiment
                 .as_ref()
                 .expect("clap requires EXPERIMENT without --resume");
-            let (experiment, text) = load_experiment(path, args.iterations, args.until_decided)?;
+            let (mut experiment, text) =
+                load_experiment(path, args.iterations, args.until_decided)?;
+            if args.target.remote() {
+                // Only an absolute workdir from the file means something on
+                // another machine; otherwise the remote login directory.
+                experiment.workdir = Experiment::parse(&text, &path.display().to_string())
+                    .map_err(CliError::input)?
+                    .workdir
+                    .filter(|directory| directory.is_absolute());
+            }
             if args.doctor {
                 eprintln!("verdict: measuring this machine's noise first (verdict doctor --quick)");
             }
@@ -85,6 +116,15 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
                 command_line: std::env::args().collect(),
                 tool_version: tool_version(),
             };
+            if args.target.remote() {
+                return crate::commands::hosts::start_on_hosts(
+                    &args.target,
+                    options,
+                    &args.db,
+                    &args.report,
+                    cancel,
+                );
+            }
             start(&engine, &options, doctor)?
         }
     };
