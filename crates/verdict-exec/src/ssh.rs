@@ -95,6 +95,9 @@ cat > "$temporary"
 chmod 700 "$temporary"
 mv -f "$temporary" "$1""#;
 
+/// How long a master connection outlives its last session.
+pub const MASTER_LINGER: Duration = Duration::from_secs(15);
+
 /// A remote machine reached over ssh; see the module documentation.
 pub struct SshTarget {
     host: String,
@@ -106,7 +109,6 @@ pub struct SshTarget {
 
 #[derive(Default)]
 struct State {
-    master: Option<Child>,
     session: Option<Session>,
     remote_agent_path: String,
     /// Target clock minus controller clock, from the agent's hello.
@@ -170,7 +172,7 @@ impl SshTarget {
         };
         {
             let mut state = lock(&target.state);
-            target.start_master(&mut state)?;
+            target.start_master()?;
             target.prepare_agent(&mut state)?;
             target.start_session(&mut state)?;
         }
@@ -233,47 +235,65 @@ impl SshTarget {
         argv
     }
 
-    fn start_master(&self, state: &mut State) -> Result<(), ExecError> {
-        if let Some(mut master) = state.master.take() {
-            let _ = master.kill();
-            let _ = master.wait();
-        }
+    /// Starts the master connection. It backgrounds itself once logged in
+    /// (ControlPersist) and ends by itself [`MASTER_LINGER`] after its last
+    /// session closes, so even a controller killed with SIGKILL leaves no
+    /// ssh process behind for long; a clean end stops it at once.
+    fn start_master(&self) -> Result<(), ExecError> {
+        self.stop_master();
         let _ = std::fs::remove_file(self.control_path());
         let mut argv = self.base_command();
         argv.extend([
             "-o".to_string(),
             "ControlMaster=yes".to_string(),
             "-o".to_string(),
-            "ControlPersist=no".to_string(),
+            format!("ControlPersist={}", MASTER_LINGER.as_secs()),
             "-N".to_string(),
             self.host.clone(),
         ]);
+        let errors_path = self.control_directory.join("master.err");
+        let errors = std::fs::File::create(&errors_path)
+            .map_err(|error| self.error(format!("create {}: {error}", errors_path.display())))?;
         let mut child = command(&argv)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stderr(Stdio::from(errors))
             .spawn()
             .map_err(|error| self.error(format!("start `{}`: {error}", argv[0])))?;
         let deadline = Instant::now() + self.options.connect_timeout + Duration::from_secs(5);
         loop {
-            if self.control_path().exists() {
-                state.master = Some(child);
-                return Ok(());
-            }
-            if let Ok(Some(_)) = child.try_wait() {
-                let mut stderr = String::new();
-                if let Some(mut pipe) = child.stderr.take() {
-                    let _ = pipe.read_to_string(&mut stderr);
+            match child.try_wait() {
+                Ok(Some(status)) => {
+                    if status.success() && self.control_path().exists() {
+                        return Ok(());
+                    }
+                    let stderr = std::fs::read_to_string(&errors_path).unwrap_or_default();
+                    return Err(self.error(connection_message(&stderr)));
                 }
-                return Err(self.error(connection_message(&stderr)));
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(self.error("connection timed out"));
+                }
             }
-            if Instant::now() >= deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(self.error("connection timed out"));
-            }
-            std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// Asks the master connection, if any, to exit (`ssh -O exit`).
+    fn stop_master(&self) {
+        if !self.control_path().exists() {
+            return;
+        }
+        let mut argv = self.base_command();
+        argv.extend(["-O".to_string(), "exit".to_string(), self.host.clone()]);
+        let _ = command(&argv)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
     }
 
     /// Runs `remote` on the far side through the master; its outcome.
@@ -445,7 +465,7 @@ impl SshTarget {
         let mut delay = Duration::from_millis(250);
         loop {
             let attempt = self
-                .start_master(state)
+                .start_master()
                 .and_then(|()| self.prepare_agent(state))
                 .and_then(|()| self.start_session(state));
             match attempt {
@@ -606,10 +626,7 @@ impl Drop for SshTarget {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
         state.session = None;
-        if let Some(mut master) = state.master.take() {
-            let _ = master.kill();
-            let _ = master.wait();
-        }
+        self.stop_master();
         let _ = std::fs::remove_dir_all(&self.control_directory);
     }
 }

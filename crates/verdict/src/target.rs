@@ -140,10 +140,12 @@ fn machine_architecture() -> String {
 pub(crate) fn connect_hosts(
     hosts: &[String],
     config_file: Option<&Path>,
+    reconnect_timeout: std::time::Duration,
 ) -> Result<Vec<verdict_exec::SshTarget>, crate::error::CliError> {
     let agent = own_identity()?;
     let options = verdict_exec::SshOptions {
         config_file: config_file.map(Path::to_path_buf),
+        host_down_after: reconnect_timeout,
         ..verdict_exec::SshOptions::default()
     };
     let results: Vec<_> = std::thread::scope(|scope| {

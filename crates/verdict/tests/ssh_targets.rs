@@ -316,3 +316,152 @@ fn an_unreachable_host_at_start_is_exit_2_and_nothing_is_measured() {
     use verdict_store::Store;
     assert!(store.list_runs().unwrap().is_empty());
 }
+
+/// Samples stored so far in the database at `path` (all runs).
+fn stored_samples(path: &Path) -> u64 {
+    use verdict_store::Store;
+    verdict_store::SqliteStore::open(path)
+        .and_then(|store| store.list_runs())
+        .map(|runs| runs.iter().map(|run| run.done).sum())
+        .unwrap_or(0)
+}
+
+fn wait_for_samples(path: &Path, count: u64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while stored_samples(path) < count {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_lost_connection_fails_the_iteration_and_a_host_that_stays_down_stops_alone() {
+    let directory = tempfile::tempdir().unwrap();
+    let Some(mut fixture) = SshFixture::new(directory.path()) else {
+        return;
+    };
+    let mut a = fixture.server("a");
+    let mut b = fixture.server("b");
+    let config = fixture.config_file.display().to_string();
+    let database = directory.path().join("verdict.db");
+    let child = std::process::Command::new(VERDICT)
+        .args([
+            "ab",
+            "--host",
+            "a",
+            "--host",
+            "b",
+            "--ssh-config",
+            &config,
+            "--reconnect-timeout",
+            "4s",
+            "-n",
+            "15",
+            "--seed",
+            "3",
+            "sleep 0.1",
+            "sleep 0.1",
+        ])
+        .current_dir(directory.path())
+        .env_remove("VERDICT_DB")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_samples(&database, 6);
+    // Both hosts crash mid-run; a comes back a second later, b never does.
+    a.kill();
+    b.kill();
+    std::thread::sleep(Duration::from_secs(1));
+    a.start();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(stderr.contains("[b] stopped:"), "{stderr}");
+    assert!(stderr.contains("host b is down"), "{stderr}");
+    assert!(stderr.contains("the run stopped on b"), "{stderr}");
+
+    use verdict_store::Store;
+    let store = verdict_store::SqliteStore::open(&database).unwrap();
+    let runs = store.list_runs().unwrap();
+    let run_a = runs.iter().find(|run| run.host == "a").unwrap();
+    let run_b = runs.iter().find(|run| run.host == "b").unwrap();
+    assert_eq!(run_a.status, verdict_model::RunStatus::Complete);
+    assert_eq!(run_a.done, 30, "every slot of a's schedule is recorded");
+    let samples = store.samples(run_a.id).unwrap();
+    let lost: Vec<_> = samples
+        .iter()
+        .filter(|sample| {
+            sample
+                .failure
+                .as_ref()
+                .is_some_and(|failure| failure.reason == "connection lost")
+        })
+        .collect();
+    assert!(!lost.is_empty(), "no iteration was recorded as lost");
+    assert!(lost.iter().all(|sample| sample.metrics.is_empty()));
+    assert!(samples.iter().filter(|sample| sample.is_data()).count() >= 25);
+    assert_eq!(run_b.status, verdict_model::RunStatus::Failed);
+    assert!(run_b.done < 30);
+}
+
+#[test]
+fn a_controller_killed_mid_run_resumes_on_the_same_host_with_no_sample_lost_or_doubled() {
+    let directory = tempfile::tempdir().unwrap();
+    let Some(mut fixture) = SshFixture::new(directory.path()) else {
+        return;
+    };
+    let _a = fixture.server("a");
+    let config = fixture.config_file.display().to_string();
+    let database = directory.path().join("verdict.db");
+    let mut child = std::process::Command::new(VERDICT)
+        .args([
+            "ab",
+            "--host",
+            "a",
+            "--ssh-config",
+            &config,
+            "-n",
+            "15",
+            "--seed",
+            "5",
+            "sleep 0.05",
+            "sleep 0.05",
+        ])
+        .current_dir(directory.path())
+        .env_remove("VERDICT_DB")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_samples(&database, 8);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let killed_at = stored_samples(&database);
+    assert!(killed_at < 30, "the run finished before it was killed");
+
+    let output = verdict(&["run", "--resume", "1"], directory.path());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("resuming run 1 on a"), "{stderr}");
+
+    use verdict_store::Store;
+    let store = verdict_store::SqliteStore::open(&database).unwrap();
+    let run = store.run(verdict_model::RunId(1)).unwrap();
+    assert_eq!(run.status, verdict_model::RunStatus::Complete);
+    assert_eq!(run.host, "a");
+    let samples = store.samples(run.id).unwrap();
+    let sequences: Vec<u32> = samples.iter().map(|sample| sample.sequence).collect();
+    assert_eq!(sequences, (0..30).collect::<Vec<u32>>());
+    // Each cell got exactly its 15 iterations: nothing lost, nothing doubled.
+    for cell in 0..2 {
+        assert_eq!(
+            samples.iter().filter(|sample| sample.cell == cell).count(),
+            15
+        );
+    }
+}

@@ -33,6 +33,16 @@ pub(crate) struct TargetArgs {
     /// ssh client configuration file (passed to ssh as -F).
     #[arg(long, value_name = "FILE")]
     pub(crate) ssh_config: Option<PathBuf>,
+    /// How long a host may stay unreachable after a lost connection before
+    /// its part of the run stops (the other hosts go on), e.g. 60s or 5m.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
+    pub(crate) reconnect_timeout: std::time::Duration,
+}
+
+fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
+    verdict_model::experiment::parse_duration(text)
+        .filter(|duration| !duration.is_zero())
+        .ok_or_else(|| format!("`{text}` is not a duration; expected e.g. 30s or 5m"))
 }
 
 impl TargetArgs {
@@ -85,7 +95,11 @@ pub(crate) fn start_on_hosts(
     report: &ReportOptionsArgs,
     cancel: Cancel,
 ) -> Result<ExitCode, CliError> {
-    let connected = crate::target::connect_hosts(&targets.hosts, targets.ssh_config.as_deref())?;
+    let connected = crate::target::connect_hosts(
+        &targets.hosts,
+        targets.ssh_config.as_deref(),
+        targets.reconnect_timeout,
+    )?;
     // A workdir on this machine means nothing on another one: the agent
     // runs in the remote login directory unless the experiment names an
     // absolute one.
@@ -95,6 +109,7 @@ pub(crate) fn start_on_hosts(
     let group = serde_json::json!({
         "hosts": targets.hosts,
         "ssh_config": targets.ssh_config.as_ref().map(|path| path.display().to_string()),
+        "reconnect_timeout_s": targets.reconnect_timeout.as_secs_f64(),
         "group": format!("{}-{}", options.seed, std::process::id()),
     });
     let work = connected
@@ -139,6 +154,21 @@ pub(crate) fn resume_group(
         .iter()
         .filter(|(summary, _)| summary.status != RunStatus::Complete)
         .collect();
+    for (summary, _) in &unfinished {
+        if summary.status == RunStatus::Running
+            && let Some(pid) = store
+                .annotations(summary.id)
+                .map_err(CliError::internal)?
+                .get("process")
+                .and_then(|process| process["pid"].as_u64())
+            && crate::commands::run::is_live_verdict(pid)
+        {
+            return Err(CliError::input(format!(
+                "run {} is still being executed by verdict process {pid}; stop it first (kill -INT {pid}) or let it finish",
+                summary.id
+            )));
+        }
+    }
     if unfinished.is_empty() {
         return Err(CliError::input(format!(
             "run {run} and the other runs of its host group are complete; nothing to resume"
@@ -155,7 +185,11 @@ pub(crate) fn resume_group(
             .join(", "),
         hosts.join(", ")
     );
-    let connected = crate::target::connect_hosts(&hosts, ssh_config.as_deref())?;
+    let reconnect_timeout = annotation["reconnect_timeout_s"].as_f64().map_or(
+        std::time::Duration::from_secs(60),
+        std::time::Duration::from_secs_f64,
+    );
+    let connected = crate::target::connect_hosts(&hosts, ssh_config.as_deref(), reconnect_timeout)?;
     let work = unfinished
         .iter()
         .map(|(summary, _)| HostWork::Resume(summary.id))

@@ -153,7 +153,7 @@ pub(crate) fn start(
 
 /// Whether `pid` is a live verdict process other than this one (a killed
 /// run's process is gone, or its pid reused by something else).
-fn is_live_verdict(pid: u64) -> bool {
+pub(crate) fn is_live_verdict(pid: u64) -> bool {
     pid != u64::from(std::process::id())
         && std::fs::read_to_string(format!("/proc/{pid}/comm"))
             .is_ok_and(|name| name.trim() == "verdict")
