@@ -465,3 +465,52 @@ fn a_controller_killed_mid_run_resumes_on_the_same_host_with_no_sample_lost_or_d
         );
     }
 }
+
+/// `verdict run` with `[target] hosts` from the file: the workload's argv,
+/// hostile bytes included, reaches the remote program exactly (it compares
+/// its argument with a file holding the expected bytes and fails otherwise),
+/// and no value is ever run by a shell there.
+#[test]
+fn run_with_target_hosts_from_the_file_passes_argv_literally() {
+    let directory = tempfile::tempdir().unwrap();
+    let Some(mut fixture) = SshFixture::new(directory.path()) else {
+        return;
+    };
+    let _a = fixture.server("a");
+    let marker = directory.path().join("MARKER");
+    let nasty = hostile(&marker).join("|");
+    let expected = directory.path().join("expected");
+    std::fs::write(&expected, &nasty).unwrap();
+    let experiment = format!(
+        r#"name = "quoting"
+command = ["sh", "-c", 'printf "%s" "$1" | cmp -s - "$2"', "sh", {nasty}, {expected}]
+
+[target]
+hosts = ["a"]
+
+[factors.v]
+levels = ["1", "2"]
+
+[sampling]
+iterations = 2
+"#,
+        nasty = toml::Value::String(nasty.clone()),
+        expected = toml::Value::String(expected.display().to_string()),
+    );
+    std::fs::write(directory.path().join("quoting.toml"), experiment).unwrap();
+    let config = fixture.config_file.display().to_string();
+    let output = verdict(
+        &["run", "quoting.toml", "--ssh-config", &config],
+        directory.path(),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("== host a (run 1) =="), "{stdout}");
+    use verdict_store::Store;
+    let store = verdict_store::SqliteStore::open(directory.path().join("verdict.db")).unwrap();
+    let run = store.list_runs().unwrap().remove(0);
+    assert_eq!(run.host, "a");
+    assert_eq!((run.done, run.failed), (4, 0), "{stdout}");
+    assert!(!marker.exists());
+}

@@ -92,7 +92,17 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
                 .expect("clap requires EXPERIMENT without --resume");
             let (mut experiment, text) =
                 load_experiment(path, args.iterations, args.until_decided)?;
-            if args.target.remote() {
+            // `--host` wins over the file's `[target] hosts`.
+            let mut target = args.target.clone();
+            if target.hosts.is_empty() {
+                target.hosts = experiment.hosts.clone();
+            }
+            if target.remote() {
+                if args.doctor {
+                    return Err(CliError::input(
+                        "--doctor measures this machine; with hosts run `verdict doctor` on each host instead",
+                    ));
+                }
                 // Only an absolute workdir from the file means something on
                 // another machine; otherwise the remote login directory.
                 experiment.workdir = Experiment::parse(&text, &path.display().to_string())
@@ -116,9 +126,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
                 command_line: std::env::args().collect(),
                 tool_version: tool_version(),
             };
-            if args.target.remote() {
+            if target.remote() {
                 return crate::commands::hosts::start_on_hosts(
-                    &args.target,
+                    &target,
                     options,
                     &args.db,
                     &args.report,
