@@ -32,7 +32,7 @@ impl std::fmt::Debug for HostPart<'_> {
 #[derive(Debug, Clone)]
 pub enum HostWork {
     Start {
-        options: StartOptions,
+        options: Box<StartOptions>,
         annotations: Vec<(String, serde_json::Value)>,
     },
     Resume(RunId),

@@ -548,7 +548,7 @@ iterations = 4
                 environment: &environment_one,
             },
             HostWork::Start {
-                options: options(text, 1),
+                options: Box::new(options(text, 1)),
                 annotations: vec![("target".into(), serde_json::json!({"host": "lpar1"}))],
             },
         ),
@@ -558,7 +558,7 @@ iterations = 4
                 environment: &environment_two,
             },
             HostWork::Start {
-                options: options(text, 2),
+                options: Box::new(options(text, 2)),
                 annotations: vec![],
             },
         ),

@@ -122,7 +122,7 @@ pub(crate) fn start_on_hosts(
             let mut annotation = group.clone();
             annotation["host"] = serde_json::Value::String(target.host().to_string());
             HostWork::Start {
-                options: host_options,
+                options: Box::new(host_options),
                 annotations: vec![("target".to_string(), annotation)],
             }
         })
