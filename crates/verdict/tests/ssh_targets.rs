@@ -279,6 +279,28 @@ fn ab_on_two_hosts_reports_each_host_and_the_combined_line() {
             assert!(sample.wall_seconds >= 0.05, "{}", sample.wall_seconds);
         }
     }
+
+    // The group again from the database, one row per host.
+    let output = verdict(&["report", "2", "--rows", "host"], directory.path());
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{table}");
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].starts_with("host "), "{table}");
+    for host in ["a", "b"] {
+        let row = lines
+            .iter()
+            .find(|line| line.starts_with(&format!("{host} ")))
+            .unwrap_or_else(|| panic!("no row for {host}: {table}"));
+        assert!(row.ends_with("regression"), "{row}");
+    }
+    assert!(table.contains("regression on 2 of 2 hosts"), "{table}");
+    let output = verdict(
+        &["report", "1", "--rows", "host", "--format", "json"],
+        directory.path(),
+    );
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["schema"], "verdict.hosts/v1");
+    assert_eq!(json["hosts"].as_array().unwrap().len(), 2);
 }
 
 #[test]

@@ -302,10 +302,22 @@ fn render(
 
 /// One host's comparison rows, as its report computes them.
 fn host_rows(
-    store: &SqliteStore,
+    store: &dyn Store,
     run: RunId,
     options: &ReportOptionsArgs,
 ) -> Result<Vec<verdict_report::compare::ComparisonRow>, CliError> {
+    Ok(host_report(store, run, options)?
+        .comparisons
+        .map(|comparisons| comparisons.comparisons)
+        .unwrap_or_default())
+}
+
+/// One host's report, built as `verdict report RUN` builds it.
+fn host_report(
+    store: &dyn Store,
+    run: RunId,
+    options: &ReportOptionsArgs,
+) -> Result<verdict_report::RunReport, CliError> {
     let record = store.run(run).map_err(CliError::input)?;
     let experiment: Experiment =
         serde_json::from_str(&record.experiment_json).map_err(CliError::internal)?;
@@ -332,18 +344,14 @@ fn host_rows(
         alpha: options.alpha.unwrap_or(experiment.sampling.alpha),
         adjust: !options.no_adjust,
     };
-    let built = verdict_report::RunReport::build(
+    verdict_report::RunReport::build(
         info,
         &experiment,
         &samples,
         &record.environment_start,
         &report_options,
     )
-    .map_err(CliError::input)?;
-    Ok(built
-        .comparisons
-        .map(|comparisons| comparisons.comparisons)
-        .unwrap_or_default())
+    .map_err(CliError::input)
 }
 
 /// `Across hosts` lines: per comparison, the verdict counts and the
@@ -417,7 +425,10 @@ fn combined_lines(
             format_p(p_better)
         ));
     }
-    text
+    // Labels come from commands: no control character reaches the terminal.
+    text.lines()
+        .map(|line| format!("{}\n", verdict_report::format::plain_text(line)))
+        .collect()
 }
 
 fn format_p(p: f64) -> String {
@@ -426,4 +437,158 @@ fn format_p(p: f64) -> String {
     } else {
         format!("{p:.4}")
     }
+}
+
+/// The runs of the host group `run` belongs to, in run order, with their
+/// host names; empty when `run` is not part of one.
+fn group_members(store: &dyn Store, run: RunId) -> Result<Vec<(RunId, String)>, CliError> {
+    let annotations = store.annotations(run).map_err(CliError::input)?;
+    let Some(target) = annotations.get("target") else {
+        return Ok(Vec::new());
+    };
+    let mut members = Vec::new();
+    for summary in store.list_runs().map_err(CliError::internal)? {
+        let annotations = store.annotations(summary.id).map_err(CliError::internal)?;
+        if let Some(other) = annotations.get("target")
+            && other["group"] == target["group"]
+        {
+            members.push((summary.id, other["host"].as_str().unwrap_or("").to_string()));
+        }
+    }
+    members.sort_by_key(|(id, _)| *id);
+    Ok(members)
+}
+
+/// `verdict report RUN --rows host` for a run of a host group: one row per
+/// host with each cell's median and each comparison's delta and verdict,
+/// then the combined lines. `None` when the run is not part of a host group
+/// or its experiment has a factor called `host` (the ordinary pivot then
+/// applies).
+pub(crate) fn print_host_rows(
+    store: &dyn Store,
+    run: RunId,
+    options: &ReportOptionsArgs,
+) -> Result<Option<ExitCode>, CliError> {
+    let members = group_members(store, run)?;
+    if members.is_empty() {
+        return Ok(None);
+    }
+    let record = store.run(run).map_err(CliError::input)?;
+    let experiment: Experiment =
+        serde_json::from_str(&record.experiment_json).map_err(CliError::internal)?;
+    if experiment
+        .factors
+        .iter()
+        .any(|factor| factor.name == "host")
+    {
+        return Ok(None);
+    }
+    let format = crate::common::parse_format(&options.format)?;
+    let mut reports = Vec::new();
+    for (id, host) in &members {
+        reports.push((host.clone(), *id, host_report(store, *id, options)?));
+    }
+    let cells: Vec<String> = reports[0]
+        .2
+        .cells
+        .iter()
+        .map(|cell| cell.label.clone())
+        .collect();
+    let comparisons: Vec<String> = reports[0]
+        .2
+        .comparisons
+        .as_ref()
+        .map(|report| {
+            report
+                .comparisons
+                .iter()
+                .map(|row| row.name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let unit = reports[0].2.metric.unit.clone();
+    let mut header = vec!["host".to_string(), "run".to_string()];
+    header.extend(cells.iter().map(|label| format!("{label} median")));
+    header.extend(comparisons.iter().cloned());
+    let mut table = verdict_report::table::Table::new(header);
+    let mut verdicts = Vec::new();
+    let mut json_rows = Vec::new();
+    for (host, id, report) in &reports {
+        let mut row = vec![host.clone(), id.to_string()];
+        for label in &cells {
+            let median = report
+                .cells
+                .iter()
+                .find(|cell| &cell.label == label)
+                .and_then(|cell| cell.median);
+            row.push(median.map_or("-".to_string(), |value| {
+                verdict_report::format::value(value, &unit)
+            }));
+        }
+        let rows = report
+            .comparisons
+            .as_ref()
+            .map(|report| report.comparisons.clone())
+            .unwrap_or_default();
+        for name in &comparisons {
+            row.push(match rows.iter().find(|row| &row.name == name) {
+                Some(found) => {
+                    verdicts.push(found.verdict.clone());
+                    format!(
+                        "{} {}",
+                        verdict_report::format::percent(found.delta),
+                        found.verdict
+                    )
+                }
+                None => "-".to_string(),
+            });
+        }
+        json_rows.push(serde_json::json!({
+            "host": host,
+            "run": id.0,
+            "cells": report.cells.iter().map(|cell| serde_json::json!({"label": cell.label, "median": cell.median})).collect::<Vec<_>>(),
+            "comparisons": rows.iter().map(|row| serde_json::json!({"name": row.name, "delta": row.delta, "p_value": row.p_value, "verdict": row.verdict})).collect::<Vec<_>>(),
+        }));
+        table.push(row);
+    }
+    let per_host: Vec<_> = reports
+        .iter()
+        .map(|(host, _, report)| {
+            (
+                host.clone(),
+                report
+                    .comparisons
+                    .as_ref()
+                    .map(|report| report.comparisons.clone())
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    match format {
+        verdict_report::Format::Text => {
+            print!("{}", table.text());
+            println!();
+            print!("{}", combined_lines(&per_host, reports.len(), options));
+        }
+        verdict_report::Format::Markdown => {
+            print!("{}", table.markdown());
+            println!();
+            print!("{}", combined_lines(&per_host, reports.len(), options));
+        }
+        verdict_report::Format::Csv => print!("{}", table.csv()),
+        verdict_report::Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "schema": "verdict.hosts/v1",
+                "metric": reports[0].2.metric.name,
+                "hosts": json_rows,
+            }))
+            .map_err(CliError::internal)?
+        ),
+    }
+    let verdicts: Vec<&str> = verdicts.iter().map(String::as_str).collect();
+    Ok(Some(crate::commands::report::fail_on(
+        options.fail_on.as_deref(),
+        &verdicts,
+    )))
 }
