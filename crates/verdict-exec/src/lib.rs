@@ -10,6 +10,11 @@
 //! [`Program::Shell`] asks for one, stdin from `/dev/null`, the child in its
 //! own process group so a timeout or a [`Cancel`] kills the whole group.
 //! [`FakeExecutor`] returns scripted outcomes for engine and bisection tests.
+//! [`SshTarget`] is another machine, reached with the system `ssh` client;
+//! there, `verdict agent` ([`agent::serve`]) runs each invocation with the
+//! local `SystemExecutor`, so the measurements are the target's own. The
+//! trait is also exported as [`Target`]: besides running commands it reads
+//! the machine's files and tells its clock.
 //!
 //! Ctrl-C: children run in their own process group, so a terminal's SIGINT
 //! reaches verdict only, never the workload. The engine handles Ctrl-C by

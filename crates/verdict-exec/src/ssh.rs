@@ -4,7 +4,9 @@
 //!
 //! Per target: one ControlMaster connection (`BatchMode=yes`,
 //! `ConnectTimeout`, `ServerAliveInterval`; its socket in a private 0700
-//! temporary directory), a probe of the far side's architecture and agent,
+//! temporary directory; `ControlPersist` so it ends by itself
+//! [`MASTER_LINGER`] after its last session even if verdict is killed),
+//! a probe of the far side's architecture and agent,
 //! the agent copied when missing or of another build, and one persistent
 //! session to `verdict agent` speaking the JSON lines of [`crate::agent`].
 //! Every iteration is timed by the agent on the target; the network only
