@@ -536,3 +536,55 @@ iterations = 2
     assert_eq!((run.done, run.failed), (4, 0), "{stdout}");
     assert!(!marker.exists());
 }
+
+/// `verdict doctor --host`: the agent runs doctor on the host (its
+/// calibration loop and its /proc), and the JSON report comes back whole.
+#[test]
+fn doctor_runs_on_the_host() {
+    let directory = tempfile::tempdir().unwrap();
+    let Some(mut fixture) = SshFixture::new(directory.path()) else {
+        return;
+    };
+    let _a = fixture.server("a");
+    let config = fixture.config_file.display().to_string();
+    let output = verdict(
+        &[
+            "doctor",
+            "--quick",
+            "--format",
+            "json",
+            "--host",
+            "a",
+            "--ssh-config",
+            &config,
+        ],
+        directory.path(),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(report.is_object(), "{report}");
+    // The agent that ran it was copied into the host's cache directory.
+    assert!(
+        directory
+            .path()
+            .join("a/cache/verdict")
+            .read_dir()
+            .unwrap()
+            .count()
+            >= 1
+    );
+    let output = verdict(
+        &[
+            "doctor",
+            "--host",
+            "a",
+            "--ssh-config",
+            &config,
+            "--experiment",
+            "x.toml",
+        ],
+        directory.path(),
+    );
+    assert_eq!(output.status.code(), Some(2));
+}
