@@ -52,7 +52,7 @@ Host $name
   HostKeyAlias $name
   LogLevel ERROR
 CONFIG
-    "$sshd" -D -e -f "$home/sshd_config" 2>>"$home/sshd.log" &
+    "$sshd" -D -e -f "$home/sshd_config" </dev/null >/dev/null 2>>"$home/sshd.log" &
     echo $! > "$directory/$name.pid"
     index=$((index + 1))
 done
