@@ -588,3 +588,39 @@ fn doctor_runs_on_the_host() {
     );
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// Another architecture, or an agent that does not run on the target, is a
+/// clear error before anything is measured.
+#[test]
+fn another_architecture_or_an_unusable_agent_is_refused() {
+    let directory = tempfile::tempdir().unwrap();
+    let Some(mut fixture) = SshFixture::new(directory.path()) else {
+        return;
+    };
+    let server = fixture.server("a");
+    let mut foreign = agent();
+    foreign.architecture = "s390x".to_string();
+    let error = SshTarget::connect("a", options(&fixture), foreign)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("target a: the target's architecture is "),
+        "{error}"
+    );
+    assert!(error.contains("this verdict is built for s390x"), "{error}");
+    assert!(
+        !server.cache_directory.join("verdict").exists(),
+        "copied anyway"
+    );
+
+    // A "binary" that cannot run there: copied, probed, refused.
+    let broken = directory.path().join("not-a-program");
+    std::fs::write(&broken, "this is not an executable\n").unwrap();
+    let mut unusable = agent();
+    unusable.local_path = broken;
+    unusable.file_name = "agent-broken".to_string();
+    let error = SshTarget::connect("a", options(&fixture), unusable)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("does not run"), "{error}");
+}
