@@ -188,14 +188,20 @@ impl SshServer {
     /// crash or a reboot would.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
-            let mut doomed = descendants(child.id());
-            doomed.push(child.id());
-            for pid in doomed {
+            let signal = |signal: &str, pid: u32| {
                 let _ = Command::new("kill")
-                    .args(["-KILL", &pid.to_string()])
+                    .args([signal, &pid.to_string()])
                     .stderr(Stdio::null())
                     .status();
+            };
+            // Freeze the listener first: a client that notices its session
+            // die and reconnects at once must not be served by a fresh
+            // child forked after the walk below.
+            signal("-STOP", child.id());
+            for pid in descendants(child.id()) {
+                signal("-KILL", pid);
             }
+            signal("-KILL", child.id());
             let _ = child.wait();
         }
     }
