@@ -6,12 +6,12 @@
 //! supported>`) is a missing value of that metric only, recorded with the
 //! sample; the iteration and its other metrics count. Processes the
 //! workload left behind are recorded with the sample.
-//! Reads a metric file (stress-ng --yaml) when a metric names one; starts no
-//! process.
+//! Reads a metric file (stress-ng --yaml) when a metric names one, on the
+//! target the iteration ran on (through its `Target`); starts no process.
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use verdict_exec::{Outcome, Status};
+use verdict_exec::{Outcome, Status, Target};
 use verdict_model::experiment::substitute_placeholders;
 use verdict_model::{Builtin, Cell, Experiment, Failure, MetricSource, Sample, Stream};
 
@@ -35,6 +35,7 @@ pub fn record(
     position: Position,
     outcome: &Outcome,
     workdir: Option<&Path>,
+    target: &dyn Target,
 ) -> Sample {
     let mut metrics = BTreeMap::new();
     let mut missing = BTreeMap::new();
@@ -109,7 +110,7 @@ pub fn record(
                         Some(directory) => directory.join(&name),
                         None => Path::new(&name).to_path_buf(),
                     };
-                    match std::fs::read(&path) {
+                    match target.read_file(&path) {
                         Ok(bytes) => extractor
                             .extract_text(&String::from_utf8_lossy(&bytes))
                             .map_err(Unread::from),
@@ -198,5 +199,35 @@ fn builtin_value(builtin: Builtin, outcome: &Outcome) -> f64 {
         Builtin::User => outcome.user.as_secs_f64(),
         Builtin::Sys => outcome.sys.as_secs_f64(),
         Builtin::MaxRss => outcome.max_rss_kib as f64,
+    }
+}
+
+/// The failed sample of an iteration whose connection to its target was
+/// lost: no measurement, reason "connection lost".
+pub fn connection_lost(position: Position, host: &str, detail: &str) -> Sample {
+    Sample {
+        cell: position.cell,
+        block: position.block,
+        sequence: position.sequence,
+        warmup: position.warmup,
+        started_at_ms: position.started_at_ms,
+        wall_seconds: 0.0,
+        user_seconds: 0.0,
+        sys_seconds: 0.0,
+        max_rss_kib: 0,
+        exit_code: None,
+        signal: None,
+        timed_out: false,
+        metrics: BTreeMap::new(),
+        failure: Some(Failure {
+            reason: "connection lost".to_string(),
+            output_tail: if detail.is_empty() {
+                format!("the connection to {host} went away during the iteration")
+            } else {
+                format!("the connection to {host} went away during the iteration: {detail}")
+            },
+        }),
+        missing: BTreeMap::new(),
+        leftovers: Vec::new(),
     }
 }

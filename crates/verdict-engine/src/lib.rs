@@ -6,11 +6,13 @@
 
 pub mod adaptive;
 pub mod history;
+pub mod hosts;
 pub mod iteration;
 pub mod runner;
 pub mod schedule;
 
 pub use adaptive::{AdaptivePlan, ComparisonStatus};
+pub use hosts::{HostPart, HostWork, run_on_hosts};
 pub use runner::{
     Engine, EngineError, Observer, RunSummary, Silent, StartOptions, check_design,
     planned_iterations,

@@ -150,8 +150,26 @@ impl Engine<'_> {
         options: &StartOptions,
         observer: &mut dyn Observer,
     ) -> Result<RunSummary, EngineError> {
+        self.start_annotated(options, &[], observer)
+    }
+
+    /// Like [`start`](Self::start), with annotations stored as soon as the
+    /// run exists (before its first iteration), such as the target a
+    /// resume must reconnect to.
+    pub fn start_annotated(
+        &self,
+        options: &StartOptions,
+        annotations: &[(&str, serde_json::Value)],
+        observer: &mut dyn Observer,
+    ) -> Result<RunSummary, EngineError> {
         check_design(&options.experiment)?;
         let environment = (self.environment)();
+        // A remote target is recorded under the name it was reached by; the
+        // local machine under its host name.
+        let host = match self.executor.target_name() {
+            "local" => environment.hostname.clone().unwrap_or_default(),
+            name => name.to_string(),
+        };
         let run = self.store.create_run(&NewRun {
             name: options.experiment.name.clone(),
             kind: options.kind.clone(),
@@ -160,12 +178,15 @@ impl Engine<'_> {
             experiment_json: serde_json::to_string(&options.experiment).unwrap_or_default(),
             tool_version: options.tool_version.clone(),
             seed: options.seed,
-            host: environment.hostname.clone().unwrap_or_default(),
+            host,
             planned: planned_iterations(&options.experiment) as u64,
             started_at_ms: now_ms(),
             environment_start: environment,
             command_line: options.command_line.clone(),
         })?;
+        for (key, value) in annotations {
+            self.store.put_annotation(run, key, value)?;
+        }
         self.execute(run, &options.experiment, options.seed, Vec::new(), observer)
     }
 
@@ -433,10 +454,38 @@ impl LoopContext<'_, '_> {
             return Ok(LoopEnd::Cancelled);
         }
         let invocation = self.workload_invocation(cell);
-        let started_at_ms = now_ms();
+        // The target's clock: on another machine, when it started there.
+        let started_at_ms = self.engine.executor.now_unix_ms();
         let outcome = match self.engine.executor.run(&invocation, cancel) {
             Ok(outcome) => outcome,
             Err(ExecError::Cancelled) => return Ok(LoopEnd::Cancelled),
+            Err(ExecError::ConnectionLost { host, detail }) => {
+                // Not data: a failed iteration, and the run goes on (the
+                // target reconnects on the next request, or reports the
+                // host down, which stops this run).
+                let sample = iteration::connection_lost(
+                    Position {
+                        cell: slot.cell,
+                        block: slot.block,
+                        sequence,
+                        warmup: slot.warmup,
+                        started_at_ms,
+                    },
+                    &host,
+                    &detail,
+                );
+                self.observer
+                    .note(&format!("{host}: connection lost; reconnecting"));
+                self.engine.store.append_sample(self.run, &sample, cell)?;
+                samples.push(sample);
+                self.observer.sample(
+                    samples.last().expect("just pushed"),
+                    self.cells,
+                    samples.len(),
+                    self.planned,
+                );
+                return Ok(LoopEnd::Finished);
+            }
             Err(source) => {
                 return Err(EngineError::Spawn {
                     command: invocation.program.to_string(),
@@ -456,6 +505,7 @@ impl LoopContext<'_, '_> {
             },
             &outcome,
             self.workdir.as_deref(),
+            self.engine.executor,
         );
         self.engine.store.append_sample(self.run, &sample, cell)?;
         if !sample.leftovers.is_empty() {

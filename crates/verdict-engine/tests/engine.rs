@@ -522,3 +522,206 @@ fn the_workload_kills_its_leftovers_unless_the_experiment_opts_out() {
             .all(|invocation| invocation.leftovers == Leftovers::Report)
     );
 }
+
+/// The metric file and the sample's start time come from the target (here a
+/// fake machine), never from the controller's file system or clock: the
+/// workdir below does not exist on this machine.
+#[test]
+fn metric_files_and_clock_are_read_on_the_target() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
+    let executor =
+        FakeExecutor::with_function(|_| Ok(Outcome::exited(0, Duration::from_millis(40))));
+    executor.insert_file("/on/the/target/score-1.txt", "score: 7.5\n");
+    executor.insert_file("/on/the/target/score-2.txt", "score: 9\n");
+    let text = r#"
+name = "file metric"
+command = ["work", "{n}"]
+workdir = "/on/the/target"
+
+[factors.n]
+levels = ["1", "2"]
+
+[[metrics]]
+name = "score"
+source = "regex"
+pattern = 'score: ([0-9.]+)'
+file = "score-{n}.txt"
+direction = "higher"
+
+[sampling]
+iterations = 2
+"#;
+    let mut start = options(text, 5);
+    start.experiment.workdir = Some("/on/the/target".into());
+    let engine = engine_with(&executor, &store, Cancel::new());
+    let summary = engine.start(&start, &mut Silent).unwrap();
+    assert_eq!(summary.failed, 0);
+    let samples = store.samples(summary.run).unwrap();
+    let cells = start.experiment.cells();
+    for sample in &samples {
+        let expected = if cells[sample.cell].levels[0].1 == "1" {
+            7.5
+        } else {
+            9.0
+        };
+        assert_eq!(sample.metrics["score"], expected);
+    }
+    // The fake clock starts at a fixed instant and advances 40 ms per run.
+    let starts: Vec<i64> = samples.iter().map(|sample| sample.started_at_ms).collect();
+    let first = verdict_exec::FAKE_CLOCK_START_MS;
+    assert_eq!(starts, vec![first, first + 40, first + 80, first + 120]);
+}
+
+/// A connection lost mid-iteration is a failed iteration ("connection
+/// lost"), never data, and the run goes on; a host that stays down stops
+/// the run with a message naming it.
+#[test]
+fn a_lost_connection_is_a_failed_iteration_and_a_down_host_stops_the_run() {
+    use verdict_exec::ExecError;
+    let directory = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
+    let text = r#"
+name = "remote"
+command = ["work", "{v}"]
+
+[factors.v]
+levels = ["a", "b"]
+
+[sampling]
+iterations = 3
+"#;
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&calls);
+    let executor =
+        FakeExecutor::with_function(move |_| match counter.fetch_add(1, Ordering::SeqCst) {
+            2 => Err(ExecError::ConnectionLost {
+                host: "lpar1".into(),
+                detail: "Connection reset by peer".into(),
+            }),
+            _ => Ok(Outcome::exited(0, Duration::from_millis(10))),
+        });
+    let engine = engine_with(&executor, &store, Cancel::new());
+    let summary = engine.start(&options(text, 3), &mut Silent).unwrap();
+    assert_eq!(summary.status, RunStatus::Complete);
+    assert_eq!(summary.recorded, 6);
+    assert_eq!(summary.failed, 1);
+    let samples = store.samples(summary.run).unwrap();
+    let lost = samples[2].failure.as_ref().unwrap();
+    assert_eq!(lost.reason, "connection lost");
+    assert!(lost.output_tail.contains("lpar1"), "{}", lost.output_tail);
+    assert!(samples[2].metrics.is_empty());
+
+    let executor = FakeExecutor::with_queue([
+        Ok(Outcome::exited(0, Duration::from_millis(10))),
+        Err(ExecError::HostDown {
+            host: "lpar2".into(),
+            message: "unreachable for 60s".into(),
+        }),
+    ]);
+    let engine = engine_with(&executor, &store, Cancel::new());
+    let error = engine.start(&options(text, 3), &mut Silent).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("host lpar2 is down: unreachable for 60s"),
+        "{error}"
+    );
+    let run = store.latest_run().unwrap().unwrap();
+    assert_eq!(run.status, RunStatus::Failed);
+    assert_eq!(store.samples(run.id).unwrap().len(), 1);
+}
+
+/// Two hosts run concurrently, each its own complete run recorded under its
+/// name with its own environment; a host that goes down ends alone.
+#[test]
+fn hosts_run_concurrently_each_its_own_run_and_a_down_host_ends_alone() {
+    use verdict_engine::{HostPart, HostWork, run_on_hosts};
+    use verdict_exec::ExecError;
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("v.db");
+    let text = r#"
+name = "hosts"
+command = ["work", "{v}"]
+
+[factors.v]
+levels = ["a", "b"]
+
+[sampling]
+iterations = 4
+"#;
+    let healthy =
+        FakeExecutor::with_function(|_| Ok(Outcome::exited(0, Duration::from_millis(10))))
+            .named("lpar1");
+    let calls = AtomicUsize::new(0);
+    let failing = FakeExecutor::with_function(move |_| {
+        if calls.fetch_add(1, Ordering::SeqCst) < 3 {
+            Ok(Outcome::exited(0, Duration::from_millis(10)))
+        } else {
+            Err(ExecError::HostDown {
+                host: "lpar2".into(),
+                message: "unreachable".into(),
+            })
+        }
+    })
+    .named("lpar2");
+    let environment_one = || Environment {
+        hostname: Some("one.example".into()),
+        ..Environment::default()
+    };
+    let environment_two = || Environment {
+        hostname: Some("two.example".into()),
+        ..Environment::default()
+    };
+    let work = vec![
+        (
+            HostPart {
+                target: &healthy,
+                environment: &environment_one,
+            },
+            HostWork::Start {
+                options: Box::new(options(text, 1)),
+                annotations: vec![("target".into(), serde_json::json!({"host": "lpar1"}))],
+            },
+        ),
+        (
+            HostPart {
+                target: &failing,
+                environment: &environment_two,
+            },
+            HostWork::Start {
+                options: Box::new(options(text, 2)),
+                annotations: vec![],
+            },
+        ),
+    ];
+    let open = || -> Result<Box<dyn Store>, verdict_store::StoreError> {
+        Ok(Box::new(SqliteStore::open(&path)?))
+    };
+    let results = run_on_hosts(work, &open, &Cancel::new(), &|_| Box::new(Silent));
+    let first = results[0].as_ref().unwrap();
+    assert_eq!(first.status, RunStatus::Complete);
+    assert_eq!(first.recorded, 8);
+    assert!(
+        results[1]
+            .as_ref()
+            .unwrap_err()
+            .to_string()
+            .contains("lpar2")
+    );
+    let store = SqliteStore::open(&path).unwrap();
+    let record = store.run(first.run).unwrap();
+    assert_eq!(record.host, "lpar1");
+    assert_eq!(
+        record.environment_start.hostname.as_deref(),
+        Some("one.example")
+    );
+    assert_eq!(
+        store.annotations(first.run).unwrap()["target"]["host"],
+        "lpar1"
+    );
+    let runs = store.list_runs().unwrap();
+    let second = runs.iter().find(|run| run.host == "lpar2").unwrap();
+    assert_eq!(second.status, RunStatus::Failed);
+    assert_eq!(second.done, 3);
+}

@@ -39,6 +39,21 @@ pub enum ExecError {
         source: io::Error,
     },
 
+    /// The connection to a remote target went away during the request: the
+    /// iteration has no outcome (it is recorded as failed, never as data).
+    #[error("connection lost to {host}{}", if .detail.is_empty() { String::new() } else { format!(": {}", .detail) })]
+    ConnectionLost { host: String, detail: String },
+
+    /// A remote target stayed unreachable after a lost connection: its part
+    /// of the run stops.
+    #[error("host {host} is down: {message}")]
+    HostDown { host: String, message: String },
+
+    /// A remote target could not be prepared (unreachable, host key,
+    /// architecture, agent) or answered nonsense.
+    #[error("target {host}: {message}")]
+    Target { host: String, message: String },
+
     /// A [`FakeExecutor`](crate::FakeExecutor) was asked to run more commands
     /// than it was given outcomes for.
     #[error("run `{program}` in the fake executor: no outcome is scripted for it")]

@@ -1,11 +1,15 @@
 //! `FakeExecutor`: scripted outcomes for engine and bisection tests.
 //!
 //! Deterministic and instant: it answers from a queue or a closure and
-//! records every invocation it was given. It must not start processes, sleep
-//! or read the clock.
+//! records every invocation it was given; its files are an in-memory map and
+//! its clock starts at a fixed instant and advances by each outcome's wall
+//! time. It must not start processes, sleep, touch the file system or read
+//! the real clock.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::{Cancel, ExecError, Executor, Invocation, Outcome};
@@ -25,7 +29,13 @@ enum Script {
 pub struct FakeExecutor {
     script: Mutex<Script>,
     seen: Mutex<Vec<Invocation>>,
+    files: Mutex<BTreeMap<PathBuf, Vec<u8>>>,
+    clock_ms: Mutex<i64>,
+    name: String,
 }
+
+/// Where the fake's clock starts: 2026-01-01 00:00 UTC.
+pub const FAKE_CLOCK_START_MS: i64 = 1_767_225_600_000;
 
 impl FakeExecutor {
     /// Answers each run with the next result of `results`, in order, and with
@@ -45,7 +55,26 @@ impl FakeExecutor {
         Self {
             script: Mutex::new(script),
             seen: Mutex::new(Vec::new()),
+            files: Mutex::new(BTreeMap::new()),
+            clock_ms: Mutex::new(FAKE_CLOCK_START_MS),
+            name: "local".to_string(),
         }
+    }
+
+    /// Names the fake machine (its `target_name`), as a remote host would be.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Adds (or replaces) a file on the fake machine.
+    pub fn insert_file(&self, path: impl Into<PathBuf>, contents: impl Into<Vec<u8>>) {
+        lock(&self.files).insert(path.into(), contents.into());
+    }
+
+    /// Removes a file from the fake machine.
+    pub fn remove_file(&self, path: &Path) {
+        lock(&self.files).remove(path);
     }
 
     /// Appends a result to the queue. Panics on a function-driven fake, which
@@ -85,14 +114,50 @@ impl Executor for FakeExecutor {
         if cancel.is_cancelled() {
             return Err(ExecError::Cancelled);
         }
-        match &mut *lock(&self.script) {
+        let result = match &mut *lock(&self.script) {
             Script::Queue(queue) => queue.pop_front().unwrap_or_else(|| {
                 Err(ExecError::Unscripted {
                     program: invocation.program.to_string(),
                 })
             }),
             Script::Function(responder) => responder(invocation),
+        };
+        if let Ok(outcome) = &result {
+            *lock(&self.clock_ms) += outcome.wall.as_millis() as i64;
         }
+        result
+    }
+
+    fn read_file(&self, path: &Path) -> io::Result<Vec<u8>> {
+        lock(&self.files).get(path).cloned().ok_or_else(|| {
+            io::Error::new(io::ErrorKind::NotFound, "No such file or directory (fake)")
+        })
+    }
+
+    fn list_directory(&self, path: &Path) -> io::Result<Vec<String>> {
+        let files = lock(&self.files);
+        let mut names: Vec<String> = files
+            .keys()
+            .filter_map(|file| file.strip_prefix(path).ok())
+            .filter_map(|rest| rest.components().next())
+            .map(|first| first.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        names.dedup();
+        if names.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                "No such directory (fake)",
+            ));
+        }
+        Ok(names)
+    }
+
+    fn now_unix_ms(&self) -> i64 {
+        *lock(&self.clock_ms)
+    }
+
+    fn target_name(&self) -> &str {
+        &self.name
     }
 }
 
@@ -172,6 +237,37 @@ mod tests {
         assert_eq!(seen.len(), 2);
         assert_eq!(seen[1].env, vec![("LEVEL".to_string(), "9".to_string())]);
         assert_eq!(seen[0].program, Program::Argv(vec!["work".into()]));
+    }
+
+    #[test]
+    fn files_and_clock_are_scripted() {
+        let fake = FakeExecutor::with_queue([Ok(Outcome::exited(0, Duration::from_millis(250)))]);
+        fake.insert_file("/work/out/b.yaml", "b");
+        fake.insert_file("/work/out/a.yaml", "a");
+        fake.insert_file("/work/top", "t");
+        assert_eq!(fake.read_file(Path::new("/work/out/a.yaml")).unwrap(), b"a");
+        assert_eq!(
+            fake.read_file(Path::new("/work/none")).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+        assert_eq!(
+            fake.list_directory(Path::new("/work")).unwrap(),
+            vec!["out", "top"]
+        );
+        assert_eq!(
+            fake.list_directory(Path::new("/work/out")).unwrap(),
+            vec!["a.yaml", "b.yaml"]
+        );
+        assert_eq!(fake.now_unix_ms(), FAKE_CLOCK_START_MS);
+        fake.run(&Invocation::argv(["x"]), &Cancel::new()).unwrap();
+        assert_eq!(fake.now_unix_ms(), FAKE_CLOCK_START_MS + 250);
+        fake.remove_file(Path::new("/work/top"));
+        assert!(fake.read_file(Path::new("/work/top")).is_err());
+        assert_eq!(fake.target_name(), "local");
+        assert_eq!(
+            FakeExecutor::with_queue([]).named("lpar1").target_name(),
+            "lpar1"
+        );
     }
 
     #[test]

@@ -10,6 +10,11 @@
 //! [`Program::Shell`] asks for one, stdin from `/dev/null`, the child in its
 //! own process group so a timeout or a [`Cancel`] kills the whole group.
 //! [`FakeExecutor`] returns scripted outcomes for engine and bisection tests.
+//! [`SshTarget`] is another machine, reached with the system `ssh` client;
+//! there, `verdict agent` ([`agent::serve`]) runs each invocation with the
+//! local `SystemExecutor`, so the measurements are the target's own. The
+//! trait is also exported as [`Target`]: besides running commands it reads
+//! the machine's files and tells its clock.
 //!
 //! Ctrl-C: children run in their own process group, so a terminal's SIGINT
 //! reaches verdict only, never the workload. The engine handles Ctrl-C by
@@ -44,24 +49,31 @@
 //! This crate must not depend on other verdict crates, parse metrics, touch the
 //! store, or print anything.
 
+pub mod agent;
 mod cancel;
 mod error;
 mod executor;
 mod fake;
 mod invocation;
 mod leftovers;
+mod local;
 mod outcome;
+pub mod remote;
 mod signal;
 mod spawn;
+mod ssh;
 mod system;
 mod tail;
 
 pub use cancel::Cancel;
 pub use error::ExecError;
 pub use executor::Executor;
-pub use fake::FakeExecutor;
+/// The machine under test; the same trait as [`Executor`].
+pub use executor::Executor as Target;
+pub use fake::{FAKE_CLOCK_START_MS, FakeExecutor};
 pub use invocation::{DEFAULT_OUTPUT_LIMIT, Invocation, Leftovers, Program};
 pub use leftovers::LEFTOVER_GRACE;
 pub use outcome::{Outcome, Status};
 pub use signal::signal_name;
+pub use ssh::{AgentBinary, SshOptions, SshTarget, valid_host};
 pub use system::{SystemExecutor, TERMINATION_GRACE};

@@ -55,6 +55,18 @@ impl Executor for SystemExecutor {
     fn run(&self, invocation: &Invocation, cancel: &Cancel) -> Result<Outcome, ExecError> {
         run_process(invocation, cancel, ExitNotice::Pidfd)
     }
+
+    fn read_file(&self, path: &std::path::Path) -> io::Result<Vec<u8>> {
+        crate::local::read_file(path)
+    }
+
+    fn list_directory(&self, path: &std::path::Path) -> io::Result<Vec<String>> {
+        crate::local::list_directory(path)
+    }
+
+    fn now_unix_ms(&self) -> i64 {
+        crate::local::now_unix_ms()
+    }
 }
 
 /// How the poll loop learns that the child exited.

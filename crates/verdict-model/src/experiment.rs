@@ -185,6 +185,9 @@ fn kill_leftovers_default() -> bool {
 /// A validated experiment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Experiment {
+    /// Hosts to run on over ssh (`[target] hosts`); empty: this machine.
+    #[serde(default)]
+    pub hosts: Vec<String>,
     pub name: String,
     pub command: CommandSpec,
     pub workdir: Option<PathBuf>,
@@ -370,6 +373,15 @@ struct RawExperiment {
     #[serde(default)]
     sampling: Option<Spanned<RawSampling>>,
     success_codes: Option<Spanned<Vec<i32>>>,
+    target: Option<RawTarget>,
+}
+
+/// `[target]`: where the experiment runs.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTarget {
+    #[serde(default)]
+    hosts: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -574,6 +586,33 @@ impl RawExperiment {
             metrics.push(MetricSpec::wall());
         }
 
+        let mut hosts = Vec::new();
+        for host in self.target.map(|target| target.hosts).unwrap_or_default() {
+            let span = host.span();
+            let name = host.into_inner();
+            // Given to ssh as its destination: an option or a space there
+            // would change what ssh does.
+            if name.is_empty()
+                || name.starts_with('-')
+                || name.chars().any(|c| c.is_whitespace() || c.is_control())
+            {
+                return Err(context.error(
+                    span.start,
+                    format!(
+                        "`[target] hosts`: `{}` is not a host name (it must not be empty, start with `-` or contain spaces)",
+                        name.escape_debug()
+                    ),
+                ));
+            }
+            if hosts.contains(&name) {
+                return Err(context.error(
+                    span.start,
+                    format!("`[target] hosts`: `{name}` is listed twice"),
+                ));
+            }
+            hosts.push(name);
+        }
+
         let sampling = match self.sampling {
             Some(raw) => raw.into_inner().validate(&context)?,
             None => RawSampling::default_sampling(),
@@ -597,6 +636,7 @@ impl RawExperiment {
             metrics,
             sampling,
             success_codes,
+            hosts,
         })
     }
 
@@ -1167,5 +1207,34 @@ impl Experiment {
             }
         }
         comparisons
+    }
+}
+
+#[cfg(test)]
+mod target_tests {
+    use super::*;
+
+    #[test]
+    fn target_hosts_are_read_and_checked() {
+        let base = "name = \"t\"\ncommand = [\"true\"]\n";
+        let experiment = Experiment::parse(
+            &format!("{base}[target]\nhosts = [\"lpar1\", \"lpar2\"]\n"),
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(experiment.hosts, vec!["lpar1", "lpar2"]);
+        assert!(Experiment::parse(base, "t.toml").unwrap().hosts.is_empty());
+        let error = Experiment::parse(
+            &format!("{base}[target]\nhosts = [\"ok\", \"-oProxyCommand=x\"]\n"),
+            "t.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.starts_with("t.toml:4:"), "{error}");
+        assert!(error.contains("is not a host name"), "{error}");
+        let error = Experiment::parse(&format!("{base}[target]\nhost = [\"a\"]\n"), "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("host"), "{error}");
     }
 }

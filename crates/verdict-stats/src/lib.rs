@@ -10,6 +10,7 @@
 
 pub mod bootstrap;
 pub mod changepoint;
+pub mod combine;
 pub mod multiplicity;
 pub mod plan;
 pub mod rank;

@@ -214,28 +214,18 @@ fn civil(milliseconds: i64) -> (i64, i64, i64, i64) {
     (year, month, day, of_day)
 }
 
+/// The local machine as a target, with its environment capture (the
+/// kernel config read once per process).
+pub(crate) fn local_environment() -> &'static crate::target::EnvironmentSource<'static> {
+    static LOCAL: std::sync::OnceLock<crate::target::EnvironmentSource<'static>> =
+        std::sync::OnceLock::new();
+    LOCAL.get_or_init(|| crate::target::EnvironmentSource::new(&verdict_exec::SystemExecutor))
+}
+
 /// The machine's environment, as every run records it (at its start and
 /// its end).
 pub(crate) fn capture_environment() -> verdict_model::Environment {
-    verdict_doctor::environment::capture_environment_with(
-        &verdict_doctor::RealFiles,
-        &kernel_config,
-    )
-}
-
-/// The running kernel's config, read (and decompressed) once per process:
-/// the kernel does not change under a running verdict, and a run records it
-/// three times (environment at start and end, the config itself).
-pub(crate) fn kernel_config(
-    release: Option<&str>,
-) -> Option<verdict_doctor::environment::KernelConfig> {
-    static CONFIG: std::sync::OnceLock<Option<verdict_doctor::environment::KernelConfig>> =
-        std::sync::OnceLock::new();
-    CONFIG
-        .get_or_init(|| {
-            verdict_doctor::environment::read_kernel_config(&verdict_doctor::RealFiles, release)
-        })
-        .clone()
+    local_environment().capture()
 }
 
 /// The engine on this machine: real processes, the given store, environment

@@ -5,6 +5,7 @@ mod commands;
 mod common;
 mod error;
 mod progress;
+mod target;
 mod warnings;
 
 use clap::{Parser, Subcommand};
@@ -49,6 +50,9 @@ enum Command {
     Kconfig(commands::kconfig::KconfigArgs),
     /// Change points in the series of stored runs (or a CSV column): when, and by how much.
     History(commands::history::HistoryArgs),
+    /// The far side of an ssh target (started by verdict over ssh).
+    #[command(hide = true)]
+    Agent(commands::agent::AgentArgs),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +71,7 @@ fn main() -> ExitCode {
         Command::Check(args) => commands::check::run(args),
         Command::Kconfig(args) => commands::kconfig::run(args),
         Command::History(args) => commands::history::run(args),
+        Command::Agent(args) => commands::agent::run(args),
     };
     match result {
         Ok(code) => code,

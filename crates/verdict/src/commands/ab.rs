@@ -44,6 +44,8 @@ pub(crate) struct AbArgs {
     #[arg(long)]
     pub(crate) doctor: bool,
     #[command(flatten)]
+    pub(crate) target: crate::commands::hosts::TargetArgs,
+    #[command(flatten)]
     pub(crate) db: DbArgs,
     #[command(flatten)]
     pub(crate) report: ReportOptionsArgs,
@@ -59,9 +61,13 @@ pub(crate) fn run(args: &AbArgs) -> Result<ExitCode, CliError> {
             max: args.iterations,
         };
     }
+    if args.target.remote() && args.doctor {
+        return Err(CliError::input(
+            "--doctor measures this machine; with --host run `verdict doctor` on each host instead",
+        ));
+    }
     let store = args.db.open()?;
-    let engine = crate::common::system_engine(&store, cancel_on_interrupt());
-    let doctor = args.doctor.then(doctor_annotation);
+    let cancel = cancel_on_interrupt();
     let options = StartOptions {
         seed: args.seed.unwrap_or_else(crate::commands::run::random_seed),
         experiment,
@@ -70,6 +76,17 @@ pub(crate) fn run(args: &AbArgs) -> Result<ExitCode, CliError> {
         command_line: std::env::args().collect(),
         tool_version: tool_version(),
     };
+    if args.target.remote() {
+        return crate::commands::hosts::start_on_hosts(
+            &args.target,
+            options,
+            &args.db,
+            &args.report,
+            cancel,
+        );
+    }
+    let engine = crate::common::system_engine(&store, cancel);
+    let doctor = args.doctor.then(doctor_annotation);
     let summary = start(&engine, &options, doctor)?;
     finish(&store, &summary, &args.db, &args.report)
 }

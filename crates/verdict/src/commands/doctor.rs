@@ -40,6 +40,8 @@ pub(crate) struct DoctorArgs {
     /// Iterations of the workload for --experiment.
     #[arg(long, default_value_t = 10)]
     iterations: usize,
+    #[command(flatten)]
+    target: crate::commands::hosts::TargetArgs,
 }
 
 fn resolve(args: &DoctorArgs) -> Result<DoctorOptions, CliError> {
@@ -65,6 +67,9 @@ fn resolve(args: &DoctorArgs) -> Result<DoctorOptions, CliError> {
 
 pub(crate) fn run(args: &DoctorArgs) -> Result<ExitCode, CliError> {
     let options = resolve(args)?;
+    if args.target.remote() {
+        return on_hosts(args);
+    }
     let mut report = verdict_doctor::run_doctor(&options);
     if let Some(path) = &args.experiment {
         let (name, iterations) = calibrate_workload(path, args.iterations)?;
@@ -181,7 +186,10 @@ fn calibrate_workload(
     path: &std::path::Path,
     count: usize,
 ) -> Result<(String, Vec<verdict_doctor::noise::Iteration>), CliError> {
-    use verdict_exec::{Cancel, Executor, Invocation, Program, Status, SystemExecutor};
+    use verdict_exec::{Cancel, Invocation, Program, Status, SystemExecutor, Target};
+    // The machine under test; the calibration loop reads its clock-free
+    // facts (/proc/stat) and runs the workload through it.
+    let target: &dyn Target = &SystemExecutor;
     let (experiment, _) = crate::commands::run::load_experiment(path, None, false)?;
     let cell = experiment
         .cells()
@@ -201,9 +209,10 @@ fn calibrate_workload(
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
     let steal = || {
-        std::fs::read_to_string("/proc/stat")
+        target
+            .read_file(std::path::Path::new("/proc/stat"))
             .ok()
-            .and_then(|text| verdict_doctor::parse::stat::parse(&text))
+            .and_then(|bytes| verdict_doctor::parse::stat::parse(&String::from_utf8_lossy(&bytes)))
             .map_or(0, |stat| stat.total.steal)
     };
     eprintln!(
@@ -214,7 +223,7 @@ fn calibrate_workload(
     let mut iterations = Vec::with_capacity(count);
     for _ in 0..count {
         let before = steal();
-        let outcome = SystemExecutor
+        let outcome = target
             .run(&invocation, &Cancel::new())
             .map_err(CliError::input)?;
         if !matches!(outcome.status, Status::Exited(code) if experiment.success_codes.contains(&code))
@@ -235,4 +244,67 @@ fn calibrate_workload(
         format!("{} ({})", experiment.name, cell.label()),
         iterations,
     ))
+}
+
+/// `verdict doctor --host H`: the agent on each host runs doctor there (its
+/// calibration loop times the host's own CPU), one host after the other so
+/// the hosts' reports do not interleave.
+fn on_hosts(args: &DoctorArgs) -> Result<ExitCode, CliError> {
+    use verdict_exec::{Cancel, Invocation, Status, Target};
+    if args.experiment.is_some() {
+        return Err(CliError::input(
+            "--experiment with --host is not supported: the experiment file is on this machine; run `verdict doctor --experiment` on the host",
+        ));
+    }
+    let targets = crate::target::connect_hosts(
+        &args.target.hosts,
+        args.target.ssh_config.as_deref(),
+        args.target.reconnect_timeout,
+    )?;
+    let mut argv = vec![String::new(), "doctor".to_string()];
+    if args.quick {
+        argv.push("--quick".to_string());
+    }
+    if args.long {
+        argv.push("--long".to_string());
+    }
+    argv.extend([
+        "--threshold".to_string(),
+        args.threshold.to_string(),
+        "--format".to_string(),
+        match args.format {
+            DoctorFormat::Text => "text",
+            DoctorFormat::Json => "json",
+            DoctorFormat::Html => {
+                return Err(CliError::input(
+                    "--format html does not combine hosts yet: use text or json with --host",
+                ));
+            }
+        }
+        .to_string(),
+    ]);
+    let mut code = ExitCode::SUCCESS;
+    for target in &targets {
+        argv[0] = target.remote_agent_path();
+        let outcome = target
+            .run(
+                &Invocation::argv(argv.clone()).with_timeout(std::time::Duration::from_secs(600)),
+                &Cancel::new(),
+            )
+            .map_err(CliError::input)?;
+        if args.format == DoctorFormat::Text {
+            println!("== host {} ==", target.target_name());
+        }
+        print!("{}", String::from_utf8_lossy(&outcome.stdout));
+        eprint!("{}", String::from_utf8_lossy(&outcome.stderr));
+        if outcome.status != Status::Exited(0) {
+            eprintln!(
+                "verdict: [{}] doctor ended with {}",
+                target.target_name(),
+                outcome.status
+            );
+            code = ExitCode::from(2);
+        }
+    }
+    Ok(code)
 }

@@ -83,6 +83,13 @@ pub(crate) fn run(args: &ReportArgs) -> Result<ExitCode, CliError> {
                 .id
         }
     };
+    if args.rows.as_deref() == Some("host")
+        && args.cols.is_none()
+        && args.ratio.is_none()
+        && let Some(code) = crate::commands::hosts::print_host_rows(&store, run, &args.options)?
+    {
+        return Ok(code);
+    }
     if args.rows.is_some() || args.cols.is_some() || args.ratio.is_some() {
         return print_pivot(&store, run, args);
     }

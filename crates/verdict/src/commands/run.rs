@@ -26,7 +26,7 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub(crate) seed: Option<u64>,
     /// Continue an interrupted or killed run with the same schedule.
-    #[arg(long, value_name = "RUN_ID", conflicts_with_all = ["experiment", "iterations", "until_decided", "seed", "doctor"])]
+    #[arg(long, value_name = "RUN_ID", conflicts_with_all = ["experiment", "iterations", "until_decided", "seed", "doctor", "hosts"])]
     pub(crate) resume: Option<i64>,
     /// Measure the machine's noise first and store it with the run.
     #[arg(long)]
@@ -37,6 +37,8 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "REV", conflicts_with = "resume")]
     pub(crate) commit: Option<String>,
     #[command(flatten)]
+    pub(crate) target: crate::commands::hosts::TargetArgs,
+    #[command(flatten)]
     pub(crate) db: DbArgs,
     #[command(flatten)]
     pub(crate) report: ReportOptionsArgs,
@@ -45,7 +47,27 @@ pub(crate) struct RunArgs {
 pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
     let store = args.db.open()?;
     let cancel = cancel_on_interrupt();
-    let engine = crate::common::system_engine(&store, cancel);
+    if args.target.remote() && args.doctor {
+        return Err(CliError::input(
+            "--doctor measures this machine; with --host run `verdict doctor` on each host instead",
+        ));
+    }
+    if let Some(run) = args.resume
+        && let Some(target) = store
+            .annotations(RunId(run))
+            .map_err(CliError::input)?
+            .remove("target")
+    {
+        return crate::commands::hosts::resume_group(
+            &store,
+            RunId(run),
+            &target,
+            &args.db,
+            &args.report,
+            cancel,
+        );
+    }
+    let engine = crate::common::system_engine(&store, cancel.clone());
     let summary = match args.resume {
         Some(run) => {
             let record = store.run(RunId(run)).map_err(CliError::input)?;
@@ -76,7 +98,26 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
                 .experiment
                 .as_ref()
                 .expect("clap requires EXPERIMENT without --resume");
-            let (experiment, text) = load_experiment(path, args.iterations, args.until_decided)?;
+            let (mut experiment, text) =
+                load_experiment(path, args.iterations, args.until_decided)?;
+            // `--host` wins over the file's `[target] hosts`.
+            let mut target = args.target.clone();
+            if target.hosts.is_empty() {
+                target.hosts = experiment.hosts.clone();
+            }
+            if target.remote() {
+                if args.doctor {
+                    return Err(CliError::input(
+                        "--doctor measures this machine; with hosts run `verdict doctor` on each host instead",
+                    ));
+                }
+                // Only an absolute workdir from the file means something on
+                // another machine; otherwise the remote login directory.
+                experiment.workdir = Experiment::parse(&text, &path.display().to_string())
+                    .map_err(CliError::input)?
+                    .workdir
+                    .filter(|directory| directory.is_absolute());
+            }
             if args.doctor {
                 eprintln!("verdict: measuring this machine's noise first (verdict doctor --quick)");
             }
@@ -94,6 +135,15 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
                 tool_version: tool_version(),
             };
             let commit = crate::commands::history::experiment_commit(path, args.commit.as_deref())?;
+            if target.remote() {
+                return crate::commands::hosts::start_on_hosts(
+                    &target,
+                    options,
+                    &args.db,
+                    &args.report,
+                    cancel,
+                );
+            }
             let summary = start(&engine, &options, doctor)?;
             crate::commands::history::record_commit(&store, summary.run, commit)?;
             summary
@@ -112,7 +162,7 @@ pub(crate) fn start(
     let summary = engine
         .start(options, &mut progress)
         .map_err(CliError::input)?;
-    store_kernel_config(engine.store);
+    store_kernel_config(engine.store, crate::common::local_environment());
     if let Some(doctor) = doctor {
         engine
             .store
@@ -124,7 +174,7 @@ pub(crate) fn start(
 
 /// Whether `pid` is a live verdict process other than this one (a killed
 /// run's process is gone, or its pid reused by something else).
-fn is_live_verdict(pid: u64) -> bool {
+pub(crate) fn is_live_verdict(pid: u64) -> bool {
     pid != u64::from(std::process::id())
         && std::fs::read_to_string(format!("/proc/{pid}/comm"))
             .is_ok_and(|name| name.trim() == "verdict")
@@ -133,9 +183,12 @@ fn is_live_verdict(pid: u64) -> bool {
 /// Keep the running kernel's config (for `compare --config-diff`), when it
 /// is readable: once per distinct config in the database, under the
 /// SHA-256 the run's environment records.
-pub(crate) fn store_kernel_config(store: &dyn Store) {
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok();
-    if let Some(config) = crate::common::kernel_config(release.as_deref().map(str::trim)) {
+pub(crate) fn store_kernel_config(
+    store: &dyn Store,
+    source: &crate::target::EnvironmentSource<'_>,
+) {
+    let release = source.release();
+    if let Some(config) = source.kernel_config(release.as_deref()) {
         let sha256 = verdict_doctor::environment::config_sha256(&config.text);
         if let Err(error) = store.put_kernel_config(&sha256, &config.source, &config.text) {
             eprintln!("verdict: warning: could not store the kernel config: {error}");

@@ -1,0 +1,194 @@
+//! The machine under test as the binary sees it: the local machine or an ssh
+//! host behind one `verdict_exec::Target`, and the environment capture that
+//! reads that machine's /proc and /sys through it (verdict-doctor's
+//! `SystemFiles` over a target). Must not start processes itself (the target
+//! does) or decide anything about the run.
+
+use std::path::Path;
+use std::sync::OnceLock;
+use verdict_doctor::environment::KernelConfig;
+use verdict_doctor::{FileRead, SystemFiles};
+use verdict_exec::Target;
+use verdict_model::Environment;
+
+/// A target's files as verdict-doctor reads them.
+pub(crate) struct TargetFiles<'a> {
+    pub(crate) target: &'a dyn Target,
+}
+
+impl std::fmt::Debug for TargetFiles<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("TargetFiles")
+            .field("target", &self.target.target_name())
+            .finish()
+    }
+}
+
+impl SystemFiles for TargetFiles<'_> {
+    fn read(&self, path: &str) -> FileRead {
+        FileRead::from_io(self.target.read_file(Path::new(path)))
+    }
+
+    fn list(&self, path: &str) -> Vec<String> {
+        self.target
+            .list_directory(Path::new(path))
+            .unwrap_or_default()
+    }
+}
+
+/// Captures a target's environment, reading its kernel config once (the
+/// kernel does not change under a run, which records the environment at
+/// its start and its end and stores the config itself).
+pub(crate) struct EnvironmentSource<'a> {
+    target: &'a dyn Target,
+    config: OnceLock<Option<KernelConfig>>,
+}
+
+impl std::fmt::Debug for EnvironmentSource<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("EnvironmentSource")
+            .field("target", &self.target.target_name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> EnvironmentSource<'a> {
+    pub(crate) fn new(target: &'a dyn Target) -> Self {
+        Self {
+            target,
+            config: OnceLock::new(),
+        }
+    }
+
+    /// The kernel config of the target's running kernel, when readable.
+    pub(crate) fn kernel_config(&self, release: Option<&str>) -> Option<KernelConfig> {
+        self.config
+            .get_or_init(|| {
+                verdict_doctor::environment::read_kernel_config(
+                    &TargetFiles {
+                        target: self.target,
+                    },
+                    release,
+                )
+            })
+            .clone()
+    }
+
+    /// The target's running kernel release (`uname -r`), when readable.
+    pub(crate) fn release(&self) -> Option<String> {
+        TargetFiles {
+            target: self.target,
+        }
+        .read("/proc/sys/kernel/osrelease")
+        .value()
+    }
+
+    /// Everything a run records about the machine, read on the target.
+    pub(crate) fn capture(&self) -> Environment {
+        verdict_doctor::environment::capture_environment_with(
+            &TargetFiles {
+                target: self.target,
+            },
+            &|release| self.kernel_config(release),
+        )
+    }
+}
+
+/// This verdict binary as an agent for ssh targets: its path, its build
+/// identity (version and the first 16 hex digits of the SHA-256 of the
+/// executable) and the architecture it runs on.
+pub(crate) fn own_identity() -> Result<verdict_exec::AgentBinary, crate::error::CliError> {
+    use sha2::{Digest, Sha256};
+    let local_path = std::env::current_exe().map_err(|error| {
+        crate::error::CliError::internal(format!("find this executable: {error}"))
+    })?;
+    let mut file = std::fs::File::open(&local_path).map_err(|error| {
+        crate::error::CliError::internal(format!("read {}: {error}", local_path.display()))
+    })?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher).map_err(|error| {
+        crate::error::CliError::internal(format!("read {}: {error}", local_path.display()))
+    })?;
+    let hash = hex::encode(hasher.finalize());
+    let version = env!("CARGO_PKG_VERSION");
+    Ok(verdict_exec::AgentBinary {
+        local_path,
+        file_name: format!("agent-{version}-{}", &hash[..16]),
+        identity: format!("verdict-agent {version} {hash}"),
+        architecture: machine_architecture(),
+    })
+}
+
+/// `uname -m` of this machine.
+fn machine_architecture() -> String {
+    // SAFETY: utsname is plain data; zeroed is valid, uname fills it.
+    let mut name: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: uname writes into the live struct.
+    if unsafe { libc::uname(&mut name) } != 0 {
+        return std::env::consts::ARCH.to_string();
+    }
+    // SAFETY: uname NUL-terminates the field.
+    unsafe { std::ffi::CStr::from_ptr(name.machine.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Connects to every host at once (one thread each); the first failure is
+/// the error, naming its host, and nothing is measured.
+pub(crate) fn connect_hosts(
+    hosts: &[String],
+    config_file: Option<&Path>,
+    reconnect_timeout: std::time::Duration,
+) -> Result<Vec<verdict_exec::SshTarget>, crate::error::CliError> {
+    let agent = own_identity()?;
+    let options = verdict_exec::SshOptions {
+        config_file: config_file.map(Path::to_path_buf),
+        host_down_after: reconnect_timeout,
+        ..verdict_exec::SshOptions::default()
+    };
+    let results: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = hosts
+            .iter()
+            .map(|host| {
+                let agent = agent.clone();
+                let options = options.clone();
+                scope.spawn(move || verdict_exec::SshTarget::connect(host, options, agent))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("connect thread"))
+            .collect()
+    });
+    let mut targets = Vec::new();
+    for result in results {
+        targets.push(result.map_err(crate::error::CliError::input)?);
+    }
+    Ok(targets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use verdict_exec::FakeExecutor;
+
+    #[test]
+    fn the_environment_is_read_through_the_target() {
+        let fake = FakeExecutor::with_queue([]);
+        fake.insert_file("/proc/sys/kernel/hostname", "far-away\n");
+        fake.insert_file("/proc/sys/kernel/osrelease", "6.1.0-far\n");
+        fake.insert_file("/boot/config-6.1.0-far", "CONFIG_PREEMPT=y\n");
+        let source = EnvironmentSource::new(&fake);
+        let environment = source.capture();
+        assert_eq!(environment.hostname.as_deref(), Some("far-away"));
+        assert_eq!(environment.kernel_release.as_deref(), Some("6.1.0-far"));
+        assert_eq!(
+            environment.kernel_config_source.as_deref(),
+            Some("/boot/config-6.1.0-far")
+        );
+        // Not this machine's facts: the fake has no /proc/cpuinfo.
+        assert_eq!(environment.cpu_count, None);
+    }
+}
