@@ -52,47 +52,15 @@ fn csv_record(line: &str) -> Result<Vec<String>, String> {
 /// are skipped; every other row must have the column and a number in it
 /// (thousands separators and a unit suffix are tolerated).
 pub fn csv_column(text: &str, column: &str) -> Result<Vec<f64>, ParseError> {
-    const FORMAT: &str = "CSV";
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty());
-    let (header_index, header_line) = lines
-        .next()
-        .ok_or(ParseError::EmptyOutput { format: FORMAT })?;
-    let malformed = |index: usize, line: &str, message: String| ParseError::MalformedLine {
-        format: FORMAT,
-        line: index + 1,
-        message,
-        text: excerpt(line),
-    };
-    let header = csv_record(header_line.trim_end_matches('\r'))
-        .map_err(|message| malformed(header_index, header_line, message))?;
-    let position = header
-        .iter()
-        .position(|name| name.trim() == column)
-        .ok_or_else(|| ParseError::MissingColumn {
-            column: column.to_string(),
-            found: list_names(header.iter().map(|name| name.trim())),
-        })?;
-    let mut values = Vec::new();
-    for (index, line) in lines {
-        let record = csv_record(line.trim_end_matches('\r'))
-            .map_err(|message| malformed(index, line, message))?;
-        let cell = record.get(position).ok_or_else(|| {
-            malformed(
-                index,
-                line,
-                format!("expected {} fields, found {}", header.len(), record.len()),
-            )
-        })?;
-        let value = parse_number(cell)
-            .map_err(|error| malformed(index, line, format!("column `{column}`: {error}")))?;
-        values.push(value);
-    }
+    let values = csv_cells(text, column)?
+        .into_iter()
+        .map(|cell| {
+            parse_number(&cell.text)
+                .map_err(|error| cell.malformed(format!("column `{column}`: {error}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     if values.is_empty() {
-        return Err(ParseError::EmptyOutput { format: FORMAT });
+        return Err(ParseError::EmptyOutput { format: CSV });
     }
     Ok(values)
 }
@@ -101,7 +69,39 @@ pub fn csv_column(text: &str, column: &str) -> Result<Vec<f64>, ParseError> {
 /// time or commit labelling each value of a `csv_column`), trimmed, one per
 /// non-blank row: the rows `csv_column` reads, in the same order.
 pub fn csv_text_column(text: &str, column: &str) -> Result<Vec<String>, ParseError> {
-    const FORMAT: &str = "CSV";
+    Ok(csv_cells(text, column)?
+        .into_iter()
+        .map(|cell| cell.text.trim().to_string())
+        .collect())
+}
+
+const CSV: &str = "CSV";
+
+/// One row's cell of the column being read, with where it came from.
+struct CsvCell<'a> {
+    /// 0-based line index in the file.
+    index: usize,
+    line: &'a str,
+    text: String,
+}
+
+impl CsvCell<'_> {
+    fn malformed(&self, message: String) -> ParseError {
+        malformed_csv_line(self.index, self.line, message)
+    }
+}
+
+fn malformed_csv_line(index: usize, line: &str, message: String) -> ParseError {
+    ParseError::MalformedLine {
+        format: CSV,
+        line: index + 1,
+        message,
+        text: excerpt(line),
+    }
+}
+
+/// The cells of column `column`, one per non-blank row after the header.
+fn csv_cells<'a>(text: &'a str, column: &str) -> Result<Vec<CsvCell<'a>>, ParseError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text
         .lines()
@@ -109,15 +109,9 @@ pub fn csv_text_column(text: &str, column: &str) -> Result<Vec<String>, ParseErr
         .filter(|(_, line)| !line.trim().is_empty());
     let (header_index, header_line) = lines
         .next()
-        .ok_or(ParseError::EmptyOutput { format: FORMAT })?;
-    let malformed = |index: usize, line: &str, message: String| ParseError::MalformedLine {
-        format: FORMAT,
-        line: index + 1,
-        message,
-        text: excerpt(line),
-    };
+        .ok_or(ParseError::EmptyOutput { format: CSV })?;
     let header = csv_record(header_line.trim_end_matches('\r'))
-        .map_err(|message| malformed(header_index, header_line, message))?;
+        .map_err(|message| malformed_csv_line(header_index, header_line, message))?;
     let position = header
         .iter()
         .position(|name| name.trim() == column)
@@ -128,17 +122,19 @@ pub fn csv_text_column(text: &str, column: &str) -> Result<Vec<String>, ParseErr
     lines
         .map(|(index, line)| {
             let record = csv_record(line.trim_end_matches('\r'))
-                .map_err(|message| malformed(index, line, message))?;
-            record
-                .get(position)
-                .map(|cell| cell.trim().to_string())
-                .ok_or_else(|| {
-                    malformed(
-                        index,
-                        line,
-                        format!("expected {} fields, found {}", header.len(), record.len()),
-                    )
-                })
+                .map_err(|message| malformed_csv_line(index, line, message))?;
+            match record.get(position) {
+                Some(cell) => Ok(CsvCell {
+                    index,
+                    line,
+                    text: cell.clone(),
+                }),
+                None => Err(malformed_csv_line(
+                    index,
+                    line,
+                    format!("expected {} fields, found {}", header.len(), record.len()),
+                )),
+            }
         })
         .collect()
 }

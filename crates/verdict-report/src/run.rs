@@ -129,6 +129,24 @@ pub struct MetricCell {
     pub max: Option<f64>,
 }
 
+impl MetricCell {
+    /// The summary of one cell's values.
+    fn of(values: &[f64]) -> Self {
+        let summary = summarize(values);
+        let interval = summary.as_ref().and_then(|summary| summary.median_ci);
+        Self {
+            n: values.len(),
+            median: summary.as_ref().map(|summary| summary.median),
+            ci_low: interval.map(|interval| interval.low),
+            ci_high: interval.map(|interval| interval.high),
+            cv: summary.as_ref().and_then(|summary| summary.cv),
+            robust_cv: summary.as_ref().and_then(|summary| summary.robust_cv),
+            min: summary.as_ref().map(|summary| summary.min),
+            max: summary.as_ref().map(|summary| summary.max),
+        }
+    }
+}
+
 /// How the text and markdown report lay out the cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -278,23 +296,7 @@ fn metric_column(samples: &[Sample], cells: usize, metric: &Available) -> Metric
         },
         cells: available_values(samples, cells, metric)
             .iter()
-            .map(|values| {
-                let summary = summarize(values);
-                MetricCell {
-                    n: values.len(),
-                    median: summary.as_ref().map(|summary| summary.median),
-                    ci_low: summary
-                        .as_ref()
-                        .and_then(|summary| summary.median_ci.map(|interval| interval.low)),
-                    ci_high: summary
-                        .as_ref()
-                        .and_then(|summary| summary.median_ci.map(|interval| interval.high)),
-                    cv: summary.as_ref().and_then(|summary| summary.cv),
-                    robust_cv: summary.as_ref().and_then(|summary| summary.robust_cv),
-                    min: summary.as_ref().map(|summary| summary.min),
-                    max: summary.as_ref().map(|summary| summary.max),
-                }
-            })
+            .map(|values| MetricCell::of(values))
             .collect(),
     }
 }
@@ -405,6 +407,7 @@ impl RunReport {
                     .map(|sample| sample.sequence)
                     .collect();
                 let summary = summarize(&values[index]);
+                let stats = MetricCell::of(&values[index]);
                 CellRow {
                     levels: cell.levels.iter().cloned().collect(),
                     label: cell.label(),
@@ -414,17 +417,13 @@ impl RunReport {
                         .filter(|sample| sample.failure.is_some() && !sample.warmup)
                         .count(),
                     warmups: in_cell.filter(|sample| sample.warmup).count(),
-                    median: summary.as_ref().map(|summary| summary.median),
-                    ci_low: summary
-                        .as_ref()
-                        .and_then(|summary| summary.median_ci.map(|interval| interval.low)),
-                    ci_high: summary
-                        .as_ref()
-                        .and_then(|summary| summary.median_ci.map(|interval| interval.high)),
-                    cv: summary.as_ref().and_then(|summary| summary.cv),
-                    robust_cv: summary.as_ref().and_then(|summary| summary.robust_cv),
-                    min: summary.as_ref().map(|summary| summary.min),
-                    max: summary.as_ref().map(|summary| summary.max),
+                    median: stats.median,
+                    ci_low: stats.ci_low,
+                    ci_high: stats.ci_high,
+                    cv: stats.cv,
+                    robust_cv: stats.robust_cv,
+                    min: stats.min,
+                    max: stats.max,
                     outliers: summary
                         .as_ref()
                         .map(|summary| {

@@ -113,24 +113,8 @@ pub fn log_sd_from_cv(cv: f64) -> f64 {
 /// Returns `None` for a zero shift or non-finite/invalid inputs.
 /// Complexity O(1).
 pub fn runs_per_cell(log_sd: f64, shift: f64, alpha: f64, power: f64) -> Option<usize> {
-    let effect = shift.abs().ln_1p();
-    let valid = log_sd.is_finite()
-        && log_sd >= 0.0
-        && effect.is_finite()
-        && effect > 0.0
-        && alpha > 0.0
-        && alpha < 1.0
-        && power > 0.0
-        && power < 1.0;
-    if !valid {
-        return None;
-    }
-    let z_alpha = normal_quantile(1.0 - alpha / 2.0);
-    let z_beta = normal_quantile(power);
-    let ratio = log_sd / effect;
-    let runs = 2.0 * (z_alpha + z_beta).powi(2) * ratio * ratio / RANK_TEST_EFFICIENCY;
-    // At least 2 per cell: a rank test needs something to rank.
-    Some((runs.ceil() as usize).max(2))
+    // On the log scale a relative shift is the absolute shift ln(1 + |shift|).
+    runs_per_cell_absolute(log_sd, shift.abs().ln_1p(), alpha, power)
 }
 
 /// Runs per cell for a two-sided Mann–Whitney test at level `alpha` to
@@ -158,6 +142,7 @@ pub fn runs_per_cell_absolute(sd: f64, difference: f64, alpha: f64, power: f64) 
     let z_beta = normal_quantile(power);
     let ratio = sd / effect;
     let runs = 2.0 * (z_alpha + z_beta).powi(2) * ratio * ratio / RANK_TEST_EFFICIENCY;
+    // At least 2 per cell: a rank test needs something to rank.
     Some((runs.ceil() as usize).max(2))
 }
 
