@@ -64,6 +64,7 @@ mod spawn;
 mod ssh;
 mod system;
 mod tail;
+mod vm;
 
 pub use cancel::Cancel;
 pub use error::ExecError;
@@ -77,3 +78,6 @@ pub use outcome::{Outcome, Status};
 pub use signal::signal_name;
 pub use ssh::{AgentBinary, SshOptions, SshTarget, valid_host};
 pub use system::{SystemExecutor, TERMINATION_GRACE};
+pub use vm::{
+    Acceleration, BootExpectation, BootFacts, VmOptions, VmTarget, boot_mismatches, kernel_release,
+};
