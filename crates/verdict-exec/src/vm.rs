@@ -335,7 +335,8 @@ impl VmTarget {
                 &console,
                 directory,
             )?;
-            match wait_ready(&config, &mut qemu, timeout, &console) {
+            let errors_path = directory.join(format!("qemu-{}.err", acceleration.qemu_name()));
+            match wait_ready(&config, &mut qemu, timeout, &console, &errors_path) {
                 Ok(()) => {
                     let mut vm = Self {
                         ssh: None,
@@ -438,6 +439,13 @@ impl VmTarget {
             .directory
             .join(format!("console-{}.log", self.acceleration.qemu_name()));
         console_tail(&console)
+    }
+
+    /// The generated ssh client configuration naming the guest as
+    /// `verdict-vm` (its key, its per-boot `known_hosts`), e.g. for
+    /// `ssh -F PATH verdict-vm` while the target lives.
+    pub fn ssh_config(&self) -> PathBuf {
+        self.directory.join("ssh_config")
     }
 
     /// The ssh target inside the guest.
@@ -658,21 +666,14 @@ fn wait_ready(
     qemu: &mut Child,
     timeout: Duration,
     console: &Path,
+    errors_path: &Path,
 ) -> Result<(), ExecError> {
     let deadline = Instant::now() + timeout;
     let config_text = config.to_string_lossy().into_owned();
     let mut last = String::new();
     loop {
         if let Ok(Some(status)) = qemu.try_wait() {
-            let errors = std::fs::read_to_string(console.with_file_name(format!(
-                "qemu-{}.err",
-                console
-                    .file_stem()
-                    .and_then(|stem| stem.to_str())
-                    .and_then(|stem| stem.strip_prefix("console-"))
-                    .unwrap_or("tcg")
-            )))
-            .unwrap_or_default();
+            let errors = std::fs::read_to_string(errors_path).unwrap_or_default();
             return Err(ExecError::BootFailed {
                 message: format!(
                     "QEMU exited ({status}) before ssh answered: {}",

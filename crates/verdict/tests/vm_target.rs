@@ -190,7 +190,116 @@ fn a_booted_vm_runs_the_agent_and_proves_its_boot() {
         "did not reboot",
     );
 
+    // Host-key checking is on: the same client with a known_hosts naming
+    // another key for the guest is refused by ssh.
+    let config = std::fs::read_to_string(vm.ssh_config()).unwrap();
+    let other_key = work.path().join("other_key");
+    let keygen = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&other_key)
+        .status()
+        .unwrap();
+    assert!(keygen.success());
+    let alias = config
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("HostKeyAlias "))
+        .unwrap()
+        .to_string();
+    let other_public = std::fs::read_to_string(other_key.with_extension("pub")).unwrap();
+    let other_known = work.path().join("other_known_hosts");
+    let mut words = other_public.split_whitespace();
+    std::fs::write(
+        &other_known,
+        format!(
+            "{alias} {} {}\n",
+            words.next().unwrap(),
+            words.next().unwrap()
+        ),
+    )
+    .unwrap();
+    let known_line = config
+        .lines()
+        .find(|line| line.trim().starts_with("UserKnownHostsFile "))
+        .unwrap();
+    let other_config = work.path().join("other_ssh_config");
+    std::fs::write(
+        &other_config,
+        config.replace(
+            known_line,
+            &format!("  UserKnownHostsFile {}", other_known.display()),
+        ),
+    )
+    .unwrap();
+    let refused = std::process::Command::new("ssh")
+        .arg("-F")
+        .arg(&other_config)
+        .args(["-o", "BatchMode=yes", "verdict-vm", "true"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
+            || stderr.contains("Host key verification failed"),
+        "{stderr}"
+    );
+    for file in [
+        "other_key",
+        "other_key.pub",
+        "other_known_hosts",
+        "other_ssh_config",
+    ] {
+        std::fs::remove_file(work.path().join(file)).unwrap();
+    }
+
     vm.shut_down();
     // Nothing of the boot is left: QEMU stopped, its directory removed.
+    assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_kernel_that_panics_is_a_failed_boot_with_the_console_tail() {
+    let Some(qemu) = verdict_testkit::require_program("qemu-system-x86_64", "qemu-system-x86")
+    else {
+        return;
+    };
+    for (program, package) in [
+        ("busybox", "busybox-static"),
+        ("sshd", "openssh-server"),
+        ("ssh-keygen", "openssh-client"),
+    ] {
+        if verdict_testkit::require_program(program, package).is_none() {
+            return;
+        }
+    }
+    let Some(kernel) = debian_kernel() else {
+        verdict_testkit::missing::<()>(
+            "a kernel image in /boot",
+            "apt-get install linux-image-amd64",
+        );
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    // No init in the initramfs under that name and no root device: the
+    // kernel panics, and with -no-reboot QEMU exits.
+    let mut options = VmOptions::new(
+        &kernel,
+        "rdinit=/verdict-missing-init root=/dev/verdict-none",
+    );
+    options.qemu = qemu;
+    options.acceleration = Acceleration::Tcg;
+    options.memory = "1G".to_string();
+    options.boot_timeout = Duration::from_secs(400);
+    options.work_directory = Some(work.path().to_path_buf());
+    match VmTarget::boot(&options, agent()) {
+        Err(ExecError::BootFailed {
+            message,
+            console_tail,
+        }) => {
+            assert!(message.contains("QEMU exited"), "{message}");
+            assert!(console_tail.contains("Kernel panic"), "{console_tail}");
+        }
+        other => panic!("expected a failed boot, got {other:?}"),
+    }
     assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
 }
