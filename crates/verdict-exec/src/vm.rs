@@ -205,6 +205,8 @@ pub struct VmTarget {
     facts: BootFacts,
     expectation: BootExpectation,
     acceleration: Acceleration,
+    /// From QEMU's start to `ssh true` succeeding.
+    boot_time: Duration,
 }
 
 impl VmTarget {
@@ -336,6 +338,7 @@ impl VmTarget {
                 directory,
             )?;
             let errors_path = directory.join(format!("qemu-{}.err", acceleration.qemu_name()));
+            let started = Instant::now();
             match wait_ready(&config, &mut qemu, timeout, &console, &errors_path) {
                 Ok(()) => {
                     let mut vm = Self {
@@ -349,6 +352,7 @@ impl VmTarget {
                         },
                         expectation,
                         acceleration,
+                        boot_time: started.elapsed(),
                     };
                     let ssh_options = SshOptions {
                         config_file: Some(config.clone()),
@@ -426,6 +430,11 @@ impl VmTarget {
     /// What this boot was checked against (its nonce among them).
     pub fn expectation(&self) -> &BootExpectation {
         &self.expectation
+    }
+
+    /// From QEMU's start to `ssh true` succeeding.
+    pub fn boot_time(&self) -> Duration {
+        self.boot_time
     }
 
     /// The acceleration the guest runs with.

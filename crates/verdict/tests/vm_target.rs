@@ -87,6 +87,13 @@ fn a_booted_vm_runs_the_agent_and_proves_its_boot() {
         Err(error) => panic!("boot {}: {error}", kernel.display()),
     };
 
+    eprintln!(
+        "booted {} with {:?} in {:.1}s",
+        kernel.display(),
+        vm.acceleration(),
+        vm.boot_time().as_secs_f64()
+    );
+
     // Proven: the nonce verdict chose is on the guest's command line, with
     // the level's option, and the release is the image's.
     let facts = vm.facts().clone();
