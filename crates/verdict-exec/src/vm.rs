@@ -84,6 +84,9 @@ pub struct VmOptions {
     /// Where the per-boot directory is made (the temporary directory by
     /// default).
     pub work_directory: Option<PathBuf>,
+    /// Host programs (absolute paths) to put in the guest at the same
+    /// paths, with their shared libraries: the workloads beyond busybox.
+    pub programs: Vec<PathBuf>,
 }
 
 impl VmOptions {
@@ -102,6 +105,7 @@ impl VmOptions {
             kvm_probe_timeout: Duration::from_secs(60),
             previous_boot_id: None,
             work_directory: None,
+            programs: Vec::new(),
         }
     }
 }
@@ -207,6 +211,8 @@ pub struct VmTarget {
     acceleration: Acceleration,
     /// From QEMU's start to `ssh true` succeeding.
     boot_time: Duration,
+    /// Why KVM was not used with [`Acceleration::Auto`], if it was tried.
+    kvm_fallback: Option<String>,
 }
 
 impl VmTarget {
@@ -283,7 +289,13 @@ impl VmTarget {
         keygen("host_key")?;
         keygen("client_key")?;
         let initramfs = directory.join("initramfs.cpio");
-        build_initramfs(&initramfs, directory, &agent, kernel_release)?;
+        build_initramfs(
+            &initramfs,
+            directory,
+            &agent,
+            kernel_release,
+            &options.programs,
+        )?;
 
         let port =
             free_port().map_err(|error| target_error(format!("find a free port: {error}")))?;
@@ -326,6 +338,7 @@ impl VmTarget {
             other => vec![(other, options.boot_timeout)],
         };
         let last = attempts.len() - 1;
+        let mut kvm_fallback = None;
         for (index, (acceleration, timeout)) in attempts.drain(..).enumerate() {
             let console = directory.join(format!("console-{}.log", acceleration.qemu_name()));
             let mut qemu = start_qemu(
@@ -353,6 +366,7 @@ impl VmTarget {
                         expectation,
                         acceleration,
                         boot_time: started.elapsed(),
+                        kvm_fallback: kvm_fallback.take(),
                     };
                     let ssh_options = SshOptions {
                         config_file: Some(config.clone()),
@@ -371,6 +385,10 @@ impl VmTarget {
                     if index == last {
                         return Err(error);
                     }
+                    kvm_fallback = Some(match error {
+                        ExecError::BootFailed { message, .. } => message,
+                        other => other.to_string(),
+                    });
                 }
             }
         }
@@ -435,6 +453,11 @@ impl VmTarget {
     /// From QEMU's start to `ssh true` succeeding.
     pub fn boot_time(&self) -> Duration {
         self.boot_time
+    }
+
+    /// Why a KVM boot was abandoned for TCG ([`Acceleration::Auto`] only).
+    pub fn kvm_fallback(&self) -> Option<&str> {
+        self.kvm_fallback.as_deref()
     }
 
     /// The acceleration the guest runs with.
@@ -739,6 +762,7 @@ fn build_initramfs(
     directory: &Path,
     agent: &AgentBinary,
     kernel_release: &str,
+    programs: &[PathBuf],
 ) -> Result<(), ExecError> {
     let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
     for name in [
@@ -783,6 +807,25 @@ fn build_initramfs(
         &agent.local_path,
         &format!("root/.cache/verdict/{}", agent.file_name),
     )?;
+    for program in programs {
+        let name = program
+            .to_str()
+            .and_then(|path| path.strip_prefix('/'))
+            .filter(|name| !name.is_empty() && !name.split('/').any(|part| part == ".."))
+            .ok_or_else(|| {
+                target_error(format!(
+                    "{}: a program for the guest must be an absolute path without `..`",
+                    program.display()
+                ))
+            })?;
+        if !program.is_file() {
+            return Err(target_error(format!(
+                "{}: no such program on this host",
+                program.display()
+            )));
+        }
+        add_with_libraries(&mut entries, program, name)?;
+    }
     entries.insert("root/.cache".into(), Entry::Directory(0o700));
     entries.insert("root/.cache/verdict".into(), Entry::Directory(0o700));
 

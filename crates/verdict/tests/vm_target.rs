@@ -73,8 +73,12 @@ fn a_booted_vm_runs_the_agent_and_proves_its_boot() {
         );
         return;
     };
+    let Some(stress_ng) = verdict_testkit::require_program("stress-ng", "stress-ng") else {
+        return;
+    };
     let work = tempfile::tempdir().unwrap();
     let mut options = VmOptions::new(&kernel, "preempt=full");
+    options.programs = vec![stress_ng.clone()];
     options.qemu = qemu;
     options.acceleration = Acceleration::Tcg;
     options.smp = "sockets=1,cores=2,threads=2".to_string();
@@ -137,6 +141,26 @@ fn a_booted_vm_runs_the_agent_and_proves_its_boot() {
     );
     let host_boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
     assert_ne!(host_boot_id.trim(), facts.boot_id);
+
+    // A host program given to the VM runs inside with its libraries.
+    let outcome = vm
+        .run(
+            &Invocation::argv([stress_ng.to_str().unwrap(), "--version"])
+                .with_timeout(Duration::from_secs(60)),
+            &Cancel::new(),
+        )
+        .unwrap();
+    assert_eq!(
+        outcome.status,
+        Status::Exited(0),
+        "{}",
+        outcome.output_tail(400)
+    );
+    assert!(
+        String::from_utf8_lossy(&outcome.stdout).contains("stress-ng"),
+        "{}",
+        outcome.output_tail(400)
+    );
 
     // The guest's scheduler runs the preemption mode the command line asked.
     let preempt = vm
