@@ -29,6 +29,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::{
@@ -204,7 +205,7 @@ const ALIAS: &str = "verdict-vm";
 /// A booted virtual machine; see the module documentation.
 pub struct VmTarget {
     ssh: Option<SshTarget>,
-    qemu: Option<Child>,
+    qemu: Option<Kept>,
     directory: PathBuf,
     facts: BootFacts,
     expectation: BootExpectation,
@@ -643,7 +644,7 @@ fn start_qemu(
     port: u16,
     console: &Path,
     directory: &Path,
-) -> Result<Child, ExecError> {
+) -> Result<Kept, ExecError> {
     let mut argv: Vec<String> = vec![
         "-accel".into(),
         acceleration.qemu_name().into(),
@@ -673,29 +674,106 @@ fn start_qemu(
     let errors_path = directory.join(format!("qemu-{}.err", acceleration.qemu_name()));
     let errors = File::create(&errors_path)
         .map_err(|error| target_error(format!("create {}: {error}", errors_path.display())))?;
-    Command::new(&options.qemu)
-        .args(&argv)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(errors))
-        .process_group(0)
-        .spawn()
-        .map_err(|source| ExecError::Spawn {
-            program: options.qemu.to_string_lossy().into_owned(),
-            source,
-        })
+    Kept::spawn(&options.qemu, argv, errors).map_err(|source| ExecError::Spawn {
+        program: options.qemu.to_string_lossy().into_owned(),
+        source,
+    })
 }
 
-fn stop(qemu: &mut Child) {
-    let _ = qemu.kill();
-    let _ = qemu.wait();
+fn stop(qemu: &mut Kept) {
+    qemu.stop();
+}
+
+/// A child (QEMU) started by a thread of its own that lives exactly as long
+/// as this handle: the child is started with `PR_SET_PDEATHSIG(SIGKILL)`,
+/// which the kernel delivers when the thread that forked it ends. So QEMU
+/// dies with verdict even when verdict is killed with SIGKILL (no VM keeps
+/// running unseen, holding CPUs), and a keeper thread owned by the handle
+/// cannot end early the way a caller's thread could.
+#[derive(Debug)]
+struct Kept {
+    child: Child,
+    keeper: Option<(mpsc::Sender<()>, std::thread::JoinHandle<()>)>,
+}
+
+impl Kept {
+    fn spawn(program: &Path, argv: Vec<String>, errors: File) -> io::Result<Self> {
+        let (result_sender, result_receiver) = mpsc::channel();
+        let (stop_sender, stop_receiver) = mpsc::channel::<()>();
+        let program = program.to_path_buf();
+        let parent = std::process::id();
+        let thread = std::thread::Builder::new()
+            .name("verdict-vm-keeper".to_string())
+            .spawn(move || {
+                let mut command = Command::new(&program);
+                command
+                    .args(&argv)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::from(errors))
+                    .process_group(0);
+                // SAFETY: the closure runs in the forked child before exec
+                // and only makes the async-signal-safe calls prctl and
+                // getppid; it allocates nothing.
+                unsafe {
+                    command.pre_exec(move || {
+                        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                            return Err(io::Error::last_os_error());
+                        }
+                        // verdict died between fork and prctl: no signal
+                        // would ever come.
+                        if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                            return Err(io::Error::from_raw_os_error(libc::ESRCH));
+                        }
+                        Ok(())
+                    });
+                }
+                let _ = result_sender.send(command.spawn());
+                let _ = stop_receiver.recv();
+            })?;
+        match result_receiver.recv() {
+            Ok(Ok(child)) => Ok(Self {
+                child,
+                keeper: Some((stop_sender, thread)),
+            }),
+            Ok(Err(error)) => {
+                drop(stop_sender);
+                let _ = thread.join();
+                Err(error)
+            }
+            Err(_) => Err(io::Error::other("the thread starting the child ended")),
+        }
+    }
+
+    fn try_wait(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
+        self.child.try_wait()
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.release_keeper();
+    }
+
+    fn release_keeper(&mut self) {
+        if let Some((stop_sender, thread)) = self.keeper.take() {
+            drop(stop_sender);
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        self.stop();
+    }
 }
 
 /// Waits until `ssh verdict-vm true` succeeds; QEMU exiting or the deadline
 /// passing is a failed boot with the console's tail.
 fn wait_ready(
     config: &Path,
-    qemu: &mut Child,
+    qemu: &mut Kept,
     timeout: Duration,
     console: &Path,
     errors_path: &Path,
@@ -1127,6 +1205,26 @@ mod tests {
         assert!(text.contains("TRAILER!!!"));
         assert!(text.contains("bin/sh\0"));
         assert!(text.contains("#!/bin/sh\n"));
+    }
+
+    #[test]
+    fn a_kept_child_dies_when_its_keeper_thread_ends() {
+        let log = tempfile::tempfile().unwrap();
+        let mut kept = Kept::spawn(Path::new("sleep"), vec!["60".to_string()], log).unwrap();
+        assert!(kept.try_wait().unwrap().is_none());
+        // The keeper thread ends without anyone killing the child: as when
+        // verdict itself dies, the kernel's parent-death signal does.
+        kept.release_keeper();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = kept.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "the child outlived its keeper");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
     }
 
     #[test]
