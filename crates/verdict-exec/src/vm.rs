@@ -88,6 +88,10 @@ pub struct VmOptions {
     /// Host programs (absolute paths) to put in the guest at the same
     /// paths, with their shared libraries: the workloads beyond busybox.
     pub programs: Vec<PathBuf>,
+    /// The kernel's module directory (holding `modules.dep`); by default
+    /// `/lib/modules/RELEASE`, RELEASE read from the kernel image. A kernel
+    /// built from source can point here at `INSTALL_MOD_PATH/lib/modules/RELEASE`.
+    pub modules: Option<PathBuf>,
 }
 
 impl VmOptions {
@@ -107,6 +111,7 @@ impl VmOptions {
             previous_boot_id: None,
             work_directory: None,
             programs: Vec::new(),
+            modules: None,
         }
     }
 }
@@ -290,11 +295,15 @@ impl VmTarget {
         keygen("host_key")?;
         keygen("client_key")?;
         let initramfs = directory.join("initramfs.cpio");
+        let modules_root = options
+            .modules
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/lib/modules").join(kernel_release));
         build_initramfs(
             &initramfs,
             directory,
             &agent,
-            kernel_release,
+            &modules_root,
             &options.programs,
         )?;
 
@@ -839,7 +848,7 @@ fn build_initramfs(
     path: &Path,
     directory: &Path,
     agent: &AgentBinary,
-    kernel_release: &str,
+    modules_root: &Path,
     programs: &[PathBuf],
 ) -> Result<(), ExecError> {
     let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
@@ -907,8 +916,7 @@ fn build_initramfs(
     entries.insert("root/.cache".into(), Entry::Directory(0o700));
     entries.insert("root/.cache/verdict".into(), Entry::Directory(0o700));
 
-    let modules_root = PathBuf::from("/lib/modules").join(kernel_release);
-    let modules = nic_modules(&modules_root)?;
+    let modules = nic_modules(modules_root)?;
     for module in &modules {
         entries.insert(
             format!("lib/modules/{module}"),
@@ -1038,11 +1046,10 @@ fn nic_modules(modules_root: &Path) -> Result<Vec<String>, ExecError> {
     let builtin = std::fs::read_to_string(modules_root.join("modules.builtin")).unwrap_or_default();
     let mut order: Vec<String> = Vec::new();
     for wanted in NIC_MODULES {
-        let file_name = format!("/{wanted}.ko");
         let line = dependencies.lines().find(|line| {
             line.split(':')
                 .next()
-                .is_some_and(|module| module.ends_with(&file_name))
+                .is_some_and(|module| module_name(module) == wanted)
         });
         match line {
             Some(line) => {
@@ -1050,7 +1057,7 @@ fn nic_modules(modules_root: &Path) -> Result<Vec<String>, ExecError> {
                 // modules.dep lists the dependencies of a module with the
                 // ones loaded last first.
                 for dependency in needs.split_whitespace().rev().chain([module]) {
-                    if dependency.ends_with(".ko.xz") || dependency.ends_with(".ko.zst") {
+                    if !dependency.ends_with(".ko") {
                         return Err(target_error(format!(
                             "{dependency} is compressed; busybox's insmod needs plain .ko modules"
                         )));
@@ -1060,7 +1067,7 @@ fn nic_modules(modules_root: &Path) -> Result<Vec<String>, ExecError> {
                     }
                 }
             }
-            None if builtin.lines().any(|line| line.ends_with(&file_name)) => {}
+            None if builtin.lines().any(|line| module_name(line) == wanted) => {}
             None => {
                 return Err(target_error(format!(
                     "the kernel needs the module {wanted} for QEMU's {NIC_MODEL} but {} does not list it (is the kernel's modules package installed?)",
@@ -1070,6 +1077,14 @@ fn nic_modules(modules_root: &Path) -> Result<Vec<String>, ExecError> {
         }
     }
     Ok(order)
+}
+
+/// `virtio_net` for `kernel/drivers/net/virtio_net.ko` (or `.ko.xz`, ...).
+fn module_name(path: &str) -> &str {
+    let file_name = path.rsplit('/').next().unwrap_or(path);
+    file_name
+        .split_once(".ko")
+        .map_or(file_name, |(name, _)| name)
 }
 
 /// Writes `entries` as a cpio archive in the `newc` format the kernel
@@ -1205,6 +1220,51 @@ mod tests {
         assert!(text.contains("TRAILER!!!"));
         assert!(text.contains("bin/sh\0"));
         assert!(text.contains("#!/bin/sh\n"));
+    }
+
+    #[test]
+    fn nic_modules_come_with_their_dependencies_first() {
+        let directory = tempfile::tempdir().unwrap();
+        let root = directory.path();
+        std::fs::write(
+            root.join("modules.dep"),
+            "kernel/drivers/virtio/virtio_pci.ko: kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko\n\
+             kernel/drivers/net/virtio_net.ko: kernel/net/core/failover.ko kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko\n",
+        )
+        .unwrap();
+        assert_eq!(
+            nic_modules(root).unwrap(),
+            [
+                "kernel/drivers/virtio/virtio_ring.ko",
+                "kernel/drivers/virtio/virtio.ko",
+                "kernel/drivers/virtio/virtio_pci.ko",
+                "kernel/net/core/failover.ko",
+                "kernel/drivers/net/virtio_net.ko",
+            ]
+        );
+        // Built in: nothing to load.
+        std::fs::write(root.join("modules.dep"), "").unwrap();
+        std::fs::write(
+            root.join("modules.builtin"),
+            "kernel/drivers/virtio/virtio_pci.ko\nkernel/drivers/net/virtio_net.ko\n",
+        )
+        .unwrap();
+        assert!(nic_modules(root).unwrap().is_empty());
+        // Missing: refused, naming the file that lacks it.
+        std::fs::write(root.join("modules.builtin"), "").unwrap();
+        let error = nic_modules(root).unwrap_err().to_string();
+        assert!(
+            error.contains("virtio_pci") && error.contains("modules.dep"),
+            "{error}"
+        );
+        // Compressed: busybox's insmod cannot load it.
+        std::fs::write(
+            root.join("modules.dep"),
+            "kernel/drivers/virtio/virtio_pci.ko.xz:\nkernel/drivers/net/virtio_net.ko.xz:\n",
+        )
+        .unwrap();
+        let error = nic_modules(root).unwrap_err().to_string();
+        assert!(error.contains("compressed"), "{error}");
     }
 
     #[test]
