@@ -415,10 +415,12 @@ impl VmTarget {
         };
         let command_line = read("/proc/cmdline")?;
         let boot_id = read("/proc/sys/kernel/random/boot_id")?;
-        let outcome = ssh.run(
-            &Invocation::argv(["uname", "-r"]).with_timeout(Duration::from_secs(60)),
-            &Cancel::new(),
-        )?;
+        let outcome = ssh
+            .run(
+                &Invocation::argv(["uname", "-r"]).with_timeout(Duration::from_secs(60)),
+                &Cancel::new(),
+            )
+            .map_err(|error| self.boot_failed(format!("uname -r in the guest: {error}")))?;
         if outcome.status != Status::Exited(0) {
             return Err(self.boot_failed(format!("uname -r in the guest: {}", outcome.status)));
         }
