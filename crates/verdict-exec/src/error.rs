@@ -54,6 +54,15 @@ pub enum ExecError {
     #[error("target {host}: {message}")]
     Target { host: String, message: String },
 
+    /// A virtual machine did not boot, or booted but could not prove it is
+    /// the boot asked for (nonce, command line, kernel release, boot id):
+    /// never data. Carries the tail of its serial console.
+    #[error("boot failed: {message}\n--- console tail ---\n{console_tail}")]
+    BootFailed {
+        message: String,
+        console_tail: String,
+    },
+
     /// A [`FakeExecutor`](crate::FakeExecutor) was asked to run more commands
     /// than it was given outcomes for.
     #[error("run `{program}` in the fake executor: no outcome is scripted for it")]

@@ -14,7 +14,10 @@
 //! there, `verdict agent` ([`agent::serve`]) runs each invocation with the
 //! local `SystemExecutor`, so the measurements are the target's own. The
 //! trait is also exported as [`Target`]: besides running commands it reads
-//! the machine's files and tells its clock.
+//! the machine's files and tells its clock. [`VmTarget`] is a QEMU virtual
+//! machine verdict boots itself (a given kernel and command line, an
+//! initramfs built from the host's binaries) and then reaches as an ssh
+//! target, after proving the boot.
 //!
 //! Ctrl-C: children run in their own process group, so a terminal's SIGINT
 //! reaches verdict only, never the workload. The engine handles Ctrl-C by
@@ -64,6 +67,7 @@ mod spawn;
 mod ssh;
 mod system;
 mod tail;
+mod vm;
 
 pub use cancel::Cancel;
 pub use error::ExecError;
@@ -77,3 +81,6 @@ pub use outcome::{Outcome, Status};
 pub use signal::signal_name;
 pub use ssh::{AgentBinary, SshOptions, SshTarget, valid_host};
 pub use system::{SystemExecutor, TERMINATION_GRACE};
+pub use vm::{
+    Acceleration, BootExpectation, BootFacts, VmOptions, VmTarget, boot_mismatches, kernel_release,
+};
