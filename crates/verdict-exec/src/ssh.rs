@@ -360,22 +360,43 @@ impl SshTarget {
     }
 
     fn install_agent(&self, path: &str) -> Result<(), ExecError> {
-        let binary = std::fs::File::open(&self.agent.local_path).map_err(|error| {
-            self.error(format!(
-                "read the agent {}: {error}",
-                self.agent.local_path.display()
-            ))
-        })?;
-        let argv = self.through_master(&["sh", "-c", INSTALL_SCRIPT, "sh", path]);
+        self.upload(&self.agent.local_path, path)
+    }
+
+    /// The target's verdict cache directory (where the agent lives), an
+    /// absolute path on the target.
+    pub fn cache_directory(&self) -> String {
+        let agent = self.remote_agent_path();
+        match agent.rsplit_once('/') {
+            Some((directory, _)) if !directory.is_empty() => directory.to_string(),
+            _ => "/".to_string(),
+        }
+    }
+
+    /// Copies the local file `local` to `remote` (an absolute path on the
+    /// target) over ssh's standard input, through the master connection:
+    /// written to a temporary name and renamed, mode 0700, its directories
+    /// created (0700 for the last one). `remote` reaches the far side only
+    /// as a quoted positional parameter of a constant script. A master
+    /// connection that is gone is re-established first; a copy that fails
+    /// is an error naming the file and the host.
+    pub fn upload(&self, local: &Path, remote: &str) -> Result<(), ExecError> {
+        let file = std::fs::File::open(local)
+            .map_err(|error| self.error(format!("read {}: {error}", local.display())))?;
+        if !self.control_path().exists() {
+            self.start_master()?;
+        }
+        let argv = self.through_master(&["sh", "-c", INSTALL_SCRIPT, "sh", remote]);
         let output = command(&argv)
-            .stdin(Stdio::from(binary))
+            .stdin(Stdio::from(file))
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .output()
             .map_err(|error| self.error(format!("start `{}`: {error}", argv[0])))?;
         if !output.status.success() {
             return Err(self.error(format!(
-                "copy the agent to {path}: {}",
+                "copy {} to {remote}: {}",
+                local.display(),
                 String::from_utf8_lossy(&output.stderr).trim()
             )));
         }
