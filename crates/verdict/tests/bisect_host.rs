@@ -218,3 +218,97 @@ fn bisect_host_refuses_a_copy_outside_the_tree_and_a_missing_output() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("nothing to copy"), "{stderr}");
 }
+
+/// Writes `tree/prog`, a built program that sleeps `seconds` and logs its
+/// working directory.
+fn build_program(tree: &Path, seconds: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let program = tree.join("prog");
+    std::fs::write(
+        &program,
+        format!(
+            "#!/bin/sh\nsleep {seconds}\nprintf '%s %s\\n' \"$(pwd)\" {seconds} >> \"$CWD_LOG\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn check_measures_the_current_tree_on_the_host() {
+    let directory = tempfile::tempdir().unwrap();
+    let Some(mut fixture) = SshFixture::new(directory.path()) else {
+        return;
+    };
+    let server = fixture.server("bench");
+    fixture.unreachable_host("down");
+    let tree = directory.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    let log = directory.path().join("cwd.log");
+    std::fs::write(
+        tree.join("exp.toml"),
+        format!(
+            "name = \"sleepy\"\ncommand = [\"./prog\"]\nenv = {{ CWD_LOG = \"{}\" }}\n[sampling]\niterations = 12\nthreshold = 0.5\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    let check = |host: &str| {
+        let config = fixture.config_file.to_str().unwrap().to_string();
+        let output = std::process::Command::new(VERDICT)
+            .args(["check", "--baseline", "1", "--experiment", "exp.toml"])
+            .args(["--host", host, "--ssh-config", &config])
+            .current_dir(&tree)
+            .env("VERDICT_DB", directory.path().join("v.db"))
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        (output.status.code(), text)
+    };
+    build_program(&tree, "0.05");
+    let baseline = std::process::Command::new(VERDICT)
+        .args(["run", "exp.toml"])
+        .current_dir(&tree)
+        .env("VERDICT_DB", directory.path().join("v.db"))
+        .output()
+        .unwrap();
+    assert!(
+        baseline.status.success(),
+        "{}",
+        String::from_utf8_lossy(&baseline.stderr)
+    );
+    let local_lines = log_lines(&log).len();
+    assert_eq!(local_lines, 12);
+
+    // The same build on the host: like the baseline (threshold 50%).
+    let (code, text) = check("bench");
+    assert_eq!(code, Some(0), "{text}");
+    // Five times slower: changed.
+    build_program(&tree, "0.25");
+    let (code, text) = check("bench");
+    assert_eq!(code, Some(1), "{text}");
+    let host_cache = server.cache_directory.join("verdict");
+    let lines = log_lines(&log);
+    assert_eq!(lines.len(), local_lines + 24);
+    for (working_directory, _) in &lines[local_lines..] {
+        assert!(
+            Path::new(working_directory).starts_with(&host_cache),
+            "{working_directory} is not in the host's cache {}",
+            host_cache.display()
+        );
+    }
+    assert!(
+        lines[local_lines + 12..]
+            .iter()
+            .all(|(_, seconds)| seconds == "0.25")
+    );
+
+    // A host that cannot be reached: could not decide (125), naming it.
+    let (code, text) = check("down");
+    assert_eq!(code, Some(125), "{text}");
+    assert!(text.contains("target down"), "{text}");
+}
