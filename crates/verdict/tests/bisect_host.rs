@@ -167,10 +167,9 @@ fn bisect_builds_here_measures_on_the_host_and_names_the_culprit() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 
-    // The stored environment is the host's run record; the runs are stored
-    // under the host's name.
-    let runs = verdict(directory.path(), &["runs", "--format", "json"]);
-    let runs: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    // Every measurement run is stored under the host's name.
+    let listing = verdict(directory.path(), &["runs", "--format", "json"]);
+    let runs: serde_json::Value = serde_json::from_slice(&listing.stdout).unwrap();
     let bisect_runs: Vec<&serde_json::Value> = runs["runs"]
         .as_array()
         .unwrap()
@@ -178,6 +177,19 @@ fn bisect_builds_here_measures_on_the_host_and_names_the_culprit() {
         .filter(|run| run["kind"] == "bisect")
         .collect();
     assert!(!bisect_runs.is_empty());
+    // Back-to-back runs on the host do not overlap in time (the host's
+    // clock offset excludes the agent's start-up).
+    let overlaps: Vec<&serde_json::Value> = runs["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|warning| warning["kind"] == "overlapping_runs")
+        .collect();
+    assert!(overlaps.is_empty(), "{overlaps:?}");
+    assert!(
+        bisect_runs.iter().all(|run| run["host"] == "bench"),
+        "{bisect_runs:?}"
+    );
 }
 
 #[test]

@@ -5,7 +5,8 @@
 //! as a run of kind `bisect`), records the values as a bisection event, and
 //! feeds them back. Resume replays the stored events; a measurement cut off
 //! by a kill is resumed from its stored samples, so none is lost or
-//! duplicated.
+//! duplicated. With `--host` each commit is still built here and its build
+//! output measured on that host (`remote_build`).
 
 use crate::commands::remote_build::{RemoteBuild, RemoteBuildArgs, RemoteMachine};
 use crate::commands::run::{load_experiment, random_seed};

@@ -4,7 +4,9 @@
 //! (equivalent, or a change whose interval lies entirely within the
 //! threshold), 1 changed (a regression or improvement of at least the
 //! threshold), 125 could not decide (size unclear, inconclusive) or could
-//! not run. A building block for plain `git bisect run`.
+//! not run. A building block for plain `git bisect run`. With `--host`,
+//! the current tree's build output is measured on that host
+//! (`remote_build`).
 
 use crate::commands::compare::{load_selection, parse_selection};
 use crate::commands::remote_build::{RemoteBuild, RemoteBuildArgs};
