@@ -360,22 +360,43 @@ impl SshTarget {
     }
 
     fn install_agent(&self, path: &str) -> Result<(), ExecError> {
-        let binary = std::fs::File::open(&self.agent.local_path).map_err(|error| {
-            self.error(format!(
-                "read the agent {}: {error}",
-                self.agent.local_path.display()
-            ))
-        })?;
-        let argv = self.through_master(&["sh", "-c", INSTALL_SCRIPT, "sh", path]);
+        self.upload(&self.agent.local_path, path)
+    }
+
+    /// The target's verdict cache directory (where the agent lives), an
+    /// absolute path on the target.
+    pub fn cache_directory(&self) -> String {
+        let agent = self.remote_agent_path();
+        match agent.rsplit_once('/') {
+            Some((directory, _)) if !directory.is_empty() => directory.to_string(),
+            _ => "/".to_string(),
+        }
+    }
+
+    /// Copies the local file `local` to `remote` (an absolute path on the
+    /// target) over ssh's standard input, through the master connection:
+    /// written to a temporary name and renamed, mode 0700, its directories
+    /// created (0700 for the last one). `remote` reaches the far side only
+    /// as a quoted positional parameter of a constant script. A master
+    /// connection that is gone is re-established first; a copy that fails
+    /// is an error naming the file and the host.
+    pub fn upload(&self, local: &Path, remote: &str) -> Result<(), ExecError> {
+        let file = std::fs::File::open(local)
+            .map_err(|error| self.error(format!("read {}: {error}", local.display())))?;
+        if !self.control_path().exists() {
+            self.start_master()?;
+        }
+        let argv = self.through_master(&["sh", "-c", INSTALL_SCRIPT, "sh", remote]);
         let output = command(&argv)
-            .stdin(Stdio::from(binary))
+            .stdin(Stdio::from(file))
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .output()
             .map_err(|error| self.error(format!("start `{}`: {error}", argv[0])))?;
         if !output.status.success() {
             return Err(self.error(format!(
-                "copy the agent to {path}: {}",
+                "copy {} to {remote}: {}",
+                local.display(),
                 String::from_utf8_lossy(&output.stderr).trim()
             )));
         }
@@ -429,29 +450,42 @@ impl SshTarget {
             replies,
             stderr,
         });
-        let sent_at = crate::local::now_unix_ms();
-        let reply = self
-            .exchange_locked(
-                state,
-                &Request::Hello,
-                &Cancel::new(),
-                Some(self.options.connect_timeout),
-            )
-            .map_err(|error| {
-                state.session = None;
-                self.error(format!(
-                    "the agent at {} did not answer: {error}",
-                    state.remote_agent_path
-                ))
-            })?;
-        let received_at = crate::local::now_unix_ms();
-        match reply {
-            Reply::Hello { now_unix_ms, .. } => {
-                state.clock_offset_ms = now_unix_ms - (sent_at + received_at) / 2;
-                Ok(())
+        // The first hello's round trip includes the agent's start-up, so
+        // the clock offset comes from the following ones, the one with the
+        // shortest round trip (as NTP picks its sample: the error of the
+        // midpoint is at most half the round trip).
+        let mut best: Option<(i64, i64)> = None;
+        for attempt in 0..4 {
+            let sent_at = crate::local::now_unix_ms();
+            let reply = self
+                .exchange_locked(
+                    state,
+                    &Request::Hello,
+                    &Cancel::new(),
+                    Some(self.options.connect_timeout),
+                )
+                .map_err(|error| {
+                    state.session = None;
+                    self.error(format!(
+                        "the agent at {} did not answer: {error}",
+                        state.remote_agent_path
+                    ))
+                })?;
+            let received_at = crate::local::now_unix_ms();
+            match reply {
+                Reply::Hello { now_unix_ms, .. } => {
+                    let round_trip = received_at - sent_at;
+                    if attempt > 0 && best.is_none_or(|(shortest, _)| round_trip < shortest) {
+                        best = Some((round_trip, now_unix_ms - (sent_at + received_at) / 2));
+                    }
+                }
+                other => {
+                    return Err(self.error(format!("the agent answered hello with {other:?}")));
+                }
             }
-            other => Err(self.error(format!("the agent answered hello with {other:?}"))),
         }
+        state.clock_offset_ms = best.map_or(0, |(_, offset)| offset);
+        Ok(())
     }
 
     /// Reconnects after a lost connection, with backoff (0.25 s doubling to

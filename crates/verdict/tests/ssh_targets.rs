@@ -624,3 +624,34 @@ fn another_architecture_or_an_unusable_agent_is_refused() {
         .to_string();
     assert!(error.contains("does not run"), "{error}");
 }
+
+/// `SshTarget::upload` (how `bisect --host` copies a build): a destination
+/// full of shell syntax is created literally, byte for byte, and nothing
+/// in it runs.
+#[test]
+fn an_upload_lands_at_a_hostile_path_literally() {
+    let directory = tempfile::tempdir().unwrap();
+    let Some(mut fixture) = SshFixture::new(directory.path()) else {
+        return;
+    };
+    let server = fixture.server("upload");
+    let target = SshTarget::connect("upload", options(&fixture), agent()).unwrap();
+    let cache = target.cache_directory();
+    assert!(
+        Path::new(&cache).starts_with(&server.cache_directory),
+        "{cache}"
+    );
+    let marker = directory.path().join("MARKER");
+    let source = directory.path().join("source");
+    let payload = b"payload\n\0'$(touch x)'\xff".to_vec();
+    std::fs::write(&source, &payload).unwrap();
+    for (index, name) in hostile(&marker).iter().enumerate() {
+        // Suffixed: a name must not end in `/` or be empty.
+        let remote = format!("{cache}/upload-{index}/{name}x");
+        target.upload(&source, &remote).unwrap();
+        assert_eq!(std::fs::read(&remote).unwrap(), payload, "{remote}");
+    }
+    assert!(!marker.exists());
+    let missing = target.upload(&directory.path().join("absent"), &format!("{cache}/absent"));
+    assert!(missing.unwrap_err().to_string().contains("absent"));
+}

@@ -5,8 +5,10 @@
 //! as a run of kind `bisect`), records the values as a bisection event, and
 //! feeds them back. Resume replays the stored events; a measurement cut off
 //! by a kill is resumed from its stored samples, so none is lost or
-//! duplicated.
+//! duplicated. With `--host` each commit is still built here and its build
+//! output measured on that host (`remote_build`).
 
+use crate::commands::remote_build::{RemoteBuild, RemoteBuildArgs, RemoteMachine};
 use crate::commands::run::{load_experiment, random_seed};
 use crate::common::{DbArgs, cancel_on_interrupt, format_time, parse_format, tool_version};
 use crate::error::CliError;
@@ -103,6 +105,8 @@ pub(crate) struct BisectStart {
     /// Continue a bisection stopped by Ctrl-C, a kill or a reboot (default: the latest).
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "0")]
     pub(crate) resume: Option<i64>,
+    #[command(flatten)]
+    pub(crate) remote: RemoteBuildArgs,
 }
 
 /// What a bisection needs to continue, stored as its config.
@@ -122,6 +126,9 @@ struct Stored {
     /// stored before the option existed.
     #[serde(default)]
     worktrees: bool,
+    /// Build here, measure on a host (`--host`); absent: measured here.
+    #[serde(default)]
+    remote: Option<RemoteBuild>,
 }
 
 fn now_ms() -> i64 {
@@ -224,6 +231,16 @@ fn start_new(
         ..Config::default()
     };
     config.validate().map_err(CliError::input)?;
+    // A relative workdir resolves against the repository, where each commit is checked out.
+    let experiment = match &experiment.workdir {
+        Some(directory) if directory == &std::env::current_dir().unwrap_or_default() => {
+            let mut experiment = experiment;
+            experiment.workdir = Some(repo.clone());
+            experiment
+        }
+        _ => experiment,
+    };
+    let remote = RemoteBuild::from_args(&start.remote, &experiment, &repo)?;
     let stored = Stored {
         repo: repo.clone(),
         good,
@@ -236,6 +253,7 @@ fn start_new(
         experiment_path: path.display().to_string(),
         seed: random_seed(),
         worktrees: start.worktrees,
+        remote,
     };
     let id = store
         .create_bisect(&NewBisect {
@@ -254,15 +272,6 @@ fn start_new(
         stored.good.short(),
         stored.bad.short()
     );
-    // A relative workdir resolves against the repository, where each commit is checked out.
-    let experiment = match &experiment.workdir {
-        Some(directory) if directory == &std::env::current_dir().unwrap_or_default() => {
-            let mut experiment = experiment;
-            experiment.workdir = Some(repo.clone());
-            experiment
-        }
-        _ => experiment,
-    };
     Ok((id, stored, experiment))
 }
 
@@ -299,7 +308,21 @@ fn drive(
     if let Some(event) = orphan_measurement(store, id, stored, experiment, &bisection, &runs)? {
         record_event(store, id, &mut sequence, &mut bisection, &event)?;
     }
-    let environment = crate::common::capture_environment();
+    let worktree_base = worktree_base(store, id);
+    let remote = match &stored.remote {
+        Some(remote) => {
+            let label = worktree_base
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_else(|| format!("verdict-bisect-{}", id.0));
+            Some(remote.connect(&label)?)
+        }
+        None => None,
+    };
+    let environment = match &remote {
+        Some(remote) => remote.environment(),
+        None => crate::common::capture_environment(),
+    };
     let mut session = Session {
         store,
         id,
@@ -309,10 +332,11 @@ fn drive(
         cancel: &cancel,
         checked_out: None,
         worktrees: Vec::new(),
-        worktree_base: worktree_base(store, id),
+        worktree_base,
         // Only the first measurement after a resume can have been cut off.
         unfinished: unfinished_run(&runs),
         environment,
+        remote,
     };
     let result = loop {
         if cancel.is_cancelled() {
@@ -350,6 +374,9 @@ fn drive(
         }
     };
     session.remove_worktrees();
+    if let Some(remote) = &session.remote {
+        remote.remove_all();
+    }
     if let Err(error) = git.restore(&original) {
         eprintln!("verdict: warning: could not restore the repository's HEAD: {error}");
     }
@@ -406,6 +433,8 @@ struct Session<'a> {
     /// every one-run measurement would put milliseconds between the runs
     /// that are compared with each other.
     environment: verdict_model::Environment,
+    /// The host that measures each locally built commit (`--host`).
+    remote: Option<RemoteMachine>,
 }
 
 impl Session<'_> {
@@ -495,10 +524,17 @@ impl Session<'_> {
             Err(skip) => return Ok(Some(skip)),
         };
         let mut experiment = self.experiment_in(&directory);
+        if let Some(remote) = self.remote.as_mut() {
+            experiment = remote.stage(&experiment, &directory, &commit.to_string())?;
+        }
+        let executor: &dyn Executor = match &self.remote {
+            Some(remote) => remote.target(),
+            None => &SystemExecutor,
+        };
         let environment = self.environment.clone();
         let capture = move || environment.clone();
         let engine = verdict_engine::Engine {
-            executor: &SystemExecutor,
+            executor,
             store: self.store,
             cancel: self.cancel.clone(),
             environment: &capture,

@@ -4,9 +4,12 @@
 //! (equivalent, or a change whose interval lies entirely within the
 //! threshold), 1 changed (a regression or improvement of at least the
 //! threshold), 125 could not decide (size unclear, inconclusive) or could
-//! not run. A building block for plain `git bisect run`.
+//! not run. A building block for plain `git bisect run`. With `--host`,
+//! the current tree's build output is measured on that host
+//! (`remote_build`).
 
 use crate::commands::compare::{load_selection, parse_selection};
+use crate::commands::remote_build::{RemoteBuild, RemoteBuildArgs};
 use crate::commands::run::{load_experiment, random_seed};
 use crate::common::{DbArgs, cancel_on_interrupt, parse_fraction, tool_version};
 use crate::error::CliError;
@@ -41,6 +44,8 @@ pub(crate) struct CheckArgs {
     #[arg(long, default_value_t = 0.05, value_parser = parse_fraction)]
     pub(crate) alpha: f64,
     #[command(flatten)]
+    pub(crate) remote: RemoteBuildArgs,
+    #[command(flatten)]
     pub(crate) db: DbArgs,
 }
 
@@ -68,7 +73,53 @@ fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
             "verdict check runs one cell; remove the experiment's factors",
         ));
     }
-    let engine = crate::common::system_engine(&store, cancel_on_interrupt());
+    // With --host: the current tree's build output is copied to the host
+    // and measured there (see remote_build).
+    let tree = std::env::current_dir().map_err(CliError::internal)?;
+    let mut machine = match RemoteBuild::from_args(&args.remote, &experiment, &tree)? {
+        Some(remote) => Some(remote.connect(&format!(
+            "verdict-check-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |elapsed| elapsed.as_millis())
+        ))?),
+        None => None,
+    };
+    let experiment = match machine.as_mut() {
+        Some(machine) => machine.stage(&experiment, &tree, "tree")?,
+        None => experiment,
+    };
+    let result = measure_and_compare(args, &store, baseline, experiment, text, machine.as_ref());
+    if let Some(machine) = &machine {
+        machine.remove_all();
+    }
+    result
+}
+
+fn measure_and_compare(
+    args: &CheckArgs,
+    store: &verdict_store::SqliteStore,
+    baseline: Vec<f64>,
+    experiment: verdict_model::Experiment,
+    text: String,
+    machine: Option<&crate::commands::remote_build::RemoteMachine>,
+) -> Result<ExitCode, CliError> {
+    // The host's environment, read on the host at the run's start and end.
+    let capture_remote = move || {
+        machine
+            .map(|machine| machine.environment())
+            .unwrap_or_default()
+    };
+    let engine = match machine {
+        Some(machine) => verdict_engine::Engine {
+            executor: machine.target(),
+            store,
+            cancel: cancel_on_interrupt(),
+            environment: &capture_remote,
+        },
+        None => crate::common::system_engine(store, cancel_on_interrupt()),
+    };
     let metric = experiment.primary_metric().clone();
     let threshold = args
         .threshold

@@ -39,7 +39,7 @@ pub(crate) struct TargetArgs {
     pub(crate) reconnect_timeout: std::time::Duration,
 }
 
-fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
     verdict_model::experiment::parse_duration(text)
         .filter(|duration| !duration.is_zero())
         .ok_or_else(|| format!("`{text}` is not a duration; expected e.g. 30s or 5m"))
