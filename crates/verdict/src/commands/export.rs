@@ -281,9 +281,8 @@ impl Export {
                 json!({
                     "name": name,
                     "unit": declared.map(|metric| metric.unit.clone()),
-                    "better": declared.map(|metric| match metric.direction {
-                        verdict_model::Direction::HigherIsBetter => "higher",
-                        verdict_model::Direction::LowerIsBetter => "lower",
+                    "better": declared.map(|metric| {
+                        verdict_report::compare::better_of(metric.direction).as_str()
                     }),
                 })
             })

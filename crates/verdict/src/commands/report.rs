@@ -4,6 +4,7 @@
 
 use crate::common::{DbArgs, emit, format_time, is_html, parse_format, parse_fraction};
 use crate::error::CliError;
+use crate::fail_on::{FailOn, exit_code};
 use crate::warnings::{overlaps_of, print_with_warnings};
 use std::process::ExitCode;
 use verdict_model::{Environment, Experiment, RunId};
@@ -41,8 +42,8 @@ pub(crate) struct ReportOptionsArgs {
     #[arg(long)]
     pub(crate) no_adjust: bool,
     /// Exit 1 when a comparison is a regression (`regression`) or any change (`change`).
-    #[arg(long, value_name = "WHAT", value_parser = ["regression", "change"])]
-    pub(crate) fail_on: Option<String>,
+    #[arg(long, value_name = "WHAT", value_enum)]
+    pub(crate) fail_on: Option<FailOn>,
 }
 
 /// `0.02`, `2%`.
@@ -225,17 +226,11 @@ pub(crate) fn print_run_report(
             options.output.as_deref(),
         )?;
     }
-    let verdicts: Vec<&str> = report
+    let verdicts = report
         .comparisons
         .iter()
-        .flat_map(|comparisons| {
-            comparisons
-                .comparisons
-                .iter()
-                .map(|row| row.verdict.as_str())
-        })
-        .collect();
-    Ok(fail_on(options.fail_on.as_deref(), &verdicts))
+        .flat_map(|comparisons| comparisons.comparisons.iter().map(|row| row.verdict));
+    Ok(exit_code(options.fail_on, verdicts))
 }
 
 /// The run's environment at its start and, when recorded, its end (the
@@ -254,22 +249,6 @@ fn environment_columns(
         });
     }
     columns
-}
-
-/// Exit code for `--fail-on`: 1 when a matching verdict is present.
-pub(crate) fn fail_on(condition: Option<&str>, verdicts: &[&str]) -> ExitCode {
-    let failed = match condition {
-        Some("regression") => verdicts.contains(&"regression"),
-        Some("change") => verdicts
-            .iter()
-            .any(|verdict| *verdict == "regression" || *verdict == "improvement"),
-        _ => false,
-    };
-    if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
 }
 
 fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitCode, CliError> {
@@ -317,8 +296,7 @@ fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitC
             args.options.output.as_deref(),
         )?;
     }
-    let verdicts: Vec<&str> = pivot.verdicts();
-    Ok(fail_on(args.options.fail_on.as_deref(), &verdicts))
+    Ok(exit_code(args.options.fail_on, pivot.verdicts()))
 }
 
 #[cfg(test)]
