@@ -10,7 +10,7 @@
 //! from and warns when the sides come from different runs or from runs that
 //! overlapped in time on a host.
 
-use crate::common::{DbArgs, emit, is_html, parse_format, parse_fraction};
+use crate::common::{DbArgs, ReportFormat, emit, parse_fraction};
 use crate::error::CliError;
 use crate::fail_on::{FailOn, exit_code};
 use crate::warnings::{SideSpan, Warning, different_runs, overlaps_of, print_with_warnings};
@@ -58,8 +58,8 @@ pub(crate) struct CompareArgs {
     #[arg(long)]
     pub(crate) no_adjust: bool,
     /// text, markdown, csv, json (`verdict.compare/v1`) or html (one self-contained page with plots).
-    #[arg(long, default_value = "text")]
-    pub(crate) format: String,
+    #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
+    pub(crate) format: ReportFormat,
     /// Write the report to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub(crate) output: Option<std::path::PathBuf>,
@@ -95,12 +95,8 @@ struct StoredSource {
 }
 
 pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
-    let html = is_html(&args.format);
-    let format = if html {
-        Format::Text
-    } else {
-        parse_format(&args.format)?
-    };
+    let html = args.format == ReportFormat::Html;
+    let format = args.format.table().unwrap_or(Format::Text);
     if html && (args.sequential || args.config_diff.is_some()) {
         return Err(CliError::input(
             "--format html does not show --sequential or --config-diff yet; use text or json for those",

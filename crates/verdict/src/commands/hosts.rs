@@ -283,7 +283,10 @@ fn render(
             }
         }
     }
-    if matches!(report.format.as_str(), "text" | "markdown") {
+    if matches!(
+        report.format,
+        crate::common::ReportFormat::Text | crate::common::ReportFormat::Markdown
+    ) {
         print!("{}", combined_lines(&per_host, connected.len(), report));
     }
     if !interrupted.is_empty() {
@@ -485,7 +488,13 @@ pub(crate) fn print_host_rows(
     {
         return Ok(None);
     }
-    let format = crate::common::parse_format(&options.format)?;
+    // The multi-host table has no HTML page: the message `--format html`
+    // always had here.
+    let format = options.format.table().ok_or_else(|| {
+        CliError::input(
+            "unknown --format `html`; expected text, markdown, csv, json or html".to_string(),
+        )
+    })?;
     let mut reports = Vec::new();
     for (id, host) in &members {
         reports.push((host.clone(), *id, host_report(store, *id, options)?));

@@ -2,7 +2,7 @@
 //! (nothing is re-run): per-cell summary, comparisons with verdicts, and the
 //! failed iterations; or a pivot with `--rows/--cols`.
 
-use crate::common::{DbArgs, emit, format_time, is_html, parse_format, parse_fraction};
+use crate::common::{DbArgs, ReportFormat, emit, format_time, parse_fraction};
 use crate::error::CliError;
 use crate::fail_on::{FailOn, exit_code};
 use crate::warnings::{overlaps_of, print_with_warnings};
@@ -18,8 +18,8 @@ use verdict_store::Store;
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ReportOptionsArgs {
     /// text, markdown, csv, json (`verdict.report/v1`) or html (one self-contained page with plots).
-    #[arg(long, default_value = "text")]
-    pub(crate) format: String,
+    #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
+    pub(crate) format: ReportFormat,
     /// Write the report to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub(crate) output: Option<std::path::PathBuf>,
@@ -185,12 +185,11 @@ pub(crate) fn print_run_report(
     run: RunId,
     options: &ReportOptionsArgs,
 ) -> Result<ExitCode, CliError> {
-    let html = is_html(&options.format);
-    let format = if html {
-        verdict_report::Format::Text
-    } else {
-        parse_format(&options.format)?
-    };
+    let html = options.format == ReportFormat::Html;
+    let format = options
+        .format
+        .table()
+        .unwrap_or(verdict_report::Format::Text);
     let (record, experiment, samples) = loaded(store, run)?;
     let info = run_info(store, &record, &experiment)?;
     let report_options = RunReportOptions {
@@ -252,12 +251,12 @@ fn environment_columns(
 }
 
 fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitCode, CliError> {
-    let html = is_html(&args.options.format);
-    let format = if html {
-        verdict_report::Format::Text
-    } else {
-        parse_format(&args.options.format)?
-    };
+    let html = args.options.format == ReportFormat::Html;
+    let format = args
+        .options
+        .format
+        .table()
+        .unwrap_or(verdict_report::Format::Text);
     let (record, experiment, samples) = loaded(store, run)?;
     let info = run_info(store, &record, &experiment)?;
     let options = PivotOptions {
