@@ -6,23 +6,13 @@
 mod common;
 
 use assert_cmd::Command;
-use common::verdict_without_store as verdict;
+use common::{succeed as stdout, verdict_without_store as verdict};
 use std::path::{Path, PathBuf};
 
 fn benchstat(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../verdict-stats/tests/data/benchstat")
         .join(name)
-}
-
-fn stdout(command: &mut Command) -> String {
-    let output = command.output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
 }
 
 #[test]
