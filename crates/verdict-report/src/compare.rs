@@ -7,11 +7,18 @@ use crate::format::{self, Format};
 use crate::table::Table;
 use serde::Serialize;
 use verdict_stats::multiplicity::holm;
-use verdict_stats::verdict::{
-    Better, CompareSettings, Comparison, Magnitude, Scale, Verdict, compare,
-};
+use verdict_stats::verdict::{Better, CompareSettings, Comparison, Scale, Verdict, compare};
 
 pub const COMPARE_SCHEMA: &str = "verdict.compare/v1";
+
+/// Which side of a metric is good, from its declared direction: the one
+/// mapping from `verdict_model::Direction` to `verdict_stats` `Better`.
+pub const fn better_of(direction: verdict_model::Direction) -> Better {
+    match direction {
+        verdict_model::Direction::HigherIsBetter => Better::Higher,
+        verdict_model::Direction::LowerIsBetter => Better::Lower,
+    }
+}
 
 /// One side of a comparison.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -30,7 +37,7 @@ pub struct ComparisonRow {
     pub name: String,
     pub unit: String,
     /// `higher` or `lower` is better.
-    pub better: String,
+    pub better: Better,
     pub baseline: SideSummary,
     pub candidate: SideSummary,
     /// Relative change C/B - 1 (Hodges-Lehmann on log values); on the
@@ -42,7 +49,7 @@ pub struct ComparisonRow {
     pub delta_confidence: f64,
     /// Mann-Whitney p-value, Holm-adjusted when `adjusted` says so.
     pub p_value: f64,
-    pub verdict: String,
+    pub verdict: Verdict,
     pub magnitude: Option<String>,
     /// Runs per cell that would resolve +-threshold (when inconclusive).
     pub runs_needed: Option<usize>,
@@ -119,11 +126,7 @@ pub fn comparison_rows(
         .map(|((input, comparison), p_value)| ComparisonRow {
             name: input.name.clone(),
             unit: input.unit.clone(),
-            better: match input.better {
-                Better::Higher => "higher",
-                Better::Lower => "lower",
-            }
-            .to_string(),
+            better: input.better,
             baseline: side(&comparison.baseline),
             candidate: side(&comparison.candidate),
             delta: comparison.shift.estimate,
@@ -134,10 +137,10 @@ pub fn comparison_rows(
                 .interval
                 .map_or(confidence, |interval| interval.confidence),
             p_value,
-            verdict: verdict_name(comparison.verdict).to_string(),
+            verdict: comparison.verdict,
             magnitude: comparison
                 .magnitude
-                .map(|magnitude| magnitude_name(magnitude).to_string()),
+                .map(|magnitude| magnitude.as_str().to_string()),
             runs_needed: comparison.runs_needed,
             adjusted: adjustment.clone(),
             threshold: input.threshold,
@@ -176,23 +179,6 @@ fn side(summary: &verdict_stats::summary::Summary) -> SideSummary {
         ci_low: summary.median_ci.map(|interval| interval.low),
         ci_high: summary.median_ci.map(|interval| interval.high),
         cv: summary.cv,
-    }
-}
-
-pub fn verdict_name(verdict: Verdict) -> &'static str {
-    match verdict {
-        Verdict::Regression => "regression",
-        Verdict::Improvement => "improvement",
-        Verdict::Equivalent => "equivalent",
-        Verdict::Inconclusive => "inconclusive",
-    }
-}
-
-pub fn magnitude_name(magnitude: Magnitude) -> &'static str {
-    match magnitude {
-        Magnitude::AboveThreshold => "above_threshold",
-        Magnitude::BelowThreshold => "below_threshold",
-        Magnitude::Unclear => "unclear",
     }
 }
 
@@ -261,12 +247,14 @@ pub fn delta_with_interval(row: &ComparisonRow) -> String {
 pub fn verdict_text(row: &ComparisonRow) -> String {
     if row.absolute_threshold == Some(0.0) {
         // Baseline median 0 (e.g. no allocations): any change is a change.
-        return match (row.verdict.as_str(), row.runs_needed) {
-            ("equivalent", _) => "equivalent (identical)".to_string(),
-            ("inconclusive", _) => "inconclusive".to_string(),
-            (verdict, _) => format!("{verdict} (from 0 {})", row.unit)
-                .trim_end()
-                .to_string(),
+        return match row.verdict {
+            Verdict::Equivalent => "equivalent (identical)".to_string(),
+            Verdict::Inconclusive => "inconclusive".to_string(),
+            verdict @ (Verdict::Regression | Verdict::Improvement) => {
+                format!("{verdict} (from 0 {})", row.unit)
+                    .trim_end()
+                    .to_string()
+            }
         };
     }
     let threshold = match row.absolute_threshold {
@@ -275,9 +263,9 @@ pub fn verdict_text(row: &ComparisonRow) -> String {
             .to_string(),
         None => format::threshold(row.threshold),
     };
-    match (row.verdict.as_str(), row.magnitude.as_deref()) {
-        ("equivalent", _) => format!("equivalent (within ±{threshold})"),
-        ("inconclusive", _) => match row.runs_needed {
+    match (row.verdict, row.magnitude.as_deref()) {
+        (Verdict::Equivalent, _) => format!("equivalent (within ±{threshold})"),
+        (Verdict::Inconclusive, _) => match row.runs_needed {
             Some(runs) => format!("inconclusive (~{runs}/cell for ±{threshold})"),
             None => "inconclusive".to_string(),
         },
@@ -407,7 +395,7 @@ impl CompareReport {
                 optional(row.delta_ci_low),
                 optional(row.delta_ci_high),
                 row.p_value.to_string(),
-                row.verdict.clone(),
+                row.verdict.to_string(),
                 row.magnitude.clone().unwrap_or_default(),
                 row.runs_needed
                     .map(|runs| runs.to_string())

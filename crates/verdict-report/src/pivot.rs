@@ -14,10 +14,10 @@ use crate::format::{self, Format};
 use crate::run::{RunInfo, cell_values};
 use crate::table::Table;
 use serde::Serialize;
-use verdict_model::{Direction, Experiment, Sample};
+use verdict_model::{Experiment, Sample};
 use verdict_stats::bootstrap::{FourCells, ratio_difference};
 use verdict_stats::summary::summarize;
-use verdict_stats::verdict::Better;
+use verdict_stats::verdict::Verdict;
 
 pub const PIVOT_SCHEMA: &str = "verdict.pivot/v1";
 const BOOTSTRAP_RESAMPLES: usize = 10_000;
@@ -196,10 +196,7 @@ impl PivotReport {
                 .find(|metric| &metric.name == name)
                 .ok_or_else(|| format!("the run has no metric `{name}`"))?,
         };
-        let better = match metric.direction {
-            Direction::HigherIsBetter => Better::Higher,
-            Direction::LowerIsBetter => Better::Lower,
-        };
+        let better = crate::compare::better_of(metric.direction);
         let threshold = options
             .threshold
             .or(metric.threshold)
@@ -407,11 +404,7 @@ impl PivotReport {
             run,
             metric: metric.name.clone(),
             unit: metric.unit.clone(),
-            better: match better {
-                Better::Higher => "higher",
-                Better::Lower => "lower",
-            }
-            .to_string(),
+            better: better.as_str().to_string(),
             row_factors: row_factors
                 .iter()
                 .map(|index| factor_names[*index].to_string())
@@ -429,10 +422,10 @@ impl PivotReport {
     }
 
     /// Every verdict in the table (for `--fail-on`).
-    pub fn verdicts(&self) -> Vec<&str> {
+    pub fn verdicts(&self) -> Vec<Verdict> {
         self.rows
             .iter()
-            .flat_map(|row| row.deltas.iter().map(|delta| delta.verdict.as_str()))
+            .flat_map(|row| row.deltas.iter().map(|delta| delta.verdict))
             .collect()
     }
 
@@ -562,7 +555,7 @@ impl PivotReport {
                 }) {
                     Some(delta) if raw => {
                         cells.push(delta.delta.to_string());
-                        cells.push(delta.verdict.clone());
+                        cells.push(delta.verdict.to_string());
                     }
                     Some(delta) => {
                         cells.push(crate::compare::delta_with_interval(delta));

@@ -12,7 +12,6 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use verdict_model::{Builtin, Direction, Environment, Experiment, Sample};
 use verdict_stats::summary::summarize;
-use verdict_stats::verdict::Better;
 
 pub const REPORT_SCHEMA: &str = "verdict.report/v1";
 
@@ -278,10 +277,7 @@ fn available_values(samples: &[Sample], cells: usize, metric: &Available) -> Vec
 }
 
 fn better_name(direction: Direction) -> &'static str {
-    match direction {
-        Direction::HigherIsBetter => "higher",
-        Direction::LowerIsBetter => "lower",
-    }
+    crate::compare::better_of(direction).as_str()
 }
 
 fn metric_column(samples: &[Sample], cells: usize, metric: &Available) -> MetricColumn {
@@ -444,10 +440,7 @@ impl RunReport {
                 }
             })
             .collect::<Vec<_>>();
-        let better = match metric.direction {
-            Direction::HigherIsBetter => Better::Higher,
-            Direction::LowerIsBetter => Better::Lower,
-        };
+        let better = crate::compare::better_of(metric.direction);
         let declared_threshold = experiment
             .metrics
             .iter()

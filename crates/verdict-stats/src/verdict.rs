@@ -57,6 +57,52 @@ pub enum Magnitude {
     Unclear,
 }
 
+impl Better {
+    /// Its name in JSON and reports: `higher`, `lower`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Better::Higher => "higher",
+            Better::Lower => "lower",
+        }
+    }
+}
+
+impl Verdict {
+    /// Its name in JSON and reports (the serde name): `regression`,
+    /// `improvement`, `equivalent`, `inconclusive`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Regression => "regression",
+            Verdict::Improvement => "improvement",
+            Verdict::Equivalent => "equivalent",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
+
+    /// A regression or an improvement: a shift was shown either way.
+    pub const fn is_change(self) -> bool {
+        matches!(self, Verdict::Regression | Verdict::Improvement)
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+impl Magnitude {
+    /// Its name in JSON and reports (the serde name): `above_threshold`,
+    /// `below_threshold`, `unclear`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Magnitude::AboveThreshold => "above_threshold",
+            Magnitude::BelowThreshold => "below_threshold",
+            Magnitude::Unclear => "unclear",
+        }
+    }
+}
+
 /// How to compare. Build with [`CompareSettings::new`] for the defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CompareSettings {
@@ -338,6 +384,40 @@ fn pooled_sd(baseline: &[f64], candidate: &[f64], transform: fn(f64) -> f64) -> 
 mod tests {
     use super::*;
     use crate::shift::Interval;
+
+    #[test]
+    fn names_are_the_serde_names() {
+        for verdict in [
+            Verdict::Regression,
+            Verdict::Improvement,
+            Verdict::Equivalent,
+            Verdict::Inconclusive,
+        ] {
+            assert_eq!(
+                serde_json::to_value(verdict).unwrap(),
+                serde_json::json!(verdict.as_str())
+            );
+            assert_eq!(verdict.to_string(), verdict.as_str());
+        }
+        for magnitude in [
+            Magnitude::AboveThreshold,
+            Magnitude::BelowThreshold,
+            Magnitude::Unclear,
+        ] {
+            assert_eq!(
+                serde_json::to_value(magnitude).unwrap(),
+                serde_json::json!(magnitude.as_str())
+            );
+        }
+        for better in [Better::Higher, Better::Lower] {
+            assert_eq!(
+                serde_json::to_value(better).unwrap(),
+                serde_json::json!(better.as_str())
+            );
+        }
+        assert!(Verdict::Regression.is_change() && Verdict::Improvement.is_change());
+        assert!(!Verdict::Equivalent.is_change() && !Verdict::Inconclusive.is_change());
+    }
 
     fn shift(low: f64, high: f64) -> Shift {
         Shift {

@@ -101,6 +101,59 @@ pub(crate) fn parse_format(text: &str) -> Result<Format, CliError> {
     })
 }
 
+/// `--format` of `runs`: a table format (`md` is accepted for markdown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TableFormat {
+    Text,
+    #[value(alias = "md")]
+    Markdown,
+    Csv,
+    Json,
+}
+
+impl From<TableFormat> for Format {
+    fn from(format: TableFormat) -> Format {
+        match format {
+            TableFormat::Text => Format::Text,
+            TableFormat::Markdown => Format::Markdown,
+            TableFormat::Csv => Format::Csv,
+            TableFormat::Json => Format::Json,
+        }
+    }
+}
+
+/// `--format` of `report`, `compare`, `run` and `ab`: a table format or
+/// the self-contained HTML page (`md` is accepted for markdown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ReportFormat {
+    Text,
+    #[value(alias = "md")]
+    Markdown,
+    Csv,
+    Json,
+    Html,
+}
+
+impl ReportFormat {
+    /// The table format, `None` for the HTML page.
+    pub(crate) const fn table(self) -> Option<Format> {
+        match self {
+            ReportFormat::Text => Some(Format::Text),
+            ReportFormat::Markdown => Some(Format::Markdown),
+            ReportFormat::Csv => Some(Format::Csv),
+            ReportFormat::Json => Some(Format::Json),
+            ReportFormat::Html => None,
+        }
+    }
+}
+
+/// `--format` of `plan` and `history`: text or JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TextOrJson {
+    Text,
+    Json,
+}
+
 /// Whether `--format` asks for the self-contained HTML page.
 pub(crate) fn is_html(format: &str) -> bool {
     format == "html"

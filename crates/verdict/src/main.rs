@@ -4,6 +4,7 @@
 mod commands;
 mod common;
 mod error;
+mod fail_on;
 mod progress;
 mod target;
 mod warnings;

@@ -3,31 +3,16 @@
 //! plain numbers, CSV, hyperfine JSON; snapshots of the text and JSON
 //! output (schema verdict.compare/v1, documented in docs/reports.md).
 
+mod common;
+
 use assert_cmd::Command;
+use common::{succeed as stdout, verdict_without_store as verdict};
 use std::path::{Path, PathBuf};
 
 fn benchstat(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../verdict-stats/tests/data/benchstat")
         .join(name)
-}
-
-fn verdict() -> Command {
-    let mut command = Command::cargo_bin("verdict").unwrap();
-    command
-        .env("NO_COLOR", "1")
-        .env("VERDICT_DB", "/nonexistent/verdict.db");
-    command
-}
-
-fn stdout(command: &mut Command) -> String {
-    let output = command.output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
 }
 
 #[test]

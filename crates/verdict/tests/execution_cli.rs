@@ -6,17 +6,10 @@
 //! counters a machine cannot count. Starts only the processes the
 //! experiments name.
 
-use assert_cmd::Command;
-use std::path::Path;
+mod common;
 
-fn verdict(directory: &Path) -> Command {
-    let mut command = Command::cargo_bin("verdict").unwrap();
-    command
-        .current_dir(directory)
-        .env("VERDICT_DB", directory.join("v.db"))
-        .env("NO_COLOR", "1");
-    command
-}
+use common::verdict;
+use std::path::Path;
 
 fn report_json(directory: &Path) -> serde_json::Value {
     let output = verdict(directory)

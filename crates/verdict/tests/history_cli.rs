@@ -9,7 +9,9 @@
 //! fast and clearly separated when other tests load the machine. Must not:
 //! depend on timing beyond that 3x step.
 
-use assert_cmd::Command;
+mod common;
+
+use common::verdict;
 use serde_json::Value;
 use std::path::Path;
 
@@ -55,14 +57,6 @@ fn make_repo(repo: &Path) -> Vec<String> {
             git(repo, &["rev-parse", "HEAD"])
         })
         .collect()
-}
-
-fn verdict(directory: &Path) -> Command {
-    let mut command = Command::cargo_bin("verdict").unwrap();
-    command
-        .current_dir(directory)
-        .env("VERDICT_DB", directory.join("v.db"));
-    command
 }
 
 fn stdout(directory: &Path, args: &[&str]) -> String {

@@ -9,28 +9,12 @@
 //! network and a console error proves the harness sees both. The screenshot
 //! goes to target/html-report.png.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{succeed, verdict_without_store as verdict};
 use std::path::{Path, PathBuf};
 
 const EVIL: &str = "<script>alert(1)</script>";
-
-fn verdict() -> Command {
-    let mut command = Command::cargo_bin("verdict").unwrap();
-    command
-        .env("NO_COLOR", "1")
-        .env("VERDICT_DB", "/nonexistent/verdict.db");
-    command
-}
-
-fn succeed(command: &mut Command) -> String {
-    let output = command.output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
 
 /// A stored run of `true` with the hostile level name; returns the database.
 fn real_run(directory: &Path) -> PathBuf {

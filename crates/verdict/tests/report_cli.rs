@@ -4,27 +4,10 @@
 //! levels and Holm's k counts only the real comparisons; hostile names
 //! reach no output raw; `--metrics` puts several metrics side by side.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{succeed, verdict};
 use std::path::Path;
-
-fn verdict(directory: &Path) -> Command {
-    let mut command = Command::cargo_bin("verdict").unwrap();
-    command
-        .current_dir(directory)
-        .env("VERDICT_DB", directory.join("v.db"))
-        .env("NO_COLOR", "1");
-    command
-}
-
-fn succeed(command: &mut Command) -> String {
-    let output = command.output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
 
 /// Runs `experiment` (file text) and returns its report as JSON.
 fn run_and_report(directory: &Path, file: &str, experiment: &str) -> serde_json::Value {

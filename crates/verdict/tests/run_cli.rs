@@ -1,18 +1,11 @@
 //! `verdict run`, `ab`, `runs` and `report` as a user runs them: real
 //! processes, real SQLite files, a real SIGKILL.
 
-use assert_cmd::Command;
+mod common;
+
+use common::verdict;
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn verdict(directory: &Path) -> Command {
-    let mut command = Command::cargo_bin("verdict").unwrap();
-    command
-        .current_dir(directory)
-        .env("VERDICT_DB", directory.join("v.db"))
-        .env("NO_COLOR", "1");
-    command
-}
 
 fn write(directory: &Path, name: &str, text: &str) -> std::path::PathBuf {
     let path = directory.join(name);

@@ -4,17 +4,10 @@
 //! appear; the safe form (the value as its own argument) must run and print
 //! the level literally. Must not leave anything outside its temp directory.
 
-use assert_cmd::Command;
-use std::path::Path;
+mod common;
 
-fn verdict(directory: &Path) -> Command {
-    let mut command = Command::cargo_bin("verdict").unwrap();
-    command
-        .current_dir(directory)
-        .env("VERDICT_DB", directory.join("v.db"))
-        .env("NO_COLOR", "1");
-    command
-}
+use common::verdict;
+use std::path::Path;
 
 /// Writes an experiment running `argv` with factor `v` whose second level
 /// would `touch` `marker`, runs it, and returns (exit code, stderr).

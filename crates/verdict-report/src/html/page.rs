@@ -337,7 +337,7 @@ pub fn comparison_table(report: &CompareReport) -> String {
                     }),
                     Cell::Number(format!("{}+{}", row.baseline.n, row.candidate.n)),
                     Cell::Verdict {
-                        class: row.verdict.clone(),
+                        class: row.verdict.to_string(),
                         text: verdict_text(row),
                     },
                 ],

@@ -51,7 +51,7 @@ pub(super) fn forest_rows(rows: &[ComparisonRow]) -> Vec<ForestRow> {
             low: row.delta_ci_low,
             high: row.delta_ci_high,
             threshold: row.threshold,
-            verdict: row.verdict.clone(),
+            verdict: row.verdict.to_string(),
             note: None,
         })
         .collect()
@@ -402,7 +402,7 @@ fn pivot_table(pivot: &PivotReport) -> String {
                 Some(delta) => {
                     cells.push(Cell::Number(delta_with_interval(delta)));
                     cells.push(Cell::Verdict {
-                        class: delta.verdict.clone(),
+                        class: delta.verdict.to_string(),
                         text: crate::compare::verdict_text(delta),
                     });
                 }

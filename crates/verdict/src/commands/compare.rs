@@ -10,9 +10,9 @@
 //! from and warns when the sides come from different runs or from runs that
 //! overlapped in time on a host.
 
-use crate::commands::report::fail_on;
-use crate::common::{DbArgs, emit, is_html, parse_format, parse_fraction};
+use crate::common::{DbArgs, ReportFormat, emit, parse_fraction};
 use crate::error::CliError;
+use crate::fail_on::{FailOn, exit_code};
 use crate::warnings::{SideSpan, Warning, different_runs, overlaps_of, print_with_warnings};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -23,7 +23,7 @@ use verdict_report::Format;
 use verdict_report::compare::{ComparisonInput, comparison_rows};
 use verdict_report::table::Table;
 use verdict_stats::sequential::{SequentialDesign, SequentialSettings, replay};
-use verdict_stats::verdict::Better;
+use verdict_stats::verdict::{Better, Magnitude, Verdict};
 use verdict_store::{RunRecord, Selection, SqliteStore, Store};
 
 #[derive(Debug, clap::Args)]
@@ -45,8 +45,8 @@ pub(crate) struct CompareArgs {
     #[arg(long)]
     pub(crate) metric: Option<String>,
     /// Which way is better for files without units that say so (CSV, plain numbers).
-    #[arg(long, value_parser = ["higher", "lower"])]
-    pub(crate) better: Option<String>,
+    #[arg(long, value_enum)]
+    pub(crate) better: Option<BetterArgument>,
     /// Practical threshold (0.02 or 2%; default: the stored metric's or
     /// experiment's threshold, else 2%).
     #[arg(long, value_parser = parse_fraction)]
@@ -58,14 +58,14 @@ pub(crate) struct CompareArgs {
     #[arg(long)]
     pub(crate) no_adjust: bool,
     /// text, markdown, csv, json (`verdict.compare/v1`) or html (one self-contained page with plots).
-    #[arg(long, default_value = "text")]
-    pub(crate) format: String,
+    #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
+    pub(crate) format: ReportFormat,
     /// Write the report to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub(crate) output: Option<std::path::PathBuf>,
     /// Exit 1 when a comparison is a regression (`regression`) or any change (`change`).
-    #[arg(long, value_name = "WHAT", value_parser = ["regression", "change"])]
-    pub(crate) fail_on: Option<String>,
+    #[arg(long, value_name = "WHAT", value_enum)]
+    pub(crate) fail_on: Option<FailOn>,
     /// Show the kernel config difference between the two sides' runs,
     /// optionally only symbols matching REGEX (stored selections only).
     #[arg(long, value_name = "REGEX", num_args = 0..=1, default_missing_value = "")]
@@ -95,12 +95,8 @@ struct StoredSource {
 }
 
 pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
-    let html = is_html(&args.format);
-    let format = if html {
-        Format::Text
-    } else {
-        parse_format(&args.format)?
-    };
+    let html = args.format == ReportFormat::Html;
+    let format = args.format.table().unwrap_or(Format::Text);
     if html && (args.sequential || args.config_diff.is_some()) {
         return Err(CliError::input(
             "--format html does not show --sequential or --config-diff yet; use text or json for those",
@@ -126,9 +122,9 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
     };
     let (sources, warnings) = provenance(store.as_ref(), &baseline, &candidate, args)?;
     let pairs = pair(&baseline, &candidate, &args.baseline, &args.candidate)?;
-    let default_better = match args.better.as_deref() {
-        Some("higher") => Better::Higher,
-        _ => Better::Lower,
+    let default_better = match args.better {
+        Some(BetterArgument::Higher) => Better::Higher,
+        Some(BetterArgument::Lower) | None => Better::Lower,
     };
     let inputs: Vec<ComparisonInput> = pairs
         .iter()
@@ -203,12 +199,10 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
             args.output.as_deref(),
         )?;
     }
-    let verdicts: Vec<&str> = report
-        .comparisons
-        .iter()
-        .map(|row| row.verdict.as_str())
-        .collect();
-    Ok(fail_on(args.fail_on.as_deref(), &verdicts))
+    Ok(exit_code(
+        args.fail_on,
+        report.comparisons.iter().map(|row| row.verdict),
+    ))
 }
 
 /// The recorded environments of the sides that name a stored run
@@ -498,10 +492,7 @@ pub(crate) fn load_selection(
                 .join(",")
         },
         unit: metric.unit.clone(),
-        better: Some(match metric.direction {
-            Direction::HigherIsBetter => Better::Higher,
-            Direction::LowerIsBetter => Better::Lower,
-        }),
+        better: Some(verdict_report::compare::better_of(metric.direction)),
         threshold: Some(threshold),
         values: selected.iter().map(|value| value.value).collect(),
         source: Some(StoredSource {
@@ -751,6 +742,13 @@ fn go_unit_better(unit: &str) -> Better {
     }
 }
 
+/// `--better`: the command-line spelling of `verdict_stats` `Better`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum BetterArgument {
+    Higher,
+    Lower,
+}
+
 #[derive(Debug, Serialize)]
 struct SequentialRow {
     name: String,
@@ -758,8 +756,8 @@ struct SequentialRow {
     stopped_at: usize,
     looks: usize,
     state: String,
-    verdict: String,
-    magnitude: Option<String>,
+    verdict: Verdict,
+    magnitude: Option<Magnitude>,
     delta: Option<f64>,
     delta_ci_low: Option<f64>,
     delta_ci_high: Option<f64>,
@@ -800,12 +798,8 @@ fn sequential(
             state: word(serde_json::to_value(outcome.state).unwrap_or_default()),
             verdict: outcome
                 .decision
-                .map_or("inconclusive".to_string(), |decision| {
-                    word(serde_json::to_value(decision).unwrap_or_default())
-                }),
-            magnitude: outcome
-                .magnitude
-                .map(|magnitude| word(serde_json::to_value(magnitude).unwrap_or_default())),
+                .map_or(Verdict::Inconclusive, Verdict::from),
+            magnitude: outcome.magnitude,
             delta: outcome.estimate,
             delta_ci_low: outcome.interval.map(|interval| interval.low),
             delta_ci_high: outcome.interval.map(|interval| interval.high),
@@ -849,7 +843,7 @@ fn sequential(
                     row.name.clone(),
                     format!("{}/{} per arm", row.stopped_at, row.available),
                     row.state.clone(),
-                    row.verdict.clone(),
+                    row.verdict.to_string(),
                     interval,
                 ]);
             }
@@ -871,8 +865,7 @@ fn sequential(
             )?;
         }
     }
-    let verdicts: Vec<&str> = rows.iter().map(|row| row.verdict.as_str()).collect();
-    Ok(fail_on(args.fail_on.as_deref(), &verdicts))
+    Ok(exit_code(args.fail_on, rows.iter().map(|row| row.verdict)))
 }
 
 /// The kernel config stored with the run a side's values came from (the

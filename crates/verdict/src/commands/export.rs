@@ -18,13 +18,20 @@ use verdict_store::{RunRecord, Store};
 use crate::common::{DbArgs, format_timestamp};
 use crate::error::CliError;
 
+/// `--format` of `export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ExportFormat {
+    Csv,
+    Json,
+}
+
 #[derive(Debug, clap::Args)]
 pub(crate) struct ExportArgs {
     /// Run id (default: the latest run).
     pub(crate) run: Option<i64>,
     /// csv (one row per sample) or json (`verdict.export/v1`).
-    #[arg(long, default_value = "csv", value_parser = ["csv", "json"])]
-    pub(crate) format: String,
+    #[arg(long, value_enum, default_value = "csv")]
+    pub(crate) format: ExportFormat,
     /// Write to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
@@ -45,7 +52,7 @@ pub(crate) fn run(args: &ExportArgs) -> Result<ExitCode, CliError> {
         }
     };
     let export = Export::load(&store, run)?;
-    let text = if args.format == "json" {
+    let text = if args.format == ExportFormat::Json {
         serde_json::to_string_pretty(&export.json()).map_err(CliError::internal)? + "\n"
     } else {
         export.csv()
@@ -281,9 +288,8 @@ impl Export {
                 json!({
                     "name": name,
                     "unit": declared.map(|metric| metric.unit.clone()),
-                    "better": declared.map(|metric| match metric.direction {
-                        verdict_model::Direction::HigherIsBetter => "higher",
-                        verdict_model::Direction::LowerIsBetter => "lower",
+                    "better": declared.map(|metric| {
+                        verdict_report::compare::better_of(metric.direction).as_str()
                     }),
                 })
             })

@@ -62,8 +62,8 @@ pub(crate) struct HistoryArgs {
     #[arg(long)]
     pub(crate) from_scratch: bool,
     /// text (an email-ready list) or json (`verdict.history/v1`).
-    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
-    pub(crate) format: String,
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: crate::common::TextOrJson,
     #[command(flatten)]
     pub(crate) db: DbArgs,
 }
@@ -97,7 +97,7 @@ fn file(args: &HistoryArgs, path: &PathBuf, settings: &Settings) -> Result<ExitC
     };
     let (changes, _) = values_history(&values, settings).map_err(CliError::input)?;
     let label = |index: usize| labels.get(index).cloned().unwrap_or_default();
-    if args.format == "json" {
+    if args.format == crate::common::TextOrJson::Json {
         let document = json!({
             "schema": "verdict.history/v1",
             "source": {"file": path.display().to_string(), "column": column},
@@ -183,7 +183,7 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
     if let Some(number) = args.bisect {
         return bisect(&store, args, &history.series, number);
     }
-    if args.format == "json" {
+    if args.format == crate::common::TextOrJson::Json {
         let document = json!({
             "schema": "verdict.history/v1",
             "source": {"selection": spec, "experiment": experiment},

@@ -20,6 +20,7 @@ use verdict_engine::{HostPart, HostWork, Observer, RunSummary, StartOptions};
 use verdict_exec::{Cancel, SshTarget, Target};
 use verdict_model::{Cell, Experiment, RunId, RunStatus, Sample};
 use verdict_stats::combine::{Stratum, one_sided, weighted_z};
+use verdict_stats::verdict::{Better, Verdict};
 use verdict_store::{SqliteStore, Store};
 
 /// Where the experiment runs.
@@ -282,7 +283,10 @@ fn render(
             }
         }
     }
-    if matches!(report.format.as_str(), "text" | "markdown") {
+    if matches!(
+        report.format,
+        crate::common::ReportFormat::Text | crate::common::ReportFormat::Markdown
+    ) {
         print!("{}", combined_lines(&per_host, connected.len(), report));
     }
     if !interrupted.is_empty() {
@@ -375,7 +379,7 @@ fn combined_lines(
         "Across {hosts} hosts (each host compared within itself; combined with the weighted Z-method, Stouffer/Lipták, over per-host Mann–Whitney tests; samples never pooled):\n"
     );
     for name in names {
-        let mut counts: Vec<(String, usize)> = Vec::new();
+        let mut counts: Vec<(Verdict, usize)> = Vec::new();
         let mut worse = Vec::new();
         let mut better = Vec::new();
         for (_, rows) in per_host {
@@ -387,9 +391,9 @@ fn combined_lines(
                 .find(|(verdict, _)| *verdict == row.verdict)
             {
                 Some((_, count)) => *count += 1,
-                None => counts.push((row.verdict.clone(), 1)),
+                None => counts.push((row.verdict, 1)),
             }
-            let looks_worse = if row.better == "higher" {
+            let looks_worse = if row.better == Better::Higher {
                 row.delta < 0.0
             } else {
                 row.delta > 0.0
@@ -404,7 +408,7 @@ fn combined_lines(
                 weight,
             });
         }
-        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.as_str().cmp(b.0.as_str())));
         let summary = counts
             .iter()
             .map(|(verdict, count)| format!("{verdict} on {count} of {hosts} hosts"))
@@ -484,7 +488,13 @@ pub(crate) fn print_host_rows(
     {
         return Ok(None);
     }
-    let format = crate::common::parse_format(&options.format)?;
+    // The multi-host table has no HTML page: the message `--format html`
+    // always had here.
+    let format = options.format.table().ok_or_else(|| {
+        CliError::input(
+            "unknown --format `html`; expected text, markdown, csv, json or html".to_string(),
+        )
+    })?;
     let mut reports = Vec::new();
     for (id, host) in &members {
         reports.push((host.clone(), *id, host_report(store, *id, options)?));
@@ -534,7 +544,7 @@ pub(crate) fn print_host_rows(
         for name in &comparisons {
             row.push(match rows.iter().find(|row| &row.name == name) {
                 Some(found) => {
-                    verdicts.push(found.verdict.clone());
+                    verdicts.push(found.verdict);
                     format!(
                         "{} {}",
                         verdict_report::format::percent(found.delta),
@@ -587,9 +597,5 @@ pub(crate) fn print_host_rows(
             .map_err(CliError::internal)?
         ),
     }
-    let verdicts: Vec<&str> = verdicts.iter().map(String::as_str).collect();
-    Ok(Some(crate::commands::report::fail_on(
-        options.fail_on.as_deref(),
-        &verdicts,
-    )))
+    Ok(Some(crate::fail_on::exit_code(options.fail_on, verdicts)))
 }

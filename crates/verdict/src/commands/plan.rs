@@ -8,7 +8,7 @@
 //! check); with a per-iteration duration, the expected wall time.
 //! Must not: simulate unless asked to (`--trials`).
 
-use crate::common::{DbArgs, parse_format, parse_fraction};
+use crate::common::{DbArgs, TextOrJson, parse_fraction};
 use crate::error::CliError;
 use std::io::Write;
 use std::process::ExitCode;
@@ -55,8 +55,8 @@ pub(crate) struct PlanArgs {
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
     /// text or json (`verdict.plan/v1`).
-    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
-    pub(crate) format: String,
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: TextOrJson,
     #[command(flatten)]
     pub(crate) db: DbArgs,
 }
@@ -123,7 +123,10 @@ fn resolve(args: &PlanArgs) -> Result<Resolved, CliError> {
 }
 
 pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
-    let format = parse_format(&args.format)?;
+    let format = match args.format {
+        TextOrJson::Text => Format::Text,
+        TextOrJson::Json => Format::Json,
+    };
     let resolved = resolve(args)?;
     let (threshold, alpha, power) = (resolved.threshold, resolved.alpha, resolved.power);
     let (cv, seconds, cells, source) = match args.run {

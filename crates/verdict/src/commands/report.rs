@@ -2,8 +2,9 @@
 //! (nothing is re-run): per-cell summary, comparisons with verdicts, and the
 //! failed iterations; or a pivot with `--rows/--cols`.
 
-use crate::common::{DbArgs, emit, format_time, is_html, parse_format, parse_fraction};
+use crate::common::{DbArgs, ReportFormat, emit, format_time, parse_fraction};
 use crate::error::CliError;
+use crate::fail_on::{FailOn, exit_code};
 use crate::warnings::{overlaps_of, print_with_warnings};
 use std::process::ExitCode;
 use verdict_model::{Environment, Experiment, RunId};
@@ -17,8 +18,8 @@ use verdict_store::Store;
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ReportOptionsArgs {
     /// text, markdown, csv, json (`verdict.report/v1`) or html (one self-contained page with plots).
-    #[arg(long, default_value = "text")]
-    pub(crate) format: String,
+    #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
+    pub(crate) format: ReportFormat,
     /// Write the report to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub(crate) output: Option<std::path::PathBuf>,
@@ -41,8 +42,8 @@ pub(crate) struct ReportOptionsArgs {
     #[arg(long)]
     pub(crate) no_adjust: bool,
     /// Exit 1 when a comparison is a regression (`regression`) or any change (`change`).
-    #[arg(long, value_name = "WHAT", value_parser = ["regression", "change"])]
-    pub(crate) fail_on: Option<String>,
+    #[arg(long, value_name = "WHAT", value_enum)]
+    pub(crate) fail_on: Option<FailOn>,
 }
 
 /// `0.02`, `2%`.
@@ -184,12 +185,11 @@ pub(crate) fn print_run_report(
     run: RunId,
     options: &ReportOptionsArgs,
 ) -> Result<ExitCode, CliError> {
-    let html = is_html(&options.format);
-    let format = if html {
-        verdict_report::Format::Text
-    } else {
-        parse_format(&options.format)?
-    };
+    let html = options.format == ReportFormat::Html;
+    let format = options
+        .format
+        .table()
+        .unwrap_or(verdict_report::Format::Text);
     let (record, experiment, samples) = loaded(store, run)?;
     let info = run_info(store, &record, &experiment)?;
     let report_options = RunReportOptions {
@@ -225,17 +225,11 @@ pub(crate) fn print_run_report(
             options.output.as_deref(),
         )?;
     }
-    let verdicts: Vec<&str> = report
+    let verdicts = report
         .comparisons
         .iter()
-        .flat_map(|comparisons| {
-            comparisons
-                .comparisons
-                .iter()
-                .map(|row| row.verdict.as_str())
-        })
-        .collect();
-    Ok(fail_on(options.fail_on.as_deref(), &verdicts))
+        .flat_map(|comparisons| comparisons.comparisons.iter().map(|row| row.verdict));
+    Ok(exit_code(options.fail_on, verdicts))
 }
 
 /// The run's environment at its start and, when recorded, its end (the
@@ -256,29 +250,13 @@ fn environment_columns(
     columns
 }
 
-/// Exit code for `--fail-on`: 1 when a matching verdict is present.
-pub(crate) fn fail_on(condition: Option<&str>, verdicts: &[&str]) -> ExitCode {
-    let failed = match condition {
-        Some("regression") => verdicts.contains(&"regression"),
-        Some("change") => verdicts
-            .iter()
-            .any(|verdict| *verdict == "regression" || *verdict == "improvement"),
-        _ => false,
-    };
-    if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
 fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitCode, CliError> {
-    let html = is_html(&args.options.format);
-    let format = if html {
-        verdict_report::Format::Text
-    } else {
-        parse_format(&args.options.format)?
-    };
+    let html = args.options.format == ReportFormat::Html;
+    let format = args
+        .options
+        .format
+        .table()
+        .unwrap_or(verdict_report::Format::Text);
     let (record, experiment, samples) = loaded(store, run)?;
     let info = run_info(store, &record, &experiment)?;
     let options = PivotOptions {
@@ -317,8 +295,7 @@ fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitC
             args.options.output.as_deref(),
         )?;
     }
-    let verdicts: Vec<&str> = pivot.verdicts();
-    Ok(fail_on(args.options.fail_on.as_deref(), &verdicts))
+    Ok(exit_code(args.options.fail_on, pivot.verdicts()))
 }
 
 #[cfg(test)]

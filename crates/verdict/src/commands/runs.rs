@@ -1,7 +1,7 @@
 //! `verdict runs`: list stored runs, and warn about runs that measured at
 //! the same time on one host.
 
-use crate::common::{DbArgs, format_time, parse_format};
+use crate::common::{DbArgs, TableFormat, format_time};
 use crate::error::CliError;
 use crate::warnings::{all_overlaps, print_with_warnings};
 use std::process::ExitCode;
@@ -12,14 +12,14 @@ use verdict_store::Store;
 #[derive(Debug, clap::Args)]
 pub(crate) struct RunsArgs {
     /// text, markdown, csv or json (`verdict.runs/v1`).
-    #[arg(long, default_value = "text")]
-    pub(crate) format: String,
+    #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
+    pub(crate) format: TableFormat,
     #[command(flatten)]
     pub(crate) db: DbArgs,
 }
 
 pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
-    let format = parse_format(&args.format)?;
+    let format = Format::from(args.format);
     let store = args.db.open_read_only()?;
     let runs = store.list_runs().map_err(CliError::internal)?;
     let warnings = all_overlaps(&store)?;

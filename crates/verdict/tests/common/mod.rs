@@ -1,0 +1,43 @@
+//! Helpers shared by the `verdict` binary's CLI tests (`mod common;`): the
+//! command with its store in a test's temporary directory, and running a
+//! command that must succeed. They only build and run commands: no
+//! assertion about a command's output lives here.
+
+// Each test file is its own crate and uses only some of these helpers; an
+// `#[expect(dead_code)]` would fail in the files that use them all.
+#![allow(dead_code, reason = "each test crate uses a subset of the helpers")]
+
+use assert_cmd::Command;
+use std::path::Path;
+
+/// `verdict` run in `directory`, its store `directory/v.db`, no colour.
+pub fn verdict(directory: &Path) -> Command {
+    let mut command = Command::cargo_bin("verdict").unwrap();
+    command
+        .current_dir(directory)
+        .env("VERDICT_DB", directory.join("v.db"))
+        .env("NO_COLOR", "1");
+    command
+}
+
+/// `verdict` for commands that read files only: its store path does not
+/// exist, so a command that touched the store would fail.
+pub fn verdict_without_store() -> Command {
+    let mut command = Command::cargo_bin("verdict").unwrap();
+    command
+        .env("NO_COLOR", "1")
+        .env("VERDICT_DB", "/nonexistent/verdict.db");
+    command
+}
+
+/// Runs `command`, which must exit 0 (else the test fails with its
+/// standard error); returns its standard output.
+pub fn succeed(command: &mut Command) -> String {
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
