@@ -8,10 +8,12 @@
 //! Why: when the machine's speed drifts or its noise is autocorrelated, the
 //! runs of A and B taken in the same block share the machine's state; their
 //! ratio cancels it, so the paired test needs far fewer runs than the
-//! two-sample test. When the noise is independent it gives up about a third
-//! of the efficiency per run (Lehmann 1975, ch. 4) — which is why the choice
-//! is made by the experiment's design (`[sampling] analysis = "paired"`),
-//! never by looking at which analysis gives the answer one hoped for.
+//! two-sample test. When the noise is independent, n block differences
+//! carry the same information as two samples of n (Var(mean d) = 2σ²/n
+//! either way), so little is lost; but a false alarm rate is only
+//! controlled if the choice is made by the experiment's design
+//! (`[sampling] analysis = "paired"`), never by looking at which analysis
+//! gives the answer one hoped for.
 //!
 //! Method: d_i = ln c_i − ln b_i per block (c_i − b_i on the absolute scale
 //! when a value is 0 or negative). Under the null "A and B exchangeable
