@@ -39,6 +39,10 @@ pub enum StatsError {
         "compare blocks: the baseline has {baseline} block values and the candidate {candidate}, expected one per block on each side"
     )]
     UnpairedBlocks { baseline: usize, candidate: usize },
+    #[error(
+        "compare blocks: no block holds runs of both cells; the paired analysis needs both cells run in the same interleaved blocks"
+    )]
+    NoCompleteBlocks,
     #[error("apply statistics setting {name} = {value}: expected {expected}")]
     InvalidSetting {
         name: &'static str,

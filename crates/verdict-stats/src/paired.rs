@@ -317,14 +317,17 @@ pub fn walsh_shift(differences: &[f64], confidence: f64, back: fn(f64) -> f64) -
 /// n = (z₁₋α/₂ + z₁₋β)²(s_d / ln(1 + t))² / (3/π), s_d the standard
 /// deviation of the differences (the one-sample normal size divided by the
 /// signed-rank test's efficiency 3/π; Noether 1987), and at least the
-/// number of blocks at which an interval exists. Errors on an empty side,
-/// sides of different lengths, a non-finite value, or invalid settings.
+/// number of blocks at which an interval exists. Errors on no blocks, an
+/// empty side, sides of different lengths, a non-finite value, or invalid settings.
 pub fn compare_paired(
     baseline: &[f64],
     candidate: &[f64],
     settings: &CompareSettings,
 ) -> Result<Comparison, StatsError> {
     settings.check()?;
+    if baseline.is_empty() && candidate.is_empty() {
+        return Err(StatsError::NoCompleteBlocks);
+    }
     crate::check_sample(baseline, "baseline")?;
     crate::check_sample(candidate, "candidate")?;
     if baseline.len() != candidate.len() {
@@ -485,6 +488,10 @@ mod tests {
             compare_paired(&baseline[..3], &candidate[..4], &settings),
             Err(StatsError::UnpairedBlocks { .. })
         ));
+        assert_eq!(
+            compare_paired(&[], &[], &settings),
+            Err(StatsError::NoCompleteBlocks)
+        );
     }
 
     #[test]
