@@ -11,7 +11,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use verdict_exec::{Cancel, ExecError, Executor, Invocation, Leftovers, Program, Status};
 use verdict_model::experiment::env_name;
 use verdict_model::{
-    Cell, CommandSpec, Environment, Experiment, Order, RunId, RunStatus, Sample, SamplingMode,
+    Analysis, Cell, CommandSpec, Environment, Experiment, Order, RunId, RunStatus, Sample,
+    SamplingMode,
 };
 use verdict_store::{NewRun, Store};
 
@@ -80,16 +81,28 @@ pub enum EngineError {
         "experiment `{experiment}`: adaptive sampling (`mode = \"adaptive\"` or --until-decided) cannot be combined with `order = \"sequential\"`: the adaptive procedure is valid only for interleaved blocks, where drift falls on every cell alike; use a fixed number of iterations with the sequential order (`verdict plan` tells how many), or `order = \"interleaved\"`"
     )]
     AdaptiveSequential { experiment: String },
+    #[error(
+        "experiment `{experiment}`: adaptive sampling (`mode = \"adaptive\"` or --until-decided) cannot be combined with `analysis = \"paired\"`: the adaptive procedure stops on the two-sample analysis, and reporting another analysis after it would not keep its error rate; use a fixed number of iterations with the paired analysis"
+    )]
+    AdaptivePaired { experiment: String },
 }
 
 /// Refuses what the engine cannot run validly, before anything is created
 /// or started: adaptive stopping with the sequential order (see the
-/// "Adaptive" paragraph of docs/experiments.md for why).
+/// "Adaptive" paragraph of docs/experiments.md for why), or with the paired
+/// analysis (the stopping rule is the two-sample one).
 pub fn check_design(experiment: &Experiment) -> Result<(), EngineError> {
     if experiment.sampling.order == Order::Sequential
         && matches!(experiment.sampling.mode, SamplingMode::Adaptive { .. })
     {
         return Err(EngineError::AdaptiveSequential {
+            experiment: experiment.name.clone(),
+        });
+    }
+    if experiment.sampling.analysis == Analysis::Paired
+        && matches!(experiment.sampling.mode, SamplingMode::Adaptive { .. })
+    {
+        return Err(EngineError::AdaptivePaired {
             experiment: experiment.name.clone(),
         });
     }

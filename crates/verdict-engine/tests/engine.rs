@@ -725,3 +725,25 @@ iterations = 4
     assert_eq!(second.status, RunStatus::Failed);
     assert_eq!(second.done, 3);
 }
+
+#[test]
+fn adaptive_with_the_paired_analysis_is_refused_before_anything_runs() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
+    let executor =
+        FakeExecutor::with_function(|_| Ok(Outcome::exited(0, Duration::from_millis(10))));
+    let engine = engine_with(&executor, &store, Cancel::new());
+    let mut start = options(TWO_FACTORS, 3);
+    start.experiment.sampling.analysis = verdict_model::Analysis::Paired;
+    start.experiment.sampling.mode = verdict_model::SamplingMode::Adaptive { min: 5, max: 13 };
+    let error = engine.start(&start, &mut Silent).unwrap_err();
+    assert!(
+        matches!(error, EngineError::AdaptivePaired { .. }),
+        "{error}"
+    );
+    assert!(executor.invocations().is_empty(), "a setup or workload ran");
+    // With a fixed number of iterations the paired analysis runs.
+    start.experiment.sampling.mode = verdict_model::SamplingMode::Fixed;
+    engine.start(&start, &mut Silent).unwrap();
+    assert!(!executor.invocations().is_empty());
+}

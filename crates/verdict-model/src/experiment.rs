@@ -141,6 +141,20 @@ pub enum Order {
     Sequential,
 }
 
+/// How two cells of a run are compared (`[sampling] analysis`), chosen by
+/// the design before any data are seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Analysis {
+    /// Two independent samples (Mann-Whitney, Hodges-Lehmann shift).
+    #[default]
+    Independent,
+    /// Block-paired: the runs of the two cells in the same interleaved
+    /// block are paired (signed-rank on within-block log ratios). Pays off
+    /// when the machine's speed drifts or its noise is autocorrelated.
+    Paired,
+}
+
 /// Fixed number of iterations or adaptive stopping.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "mode")]
@@ -176,6 +190,10 @@ pub struct Sampling {
     /// this setting existed load with the default, `true`.
     #[serde(default = "kill_leftovers_default")]
     pub kill_leftovers: bool,
+    /// How the report compares two cells. Runs stored before this setting
+    /// existed load with the default, independent samples.
+    #[serde(default)]
+    pub analysis: Analysis,
 }
 
 fn kill_leftovers_default() -> bool {
@@ -424,6 +442,7 @@ struct RawSampling {
     alpha: Option<Spanned<f64>>,
     power: Option<Spanned<f64>>,
     kill_leftovers: Option<bool>,
+    analysis: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -917,6 +936,7 @@ impl RawSampling {
             alpha: 0.05,
             power: 0.9,
             kill_leftovers: true,
+            analysis: Analysis::Independent,
         }
     }
 
@@ -962,6 +982,24 @@ impl RawSampling {
                     ));
                 }
             };
+        }
+        if let Some(analysis) = &self.analysis {
+            sampling.analysis = match analysis.get_ref().as_str() {
+                "independent" => Analysis::Independent,
+                "paired" => Analysis::Paired,
+                other => {
+                    return Err(context.error(
+                        analysis.span().start,
+                        format!("`analysis` = \"{other}\"; expected \"independent\" or \"paired\""),
+                    ));
+                }
+            };
+            if sampling.analysis == Analysis::Paired && sampling.order == Order::Sequential {
+                return Err(context.error(
+                    analysis.span().start,
+                    "`analysis = \"paired\"` needs `order = \"interleaved\"`: only runs of the same interleaved block share the machine's state",
+                ));
+            }
         }
         if let Some(timeout) = &self.timeout {
             let duration = duration_from(timeout.get_ref()).map_err(|message| {

@@ -11,8 +11,8 @@ pub mod shell_guard;
 
 pub use environment::Environment;
 pub use experiment::{
-    Cell, CommandSpec, ComparisonSpec, Experiment, Factor, Level, ModelError, Order, Sampling,
-    SamplingMode,
+    Analysis, Cell, CommandSpec, ComparisonSpec, Experiment, Factor, Level, ModelError, Order,
+    Sampling, SamplingMode,
 };
 pub use metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
 pub use sample::{Failure, RunId, RunStatus, Sample};

@@ -2,7 +2,7 @@
 //! with file:line:col, the key and what was expected.
 
 use verdict_model::{
-    Builtin, CommandSpec, Direction, Experiment, MetricSource, Order, SamplingMode,
+    Analysis, Builtin, CommandSpec, Direction, Experiment, MetricSource, Order, SamplingMode,
 };
 
 fn error_of(text: &str) -> String {
@@ -282,4 +282,32 @@ fn a_factor_with_compare_false_is_held_fixed_never_compared() {
         "name = \"x\"\ncommand = [\"true\"]\n[factors]\nbenchmark = { levels = [\"a\"], compare = \"no\" }\n",
     );
     assert!(message.contains("factor `benchmark`"), "{message}");
+}
+
+#[test]
+fn analysis_is_independent_by_default_and_paired_needs_interleaving() {
+    let default = Experiment::parse("name = \"x\"\ncommand = [\"true\"]\n", "exp.toml").unwrap();
+    assert_eq!(default.sampling.analysis, Analysis::Independent);
+    let paired = Experiment::parse(
+        "name = \"x\"\ncommand = [\"true\"]\n[sampling]\nanalysis = \"paired\"\n",
+        "exp.toml",
+    )
+    .unwrap();
+    assert_eq!(paired.sampling.analysis, Analysis::Paired);
+    let message =
+        error_of("name = \"x\"\ncommand = [\"true\"]\n[sampling]\nanalysis = \"matched\"\n");
+    assert!(
+        message.starts_with(
+            "exp.toml:4:12: `analysis` = \"matched\"; expected \"independent\" or \"paired\""
+        ),
+        "{message}"
+    );
+    let message = error_of(
+        "name = \"x\"\ncommand = [\"true\"]\n[sampling]\norder = \"sequential\"\nanalysis = \"paired\"\n",
+    );
+    assert!(
+        message
+            .starts_with("exp.toml:5:12: `analysis = \"paired\"` needs `order = \"interleaved\"`"),
+        "{message}"
+    );
 }

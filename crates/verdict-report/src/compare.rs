@@ -7,6 +7,7 @@ use crate::format::{self, Format};
 use crate::table::Table;
 use serde::Serialize;
 use verdict_stats::multiplicity::holm;
+use verdict_stats::paired::{Analysis, compare_paired};
 use verdict_stats::verdict::{Better, CompareSettings, Comparison, Scale, Verdict, compare};
 
 pub const COMPARE_SCHEMA: &str = "verdict.compare/v1";
@@ -74,6 +75,20 @@ pub struct CompareReport {
     pub alpha: f64,
     pub adjustment: String,
     pub comparisons: Vec<ComparisonRow>,
+    /// Present when the experiment chose `analysis = "paired"`: the
+    /// comparisons are of per-block values (`n` counts complete blocks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired: Option<PairedBlocks>,
+}
+
+/// How the block-paired comparisons were formed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairedBlocks {
+    /// The procedure, for people.
+    pub procedure: &'static str,
+    /// Per comparison (same order): incomplete blocks left out (one cell
+    /// ran in them and the other did not, or a different number of times).
+    pub dropped_blocks: Vec<usize>,
 }
 
 /// What to compare: a name, the two samples, and how to judge them.
@@ -95,6 +110,35 @@ pub fn comparison_rows(
     alpha: f64,
     adjust: bool,
 ) -> Result<CompareReport, verdict_stats::StatsError> {
+    rows_by(inputs, alpha, adjust, Analysis::Independent)
+}
+
+/// [`comparison_rows`] for two cells measured in the same interleaved
+/// blocks: each input's `baseline[i]` and `candidate[i]` are the cells'
+/// values in block i (from `verdict_stats::paired::block_pairs`), compared
+/// by `verdict_stats::paired::compare_paired` (signed-rank on the
+/// within-block log ratios); `dropped[i]` is how many incomplete blocks
+/// input i left out.
+pub fn paired_comparison_rows(
+    inputs: &[ComparisonInput],
+    dropped: &[usize],
+    alpha: f64,
+    adjust: bool,
+) -> Result<CompareReport, verdict_stats::StatsError> {
+    let mut report = rows_by(inputs, alpha, adjust, Analysis::Paired)?;
+    report.paired = Some(PairedBlocks {
+        procedure: Analysis::Paired.describe(),
+        dropped_blocks: dropped.to_vec(),
+    });
+    Ok(report)
+}
+
+fn rows_by(
+    inputs: &[ComparisonInput],
+    alpha: f64,
+    adjust: bool,
+    analysis: Analysis,
+) -> Result<CompareReport, verdict_stats::StatsError> {
     let family = if adjust { inputs.len().max(1) } else { 1 };
     let mut comparisons: Vec<Comparison> = Vec::with_capacity(inputs.len());
     for input in inputs {
@@ -104,7 +148,10 @@ pub fn comparison_rows(
             alpha,
             family_size: family,
         };
-        comparisons.push(compare(&input.baseline, &input.candidate, &settings)?);
+        comparisons.push(match analysis {
+            Analysis::Independent => compare(&input.baseline, &input.candidate, &settings)?,
+            Analysis::Paired => compare_paired(&input.baseline, &input.candidate, &settings)?,
+        });
     }
     let raw: Vec<f64> = comparisons
         .iter()
@@ -154,7 +201,24 @@ pub fn comparison_rows(
         alpha,
         adjustment,
         comparisons: rows,
+        paired: None,
     })
+}
+
+/// [`paired_comparison_rows`] for a table that may have nothing to
+/// compare: `None` when `inputs` is empty, errors as text.
+pub fn paired_comparisons_if_any(
+    inputs: &[ComparisonInput],
+    dropped: &[usize],
+    alpha: f64,
+    adjust: bool,
+) -> Result<Option<CompareReport>, String> {
+    if inputs.is_empty() {
+        return Ok(None);
+    }
+    paired_comparison_rows(inputs, dropped, alpha, adjust)
+        .map(Some)
+        .map_err(|error| error.to_string())
 }
 
 /// [`comparison_rows`] for a table that may have nothing to compare:
@@ -293,8 +357,29 @@ impl CompareReport {
         } else {
             ""
         };
+        let (delta, test, blocks) = match &self.paired {
+            None => (
+                "candidate/baseline - 1 (Hodges-Lehmann)",
+                "Mann-Whitney U",
+                String::new(),
+            ),
+            Some(paired) => (
+                "candidate/baseline - 1 (Hodges-Lehmann of the within-block ratios)",
+                "Wilcoxon signed-rank",
+                format!(
+                    "\nanalysis: {}; n = complete blocks; {} incomplete block{} dropped",
+                    paired.procedure,
+                    paired.dropped_blocks.iter().sum::<usize>(),
+                    if paired.dropped_blocks.iter().sum::<usize>() == 1 {
+                        ""
+                    } else {
+                        "s"
+                    }
+                ),
+            ),
+        };
         format!(
-            "{k} comparison{}; alpha {}; multiplicity: {}\ndelta = candidate/baseline - 1 (Hodges-Lehmann), {:.1}% interval; p: Mann-Whitney U{absolute}",
+            "{k} comparison{}; alpha {}; multiplicity: {}\ndelta = {delta}, {:.1}% interval; p: {test}{absolute}{blocks}",
             if k == 1 { "" } else { "s" },
             self.alpha,
             self.adjustment,

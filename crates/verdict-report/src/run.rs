@@ -4,13 +4,16 @@
 //! the experiment's comparisons, and the failed iterations with their
 //! reasons. Built from stored data only; pure.
 
-use crate::compare::{CompareReport, ComparisonInput, SideSummary, comparisons_if_any};
+use crate::compare::{
+    CompareReport, ComparisonInput, SideSummary, comparisons_if_any, paired_comparisons_if_any,
+};
 use crate::escape;
 use crate::format::{self, Format};
 use crate::table::Table;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use verdict_model::{Builtin, Direction, Environment, Experiment, Sample};
+use verdict_model::{Analysis, Builtin, Direction, Environment, Experiment, Sample};
+use verdict_stats::paired::block_pairs;
 use verdict_stats::summary::summarize;
 
 pub const REPORT_SCHEMA: &str = "verdict.report/v1";
@@ -276,6 +279,25 @@ fn available_values(samples: &[Sample], cells: usize, metric: &Available) -> Vec
     values
 }
 
+/// As [`available_values`], each value with its interleaved block's id
+/// (for the block-paired analysis).
+fn blocked_values(samples: &[Sample], cells: usize, metric: &Available) -> Vec<Vec<(u64, f64)>> {
+    let mut values = vec![Vec::new(); cells];
+    for sample in samples.iter().filter(|sample| sample.is_data()) {
+        let value = match metric.builtin {
+            Some(Builtin::Wall) => Some(sample.wall_seconds),
+            Some(Builtin::User) => Some(sample.user_seconds),
+            Some(Builtin::Sys) => Some(sample.sys_seconds),
+            Some(Builtin::MaxRss) => Some(sample.max_rss_kib as f64),
+            None => sample.metrics.get(&metric.name).copied(),
+        };
+        if let (Some(value), Some(cell)) = (value, values.get_mut(sample.cell)) {
+            cell.push((u64::from(sample.block), value));
+        }
+    }
+    values
+}
+
 fn better_name(direction: Direction) -> &'static str {
     crate::compare::better_of(direction).as_str()
 }
@@ -475,11 +497,41 @@ impl RunReport {
         // A metric that cannot be compared (a zero on the log scale of the
         // shift estimate, e.g. `sys` of a quick command) still gets its
         // tables; the reason replaces the comparisons.
-        let (comparisons, comparisons_error) =
-            match comparisons_if_any(&inputs, options.alpha, options.adjust) {
-                Ok(comparisons) => (comparisons, None),
-                Err(error) => (None, Some(error)),
-            };
+        // The analysis is the experiment's, fixed before the data were seen.
+        let compared = match experiment.sampling.analysis {
+            Analysis::Independent => comparisons_if_any(&inputs, options.alpha, options.adjust),
+            Analysis::Paired => {
+                let blocked = blocked_values(samples, cells.len(), metric);
+                let mut dropped = Vec::with_capacity(inputs.len());
+                let paired_inputs: Vec<ComparisonInput> = experiment
+                    .comparisons()
+                    .iter()
+                    // The same comparisons, in the same order, as `inputs`.
+                    .filter(|comparison| {
+                        values[comparison.baseline_cell].len() >= 2
+                            && values[comparison.candidate_cell].len() >= 2
+                    })
+                    .zip(&inputs)
+                    .map(|(comparison, input)| {
+                        let pairs = block_pairs(
+                            &blocked[comparison.baseline_cell],
+                            &blocked[comparison.candidate_cell],
+                        );
+                        dropped.push(pairs.dropped);
+                        ComparisonInput {
+                            baseline: pairs.baseline,
+                            candidate: pairs.candidate,
+                            ..input.clone()
+                        }
+                    })
+                    .collect();
+                paired_comparisons_if_any(&paired_inputs, &dropped, options.alpha, options.adjust)
+            }
+        };
+        let (comparisons, comparisons_error) = match compared {
+            Ok(comparisons) => (comparisons, None),
+            Err(error) => (None, Some(error)),
+        };
         let failures = samples
             .iter()
             .filter_map(|sample| {

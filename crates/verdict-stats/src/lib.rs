@@ -6,12 +6,14 @@
 //! Entry points: [`summary::summarize`] (one cell), [`verdict::compare`]
 //! (two cells, with verdict), [`shift::relative_shift`], [`rank::mann_whitney`],
 //! [`multiplicity::holm`], [`bootstrap::ratio_difference`],
-//! [`plan::runs_per_cell`].
+//! [`plan::runs_per_cell`], [`paired::compare_paired`] (two cells measured
+//! in the same interleaved blocks).
 
 pub mod bootstrap;
 pub mod changepoint;
 pub mod combine;
 pub mod multiplicity;
+pub mod paired;
 pub mod plan;
 pub mod rank;
 pub mod sequential;
@@ -33,6 +35,14 @@ pub enum StatsError {
         number: usize,
         value: f64,
     },
+    #[error(
+        "compare blocks: the baseline has {baseline} block values and the candidate {candidate}, expected one per block on each side"
+    )]
+    UnpairedBlocks { baseline: usize, candidate: usize },
+    #[error(
+        "compare blocks: no block holds runs of both cells; the paired analysis needs both cells run in the same interleaved blocks"
+    )]
+    NoCompleteBlocks,
     #[error("apply statistics setting {name} = {value}: expected {expected}")]
     InvalidSetting {
         name: &'static str,

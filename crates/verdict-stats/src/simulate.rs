@@ -18,6 +18,7 @@
 
 mod fast;
 mod noise;
+pub mod paired;
 pub mod validation;
 
 use rand::SeedableRng;

@@ -132,7 +132,7 @@ impl CompareSettings {
         bonferroni_confidence(self.alpha, self.family_size)
     }
 
-    fn check(&self) -> Result<(), StatsError> {
+    pub(crate) fn check(&self) -> Result<(), StatsError> {
         if !(self.threshold > 0.0 && self.threshold < 1.0) {
             return Err(StatsError::InvalidSetting {
                 name: "threshold",

@@ -164,7 +164,7 @@ impl Noise {
 }
 
 /// A standard normal variate (Box–Muller, one of the pair).
-fn standard_normal<R: Rng>(rng: &mut R) -> f64 {
+pub(crate) fn standard_normal<R: Rng>(rng: &mut R) -> f64 {
     // 1 − U lies in (0, 1], so the logarithm is finite.
     let uniform: f64 = 1.0 - rng.random::<f64>();
     let angle: f64 = rng.random::<f64>() * std::f64::consts::TAU;

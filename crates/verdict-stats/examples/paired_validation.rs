@@ -1,0 +1,18 @@
+//! Prints the "Paired blocks against two independent samples" section of
+//! docs/validation-paired.md: `cargo run --release -p verdict-stats
+//! --example paired_validation -- [TRIALS] [SEED]` (defaults 2000, 1).
+//! Must not: write files (scripts/validate.sh redirects its output).
+
+fn main() {
+    let mut arguments = std::env::args().skip(1);
+    let trials = arguments
+        .next()
+        .map_or(2000, |value| value.parse().expect("TRIALS: a whole number"));
+    let seed = arguments
+        .next()
+        .map_or(1, |value| value.parse().expect("SEED: a whole number"));
+    print!(
+        "{}",
+        verdict_stats::simulate::paired::paired_report(trials, seed)
+    );
+}
