@@ -234,14 +234,13 @@ fn stdin_is_empty() {
 
 #[test]
 fn cpu_time_is_that_childs_only() {
-    let burn =
-        "import time\nstart = time.process_time()\nwhile time.process_time() - start < 0.2: pass";
+    // The clock is polled every 100,000 loop steps: where clock_gettime is a
+    // real system call (some VMs), a tight poll spends its time in sys.
+    let burn = "import time\nstart = time.process_time()\nwhile time.process_time() - start < 0.2:\n    for _ in range(100000): pass";
     let burner = run(&Invocation::argv(["python3", "-c", burn])).unwrap();
     assert_eq!(burner.status, Status::Exited(0));
-    // process_time() counts user and system time; a loaded machine can
-    // put much of it in sys (page faults, scheduling).
     assert!(
-        burner.user + burner.sys >= Duration::from_millis(150),
+        burner.user >= Duration::from_millis(100),
         "user {:?} sys {:?}",
         burner.user,
         burner.sys
@@ -384,8 +383,7 @@ fn a_background_descendant_holding_the_pipes_does_not_block_the_run() {
 fn concurrent_runs_do_not_share_cpu_time() {
     // With RUSAGE_CHILDREN differences, the sleeper would be charged for the
     // burner that was reaped while it slept; wait4 charges each its own.
-    let burn =
-        "import time\nstart = time.process_time()\nwhile time.process_time() - start < 0.2: pass";
+    let burn = "import time\nstart = time.process_time()\nwhile time.process_time() - start < 0.2:\n    for _ in range(100000): pass";
     let burner = thread::spawn(move || run(&Invocation::argv(["python3", "-c", burn])).unwrap());
     let sleeper = run(&Invocation::argv(["sleep", "0.6"])).unwrap();
     let burner = burner.join().unwrap();
