@@ -8,6 +8,10 @@
 //! large when other tests load the machine. Must not: depend on timing
 //! beyond that 3x step.
 
+mod common;
+
+use common::git;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
@@ -17,24 +21,6 @@ use std::time::{Duration, Instant};
 const COMMITS: usize = 8;
 const CULPRIT: usize = 6;
 const SKIPPED: usize = 4;
-
-fn git(repo: &Path, args: &[&str]) -> String {
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap().trim().to_string()
-}
 
 /// Commits 0..=COMMITS; from CULPRIT on the workload sleeps 3x longer;
 /// commit SKIPPED carries a file that makes the build hook exit 125.

@@ -9,6 +9,10 @@
 //! The workload sleeps (3x longer from the culprit on), so the effect stays
 //! large on a loaded machine. Must not: depend on timing beyond that step.
 
+mod common;
+
+use common::git;
+
 mod support;
 
 use std::path::Path;
@@ -17,24 +21,6 @@ use support::sshd::SshFixture;
 const VERDICT: &str = env!("CARGO_BIN_EXE_verdict");
 const COMMITS: usize = 6;
 const CULPRIT: usize = 4;
-
-fn git(repo: &Path, args: &[&str]) -> String {
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap().trim().to_string()
-}
 
 /// Commits 0..=COMMITS of `prog.in`, a shell program that sleeps (3x longer
 /// from CULPRIT on) and appends "WORKING-DIRECTORY STAMP" to `$CWD_LOG`,

@@ -11,29 +11,11 @@
 
 mod common;
 
-use common::verdict;
+use common::{git, verdict};
 use serde_json::Value;
 use std::path::Path;
 
 const CULPRIT: usize = 3;
-
-fn git(repo: &Path, args: &[&str]) -> String {
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap().trim().to_string()
-}
 
 /// Commits 0..=5 of `work.sh` and `exp.toml`; from CULPRIT on the workload
 /// sleeps 3x longer.
