@@ -25,6 +25,23 @@ impl DbArgs {
         SqliteStore::open(&self.db).map_err(CliError::input)
     }
 
+    /// The run `run`, or the latest one in `store` (which this names in the
+    /// error when it holds none).
+    pub(crate) fn run_or_latest(
+        &self,
+        store: &dyn verdict_store::Store,
+        run: Option<i64>,
+    ) -> Result<verdict_model::RunId, CliError> {
+        match run {
+            Some(run) => Ok(verdict_model::RunId(run)),
+            None => Ok(store
+                .latest_run()
+                .map_err(CliError::internal)?
+                .ok_or_else(|| CliError::input(format!("no runs in {}", self.db.display())))?
+                .id),
+        }
+    }
+
     /// Open an existing database for a command that reads and may keep a
     /// cache in it (`history`): writable when this user may write the file
     /// and its directory, otherwise read-only (the cache is then not kept).

@@ -41,16 +41,7 @@ pub(crate) struct ExportArgs {
 
 pub(crate) fn run(args: &ExportArgs) -> Result<ExitCode, CliError> {
     let store = args.db.open_read_only()?;
-    let run = match args.run {
-        Some(run) => RunId(run),
-        None => {
-            store
-                .latest_run()
-                .map_err(CliError::internal)?
-                .ok_or_else(|| CliError::input(format!("no runs in {}", args.db.db.display())))?
-                .id
-        }
-    };
+    let run = args.db.run_or_latest(&store, args.run)?;
     let export = Export::load(&store, run)?;
     let text = if args.format == ExportFormat::Json {
         serde_json::to_string_pretty(&export.json()).map_err(CliError::internal)? + "\n"

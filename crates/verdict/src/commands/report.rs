@@ -74,16 +74,7 @@ pub(crate) struct ReportArgs {
 
 pub(crate) fn run(args: &ReportArgs) -> Result<ExitCode, CliError> {
     let store = args.db.open_read_only()?;
-    let run = match args.run {
-        Some(run) => RunId(run),
-        None => {
-            store
-                .latest_run()
-                .map_err(CliError::internal)?
-                .ok_or_else(|| CliError::input(format!("no runs in {}", args.db.db.display())))?
-                .id
-        }
-    };
+    let run = args.db.run_or_latest(&store, args.run)?;
     if args.rows.as_deref() == Some("host")
         && args.cols.is_none()
         && args.ratio.is_none()
