@@ -16,7 +16,7 @@
 //! Wolfe, Nonparametric Statistical Methods, 3rd ed., §3.2–3.3).
 //! Must not: do I/O or use randomness.
 
-use verdict_stats::shift::{Interval, Shift};
+use verdict_stats::shift::Shift;
 
 /// Per-block log differences of `candidate` against `endpoint`, pairing
 /// the k-th run of `block` of each (time order); incomplete blocks are
@@ -77,35 +77,7 @@ fn critical_count(blocks: usize, alpha: f64) -> Option<(usize, f64)> {
 /// few blocks for that confidence. O(n² log n) for the Walsh averages plus
 /// O(n³) for the critical value.
 pub(crate) fn blocked_shift(differences: &[f64], confidence: f64) -> Option<Shift> {
-    let blocks = differences.len();
-    if blocks == 0 {
-        return None;
-    }
-    let mut walsh = Vec::with_capacity(blocks * (blocks + 1) / 2);
-    for first in 0..blocks {
-        for second in first..blocks {
-            walsh.push((differences[first] + differences[second]) / 2.0);
-        }
-    }
-    walsh.sort_by(f64::total_cmp);
-    let count = walsh.len();
-    let middle = count / 2;
-    let estimate = if count % 2 == 1 {
-        walsh[middle]
-    } else {
-        (walsh[middle - 1] + walsh[middle]) / 2.0
-    };
-    // P(T⁺ ≤ c) ≤ α ⇔ the c+1-th smallest Walsh average is a lower bound.
-    let interval =
-        critical_count(blocks, (1.0 - confidence) / 2.0).map(|(critical, tail)| Interval {
-            low: walsh[critical].exp_m1(),
-            high: walsh[count - 1 - critical].exp_m1(),
-            confidence: 1.0 - 2.0 * tail,
-        });
-    Some(Shift {
-        estimate: estimate.exp_m1(),
-        interval,
-    })
+    verdict_stats::paired::walsh_shift_with(differences, confidence, f64::exp_m1, critical_count)
 }
 
 #[cfg(test)]

@@ -276,6 +276,19 @@ pub fn critical_count(count: usize, tail: f64) -> Option<(usize, f64)> {
 /// interval when there are too few for the confidence. O(n² log n) time
 /// and O(n²) memory (2,000 blocks: 16 MB).
 pub fn walsh_shift(differences: &[f64], confidence: f64, back: fn(f64) -> f64) -> Option<Shift> {
+    walsh_shift_with(differences, confidence, back, critical_count)
+}
+
+/// [`walsh_shift`] with the signed-rank critical count given by `critical`
+/// (`(count, tail)` -> the largest c with P(T+ <= c) <= tail and that
+/// probability), for a caller that needs another computation of it (the
+/// bisection's exact distribution at every size).
+pub fn walsh_shift_with(
+    differences: &[f64],
+    confidence: f64,
+    back: fn(f64) -> f64,
+    critical: fn(usize, f64) -> Option<(usize, f64)>,
+) -> Option<Shift> {
     let count = differences.len();
     if count == 0 {
         return None;
@@ -294,12 +307,11 @@ pub fn walsh_shift(differences: &[f64], confidence: f64, back: fn(f64) -> f64) -
     } else {
         (walsh[middle - 1] + walsh[middle]) / 2.0
     };
-    let interval =
-        critical_count(count, (1.0 - confidence) / 2.0).map(|(critical, tail)| Interval {
-            low: back(walsh[critical]),
-            high: back(walsh[total - 1 - critical]),
-            confidence: 1.0 - 2.0 * tail,
-        });
+    let interval = critical(count, (1.0 - confidence) / 2.0).map(|(critical, tail)| Interval {
+        low: back(walsh[critical]),
+        high: back(walsh[total - 1 - critical]),
+        confidence: 1.0 - 2.0 * tail,
+    });
     Some(Shift {
         estimate: back(estimate),
         interval,
