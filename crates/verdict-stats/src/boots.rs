@@ -292,19 +292,16 @@ pub fn compare_boots(
             } else {
                 1.0
             };
-            (
-                shift,
-                welch.map_or(1.0, |welch| welch.p_value),
-                2,
-                smallest,
-            )
+            (shift, welch.map_or(1.0, |welch| welch.p_value), 2, smallest)
         }
         BootTest::Rank => {
             let naturals = |summaries: &[f64]| -> Vec<f64> {
                 summaries.iter().map(|value| back(*value)).collect()
             };
-            let (baseline_values, candidate_values) =
-                (naturals(&baseline_summaries), naturals(&candidate_summaries));
+            let (baseline_values, candidate_values) = (
+                naturals(&baseline_summaries),
+                naturals(&candidate_summaries),
+            );
             let shift = match scale {
                 Scale::Relative => relative_shift(&baseline_values, &candidate_values, confidence),
                 Scale::Absolute => absolute_shift(&baseline_values, &candidate_values, confidence),
@@ -320,7 +317,10 @@ pub fn compare_boots(
         }
     };
     let baseline_median = {
-        let mut sorted: Vec<f64> = baseline_summaries.iter().map(|value| back(*value)).collect();
+        let mut sorted: Vec<f64> = baseline_summaries
+            .iter()
+            .map(|value| back(*value))
+            .collect();
         sorted.sort_unstable_by(f64::total_cmp);
         median_of_sorted(&sorted)
     };
@@ -364,8 +364,14 @@ pub fn compare_boots(
         absolute_threshold,
         p_value,
         boots,
-        baseline_boots: baseline_summaries.iter().map(|value| back(*value)).collect(),
-        candidate_boots: candidate_summaries.iter().map(|value| back(*value)).collect(),
+        baseline_boots: baseline_summaries
+            .iter()
+            .map(|value| back(*value))
+            .collect(),
+        candidate_boots: candidate_summaries
+            .iter()
+            .map(|value| back(*value))
+            .collect(),
         components: nested_components(&[&baseline_logs, &candidate_logs], relative),
         baseline_components: nested_components(&[&baseline_logs], relative),
         candidate_components: nested_components(&[&candidate_logs], relative),
@@ -779,7 +785,12 @@ mod tests {
     fn boots(means: &[f64], spread: &[f64]) -> Vec<Vec<f64>> {
         means
             .iter()
-            .map(|centre| spread.iter().map(|offset| centre * (1.0 + offset)).collect())
+            .map(|centre| {
+                spread
+                    .iter()
+                    .map(|offset| centre * (1.0 + offset))
+                    .collect()
+            })
             .collect()
     }
 
@@ -825,12 +836,9 @@ mod tests {
         assert!(between > 0.02 && within < 0.02, "{between} {within}");
         assert!(result.components.boot_effect_p_value.unwrap() < 1e-3);
         assert!(result.boots_needed.unwrap() > 2);
-        let pooled = crate::verdict::compare(
-            &baseline.concat(),
-            &candidate.concat(),
-            &options.settings,
-        )
-        .unwrap();
+        let pooled =
+            crate::verdict::compare(&baseline.concat(), &candidate.concat(), &options.settings)
+                .unwrap();
         assert!(pooled.verdict.is_change(), "{:?}", pooled.verdict);
         // Summaries are reported in the unit.
         close(result.baseline_boots[1], 104.0 * 1.0025, 1e-3);
