@@ -493,7 +493,7 @@ pub fn student_t_two_sided(statistic: f64, degrees: f64) -> f64 {
 /// precision (the upper tail is monotone). O(log) steps of the incomplete
 /// beta's continued fraction.
 pub fn student_t_quantile(probability: f64, degrees: f64) -> f64 {
-    if !(probability > 0.0 && probability < 1.0) || !(degrees > 0.0) {
+    if !(probability > 0.0 && probability < 1.0 && degrees > 0.0) {
         return f64::NAN;
     }
     if probability == 0.5 {

@@ -431,7 +431,7 @@ fn render_boots(args: &SimulateArgs, scenario: &BootScenario, results: &[BootRes
                 .map_or("-".to_string(), |coverage| format!("{coverage:.4}")),
         ));
     }
-    text.push_str("\n");
+    text.push('\n');
     for result in results {
         text.push_str(&format!("{}: {}\n", result.label, result.description));
     }
