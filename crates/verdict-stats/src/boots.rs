@@ -179,6 +179,8 @@ pub struct BootComparison {
     pub components: VarianceComponents,
     pub baseline_components: VarianceComponents,
     pub candidate_components: VarianceComponents,
+    /// The level the test is run at, α/k.
+    pub level: f64,
     /// The fewest boots per level with which the test can reach α/k at all
     /// (2 for Welch; 4 for the rank test at α = 0.05).
     pub minimum_boots: usize,
@@ -194,9 +196,11 @@ pub struct BootComparison {
 }
 
 impl BootComparison {
-    /// Whether these boots can reach the level α/k at all.
-    pub fn decidable(&self, settings: &CompareSettings) -> bool {
-        self.smallest_p_value <= level(settings) * (1.0 + 1e-12)
+    /// Whether these boots can reach the level α/k at all; when not, no
+    /// data could have decided and the report should say so, with
+    /// `minimum_boots` (and `boots_needed`).
+    pub fn decidable(&self) -> bool {
+        self.smallest_p_value <= self.level * (1.0 + 1e-12)
     }
 }
 
@@ -375,11 +379,23 @@ pub fn compare_boots(
         components: nested_components(&[&baseline_logs, &candidate_logs], relative),
         baseline_components: nested_components(&[&baseline_logs], relative),
         candidate_components: nested_components(&[&candidate_logs], relative),
+        level: test_level,
         minimum_boots,
         smallest_p_value,
         boots_needed,
         method: options.method,
     })
+}
+
+/// Groups one level's samples `(boot, value)` by boot: one `Vec` per boot
+/// in ascending boot id, values in the given (execution) order; the input
+/// for [`compare_boots`] and [`variance_components`]. O(n log n).
+pub fn group_by_boot(samples: &[(u64, f64)]) -> Vec<Vec<f64>> {
+    let mut groups: std::collections::BTreeMap<u64, Vec<f64>> = std::collections::BTreeMap::new();
+    for &(boot, value) in samples {
+        groups.entry(boot).or_default().push(value);
+    }
+    groups.into_values().collect()
 }
 
 /// Variance components of one level's boots (values in the metric's unit;
@@ -390,7 +406,7 @@ pub fn compare_boots(
 /// (the iterations per boot when balanced), and the F test of σ_b = 0,
 /// P(F(a − 1, N − a) > MSB/MSW). Errors as [`compare_boots`]. O(N).
 pub fn variance_components(boots: &[Vec<f64>]) -> Result<VarianceComponents, StatsError> {
-    check_level(boots, "baseline")?;
+    check_level(boots, "measured")?;
     let relative = boots.iter().flatten().all(|value| *value > 0.0);
     let values: Vec<Vec<f64>> = boots
         .iter()
@@ -805,14 +821,14 @@ mod tests {
         options.method.test = BootTest::Rank;
         let rank = compare_boots(&baseline, &candidate, &options).unwrap();
         assert_eq!(rank.verdict, Verdict::Inconclusive);
-        assert!(!rank.decidable(&options.settings));
+        assert!(!rank.decidable());
         close(rank.smallest_p_value, 1.0 / 3.0, 1e-15);
         close(rank.p_value, 1.0 / 3.0, 1e-12);
         assert_eq!(rank.minimum_boots, 4);
         assert_eq!(rank.boots_needed, Some(4));
         assert!(rank.shift.interval.is_none());
         let welch = compare_boots(&baseline, &candidate, &BootOptions::new(Better::Lower)).unwrap();
-        assert!(welch.decidable(&options.settings));
+        assert!(welch.decidable());
         assert_eq!(welch.verdict, Verdict::Regression);
         let interval = welch.shift.interval.unwrap();
         assert!(interval.low > 0.05 && interval.high < 0.15, "{interval:?}");
@@ -842,6 +858,16 @@ mod tests {
         assert!(pooled.verdict.is_change(), "{:?}", pooled.verdict);
         // Summaries are reported in the unit.
         close(result.baseline_boots[1], 104.0 * 1.0025, 1e-3);
+    }
+
+    #[test]
+    fn samples_group_by_boot_in_boot_order() {
+        let samples = [(7, 1.0), (3, 2.0), (7, 3.0), (3, 4.0), (5, 5.0)];
+        assert_eq!(
+            group_by_boot(&samples),
+            vec![vec![2.0, 4.0], vec![5.0], vec![1.0, 3.0]]
+        );
+        assert!(group_by_boot(&[]).is_empty());
     }
 
     #[test]
