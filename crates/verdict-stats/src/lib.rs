@@ -7,8 +7,10 @@
 //! (two cells, with verdict), [`shift::relative_shift`], [`rank::mann_whitney`],
 //! [`multiplicity::holm`], [`bootstrap::ratio_difference`],
 //! [`plan::runs_per_cell`], [`paired::compare_paired`] (two cells measured
-//! in the same interleaved blocks).
+//! in the same interleaved blocks), [`boots::compare_boots`] (two levels
+//! measured across boots, the boot as the unit).
 
+pub mod boots;
 pub mod bootstrap;
 pub mod changepoint;
 pub mod combine;
@@ -43,6 +45,25 @@ pub enum StatsError {
         "compare blocks: no block holds runs of both cells; the paired analysis needs both cells run in the same interleaved blocks"
     )]
     NoCompleteBlocks,
+    #[error("compare boots: the {side} level has no boots")]
+    NoBoots { side: &'static str },
+    #[error("compare boots: {side} boot number {boot} has no values")]
+    EmptyBoot {
+        side: &'static str,
+        /// 1-based position of the boot.
+        boot: usize,
+    },
+    #[error(
+        "compare boots: {side} boot number {boot}, value number {number} is {value}, expected a finite number"
+    )]
+    InvalidBootValue {
+        side: &'static str,
+        /// 1-based position of the boot.
+        boot: usize,
+        /// 1-based position in the boot's values.
+        number: usize,
+        value: f64,
+    },
     #[error("apply statistics setting {name} = {value}: expected {expected}")]
     InvalidSetting {
         name: &'static str,

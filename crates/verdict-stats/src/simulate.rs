@@ -16,6 +16,7 @@
 //! Complexity per trial: O(R·log R) to draw R runs per arm plus O(L·R) for
 //! L looks (counts over sorted logs, `fast.rs`).
 
+pub mod boots;
 mod fast;
 mod noise;
 pub mod paired;

@@ -107,3 +107,80 @@ fn bad_input_is_a_usage_error() {
             "failed to build a sequential design",
         ));
 }
+
+#[test]
+fn boots_mode_shows_the_naive_analysis_inflated_and_the_boot_unit_one_at_alpha() {
+    let arguments = [
+        "--format",
+        "json",
+        "--trials",
+        "300",
+        "--seed",
+        "4",
+        "--boots",
+        "5",
+        "--iterations-per-boot",
+        "20",
+        "--boot-cv",
+        "0.05",
+        "--cv",
+        "0.05",
+    ];
+    let value = json(&arguments);
+    assert_eq!(value["schema"], "verdict.simulate_boots/v1");
+    assert_eq!(value["scenario"]["boots"], 5);
+    assert_eq!(value["scenario"]["iterations"], 20);
+    let results = value["results"].as_array().unwrap();
+    let labels: Vec<&str> = results
+        .iter()
+        .map(|result| result["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "naive pooled",
+            "median+welch",
+            "mean+welch",
+            "median+rank",
+            "mean+rank"
+        ]
+    );
+    let rate = |index: usize| results[index]["change_rate"].as_f64().unwrap();
+    // 3 standard errors of 5% over 300 trials: 3.8%.
+    assert!(rate(0) > 0.4, "naive: {}", rate(0));
+    for result in &results[1..] {
+        let rate = result["change_rate"].as_f64().unwrap();
+        assert!(rate <= 0.05 + 0.038, "{result}");
+    }
+    assert_eq!(json(&arguments), value);
+}
+
+#[test]
+fn boots_mode_text_says_when_boots_are_too_few_and_rejects_bad_input() {
+    simulate(&[
+        "--trials",
+        "50",
+        "--boots",
+        "2",
+        "--iterations-per-boot",
+        "5",
+        "--change",
+        "0.1",
+    ])
+    .success()
+    .stdout(predicate::str::contains(
+        "2 boot(s) per level x 5 iteration(s)",
+    ))
+    .stdout(predicate::str::contains(
+        "needs at least 4 boots per level at alpha 0.05: with 2 it cannot call a change",
+    ))
+    .stdout(predicate::str::contains("median+welch"));
+    simulate(&["--boots", "0"])
+        .code(2)
+        .stderr(predicate::str::contains("need --boots >= 1"));
+    simulate(&["--boots", "3", "--boot-cv", "-0.1"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--boot-cv -0.1 must be 0 or a positive number",
+        ));
+}

@@ -1,6 +1,8 @@
 //! `verdict simulate`: Monte-Carlo validation of decision procedures over a
 //! noise shape, or (`--validate`) the full validation matrix as the markdown
-//! of docs/validation.md.
+//! of docs/validation.md; with `--boots K` the naive and boot-unit analyses
+//! of levels measured across K boots each with a boot effect
+//! (`--validate-boots`: the "Boot-to-boot variation" section).
 //!
 //! What it does: resolves the flags into a `Scenario` and procedures, runs
 //! `verdict_stats::simulate`, prints text or JSON. Must not: compute
@@ -9,7 +11,11 @@
 use std::process::ExitCode;
 
 use serde::Serialize;
+use verdict_stats::boots::rank_minimum_boots;
 use verdict_stats::sequential::{Better, SequentialDesign, SequentialSettings};
+use verdict_stats::simulate::boots::{
+    BootAnalysis, BootScenario, BootTally, boots_report, simulate_boots,
+};
 use verdict_stats::simulate::validation::{ValidationSettings, validation_report};
 use verdict_stats::simulate::{Noise, Procedure, Scenario, Shape, Summary, simulate};
 
@@ -88,6 +94,21 @@ pub(crate) struct SimulateArgs {
     /// Run the full validation matrix and print docs/validation.md (markdown).
     #[arg(long)]
     validate: bool,
+    /// Boots per level: simulate levels measured across boots, each boot
+    /// shifting all its iterations by a random boot effect, and compare the
+    /// naive analysis (iterations pooled) with the boot-unit analyses.
+    #[arg(long)]
+    boots: Option<usize>,
+    /// With --boots: iterations measured in each boot.
+    #[arg(long, default_value_t = 30)]
+    iterations_per_boot: usize,
+    /// With --boots: coefficient of variation of the boot effect (0.05 =
+    /// 5%; 0 = no boot effect). --cv is the noise within a boot.
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
+    boot_cv: f64,
+    /// Print the "Boot-to-boot variation" section of docs/validation.md.
+    #[arg(long)]
+    validate_boots: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -125,6 +146,10 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    if args.validate_boots {
+        print!("{}", boots_report(args.trials, args.seed));
+        return Ok(ExitCode::SUCCESS);
+    }
     let shape = Shape::from_name(&args.shape).ok_or_else(|| {
         let names: Vec<&str> = Shape::ALL.iter().map(|shape| shape.name()).collect();
         CliError::input(format!(
@@ -144,6 +169,9 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
             "simulate: --change {} must be above -1",
             args.change
         )));
+    }
+    if let Some(boots) = args.boots {
+        return run_boots(args, Noise { shape, cv: args.cv }, boots);
     }
     if args.runs < 2 || args.every == 0 || args.max < args.every || args.comparisons == 0 {
         return Err(CliError::input(
@@ -284,6 +312,141 @@ fn render_text(args: &SimulateArgs, scenario: &Scenario, results: &[ProcedureRes
     }
     if scenario.change == 0.0 {
         text.push_str("\nWith no true change, regression + improvement is the false-alarm rate.\n");
+    }
+    text
+}
+
+#[derive(Debug, Serialize)]
+struct BootOutput<'a> {
+    schema: &'static str,
+    seed: u64,
+    trials: usize,
+    scenario: &'a BootScenario,
+    results: Vec<BootResult>,
+}
+
+#[derive(Debug, Serialize)]
+struct BootResult {
+    label: &'static str,
+    description: &'static str,
+    tally: BootTally,
+    /// Regression or improvement: the false-alarm rate when change = 0.
+    change_rate: f64,
+    /// A change called in the true change's direction: the power.
+    detection_rate: f64,
+    coverage: Option<f64>,
+}
+
+/// `verdict simulate --boots K`: the naive and boot-unit analyses of one
+/// design with a boot effect.
+fn run_boots(args: &SimulateArgs, noise: Noise, boots: usize) -> Result<ExitCode, CliError> {
+    if boots == 0 || args.iterations_per_boot == 0 {
+        return Err(CliError::input(
+            "simulate: need --boots >= 1 and --iterations-per-boot >= 1",
+        ));
+    }
+    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+        return Err(CliError::input(format!(
+            "simulate: --alpha {} must be in (0, 1)",
+            args.alpha
+        )));
+    }
+    if !(args.boot_cv >= 0.0 && args.boot_cv.is_finite()) {
+        return Err(CliError::input(format!(
+            "simulate: --boot-cv {} must be 0 or a positive number",
+            args.boot_cv
+        )));
+    }
+    let scenario = BootScenario {
+        noise,
+        boot_cv: args.boot_cv,
+        boots,
+        iterations: args.iterations_per_boot,
+        change: args.change,
+        alpha: args.alpha,
+        threshold: args.threshold,
+    };
+    let tallies = simulate_boots(&scenario, &BootAnalysis::ALL, args.trials, args.seed);
+    let results: Vec<BootResult> = tallies
+        .into_iter()
+        .map(|tally| {
+            let coverage = tally.coverage();
+            BootResult {
+                label: tally.analysis.label(),
+                description: tally.analysis.describe(),
+                change_rate: tally.change_rate(),
+                detection_rate: tally.detection_rate(scenario.change),
+                coverage: coverage.is_finite().then_some(coverage),
+                tally,
+            }
+        })
+        .collect();
+    match args.format {
+        SimulateFormat::Json => {
+            let output = BootOutput {
+                schema: "verdict.simulate_boots/v1",
+                seed: args.seed,
+                trials: args.trials,
+                scenario: &scenario,
+                results,
+            };
+            let text = serde_json::to_string_pretty(&output)
+                .map_err(|error| CliError::internal(format!("failed to write JSON: {error}")))?;
+            println!("{text}");
+        }
+        SimulateFormat::Text => print!("{}", render_boots(args, &scenario, &results)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render_boots(args: &SimulateArgs, scenario: &BootScenario, results: &[BootResult]) -> String {
+    let mut text = format!(
+        "{} trials, seed {}: {} boot(s) per level x {} iteration(s) per boot, boot effect CV {}%, \
+         within each boot {}, true change {:+.1}%, alpha {}, threshold {}%; run times (lower is better)\n\n",
+        args.trials,
+        args.seed,
+        scenario.boots,
+        scenario.iterations,
+        scenario.boot_cv * 100.0,
+        scenario.noise.shape.describe(scenario.noise.cv),
+        scenario.change * 100.0,
+        scenario.alpha,
+        scenario.threshold * 100.0,
+    );
+    text.push_str(&format!(
+        "{:<14} {:>10} {:>11} {:>11} {:>10} {:>9}\n",
+        "analysis", "regression", "improvement", "equivalent", "undecided", "coverage"
+    ));
+    for result in results {
+        let trials = result.tally.trials as f64;
+        text.push_str(&format!(
+            "{:<14} {:>10.4} {:>11.4} {:>11.4} {:>10.4} {:>9}\n",
+            result.label,
+            result.tally.regression as f64 / trials,
+            result.tally.improvement as f64 / trials,
+            result.tally.equivalent as f64 / trials,
+            result.tally.undecided as f64 / trials,
+            result
+                .coverage
+                .map_or("-".to_string(), |coverage| format!("{coverage:.4}")),
+        ));
+    }
+    text.push('\n');
+    for result in results {
+        text.push_str(&format!("{}: {}\n", result.label, result.description));
+    }
+    if scenario.change == 0.0 {
+        text.push_str("\nWith no true change, regression + improvement is the false-alarm rate.\n");
+    }
+    let minimum = rank_minimum_boots(scenario.alpha);
+    if scenario.boots < minimum {
+        text.push_str(&format!(
+            "The rank test over boots needs at least {minimum} boots per level at alpha {}: with {} it cannot call a change.\n",
+            scenario.alpha, scenario.boots
+        ));
+    }
+    if scenario.boots < 2 {
+        text.push_str("Welch's t over boots needs at least 2 boots per level: with 1 it cannot call a change.\n");
     }
     text
 }
