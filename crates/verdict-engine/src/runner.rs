@@ -118,6 +118,8 @@ pub struct StartOptions {
     pub kind: String,
     pub command_line: Vec<String>,
     pub tool_version: String,
+    /// The bisection the run measures a commit for (`verdict bisect`).
+    pub bisect: Option<verdict_store::BisectId>,
 }
 
 /// The orchestrator. Holds its collaborators; no state between runs.
@@ -135,7 +137,7 @@ impl std::fmt::Debug for Engine<'_> {
     }
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_millis() as i64)
@@ -196,6 +198,7 @@ impl Engine<'_> {
             started_at_ms: now_ms(),
             environment_start: environment,
             command_line: options.command_line.clone(),
+            bisect: options.bisect,
         })?;
         for (key, value) in annotations {
             self.store.put_annotation(run, key, value)?;

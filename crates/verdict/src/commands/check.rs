@@ -9,11 +9,11 @@
 //! (`remote_build`).
 
 use crate::commands::compare::{load_selection, parse_selection};
-use crate::commands::remote_build::{RemoteBuild, RemoteBuildArgs};
-use crate::commands::run::{load_experiment, random_seed};
 use crate::common::{DbArgs, cancel_on_interrupt, parse_fraction, tool_version};
+use crate::common::{load_experiment, random_seed};
 use crate::error::CliError;
 use crate::progress::Progress;
+use crate::remote_build::RemoteBuildArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::StartOptions;
@@ -76,14 +76,17 @@ fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
     // With --host: the current tree's build output is copied to the host
     // and measured there (see remote_build).
     let tree = std::env::current_dir().map_err(CliError::internal)?;
-    let mut machine = match RemoteBuild::from_args(&args.remote, &experiment, &tree)? {
-        Some(remote) => Some(remote.connect(&format!(
-            "verdict-check-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |elapsed| elapsed.as_millis())
-        ))?),
+    let mut machine = match crate::remote_build::from_args(&args.remote, &experiment, &tree)? {
+        Some(remote) => Some(crate::remote_build::connect(
+            &remote,
+            &format!(
+                "verdict-check-{}-{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |elapsed| elapsed.as_millis())
+            ),
+        )?),
         None => None,
     };
     let experiment = match machine.as_mut() {
@@ -103,7 +106,7 @@ fn measure_and_compare(
     baseline: Vec<f64>,
     experiment: verdict_model::Experiment,
     text: String,
-    machine: Option<&crate::commands::remote_build::RemoteMachine>,
+    machine: Option<&crate::remote_build::RemoteMachine>,
 ) -> Result<ExitCode, CliError> {
     // The host's environment, read on the host at the run's start and end.
     let capture_remote = move || {
@@ -132,6 +135,7 @@ fn measure_and_compare(
         kind: "check".to_string(),
         command_line: std::env::args().collect(),
         tool_version: tool_version(),
+        bisect: None,
     };
     let mut progress = Progress::new(&metric.name);
     let summary = engine

@@ -190,7 +190,7 @@ fn calibrate_workload(
     // The machine under test; the calibration loop reads its clock-free
     // facts (/proc/stat) and runs the workload through it.
     let target: &dyn Target = &SystemExecutor;
-    let (experiment, _) = crate::commands::run::load_experiment(path, None, false)?;
+    let (experiment, _) = crate::common::load_experiment(path, None, false)?;
     let cell = experiment
         .cells()
         .into_iter()

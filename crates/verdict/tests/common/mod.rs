@@ -43,22 +43,4 @@ pub fn succeed(command: &mut Command) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
-/// Runs git in `repo` with a fixed author, which must succeed; returns
-/// its trimmed standard output.
-pub fn git(repo: &Path, args: &[&str]) -> String {
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap().trim().to_string()
-}
+pub use verdict_testkit::git;
