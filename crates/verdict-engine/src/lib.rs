@@ -6,6 +6,7 @@
 
 pub mod adaptive;
 pub mod bisect;
+pub mod calibrate;
 pub mod history;
 pub mod hosts;
 pub mod iteration;

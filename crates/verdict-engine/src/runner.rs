@@ -75,6 +75,8 @@ pub enum EngineError {
         found: usize,
         expected: usize,
     },
+    #[error("experiment `{experiment}` has no cells")]
+    NoCells { experiment: String },
     #[error("adaptive design: {0}")]
     Design(#[from] verdict_stats::sequential::SequentialError),
     #[error(
@@ -553,35 +555,7 @@ impl LoopContext<'_, '_> {
     }
 
     fn workload_invocation(&self, cell: &Cell) -> Invocation {
-        let program = to_program(&self.experiment.command_for(cell));
-        let mut invocation = Invocation::new(program).repeated();
-        for (name, value) in &self.experiment.env {
-            invocation.env.push((name.clone(), value.clone()));
-        }
-        for ((factor_name, level_value), factor) in cell.levels.iter().zip(&self.experiment.factors)
-        {
-            invocation.env.push((
-                format!("VERDICT_{}", env_name(factor_name)),
-                level_value.clone(),
-            ));
-            if let Some(level) = factor
-                .levels
-                .iter()
-                .find(|level| &level.value == level_value)
-            {
-                for (name, value) in &level.env {
-                    invocation.env.push((name.clone(), value.clone()));
-                }
-            }
-        }
-        invocation.cwd = self.workdir.clone();
-        invocation.timeout = self.experiment.sampling.timeout;
-        invocation.leftovers = if self.experiment.sampling.kill_leftovers {
-            Leftovers::Kill
-        } else {
-            Leftovers::Report
-        };
-        invocation
+        workload_invocation(self.experiment, self.workdir.clone(), cell)
     }
 
     /// Teardown of the levels being left, then setup of the levels entered.
@@ -703,6 +677,45 @@ impl LoopContext<'_, '_> {
 enum Hook {
     Setup,
     Teardown,
+}
+
+/// The invocation of `experiment`'s workload in `cell`: its command, the
+/// experiment's and the level's environment, `VERDICT_<FACTOR>` for every
+/// factor, the working directory, the timeout and what happens to
+/// leftovers.
+pub(crate) fn workload_invocation(
+    experiment: &Experiment,
+    workdir: Option<PathBuf>,
+    cell: &Cell,
+) -> Invocation {
+    let program = to_program(&experiment.command_for(cell));
+    let mut invocation = Invocation::new(program).repeated();
+    for (name, value) in &experiment.env {
+        invocation.env.push((name.clone(), value.clone()));
+    }
+    for ((factor_name, level_value), factor) in cell.levels.iter().zip(&experiment.factors) {
+        invocation.env.push((
+            format!("VERDICT_{}", env_name(factor_name)),
+            level_value.clone(),
+        ));
+        if let Some(level) = factor
+            .levels
+            .iter()
+            .find(|level| &level.value == level_value)
+        {
+            for (name, value) in &level.env {
+                invocation.env.push((name.clone(), value.clone()));
+            }
+        }
+    }
+    invocation.cwd = workdir;
+    invocation.timeout = experiment.sampling.timeout;
+    invocation.leftovers = if experiment.sampling.kill_leftovers {
+        Leftovers::Kill
+    } else {
+        Leftovers::Report
+    };
+    invocation
 }
 
 fn to_program(command: &CommandSpec) -> Program {

@@ -83,17 +83,6 @@ fn is_executable(path: &Path) -> bool {
         .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_a_program_every_machine_has() {
-        assert!(find_program("sh").is_some());
-        assert!(find_program("no-such-program-verdict-testkit").is_none());
-    }
-}
-
 /// Runs git in `repo` with a fixed author, which must succeed; returns
 /// its trimmed standard output.
 pub fn git(repo: &Path, args: &[&str]) -> String {
@@ -145,4 +134,15 @@ pub fn sleep_repository(
         hashes.push(git(repo, &["rev-parse", "HEAD"]));
     }
     hashes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_a_program_every_machine_has() {
+        assert!(find_program("sh").is_some());
+        assert!(find_program("no-such-program-verdict-testkit").is_none());
+    }
 }

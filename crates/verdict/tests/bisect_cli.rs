@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::git;
+use verdict_testkit::git;
 
 use assert_cmd::Command;
 use serde_json::Value;

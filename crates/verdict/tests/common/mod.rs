@@ -1,8 +1,8 @@
 //! Helpers shared by the `verdict` binary's CLI tests (`mod common;`): the
 //! command with its store in a test's temporary directory, and running a
 //! command that must succeed. They only build and run commands: no
-//! assertion about a command's output lives here; and git with a fixed
-//! author for the tests that build repositories.
+//! assertion about a command's output lives here (git with a fixed author
+//! is `verdict_testkit::git`).
 
 // Each test file is its own crate and uses only some of these helpers; an
 // `#[expect(dead_code)]` would fail in the files that use them all.
@@ -42,5 +42,3 @@ pub fn succeed(command: &mut Command) -> String {
     );
     String::from_utf8(output.stdout).unwrap()
 }
-
-pub use verdict_testkit::git;
