@@ -5,7 +5,7 @@
 //! them), a build hook's failure skips the commit, and notes reach the
 //! caller instead of being printed.
 //!
-//! The workload sleeps 3x longer from the culprit on; the bisection uses
+//! The workload sleeps 10x longer from the culprit on; the bisection uses
 //! `fixed_runs` (each commit called like the nearer endpoint), so the
 //! answer does not depend on a statistical decision on a loaded machine.
 
@@ -26,10 +26,10 @@ const COMMITS: usize = 6;
 const CULPRIT: usize = 4;
 const BROKEN: usize = 2;
 
-/// Commits 0..=COMMITS; from CULPRIT on the workload sleeps 3x longer;
+/// Commits 0..=COMMITS; from CULPRIT on the workload sleeps 10x longer;
 /// commit BROKEN carries a file that makes the build hook fail.
 fn make_repo(repo: &Path) -> Vec<String> {
-    verdict_testkit::sleep_repository(repo, COMMITS, CULPRIT, Some(BROKEN))
+    verdict_testkit::sleep_repository(repo, COMMITS, CULPRIT, Some(BROKEN), ["0.02", "0.2"])
 }
 
 #[derive(Default)]
@@ -127,7 +127,7 @@ fn the_driver_names_the_culprit_and_links_its_runs_by_the_column() {
         first_parent: true,
         worktrees: false,
         config: Config {
-            fixed_runs: Some(3),
+            fixed_runs: Some(5),
             ..Config::default()
         },
         remote: None,

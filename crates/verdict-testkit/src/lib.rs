@@ -104,20 +104,25 @@ pub fn git(repo: &Path, args: &[&str]) -> String {
 }
 
 /// Makes a git repository in `repo` with commits 0..=`commits` (returned
-/// as full hashes, oldest first) of a `work.sh` that sleeps 0.02 s, and
-/// 0.06 s from commit `slow_from` on; commit `broken` (if any) carries a
-/// file `broken` that a build hook can test for. Sleeping does not compete
-/// for the CPU, so the 3x step stays large on a loaded machine.
+/// as full hashes, oldest first) of a `work.sh` that sleeps `seconds[0]`,
+/// and `seconds[1]` from commit `slow_from` on; commit `broken` (if any)
+/// carries a file `broken` that a build hook can test for. Sleeping does
+/// not compete for the CPU, so the step stays large on a loaded machine.
 pub fn sleep_repository(
     repo: &Path,
     commits: usize,
     slow_from: usize,
     broken: Option<usize>,
+    seconds: [&str; 2],
 ) -> Vec<String> {
     git(repo, &["init", "-q"]);
     let mut hashes = Vec::new();
     for index in 0..=commits {
-        let seconds = if index >= slow_from { "0.06" } else { "0.02" };
+        let seconds = if index >= slow_from {
+            seconds[1]
+        } else {
+            seconds[0]
+        };
         std::fs::write(
             repo.join("work.sh"),
             format!("sleep {seconds}\n# revision {index}\n"),

@@ -25,7 +25,7 @@ const SKIPPED: usize = 4;
 /// Commits 0..=COMMITS; from CULPRIT on the workload sleeps 3x longer;
 /// commit SKIPPED carries a file that makes the build hook fail.
 fn make_repo(repo: &Path) -> Vec<String> {
-    verdict_testkit::sleep_repository(repo, COMMITS, CULPRIT, Some(SKIPPED))
+    verdict_testkit::sleep_repository(repo, COMMITS, CULPRIT, Some(SKIPPED), ["0.02", "0.06"])
 }
 
 fn verdict(directory: &Path) -> Command {
