@@ -8,6 +8,7 @@ mod error;
 mod fail_on;
 mod progress;
 mod remote_build;
+mod stored_run;
 mod target;
 mod warnings;
 
