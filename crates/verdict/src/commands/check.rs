@@ -17,10 +17,10 @@ use crate::remote_build::RemoteBuildArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::StartOptions;
-use verdict_model::{Direction, RunStatus};
+use verdict_model::RunStatus;
 use verdict_report::Format;
 use verdict_report::compare::{ComparisonInput, comparison_rows};
-use verdict_stats::verdict::Better;
+use verdict_stats::verdict::{Magnitude, Verdict};
 use verdict_store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -164,10 +164,7 @@ fn measure_and_compare(
     let input = ComparisonInput {
         name: format!("{} vs {}", metric.name, args.baseline),
         unit: metric.unit.clone(),
-        better: match metric.direction {
-            Direction::HigherIsBetter => Better::Higher,
-            Direction::LowerIsBetter => Better::Lower,
-        },
+        better: verdict_report::compare::better_of(metric.direction),
         threshold,
         baseline,
         candidate,
@@ -177,11 +174,14 @@ fn measure_and_compare(
     // "Like the baseline" is practical, not statistical: a real but tiny
     // shift whose whole interval lies inside the threshold is like it.
     let row = &report.comparisons[0];
-    Ok(match (row.verdict.as_str(), row.magnitude.as_deref()) {
-        ("equivalent", _) | ("regression" | "improvement", Some("below_threshold")) => {
+    Ok(match (row.verdict, row.magnitude) {
+        (Verdict::Equivalent, _)
+        | (Verdict::Regression | Verdict::Improvement, Some(Magnitude::BelowThreshold)) => {
             ExitCode::SUCCESS
         }
-        ("regression" | "improvement", Some("above_threshold")) => ExitCode::from(1),
+        (Verdict::Regression | Verdict::Improvement, Some(Magnitude::AboveThreshold)) => {
+            ExitCode::from(1)
+        }
         _ => ExitCode::from(SKIP),
     })
 }
