@@ -142,18 +142,9 @@ pub enum Order {
 }
 
 /// How two cells of a run are compared (`[sampling] analysis`), chosen by
-/// the design before any data are seen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Analysis {
-    /// Two independent samples (Mann-Whitney, Hodges-Lehmann shift).
-    #[default]
-    Independent,
-    /// Block-paired: the runs of the two cells in the same interleaved
-    /// block are paired (signed-rank on within-block log ratios). Pays off
-    /// when the machine's speed drifts or its noise is autocorrelated.
-    Paired,
-}
+/// the design before any data are seen: two independent samples (the
+/// default) or block-paired. One type, verdict-stats' own.
+pub use verdict_stats::paired::Analysis;
 
 /// Fixed number of iterations or adaptive stopping.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
