@@ -5,6 +5,8 @@
 //! verdict-stats; this crate prints nothing.
 
 pub mod adaptive;
+pub mod bisect;
+pub mod calibrate;
 pub mod history;
 pub mod hosts;
 pub mod iteration;

@@ -75,6 +75,8 @@ pub enum EngineError {
         found: usize,
         expected: usize,
     },
+    #[error("experiment `{experiment}` has no cells")]
+    NoCells { experiment: String },
     #[error("adaptive design: {0}")]
     Design(#[from] verdict_stats::sequential::SequentialError),
     #[error(
@@ -118,6 +120,8 @@ pub struct StartOptions {
     pub kind: String,
     pub command_line: Vec<String>,
     pub tool_version: String,
+    /// The bisection the run measures a commit for (`verdict bisect`).
+    pub bisect: Option<verdict_store::BisectId>,
 }
 
 /// The orchestrator. Holds its collaborators; no state between runs.
@@ -135,7 +139,7 @@ impl std::fmt::Debug for Engine<'_> {
     }
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_millis() as i64)
@@ -196,6 +200,7 @@ impl Engine<'_> {
             started_at_ms: now_ms(),
             environment_start: environment,
             command_line: options.command_line.clone(),
+            bisect: options.bisect,
         })?;
         for (key, value) in annotations {
             self.store.put_annotation(run, key, value)?;
@@ -550,35 +555,7 @@ impl LoopContext<'_, '_> {
     }
 
     fn workload_invocation(&self, cell: &Cell) -> Invocation {
-        let program = to_program(&self.experiment.command_for(cell));
-        let mut invocation = Invocation::new(program).repeated();
-        for (name, value) in &self.experiment.env {
-            invocation.env.push((name.clone(), value.clone()));
-        }
-        for ((factor_name, level_value), factor) in cell.levels.iter().zip(&self.experiment.factors)
-        {
-            invocation.env.push((
-                format!("VERDICT_{}", env_name(factor_name)),
-                level_value.clone(),
-            ));
-            if let Some(level) = factor
-                .levels
-                .iter()
-                .find(|level| &level.value == level_value)
-            {
-                for (name, value) in &level.env {
-                    invocation.env.push((name.clone(), value.clone()));
-                }
-            }
-        }
-        invocation.cwd = self.workdir.clone();
-        invocation.timeout = self.experiment.sampling.timeout;
-        invocation.leftovers = if self.experiment.sampling.kill_leftovers {
-            Leftovers::Kill
-        } else {
-            Leftovers::Report
-        };
-        invocation
+        workload_invocation(self.experiment, self.workdir.clone(), cell)
     }
 
     /// Teardown of the levels being left, then setup of the levels entered.
@@ -700,6 +677,45 @@ impl LoopContext<'_, '_> {
 enum Hook {
     Setup,
     Teardown,
+}
+
+/// The invocation of `experiment`'s workload in `cell`: its command, the
+/// experiment's and the level's environment, `VERDICT_<FACTOR>` for every
+/// factor, the working directory, the timeout and what happens to
+/// leftovers.
+pub(crate) fn workload_invocation(
+    experiment: &Experiment,
+    workdir: Option<PathBuf>,
+    cell: &Cell,
+) -> Invocation {
+    let program = to_program(&experiment.command_for(cell));
+    let mut invocation = Invocation::new(program).repeated();
+    for (name, value) in &experiment.env {
+        invocation.env.push((name.clone(), value.clone()));
+    }
+    for ((factor_name, level_value), factor) in cell.levels.iter().zip(&experiment.factors) {
+        invocation.env.push((
+            format!("VERDICT_{}", env_name(factor_name)),
+            level_value.clone(),
+        ));
+        if let Some(level) = factor
+            .levels
+            .iter()
+            .find(|level| &level.value == level_value)
+        {
+            for (name, value) in &level.env {
+                invocation.env.push((name.clone(), value.clone()));
+            }
+        }
+    }
+    invocation.cwd = workdir;
+    invocation.timeout = experiment.sampling.timeout;
+    invocation.leftovers = if experiment.sampling.kill_leftovers {
+        Leftovers::Kill
+    } else {
+        Leftovers::Report
+    };
+    invocation
 }
 
 fn to_program(command: &CommandSpec) -> Program {

@@ -18,6 +18,7 @@ fn options(text: &str, seed: u64) -> StartOptions {
         kind: "run".to_string(),
         command_line: vec!["verdict".into(), "run".into()],
         tool_version: "verdict test".to_string(),
+        bisect: None,
     }
 }
 

@@ -26,6 +26,7 @@ fn store_run(store: &SqliteStore, host: &str, started_at_ms: i64, values: &[f64]
             started_at_ms,
             environment_start: Environment::default(),
             command_line: vec!["verdict".into()],
+            bisect: None,
         })
         .unwrap();
     let cell = Cell {

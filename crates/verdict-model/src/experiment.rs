@@ -142,18 +142,9 @@ pub enum Order {
 }
 
 /// How two cells of a run are compared (`[sampling] analysis`), chosen by
-/// the design before any data are seen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Analysis {
-    /// Two independent samples (Mann-Whitney, Hodges-Lehmann shift).
-    #[default]
-    Independent,
-    /// Block-paired: the runs of the two cells in the same interleaved
-    /// block are paired (signed-rank on within-block log ratios). Pays off
-    /// when the machine's speed drifts or its noise is autocorrelated.
-    Paired,
-}
+/// the design before any data are seen: two independent samples (the
+/// default) or block-paired. One type, verdict-stats' own.
+pub use verdict_stats::paired::Analysis;
 
 /// Fixed number of iterations or adaptive stopping.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -409,21 +400,31 @@ enum RawCommand {
     Shell(String),
 }
 
+/// A `[[metrics]]` table: the metric's own keys, and the parser's keys
+/// (`parser`), which are `verdict_parse::Extractor`'s fields for the
+/// extractor `source` names.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawMetric {
     name: String,
     source: Option<String>,
-    stressor: Option<String>,
-    field: Option<String>,
-    event: Option<String>,
-    pattern: Option<String>,
-    path: Option<String>,
     from: Option<String>,
     file: Option<String>,
     direction: Option<String>,
     unit: Option<String>,
     threshold: Option<f64>,
+    #[serde(flatten)]
+    parser: toml::Table,
+}
+
+/// Parser keys that experiment files could always write on any metric and
+/// that were ignored where the source does not read them; they stay
+/// accepted (and ignored) so no experiment file breaks.
+const LEGACY_PARSER_KEYS: &[&str] = &["stressor", "field", "event", "pattern", "path"];
+
+/// The field a serde error names in `unknown field `NAME``.
+fn named_in<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {
+    let rest = &message[message.find(prefix)? + prefix.len()..];
+    rest.split('`').next()
 }
 
 #[derive(Debug, Deserialize)]
@@ -1089,57 +1090,70 @@ impl RawSampling {
 }
 
 impl RawMetric {
+    /// The extractor `source` names, read from the metric's parser keys by
+    /// the extractor's own serde form (the one schema). `unit` is offered
+    /// to extractors that read one (a Go benchmark's unit is also the
+    /// metric's); legacy keys the extractor does not read are ignored.
+    fn extractor(&self, name: &str, source: &str) -> Result<Extractor, String> {
+        let mut table = self.parser.clone();
+        table.insert("kind".to_string(), toml::Value::String(source.to_string()));
+        if let Some(unit) = &self.unit {
+            table.insert("unit".to_string(), toml::Value::String(unit.clone()));
+        }
+        loop {
+            let message = match toml::Value::Table(table.clone()).try_into::<Extractor>() {
+                Ok(extractor) => return Ok(extractor),
+                Err(error) => error.to_string(),
+            };
+            if let Some(field) = named_in(&message, "unknown field `")
+                && (LEGACY_PARSER_KEYS.contains(&field) || field == "unit")
+                && table.remove(field).is_some()
+            {
+                continue;
+            }
+            if let Some(field) = named_in(&message, "missing field `") {
+                return Err(format!(
+                    "metric `{name}` with source `{source}` needs `{field}`"
+                ));
+            }
+            if message.contains("unknown variant") {
+                let expected = message
+                    .split("expected one of ")
+                    .nth(1)
+                    .unwrap_or_default()
+                    .trim()
+                    .replace('`', "");
+                return Err(format!(
+                    "metric `{name}` has unknown source `{source}`; expected one of wall, user, sys, maxrss, {expected} (or the older spellings time-v, time-p, json)"
+                ));
+            }
+            return Err(format!("metric `{name}`: {}", message.trim()));
+        }
+    }
+
     fn validate(self) -> Result<MetricSpec, String> {
         let name = self.name.trim().to_string();
         if name.is_empty() {
             return Err("metric `name` is empty".to_string());
         }
         let source_name = self.source.clone().unwrap_or_else(|| name.clone());
-        let require = |value: &Option<String>, key: &str| -> Result<String, String> {
-            value
-                .clone()
-                .ok_or_else(|| format!("metric `{name}` with source `{source_name}` needs `{key}`"))
-        };
-        let stress_field = || {
-            self.field
-                .clone()
-                .unwrap_or_else(|| "bogo-ops-per-second-real-time".to_string())
-        };
         let source = match source_name.as_str() {
             "wall" => MetricSource::Builtin(Builtin::Wall),
             "user" => MetricSource::Builtin(Builtin::User),
             "sys" => MetricSource::Builtin(Builtin::Sys),
             "maxrss" => MetricSource::Builtin(Builtin::MaxRss),
-            "stress-ng" => MetricSource::Parsed(Extractor::StressNg {
-                stressor: self.stressor.clone(),
-                field: stress_field(),
-            }),
-            "stress-ng-yaml" => MetricSource::Parsed(Extractor::StressNgYaml {
-                stressor: self.stressor.clone(),
-                field: stress_field(),
-            }),
-            "perf-stat" => MetricSource::Parsed(Extractor::PerfStat {
-                event: require(&self.event, "event")?,
-            }),
-            "time-v" => MetricSource::Parsed(Extractor::TimeVerbose {
-                field: require(&self.field, "field")?,
-            }),
-            "time-p" => MetricSource::Parsed(Extractor::TimePosix {
-                field: require(&self.field, "field")?,
-            }),
-            "regex" => MetricSource::Parsed(Extractor::Regex {
-                pattern: require(&self.pattern, "pattern")?,
-            }),
-            "json" => MetricSource::Parsed(Extractor::JsonPath {
-                path: require(&self.path, "path")?,
-            }),
-            "number" => MetricSource::Parsed(Extractor::Number),
-            other => {
-                return Err(format!(
-                    "metric `{name}` has unknown source `{other}`; expected one of wall, user, sys, maxrss, stress-ng, stress-ng-yaml, perf-stat, time-v, time-p, regex, json, number"
-                ));
-            }
+            _ => MetricSource::Parsed(self.extractor(&name, &source_name)?),
         };
+        if let MetricSource::Builtin(_) = source
+            && let Some(key) = self
+                .parser
+                .keys()
+                .find(|key| !LEGACY_PARSER_KEYS.contains(&key.as_str()))
+        {
+            return Err(format!(
+                "metric `{name}`: unknown field `{key}` for source `{source_name}`"
+            ));
+        }
         if let MetricSource::Parsed(extractor) = &source {
             extractor
                 .validate()

@@ -1,7 +1,9 @@
 //! verdict-model: the shared vocabulary. Experiments (parsed and validated
 //! from TOML, errors carrying file:line:col), factors, levels, cells,
 //! metrics, samples, run ids and environments. Serde types with validation
-//! and no other behaviour: no processes, no database, no statistics.
+//! and no other behaviour: no processes, no database, no statistics (it
+//! re-exports the vocabulary it shares with its neighbours: verdict-parse's
+//! `Extractor` and `Direction`, verdict-stats' `Analysis`).
 
 pub mod environment;
 pub mod experiment;

@@ -1,16 +1,9 @@
 //! Metrics: what to read from an iteration, where, and which way is better.
-//! Declarations only; the extractors live in verdict-parse.
+//! Declarations only; the extractors (the registry of metric parsers, with
+//! their defaults) live in verdict-parse.
 
 use serde::{Deserialize, Serialize};
-pub use verdict_parse::Extractor;
-
-/// Which way is better for a metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    HigherIsBetter,
-    LowerIsBetter,
-}
+pub use verdict_parse::{Direction, Extractor};
 
 /// A value verdict measures itself, from the iteration's process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,39 +32,15 @@ impl MetricSource {
     pub(crate) fn default_direction(&self) -> Option<Direction> {
         match self {
             Self::Builtin(_) => Some(Direction::LowerIsBetter),
-            Self::Parsed(
-                Extractor::TimeVerbose { .. }
-                | Extractor::TimePosix { .. }
-                | Extractor::PerfStat { .. },
-            ) => Some(Direction::LowerIsBetter),
-            Self::Parsed(
-                Extractor::StressNg { field, .. } | Extractor::StressNgYaml { field, .. },
-            ) => Some(if field.contains("time") && !field.contains("per-second") {
-                Direction::LowerIsBetter
-            } else {
-                Direction::HigherIsBetter
-            }),
-            Self::Parsed(_) => None,
+            Self::Parsed(extractor) => extractor.default_direction(),
         }
     }
 
-    pub(crate) fn default_unit(&self) -> &'static str {
+    pub(crate) fn default_unit(&self) -> &str {
         match self {
             Self::Builtin(Builtin::MaxRss) => "KiB",
             Self::Builtin(_) => "s",
-            Self::Parsed(
-                Extractor::StressNg { field, .. } | Extractor::StressNgYaml { field, .. },
-            ) => {
-                if field.contains("per-second") {
-                    "bogo-ops/s"
-                } else if field.contains("time") {
-                    "s"
-                } else {
-                    ""
-                }
-            }
-            Self::Parsed(Extractor::TimePosix { .. }) => "s",
-            Self::Parsed(_) => "",
+            Self::Parsed(extractor) => extractor.default_unit(),
         }
     }
 }

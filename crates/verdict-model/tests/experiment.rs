@@ -311,3 +311,97 @@ fn analysis_is_independent_by_default_and_paired_needs_interleaving() {
         "{message}"
     );
 }
+
+fn metric_of(keys: &str) -> verdict_model::MetricSpec {
+    let text = format!("name = \"x\"\ncommand = [\"true\"]\n[[metrics]]\nname = \"v\"\n{keys}");
+    Experiment::parse(&text, "exp.toml")
+        .unwrap_or_else(|error| panic!("{keys}: {error}"))
+        .primary_metric()
+        .clone()
+}
+
+/// The `[[metrics]]` schema is the extractor's serde form: its names and
+/// today's spellings load alike, and the defaults come with the extractor.
+#[test]
+fn metric_sources_are_the_extractor_kinds_and_the_older_spellings() {
+    for (older, newer) in [
+        ("time-v", "time-verbose"),
+        ("time-p", "time-posix"),
+        ("json", "json-path"),
+    ] {
+        let field = if older == "json" {
+            "path = \"a.b\""
+        } else if older == "time-v" {
+            "field = \"Maximum resident set size (kbytes)\""
+        } else {
+            "field = \"real\""
+        };
+        let first = metric_of(&format!(
+            "source = \"{older}\"\n{field}\ndirection = \"lower\"\n"
+        ));
+        let second = metric_of(&format!(
+            "source = \"{newer}\"\n{field}\ndirection = \"lower\"\n"
+        ));
+        assert_eq!(first, second, "{older} = {newer}");
+    }
+    // stress-ng's default field and its defaults, from the extractor.
+    let stress = metric_of("source = \"stress-ng\"\nstressor = \"kill\"\n");
+    assert_eq!(stress.direction, Direction::HigherIsBetter);
+    assert_eq!(stress.unit, "bogo-ops/s");
+    // Keys every file could write stay ignored where the source does not
+    // read them (a regex metric with a `field`, a wall metric with `event`).
+    let regex = metric_of(
+        "source = \"regex\"\npattern = \"(\\\\d+)\"\nfield = \"x\"\ndirection = \"higher\"\nunit = \"ops\"\n",
+    );
+    assert_eq!(regex.unit, "ops");
+    metric_of("source = \"wall\"\nevent = \"cycles\"\n");
+}
+
+/// A parser that is only an `Extractor` variant (the Go benchmark format,
+/// added to verdict-parse alone) is a metric source with its own keys and
+/// defaults: `unit` is both what it reads and what reports show.
+#[test]
+fn an_extractor_variant_is_a_metric_source_without_model_changes() {
+    let metric =
+        metric_of("source = \"go-benchmark\"\nbenchmark = \"BenchmarkSort\"\nunit = \"ns/op\"\n");
+    assert_eq!(
+        metric.source,
+        MetricSource::Parsed(verdict_model::Extractor::GoBenchmark {
+            benchmark: "BenchmarkSort".to_string(),
+            unit: "ns/op".to_string(),
+        })
+    );
+    assert_eq!(metric.direction, Direction::LowerIsBetter);
+    assert_eq!(metric.unit, "ns/op");
+    let rate =
+        metric_of("source = \"go-benchmark\"\nbenchmark = \"BenchmarkCopy\"\nunit = \"MB/s\"\n");
+    assert_eq!(rate.direction, Direction::HigherIsBetter);
+}
+
+#[test]
+fn metric_mistakes_name_the_file_the_metric_and_the_key() {
+    let base = "name = \"x\"\ncommand = [\"true\"]\n[[metrics]]\nname = \"v\"\n";
+    let missing = error_of(&format!("{base}source = \"perf-stat\"\n"));
+    assert!(
+        missing.starts_with("exp.toml:3:1: metric `v` with source `perf-stat` needs `event`"),
+        "{missing}"
+    );
+    let unknown = error_of(&format!("{base}source = \"perf\"\n"));
+    assert!(
+        unknown.starts_with("exp.toml:3:1: metric `v` has unknown source `perf`; expected one of wall, user, sys, maxrss, stress-ng,"),
+        "{unknown}"
+    );
+    assert!(unknown.contains("go-benchmark"), "{unknown}");
+    let stray = error_of(&format!(
+        "{base}source = \"regex\"\npattern = \"x\"\ncolour = \"red\"\ndirection = \"lower\"\n"
+    ));
+    assert!(
+        stray.starts_with("exp.toml:3:1: metric `v`: unknown field `colour`"),
+        "{stray}"
+    );
+    let builtin = error_of(&format!("{base}source = \"wall\"\ncolour = \"red\"\n"));
+    assert!(
+        builtin.starts_with("exp.toml:3:1: metric `v`: unknown field `colour` for source `wall`"),
+        "{builtin}"
+    );
+}

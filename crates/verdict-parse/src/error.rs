@@ -8,6 +8,10 @@ use thiserror::Error;
 #[derive(Debug, Clone, PartialEq, Error)]
 #[non_exhaustive]
 pub enum ParseError {
+    /// A CSV file was imported without naming its column.
+    #[error("a CSV file needs --column NAME")]
+    CsvWithoutColumn,
+
     /// The stream the extractor reads was empty (or only whitespace).
     #[error("parse {format} output: the output is empty")]
     EmptyOutput { format: &'static str },

@@ -16,7 +16,13 @@ use crate::time::{
     check_time_posix_field, check_time_verbose_field, time_posix_value, time_verbose_value,
 };
 
-/// How to read one metric from a run's output.
+/// How to read one metric from a run's output: the registry of metric
+/// parsers. Its serde form is the experiment file's schema: a `[[metric]]`
+/// table's `source` is the tag (`kind` here) and its other keys are the
+/// variant's fields, so a new parser is one variant (and its file); the
+/// experiment file, the defaults below and `verdict_parse::import` need
+/// nothing else. Older spellings stay accepted as aliases (`time-v`,
+/// `time-p`, `json`).
 ///
 /// Deserializes from an internally tagged map, e.g. in TOML
 /// `{ kind = "stress-ng", stressor = "kill", field = "bogo-ops-per-second-real-time" }`
@@ -31,6 +37,7 @@ pub enum Extractor {
     StressNg {
         #[serde(default)]
         stressor: Option<String>,
+        #[serde(default = "default_stress_ng_field")]
         field: String,
     },
     /// The `metrics:` section of a stress-ng `--yaml` file; the caller passes
@@ -39,6 +46,7 @@ pub enum Extractor {
     StressNgYaml {
         #[serde(default)]
         stressor: Option<String>,
+        #[serde(default = "default_stress_ng_field")]
         field: String,
     },
     /// `perf stat` output (`-x,`, `-j` or the plain report); the counter
@@ -48,18 +56,34 @@ pub enum Extractor {
     PerfStat { event: String },
     /// GNU `time -v`, or GNU time's default format: see
     /// [`TIME_VERBOSE_FIELDS`](crate::TIME_VERBOSE_FIELDS).
+    #[serde(alias = "time-v")]
     TimeVerbose { field: String },
     /// `time -p` or bash `time`: `real`, `user` or `sys`, in seconds.
+    #[serde(alias = "time-p")]
     TimePosix { field: String },
     /// A regular expression; the number in group `value`, group 1, or the match.
     Regex { pattern: String },
     /// A path into a JSON document (see [`crate::json_path`] for the syntax).
+    #[serde(alias = "json")]
     JsonPath { path: String },
     /// The output is exactly one number (blank lines and `#` comments aside).
     Number,
     /// Go benchmark format output of one run: the single value of `benchmark`
     /// in `unit` (`ns/op`, `B/op`...).
     GoBenchmark { benchmark: String, unit: String },
+}
+
+/// The stress-ng field read when a metric names none.
+fn default_stress_ng_field() -> String {
+    "bogo-ops-per-second-real-time".to_string()
+}
+
+/// Which way is better for a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    HigherIsBetter,
+    LowerIsBetter,
 }
 
 /// Which captured stream an extractor reads by default.
@@ -125,6 +149,44 @@ impl Extractor {
         }
     }
 
+    /// Which way is better when the metric does not say: lower for times
+    /// and counters, higher for stress-ng rates (lower for its `*-time`
+    /// fields); `None` where only the user knows (regex, JSON, numbers).
+    pub fn default_direction(&self) -> Option<Direction> {
+        match self {
+            Extractor::TimeVerbose { .. }
+            | Extractor::TimePosix { .. }
+            | Extractor::PerfStat { .. } => Some(Direction::LowerIsBetter),
+            Extractor::StressNg { field, .. } | Extractor::StressNgYaml { field, .. } => {
+                Some(if field.contains("time") && !field.contains("per-second") {
+                    Direction::LowerIsBetter
+                } else {
+                    Direction::HigherIsBetter
+                })
+            }
+            Extractor::GoBenchmark { unit, .. } => Some(go_unit_direction(unit)),
+            Extractor::Regex { .. } | Extractor::JsonPath { .. } | Extractor::Number => None,
+        }
+    }
+
+    /// The unit shown when the metric does not say.
+    pub fn default_unit(&self) -> &str {
+        match self {
+            Extractor::StressNg { field, .. } | Extractor::StressNgYaml { field, .. } => {
+                if field.contains("per-second") {
+                    "bogo-ops/s"
+                } else if field.contains("time") {
+                    "s"
+                } else {
+                    ""
+                }
+            }
+            Extractor::TimePosix { .. } => "s",
+            Extractor::GoBenchmark { unit, .. } => unit,
+            _ => "",
+        }
+    }
+
     /// Applies the extractor to one text.
     pub fn extract_text(&self, text: &str) -> Result<f64, ParseError> {
         match self {
@@ -185,4 +247,15 @@ pub fn extract_from(
         }
     };
     extractor.extract_text(&text)
+}
+
+/// benchstat's convention for a Go benchmark unit: rates (`/s`, `MB/s`)
+/// are better higher, everything else (`ns/op`, `B/op`, `allocs/op`,
+/// `sec/op`) lower.
+pub fn go_unit_direction(unit: &str) -> Direction {
+    if unit.ends_with("/s") {
+        Direction::HigherIsBetter
+    } else {
+        Direction::LowerIsBetter
+    }
 }

@@ -5,15 +5,17 @@
 //! report; GNU
 //! `time -v`, `time -p` and bash `time`; regular expressions; a small JSON
 //! path; plain numbers; CSV columns; hyperfine `--export-json`; the Go
-//! benchmark format. The engine calls [`extract`] with an [`Extractor`]; an
-//! importer calls the multi-sample functions ([`plain_numbers`],
-//! [`csv_column`], [`hyperfine_times`], [`go_benchmarks`]).
+//! benchmark format. The engine calls [`extract`] with an [`Extractor`] (the
+//! registry of metric parsers: its serde form is the experiment file's
+//! `[[metric]]` schema, its defaults live with it); `verdict compare`
+//! calls [`import`] for a results file.
 //!
 //! This crate must not do I/O, read the clock, or depend on other verdict
 //! crates; tests alone read fixture files.
 
 mod error;
 mod extractor;
+mod import;
 pub mod json_path;
 mod number;
 mod pattern;
@@ -23,7 +25,8 @@ mod stress_ng;
 mod time;
 
 pub use error::ParseError;
-pub use extractor::{Extractor, Stream, extract, extract_from};
+pub use extractor::{Direction, Extractor, Stream, extract, extract_from, go_unit_direction};
+pub use import::{ImportedSeries, import};
 pub use json_path::{JsonPathStep, json_path_value, parse_json_path};
 pub use number::{parse_number, plain_numbers};
 pub use pattern::{compile_pattern, regex_value};

@@ -8,7 +8,9 @@ use crate::table::Table;
 use serde::Serialize;
 use verdict_stats::multiplicity::holm;
 use verdict_stats::paired::{Analysis, compare_paired};
-use verdict_stats::verdict::{Better, CompareSettings, Comparison, Scale, Verdict, compare};
+use verdict_stats::verdict::{
+    Better, CompareSettings, Comparison, Magnitude, Scale, Verdict, compare,
+};
 
 pub const COMPARE_SCHEMA: &str = "verdict.compare/v1";
 
@@ -51,7 +53,7 @@ pub struct ComparisonRow {
     /// Mann-Whitney p-value, Holm-adjusted when `adjusted` says so.
     pub p_value: f64,
     pub verdict: Verdict,
-    pub magnitude: Option<String>,
+    pub magnitude: Option<Magnitude>,
     /// Runs per cell that would resolve +-threshold (when inconclusive).
     pub runs_needed: Option<usize>,
     /// `none`, or `holm-bonferroni (k=N)`.
@@ -185,9 +187,7 @@ fn rows_by(
                 .map_or(confidence, |interval| interval.confidence),
             p_value,
             verdict: comparison.verdict,
-            magnitude: comparison
-                .magnitude
-                .map(|magnitude| magnitude.as_str().to_string()),
+            magnitude: comparison.magnitude,
             runs_needed: comparison.runs_needed,
             adjusted: adjustment.clone(),
             threshold: input.threshold,
@@ -327,14 +327,14 @@ pub fn verdict_text(row: &ComparisonRow) -> String {
             .to_string(),
         None => format::threshold(row.threshold),
     };
-    match (row.verdict, row.magnitude.as_deref()) {
+    match (row.verdict, row.magnitude) {
         (Verdict::Equivalent, _) => format!("equivalent (within ±{threshold})"),
         (Verdict::Inconclusive, _) => match row.runs_needed {
             Some(runs) => format!("inconclusive (~{runs}/cell for ±{threshold})"),
             None => "inconclusive".to_string(),
         },
-        (verdict, Some("above_threshold")) => format!("{verdict} (>= {threshold})"),
-        (verdict, Some("below_threshold")) => format!("{verdict} (< {threshold})"),
+        (verdict, Some(Magnitude::AboveThreshold)) => format!("{verdict} (>= {threshold})"),
+        (verdict, Some(Magnitude::BelowThreshold)) => format!("{verdict} (< {threshold})"),
         (verdict, _) => format!("{verdict} (size unclear)"),
     }
 }
@@ -481,7 +481,8 @@ impl CompareReport {
                 optional(row.delta_ci_high),
                 row.p_value.to_string(),
                 row.verdict.to_string(),
-                row.magnitude.clone().unwrap_or_default(),
+                row.magnitude
+                    .map_or(String::new(), |magnitude| magnitude.as_str().to_string()),
                 row.runs_needed
                     .map(|runs| runs.to_string())
                     .unwrap_or_default(),

@@ -72,6 +72,7 @@ fn main() {
                     started_at_ms: 0,
                     environment_start: Environment::default(),
                     command_line: std::env::args().collect(),
+                    bisect: None,
                 })
                 .unwrap_or_else(|error| panic!("failed to {error}"));
             writeln!(stdout, "run {run}").expect("stdout");

@@ -16,6 +16,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     MIGRATION_4,
     MIGRATION_5,
     MIGRATION_6,
+    MIGRATION_7,
 ];
 
 /// The schema version this build writes.
@@ -193,6 +194,22 @@ CREATE TABLE history_cache (
     fingerprint TEXT    NOT NULL,
     state_json  TEXT    NOT NULL
 );
+"#;
+
+/// Version 7: a bisection's measurement runs are linked to it by
+/// `runs.bisect_id` (NULL for every other run) instead of by their name
+/// (`bisect <id> <commit>`). Runs stored before are linked from that name
+/// when it names a stored bisection and the run's kind is `bisect`.
+const MIGRATION_7: &str = r#"
+ALTER TABLE runs ADD COLUMN bisect_id INTEGER REFERENCES bisects(id) ON DELETE SET NULL;
+
+UPDATE runs SET bisect_id = (
+    SELECT bisects.id FROM bisects
+    WHERE substr(runs.name, 1, length('bisect ' || bisects.id || ' ')) = 'bisect ' || bisects.id || ' '
+)
+WHERE kind = 'bisect' AND name LIKE 'bisect % %';
+
+CREATE INDEX runs_by_bisect ON runs (bisect_id) WHERE bisect_id IS NOT NULL;
 "#;
 
 #[cfg(test)]

@@ -665,8 +665,8 @@ impl Store for SqliteStore {
                 .prepare_cached(
                     "INSERT INTO runs (name, kind, status, experiment_text, experiment_sha256, \
                         experiment_json, tool_version, seed, host, planned, started_at_ms, \
-                        environment_start, command_line) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                        environment_start, command_line, bisect_id) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 )
                 .and_then(|mut statement| {
                     statement.execute(params![
@@ -683,6 +683,7 @@ impl Store for SqliteStore {
                         run.started_at_ms,
                         environment_start,
                         command_line,
+                        run.bisect.map(|bisect| bisect.0),
                     ])
                 })
                 .map_err(self.sql_error("create a run"))?;
@@ -739,18 +740,7 @@ impl Store for SqliteStore {
         Ok(self
             .query_runs("ORDER BY id", None)?
             .into_iter()
-            .map(|record| RunSummary {
-                id: record.id,
-                name: record.name,
-                kind: record.kind,
-                status: record.status,
-                planned: record.planned,
-                done: record.done,
-                failed: record.failed,
-                started_at_ms: record.started_at_ms,
-                finished_at_ms: record.finished_at_ms,
-                host: record.host,
-            })
+            .map(run_summary)
             .collect())
     }
 
@@ -1303,6 +1293,15 @@ impl Store for SqliteStore {
         })
     }
 
+    fn bisect_runs(&self, bisect: BisectId) -> Result<Vec<RunSummary>, StoreError> {
+        self.bisect_exists(bisect)?;
+        Ok(self
+            .query_runs("WHERE bisect_id = ?1 ORDER BY id", Some(bisect.0))?
+            .into_iter()
+            .map(run_summary)
+            .collect())
+    }
+
     fn bisect_events(&self, bisect: BisectId) -> Result<Vec<(u32, Value)>, StoreError> {
         self.bisect_exists(bisect)?;
         let operation = format!("read the events of bisection {bisect}");
@@ -1389,6 +1388,22 @@ impl Store for SqliteStore {
 /// Checks what the file is, switches it to WAL and migrates it. Refuses,
 /// before changing anything, a file that is not a verdict database or has
 /// a newer schema.
+/// A run's line of `verdict runs`.
+fn run_summary(record: RunRecord) -> RunSummary {
+    RunSummary {
+        id: record.id,
+        name: record.name,
+        kind: record.kind,
+        status: record.status,
+        planned: record.planned,
+        done: record.done,
+        failed: record.failed,
+        started_at_ms: record.started_at_ms,
+        finished_at_ms: record.finished_at_ms,
+        host: record.host,
+    }
+}
+
 fn prepare(connection: &Connection, path: &Path) -> Result<(), StoreError> {
     let open_error = |source| StoreError::Open {
         path: path.to_path_buf(),

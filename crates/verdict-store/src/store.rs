@@ -44,6 +44,8 @@ pub struct NewRun {
     pub environment_start: Environment,
     /// The command line (argv) that started the run.
     pub command_line: Vec<String>,
+    /// The bisection this run measures a commit for (kind `bisect`).
+    pub bisect: Option<BisectId>,
 }
 
 /// One line of `verdict runs`.
@@ -230,6 +232,9 @@ pub trait Store {
         event: &Value,
     ) -> Result<(), StoreError>;
     /// Every event in sequence order.
+    /// The runs linked to bisection `bisect` (`NewRun::bisect`), oldest
+    /// first.
+    fn bisect_runs(&self, bisect: BisectId) -> Result<Vec<RunSummary>, StoreError>;
     fn bisect_events(&self, bisect: BisectId) -> Result<Vec<(u32, Value)>, StoreError>;
     fn finish_bisect(
         &self,

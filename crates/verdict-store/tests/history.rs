@@ -24,6 +24,7 @@ fn new_run(name: &str, host: &str, started_at_ms: i64) -> NewRun {
         started_at_ms,
         environment_start: Environment::default(),
         command_line: vec!["verdict".into(), "run".into()],
+        bisect: None,
     }
 }
 

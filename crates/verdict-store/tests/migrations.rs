@@ -7,12 +7,24 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use verdict_model::{RunId, RunStatus};
-use verdict_store::{NewBisect, Selection, SqliteStore, Store, StoreError};
+use verdict_store::{BisectId, NewBisect, Selection, SqliteStore, Store, StoreError};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name)
+}
+
+/// A bisection with placeholder settings.
+fn new_bisect() -> NewBisect {
+    NewBisect {
+        repo: ".".to_string(),
+        good: "a".to_string(),
+        bad: "b".to_string(),
+        experiment_text: String::new(),
+        config: json!({}),
+        started_at_ms: 0,
+    }
 }
 
 fn user_version(path: &Path) -> i64 {
@@ -31,7 +43,7 @@ fn a_schema_v1_database_opens_and_migrates_with_its_data() {
 
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(user_version(&path), SqliteStore::schema_version());
-    assert_eq!(SqliteStore::schema_version(), 6);
+    assert_eq!(SqliteStore::schema_version(), 7);
 
     let runs = store.list_runs().unwrap();
     let summary: Vec<_> = runs
@@ -100,16 +112,7 @@ fn a_schema_v1_database_opens_and_migrates_with_its_data() {
         store.annotations(RunId(1)).unwrap()["doctor"],
         json!({"ok": true})
     );
-    let bisect = store
-        .create_bisect(&NewBisect {
-            repo: ".".to_string(),
-            good: "a".to_string(),
-            bad: "b".to_string(),
-            experiment_text: String::new(),
-            config: json!({}),
-            started_at_ms: 0,
-        })
-        .unwrap();
+    let bisect = store.create_bisect(&new_bisect()).unwrap();
     store
         .append_bisect_event(bisect, 0, &json!("start"))
         .unwrap();
@@ -211,7 +214,7 @@ fn a_schema_v4_database_migrates_and_keeps_leftovers_and_missing_values() {
     assert_eq!(user_version(&path), 4);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(user_version(&path), 6);
+    assert_eq!(user_version(&path), SqliteStore::schema_version());
     // Everything version 4 held reads back, with no notes.
     let samples = store.samples(RunId(2)).unwrap();
     assert_eq!(samples.len(), 3);
@@ -256,6 +259,78 @@ fn a_schema_v4_database_migrates_and_keeps_leftovers_and_missing_values() {
     assert_eq!(notes, 1);
 }
 
+/// tests/fixtures/schema-v6.db is schema-v5.db migrated by migration 6
+/// (its SQL, as written), plus bisection 1 and four runs named like
+/// bisection runs: `bisect 1 aaaaaaa` and `bisect 1 ccccccc` (kind
+/// `bisect`), `bisect 1 look-alike` (kind `run`, a user's name) and
+/// `bisect 7 ddddddd` (kind `bisect`, a bisection that is not stored), then
+/// VACUUMed. Migration 7 links by the typed column what version 6 linked by
+/// name, and only that.
+#[test]
+fn a_schema_v6_database_links_bisection_runs_by_their_old_names() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("v6.db");
+    std::fs::copy(fixture("schema-v6.db"), &path).unwrap();
+    assert_eq!(user_version(&path), 6);
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(user_version(&path), SqliteStore::schema_version());
+    let linked: Vec<(RunId, String)> = store
+        .bisect_runs(BisectId(1))
+        .unwrap()
+        .into_iter()
+        .map(|run| (run.id, run.name))
+        .collect();
+    assert_eq!(
+        linked,
+        vec![
+            (RunId(3), "bisect 1 aaaaaaa".to_string()),
+            (RunId(4), "bisect 1 ccccccc".to_string()),
+        ]
+    );
+    let unlinked: Option<i64> = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT bisect_id FROM runs WHERE id = 6", [], |row| {
+            row.get(0)
+        })
+        .unwrap();
+    assert_eq!(unlinked, None, "no stored bisection 7: not linked");
+
+    // A new run links by the column, whatever its name.
+    let bisect = store.create_bisect(&new_bisect()).unwrap();
+    let mut new_run = store.run(RunId(3)).unwrap();
+    new_run.name = "any name".to_string();
+    let run = store
+        .create_run(&verdict_store::NewRun {
+            name: new_run.name,
+            kind: new_run.kind,
+            experiment_text: new_run.experiment_text,
+            experiment_sha256: new_run.experiment_sha256,
+            experiment_json: new_run.experiment_json,
+            tool_version: new_run.tool_version,
+            seed: new_run.seed,
+            host: new_run.host,
+            planned: new_run.planned,
+            started_at_ms: new_run.started_at_ms,
+            environment_start: new_run.environment_start,
+            command_line: new_run.command_line,
+            bisect: Some(bisect),
+        })
+        .unwrap();
+    let linked: Vec<RunId> = store
+        .bisect_runs(bisect)
+        .unwrap()
+        .iter()
+        .map(|run| run.id)
+        .collect();
+    assert_eq!(linked, vec![run]);
+    assert_eq!(store.bisect_runs(BisectId(1)).unwrap().len(), 2);
+    assert!(
+        store.bisect_runs(BisectId(99)).is_err(),
+        "unknown bisection"
+    );
+}
+
 #[test]
 fn a_newer_database_is_refused_untouched() {
     let directory = tempfile::tempdir().unwrap();
@@ -272,7 +347,7 @@ fn a_newer_database_is_refused_untouched() {
             error,
             StoreError::NewerSchema {
                 found: 9,
-                known: 6,
+                known: 7,
                 ..
             }
         ),
@@ -282,7 +357,7 @@ fn a_newer_database_is_refused_untouched() {
         error.to_string(),
         format!(
             "open database {}: it has schema version 9, newer than this verdict (knows up \
-             to 6); upgrade verdict",
+             to 7); upgrade verdict",
             path.display()
         )
     );

@@ -27,6 +27,7 @@ fn new_run(name: &str, started_at_ms: i64) -> NewRun {
         started_at_ms,
         environment_start: Environment::default(),
         command_line: vec!["verdict".to_string()],
+        bisect: None,
     }
 }
 

@@ -40,6 +40,7 @@ fn new_run(name: &str) -> NewRun {
             ..Environment::default()
         },
         command_line: vec!["verdict".into(), "run".into(), "a b.toml".into()],
+        bisect: None,
     }
 }
 

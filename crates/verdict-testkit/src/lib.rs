@@ -9,7 +9,8 @@
 //! `skipped: ...` line, for a developer who knowingly lacks the tool; CI
 //! never sets it. `scripts/test` installs what is missing when it can.
 //!
-//! Must not: start services or change the machine; it only looks.
+//! Must not: start services or change the machine; it only looks (and
+//! runs git in a repository a test made for itself).
 
 use std::path::{Path, PathBuf};
 
@@ -80,6 +81,64 @@ fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     path.metadata()
         .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+/// Runs git in `repo` with a fixed author, which must succeed; returns
+/// its trimmed standard output.
+pub fn git(repo: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+/// Makes a git repository in `repo` with commits 0..=`commits` (returned
+/// as full hashes, oldest first) of a `work.sh` that sleeps `seconds[0]`,
+/// and `seconds[1]` from commit `slow_from` on; commit `broken` (if any)
+/// carries a file `broken` that a build hook can test for. Sleeping does
+/// not compete for the CPU, so the step stays large on a loaded machine.
+pub fn sleep_repository(
+    repo: &Path,
+    commits: usize,
+    slow_from: usize,
+    broken: Option<usize>,
+    seconds: [&str; 2],
+) -> Vec<String> {
+    git(repo, &["init", "-q"]);
+    let mut hashes = Vec::new();
+    for index in 0..=commits {
+        let seconds = if index >= slow_from {
+            seconds[1]
+        } else {
+            seconds[0]
+        };
+        std::fs::write(
+            repo.join("work.sh"),
+            format!("sleep {seconds}\n# revision {index}\n"),
+        )
+        .unwrap();
+        let marker = repo.join("broken");
+        if Some(index) == broken {
+            std::fs::write(&marker, "the build fails here\n").unwrap();
+        } else if marker.exists() {
+            std::fs::remove_file(&marker).unwrap();
+        }
+        git(repo, &["add", "-A"]);
+        git(repo, &["commit", "-qm", &format!("change number {index}")]);
+        hashes.push(git(repo, &["rev-parse", "HEAD"]));
+    }
+    hashes
 }
 
 #[cfg(test)]

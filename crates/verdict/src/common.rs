@@ -328,6 +328,65 @@ pub(crate) fn format_duration(milliseconds: i64) -> String {
     }
 }
 
+/// Load an experiment file and apply command-line overrides. Relative
+/// `workdir` resolves against the file's directory, and an absent one is the
+/// current directory, recorded as an absolute path so a resumed run works in
+/// the same place.
+pub(crate) fn load_experiment(
+    path: &std::path::Path,
+    iterations: Option<u32>,
+    until_decided: bool,
+) -> Result<(verdict_model::Experiment, String), CliError> {
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        CliError::input(format!("read experiment file {}: {error}", path.display()))
+    })?;
+    let mut experiment = verdict_model::Experiment::parse(&text, &path.display().to_string())
+        .map_err(CliError::input)?;
+    let current = std::env::current_dir().map_err(CliError::internal)?;
+    experiment.workdir = Some(match &experiment.workdir {
+        Some(directory) if directory.is_absolute() => directory.clone(),
+        Some(directory) => current
+            .join(path.parent().unwrap_or(std::path::Path::new(".")))
+            .join(directory),
+        None => current,
+    });
+    if let Some(iterations) = iterations {
+        if iterations == 0 {
+            return Err(CliError::input("-n must be at least 1"));
+        }
+        match &mut experiment.sampling.mode {
+            verdict_model::SamplingMode::Fixed => experiment.sampling.iterations = iterations,
+            verdict_model::SamplingMode::Adaptive { min, max } => {
+                *max = iterations;
+                *min = (*min).min(iterations);
+            }
+        }
+    }
+    if until_decided && experiment.sampling.mode == verdict_model::SamplingMode::Fixed {
+        let max = iterations.unwrap_or_else(|| experiment.sampling.iterations.max(50));
+        experiment.sampling.mode = verdict_model::SamplingMode::Adaptive {
+            min: 6.min(max),
+            max,
+        };
+    }
+    // Refused here, before any setup runs, with the file named.
+    verdict_engine::check_design(&experiment)
+        .map_err(|error| CliError::input(format!("{}: {error}", path.display())))?;
+    Ok((experiment, text))
+}
+
+pub(crate) fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_nanos()),
+    );
+    hasher.write_u32(std::process::id());
+    hasher.finish() >> 12
+}
+
 pub(crate) fn tool_version() -> String {
     format!("verdict {}", env!("CARGO_PKG_VERSION"))
 }

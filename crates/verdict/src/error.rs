@@ -44,3 +44,17 @@ impl fmt::Display for CliError {
 }
 
 impl std::error::Error for CliError {}
+
+/// Exit codes of the bisection driver's errors: the user's input and the
+/// store exit 2, an interruption 3.
+impl From<verdict_engine::bisect::BisectRunError> for CliError {
+    fn from(error: verdict_engine::bisect::BisectRunError) -> Self {
+        use verdict_engine::bisect::BisectRunError;
+        let message = error.to_string();
+        match error {
+            BisectRunError::Input(_) => Self::Input(message),
+            BisectRunError::Internal(_) => Self::Internal(message),
+            BisectRunError::Interrupted(_) => Self::Interrupted(message),
+        }
+    }
+}

@@ -1,11 +1,14 @@
 //! The `verdict` binary: parse the command line, dispatch to
 //! `commands/<name>.rs`, map errors to exit codes. Nothing else lives here.
 
+mod bisect_render;
 mod commands;
 mod common;
 mod error;
 mod fail_on;
 mod progress;
+mod remote_build;
+mod stored_run;
 mod target;
 mod warnings;
 

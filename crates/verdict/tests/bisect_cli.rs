@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::git;
+use verdict_testkit::git;
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -23,28 +23,9 @@ const CULPRIT: usize = 6;
 const SKIPPED: usize = 4;
 
 /// Commits 0..=COMMITS; from CULPRIT on the workload sleeps 3x longer;
-/// commit SKIPPED carries a file that makes the build hook exit 125.
+/// commit SKIPPED carries a file that makes the build hook fail.
 fn make_repo(repo: &Path) -> Vec<String> {
-    git(repo, &["init", "-q"]);
-    let mut hashes = Vec::new();
-    for index in 0..=COMMITS {
-        let seconds = if index >= CULPRIT { "0.06" } else { "0.02" };
-        std::fs::write(
-            repo.join("work.sh"),
-            format!("sleep {seconds}\n# revision {index}\n"),
-        )
-        .unwrap();
-        let marker = repo.join("broken");
-        if index == SKIPPED {
-            std::fs::write(&marker, "the build fails here\n").unwrap();
-        } else if marker.exists() {
-            std::fs::remove_file(&marker).unwrap();
-        }
-        git(repo, &["add", "-A"]);
-        git(repo, &["commit", "-qm", &format!("change number {index}")]);
-        hashes.push(git(repo, &["rev-parse", "HEAD"]));
-    }
-    hashes
+    verdict_testkit::sleep_repository(repo, COMMITS, CULPRIT, Some(SKIPPED), ["0.02", "0.06"])
 }
 
 fn verdict(directory: &Path) -> Command {

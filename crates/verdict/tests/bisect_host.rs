@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::git;
+use verdict_testkit::git;
 
 mod support;
 

@@ -11,9 +11,10 @@
 
 mod common;
 
-use common::{git, verdict};
+use common::verdict;
 use serde_json::Value;
 use std::path::Path;
+use verdict_testkit::git;
 
 const CULPRIT: usize = 3;
 

@@ -604,13 +604,14 @@ warmups = 1
     assert_eq!(iterations, [1, 2, 3, 4], "a warmup and three iterations");
 
     let csv = stdout(&mut verdict(&["export", "1"], &db));
-    assert!(!csv.contains('\u{1b}'), "control characters are replaced");
+    assert!(!csv.contains('\u{1b}'), "control characters are spelled");
     let records = parse_csv(&csv);
     assert_eq!(
         records.len() as u64,
         done + 1,
         "a header and one row per sample"
     );
+    assert_eq!(csv.lines().count(), records.len(), "one record a line");
     let header = &records[0];
     for record in &records {
         assert_eq!(record.len(), header.len(), "{record:?}");
@@ -636,7 +637,7 @@ warmups = 1
         if sample["failed"] == true {
             assert_eq!(record[reason], sample["failure_reason"].as_str().unwrap());
             assert!(
-                record[tail].contains("x\u{fffd}[31m, \"quoted\"\u{fffd}\n"),
+                record[tail].contains("x\\x1b[31m, \"quoted\"\\r\\n"),
                 "{:?}",
                 record[tail]
             );

@@ -69,12 +69,13 @@ pub(crate) fn run(args: &AbArgs) -> Result<ExitCode, CliError> {
     let store = args.db.open()?;
     let cancel = cancel_on_interrupt();
     let options = StartOptions {
-        seed: args.seed.unwrap_or_else(crate::commands::run::random_seed),
+        seed: args.seed.unwrap_or_else(crate::common::random_seed),
         experiment,
         experiment_text: text,
         kind: "ab".to_string(),
         command_line: std::env::args().collect(),
         tool_version: tool_version(),
+        bisect: None,
     };
     if args.target.remote() {
         return crate::commands::hosts::start_on_hosts(

@@ -9,18 +9,18 @@
 //! (`remote_build`).
 
 use crate::commands::compare::{load_selection, parse_selection};
-use crate::commands::remote_build::{RemoteBuild, RemoteBuildArgs};
-use crate::commands::run::{load_experiment, random_seed};
 use crate::common::{DbArgs, cancel_on_interrupt, parse_fraction, tool_version};
+use crate::common::{load_experiment, random_seed};
 use crate::error::CliError;
 use crate::progress::Progress;
+use crate::remote_build::RemoteBuildArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::StartOptions;
-use verdict_model::{Direction, RunStatus};
+use verdict_model::RunStatus;
 use verdict_report::Format;
 use verdict_report::compare::{ComparisonInput, comparison_rows};
-use verdict_stats::verdict::Better;
+use verdict_stats::verdict::{Magnitude, Verdict};
 use verdict_store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -76,14 +76,17 @@ fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
     // With --host: the current tree's build output is copied to the host
     // and measured there (see remote_build).
     let tree = std::env::current_dir().map_err(CliError::internal)?;
-    let mut machine = match RemoteBuild::from_args(&args.remote, &experiment, &tree)? {
-        Some(remote) => Some(remote.connect(&format!(
-            "verdict-check-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |elapsed| elapsed.as_millis())
-        ))?),
+    let mut machine = match crate::remote_build::from_args(&args.remote, &experiment, &tree)? {
+        Some(remote) => Some(crate::remote_build::connect(
+            &remote,
+            &format!(
+                "verdict-check-{}-{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |elapsed| elapsed.as_millis())
+            ),
+        )?),
         None => None,
     };
     let experiment = match machine.as_mut() {
@@ -103,7 +106,7 @@ fn measure_and_compare(
     baseline: Vec<f64>,
     experiment: verdict_model::Experiment,
     text: String,
-    machine: Option<&crate::commands::remote_build::RemoteMachine>,
+    machine: Option<&crate::remote_build::RemoteMachine>,
 ) -> Result<ExitCode, CliError> {
     // The host's environment, read on the host at the run's start and end.
     let capture_remote = move || {
@@ -132,6 +135,7 @@ fn measure_and_compare(
         kind: "check".to_string(),
         command_line: std::env::args().collect(),
         tool_version: tool_version(),
+        bisect: None,
     };
     let mut progress = Progress::new(&metric.name);
     let summary = engine
@@ -160,10 +164,7 @@ fn measure_and_compare(
     let input = ComparisonInput {
         name: format!("{} vs {}", metric.name, args.baseline),
         unit: metric.unit.clone(),
-        better: match metric.direction {
-            Direction::HigherIsBetter => Better::Higher,
-            Direction::LowerIsBetter => Better::Lower,
-        },
+        better: verdict_report::compare::better_of(metric.direction),
         threshold,
         baseline,
         candidate,
@@ -173,11 +174,14 @@ fn measure_and_compare(
     // "Like the baseline" is practical, not statistical: a real but tiny
     // shift whose whole interval lies inside the threshold is like it.
     let row = &report.comparisons[0];
-    Ok(match (row.verdict.as_str(), row.magnitude.as_deref()) {
-        ("equivalent", _) | ("regression" | "improvement", Some("below_threshold")) => {
+    Ok(match (row.verdict, row.magnitude) {
+        (Verdict::Equivalent, _)
+        | (Verdict::Regression | Verdict::Improvement, Some(Magnitude::BelowThreshold)) => {
             ExitCode::SUCCESS
         }
-        ("regression" | "improvement", Some("above_threshold")) => ExitCode::from(1),
+        (Verdict::Regression | Verdict::Improvement, Some(Magnitude::AboveThreshold)) => {
+            ExitCode::from(1)
+        }
         _ => ExitCode::from(SKIP),
     })
 }

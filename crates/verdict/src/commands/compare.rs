@@ -637,109 +637,18 @@ fn load_file(path: &Path, args: &CompareArgs) -> Result<Vec<Series>, CliError> {
         )),
         other => CliError::input(format!("{shown}: {other}")),
     };
-    let extension = path
-        .extension()
-        .and_then(|extension| extension.to_str())
-        .unwrap_or("");
-    let stem = path
-        .file_stem()
-        .and_then(|stem| stem.to_str())
-        .unwrap_or("value")
-        .to_string();
-    if let Some(column) = &args.column {
-        return Ok(vec![Series {
-            name: column.clone(),
-            unit: String::new(),
-            better: None,
+    let series = verdict_parse::import(&shown, &text, args.column.as_deref()).map_err(context)?;
+    Ok(series
+        .into_iter()
+        .map(|series| Series {
+            name: series.name,
+            unit: series.unit,
+            better: series.direction.map(verdict_report::compare::better_of),
             threshold: None,
-            values: verdict_parse::csv_column(&text, column).map_err(context)?,
+            values: series.values,
             source: None,
-        }]);
-    }
-    if extension == "csv" {
-        return Err(CliError::input(format!(
-            "{shown}: a CSV file needs --column NAME"
-        )));
-    }
-    if extension == "json" || text.trim_start().starts_with('{') {
-        let results = verdict_parse::hyperfine_json(&text).map_err(context)?;
-        return Ok(results
-            .into_iter()
-            .map(|result| Series {
-                name: if result.command.is_empty() {
-                    stem.clone()
-                } else {
-                    result.command
-                },
-                unit: "s".to_string(),
-                better: Some(Better::Lower),
-                threshold: None,
-                values: result.times,
-                source: None,
-            })
-            .collect());
-    }
-    if extension == "yaml"
-        || extension == "yml"
-        || text
-            .lines()
-            .any(|line| line.trim_start().starts_with("metrics:"))
-    {
-        let mut series: Vec<Series> = Vec::new();
-        for document in text
-            .split("\n---")
-            .filter(|document| document.contains("metrics:"))
-        {
-            for row in verdict_parse::stress_ng_yaml(document).map_err(context)? {
-                let name = format!("{} bogo-ops/s", row.stressor);
-                let value = row.bogo_ops_per_second_real_time;
-                match series.iter_mut().find(|existing| existing.name == name) {
-                    Some(existing) => existing.values.push(value),
-                    None => series.push(Series {
-                        name,
-                        unit: "bogo-ops/s".to_string(),
-                        better: Some(Better::Higher),
-                        threshold: None,
-                        values: vec![value],
-                        source: None,
-                    }),
-                }
-            }
-        }
-        return Ok(series);
-    }
-    if text.lines().any(|line| line.starts_with("Benchmark")) {
-        let results = verdict_parse::go_benchmarks(&text).map_err(context)?;
-        return Ok(verdict_parse::go_benchmark_series(&results)
-            .into_iter()
-            .map(|series| Series {
-                better: Some(go_unit_better(&series.unit)),
-                threshold: None,
-                name: format!("{} {}", series.name, series.unit),
-                unit: series.unit,
-                values: series.values,
-                source: None,
-            })
-            .collect());
-    }
-    Ok(vec![Series {
-        name: stem,
-        unit: String::new(),
-        better: None,
-        threshold: None,
-        values: verdict_parse::plain_numbers(&text).map_err(context)?,
-        source: None,
-    }])
-}
-
-/// benchstat's convention: rates (`/s`, `MB/s`) are better higher,
-/// everything else (`ns/op`, `B/op`, `allocs/op`, `sec/op`) lower.
-fn go_unit_better(unit: &str) -> Better {
-    if unit.ends_with("/s") || unit == "MB/s" {
-        Better::Higher
-    } else {
-        Better::Lower
-    }
+        })
+        .collect())
 }
 
 /// `--better`: the command-line spelling of `verdict_stats` `Better`.

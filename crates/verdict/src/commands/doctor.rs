@@ -72,8 +72,16 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<ExitCode, CliError> {
     }
     let mut report = verdict_doctor::run_doctor(&options);
     if let Some(path) = &args.experiment {
-        let (name, iterations) = calibrate_workload(path, args.iterations)?;
-        report.add_workload(&name, &iterations, &options);
+        let (experiment, _) = crate::common::load_experiment(path, None, false)?;
+        let calibration = verdict_engine::calibrate::calibrate(
+            &verdict_exec::SystemExecutor,
+            &experiment,
+            args.iterations,
+            &verdict_exec::Cancel::new(),
+            &mut crate::progress::Progress::new(&experiment.primary_metric().name),
+        )
+        .map_err(CliError::input)?;
+        report.add_workload(&calibration.name, &calibration.iterations, &options);
     }
     let rendered = match args.format {
         DoctorFormat::Text => report.render_text(),
@@ -178,72 +186,6 @@ fn doctor_page(report: &verdict_doctor::DoctorReport) -> verdict_report::html::D
             .map(|iteration| iteration.seconds)
             .collect(),
     }
-}
-
-/// Run the experiment's first cell `count` times (not stored) and time each
-/// iteration, with the steal ticks /proc/stat shows during it.
-fn calibrate_workload(
-    path: &std::path::Path,
-    count: usize,
-) -> Result<(String, Vec<verdict_doctor::noise::Iteration>), CliError> {
-    use verdict_exec::{Cancel, Invocation, Program, Status, SystemExecutor, Target};
-    // The machine under test; the calibration loop reads its clock-free
-    // facts (/proc/stat) and runs the workload through it.
-    let target: &dyn Target = &SystemExecutor;
-    let (experiment, _) = crate::commands::run::load_experiment(path, None, false)?;
-    let cell = experiment
-        .cells()
-        .into_iter()
-        .next()
-        .ok_or_else(|| CliError::input("the experiment has no cells"))?;
-    let program = match experiment.command_for(&cell) {
-        verdict_model::CommandSpec::Argv(argv) => Program::Argv(argv),
-        verdict_model::CommandSpec::Shell(text) => Program::Shell(text),
-    };
-    let mut invocation = Invocation::new(program);
-    invocation.cwd = experiment.workdir.clone();
-    invocation.timeout = experiment.sampling.timeout;
-    invocation.env = experiment
-        .env
-        .iter()
-        .map(|(name, value)| (name.clone(), value.clone()))
-        .collect();
-    let steal = || {
-        target
-            .read_file(std::path::Path::new("/proc/stat"))
-            .ok()
-            .and_then(|bytes| verdict_doctor::parse::stat::parse(&String::from_utf8_lossy(&bytes)))
-            .map_or(0, |stat| stat.total.steal)
-    };
-    eprintln!(
-        "verdict: running `{}` {count} times ({})",
-        invocation.program,
-        cell.label()
-    );
-    let mut iterations = Vec::with_capacity(count);
-    for _ in 0..count {
-        let before = steal();
-        let outcome = target
-            .run(&invocation, &Cancel::new())
-            .map_err(CliError::input)?;
-        if !matches!(outcome.status, Status::Exited(code) if experiment.success_codes.contains(&code))
-        {
-            eprintln!(
-                "verdict: workload iteration failed ({}); not counted",
-                outcome.status
-            );
-            continue;
-        }
-        iterations.push(verdict_doctor::noise::Iteration {
-            seconds: outcome.wall.as_secs_f64(),
-            steal_ticks: steal().saturating_sub(before),
-            involuntary_switches: 0,
-        });
-    }
-    Ok((
-        format!("{} ({})", experiment.name, cell.label()),
-        iterations,
-    ))
 }
 
 /// `verdict doctor --host H`: the agent on each host runs doctor there (its

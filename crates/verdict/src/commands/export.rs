@@ -4,7 +4,8 @@
 //! run's environment, as RFC 4180 CSV or `verdict.export/v1` JSON, so
 //! nobody needs sqlite3 to get at the data. Reads through the read-only
 //! store; must not compute statistics or change what it exports (CSV only
-//! replaces control characters, which JSON keeps exactly).
+//! spells control characters visibly, `\n` or `\x1b`, as every verdict CSV
+//! does; JSON keeps them exactly).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -416,38 +417,17 @@ fn environment_fields(environment: &Environment) -> Vec<(String, String)> {
         .collect()
 }
 
-/// One CSV record per RFC 4180: fields joined by commas, ended by CRLF.
+/// One CSV record per RFC 4180: fields escaped as every CSV verdict
+/// writes them (`verdict_report::escape::csv`: control characters spelled
+/// visibly, so a record is one line), joined by commas, ended by CRLF.
 fn csv_row(fields: &[String]) -> String {
     let mut row = fields
         .iter()
-        .map(|field| csv_field(field))
+        .map(|field| verdict_report::escape::csv(field))
         .collect::<Vec<_>>()
         .join(",");
     row.push_str("\r\n");
     row
-}
-
-/// An RFC 4180 field: control characters other than line feed and tab
-/// replaced by U+FFFD (so quoted workload output cannot drive a terminal
-/// or a spreadsheet's parser), then quoted, with `"` doubled, when it holds
-/// a comma, a quote, a line feed or a tab, or starts or ends with a space.
-fn csv_field(text: &str) -> String {
-    let cleaned: String = text
-        .chars()
-        .map(|character| match character {
-            '\n' | '\t' => character,
-            control if control.is_control() => '\u{fffd}',
-            other => other,
-        })
-        .collect();
-    if cleaned.contains([',', '"', '\n', '\t'])
-        || cleaned.starts_with(' ')
-        || cleaned.ends_with(' ')
-    {
-        format!("\"{}\"", cleaned.replace('"', "\"\""))
-    } else {
-        cleaned
-    }
 }
 
 #[cfg(test)]
@@ -455,16 +435,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn csv_fields_are_quoted_and_control_characters_replaced() {
-        assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_field("line\nnext"), "\"line\nnext\"");
-        assert_eq!(csv_field("\u{1b}[31mred\r"), "\u{fffd}[31mred\u{fffd}");
-        assert_eq!(csv_field(" padded"), "\" padded\"");
+    fn csv_records_quote_and_spell_control_characters() {
         assert_eq!(
-            csv_row(&["1".to_string(), "x,y".to_string()]),
-            "1,\"x,y\"\r\n"
+            csv_row(&[
+                "1".to_string(),
+                "x,y".to_string(),
+                "say \"hi\"".to_string(),
+                "line\nnext".to_string(),
+                "\u{1b}[31mred\r".to_string(),
+            ]),
+            "1,\"x,y\",\"say \"\"hi\"\"\",\"line\\nnext\",\"\\x1b[31mred\\r\"\r\n"
         );
     }
 }

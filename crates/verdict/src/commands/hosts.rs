@@ -12,7 +12,7 @@
 //! reachable and has a usable agent.
 
 use crate::commands::report::{ReportOptionsArgs, print_run_report};
-use crate::common::{DbArgs, format_time};
+use crate::common::DbArgs;
 use crate::error::CliError;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -322,26 +322,8 @@ fn host_report(
     run: RunId,
     options: &ReportOptionsArgs,
 ) -> Result<verdict_report::RunReport, CliError> {
-    let record = store.run(run).map_err(CliError::input)?;
-    let experiment: Experiment =
-        serde_json::from_str(&record.experiment_json).map_err(CliError::internal)?;
-    let samples = store.samples(run).map_err(CliError::internal)?;
-    let info = verdict_report::run::RunInfo {
-        id: record.id.0,
-        name: record.name.clone(),
-        status: record.status.as_str().to_string(),
-        started: format_time(record.started_at_ms),
-        finished: record.finished_at_ms.map(format_time),
-        seed: record.seed,
-        host: record.host.clone(),
-        planned: record.planned,
-        recorded: record.done as usize,
-        tool_version: record.tool_version.clone(),
-        order: String::new(),
-        procedure: None,
-        noise: None,
-        decisions: Vec::new(),
-    };
+    let (record, experiment, samples) = crate::stored_run::loaded(store, run)?;
+    let info = crate::stored_run::run_info(store, &record, &experiment)?;
     let report_options = verdict_report::run::RunReportOptions {
         metric: options.metric.clone(),
         metrics: options.metrics.clone(),

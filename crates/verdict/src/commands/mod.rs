@@ -11,7 +11,6 @@ pub(crate) mod history;
 pub(crate) mod hosts;
 pub(crate) mod kconfig;
 pub(crate) mod plan;
-pub(crate) mod remote_build;
 pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod runs;

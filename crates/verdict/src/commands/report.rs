@@ -2,15 +2,16 @@
 //! (nothing is re-run): per-cell summary, comparisons with verdicts, and the
 //! failed iterations; or a pivot with `--rows/--cols`.
 
-use crate::common::{DbArgs, ReportFormat, emit, format_time, parse_fraction};
+use crate::common::{DbArgs, ReportFormat, emit, parse_fraction};
 use crate::error::CliError;
 use crate::fail_on::{FailOn, exit_code};
+use crate::stored_run::{loaded, run_info};
 use crate::warnings::{overlaps_of, print_with_warnings};
 use std::process::ExitCode;
-use verdict_model::{Environment, Experiment, RunId};
+use verdict_model::{Environment, RunId};
 use verdict_report::RunReport;
 use verdict_report::pivot::{PivotOptions, PivotReport};
-use verdict_report::run::{RunInfo, RunReportOptions};
+use verdict_report::run::RunReportOptions;
 use verdict_store::Store;
 
 /// Options shared by `report` and by `run`/`ab` (which print a report at
@@ -86,88 +87,6 @@ pub(crate) fn run(args: &ReportArgs) -> Result<ExitCode, CliError> {
         return print_pivot(&store, run, args);
     }
     print_run_report(&store, run, &args.options)
-}
-
-fn loaded(
-    store: &dyn Store,
-    run: RunId,
-) -> Result<
-    (
-        verdict_store::RunRecord,
-        Experiment,
-        Vec<verdict_model::Sample>,
-    ),
-    CliError,
-> {
-    let record = store.run(run).map_err(CliError::input)?;
-    let experiment: Experiment =
-        serde_json::from_str(&record.experiment_json).map_err(|error| {
-            CliError::internal(format!(
-                "run {run}: stored experiment does not load: {error}"
-            ))
-        })?;
-    let samples = store.samples(run).map_err(CliError::internal)?;
-    Ok((record, experiment, samples))
-}
-
-fn run_info(
-    store: &dyn Store,
-    record: &verdict_store::RunRecord,
-    experiment: &Experiment,
-) -> Result<RunInfo, CliError> {
-    let annotations = store.annotations(record.id).map_err(CliError::internal)?;
-    Ok(RunInfo {
-        id: record.id.0,
-        name: record.name.clone(),
-        status: record.status.as_str().to_string(),
-        started: format_time(record.started_at_ms),
-        finished: record.finished_at_ms.map(format_time),
-        seed: record.seed,
-        host: record.host.clone(),
-        planned: record.planned,
-        recorded: record.done as usize,
-        tool_version: record.tool_version.clone(),
-        order: match experiment.sampling.order {
-            verdict_model::Order::Interleaved => "interleaved (randomized blocks)".to_string(),
-            verdict_model::Order::Sequential => "sequential".to_string(),
-        },
-        procedure: annotations
-            .get("procedure")
-            .and_then(|value| value.as_str())
-            .map(str::to_string),
-        decisions: annotations
-            .get("decisions")
-            .and_then(|value| value.as_array())
-            .map(|statuses| statuses.iter().map(decision_line).collect())
-            .unwrap_or_default(),
-        noise: annotations
-            .get("doctor")
-            .and_then(|value| value.get("summary"))
-            .and_then(|value| value.as_str())
-            .map(str::to_string),
-    })
-}
-
-/// `variant=b vs variant=a: equivalent [-4.1%, +6.0%] at 24 runs per cell`.
-fn decision_line(status: &serde_json::Value) -> String {
-    let state = status["verdict"]
-        .as_str()
-        .map(str::to_string)
-        .unwrap_or_else(|| match status["state"].as_str() {
-            Some("cap") => "undecided at the cap".to_string(),
-            Some(other) => format!("undecided ({other})"),
-            None => "unknown".to_string(),
-        });
-    let interval = match (status["low"].as_f64(), status["high"].as_f64()) {
-        (Some(low), Some(high)) => format!(" [{:+.1}%, {:+.1}%]", low * 100.0, high * 100.0),
-        _ => String::new(),
-    };
-    format!(
-        "{} vs {}: {state}{interval} at {} runs per cell",
-        status["candidate_label"].as_str().unwrap_or("?"),
-        status["baseline_label"].as_str().unwrap_or("?"),
-        status["runs"]
-    )
 }
 
 /// Print a run's report in the requested format; the exit code follows `--fail-on`.

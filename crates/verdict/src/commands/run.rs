@@ -2,13 +2,13 @@
 //! an experiment through the engine, then print its report.
 
 use crate::commands::report::{ReportOptionsArgs, print_run_report};
-use crate::common::{DbArgs, cancel_on_interrupt, tool_version};
+use crate::common::{DbArgs, cancel_on_interrupt, load_experiment, random_seed, tool_version};
 use crate::error::CliError;
 use crate::progress::Progress;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use verdict_engine::{Engine, RunSummary, StartOptions};
-use verdict_model::{Experiment, RunId, RunStatus, SamplingMode};
+use verdict_model::{Experiment, RunId, RunStatus};
 use verdict_store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -133,6 +133,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
                 kind: "run".to_string(),
                 command_line: std::env::args().collect(),
                 tool_version: tool_version(),
+                bisect: None,
             };
             let commit = crate::commands::history::experiment_commit(path, args.commit.as_deref())?;
             if target.remote() {
@@ -216,65 +217,6 @@ pub(crate) fn finish(
         )));
     }
     Ok(code)
-}
-
-/// Load an experiment file and apply command-line overrides. Relative
-/// `workdir` resolves against the file's directory, and an absent one is the
-/// current directory, recorded as an absolute path so a resumed run works in
-/// the same place.
-pub(crate) fn load_experiment(
-    path: &Path,
-    iterations: Option<u32>,
-    until_decided: bool,
-) -> Result<(Experiment, String), CliError> {
-    let text = std::fs::read_to_string(path).map_err(|error| {
-        CliError::input(format!("read experiment file {}: {error}", path.display()))
-    })?;
-    let mut experiment =
-        Experiment::parse(&text, &path.display().to_string()).map_err(CliError::input)?;
-    let current = std::env::current_dir().map_err(CliError::internal)?;
-    experiment.workdir = Some(match &experiment.workdir {
-        Some(directory) if directory.is_absolute() => directory.clone(),
-        Some(directory) => current
-            .join(path.parent().unwrap_or(Path::new(".")))
-            .join(directory),
-        None => current,
-    });
-    if let Some(iterations) = iterations {
-        if iterations == 0 {
-            return Err(CliError::input("-n must be at least 1"));
-        }
-        match &mut experiment.sampling.mode {
-            SamplingMode::Fixed => experiment.sampling.iterations = iterations,
-            SamplingMode::Adaptive { min, max } => {
-                *max = iterations;
-                *min = (*min).min(iterations);
-            }
-        }
-    }
-    if until_decided && experiment.sampling.mode == SamplingMode::Fixed {
-        let max = iterations.unwrap_or_else(|| experiment.sampling.iterations.max(50));
-        experiment.sampling.mode = SamplingMode::Adaptive {
-            min: 6.min(max),
-            max,
-        };
-    }
-    // Refused here, before any setup runs, with the file named.
-    verdict_engine::check_design(&experiment)
-        .map_err(|error| CliError::input(format!("{}: {error}", path.display())))?;
-    Ok((experiment, text))
-}
-
-pub(crate) fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |elapsed| elapsed.as_nanos()),
-    );
-    hasher.write_u32(std::process::id());
-    hasher.finish() >> 12
 }
 
 /// A quick doctor measurement as stored with a run: the full report plus

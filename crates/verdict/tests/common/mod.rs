@@ -1,8 +1,8 @@
 //! Helpers shared by the `verdict` binary's CLI tests (`mod common;`): the
 //! command with its store in a test's temporary directory, and running a
 //! command that must succeed. They only build and run commands: no
-//! assertion about a command's output lives here; and git with a fixed
-//! author for the tests that build repositories.
+//! assertion about a command's output lives here (git with a fixed author
+//! is `verdict_testkit::git`).
 
 // Each test file is its own crate and uses only some of these helpers; an
 // `#[expect(dead_code)]` would fail in the files that use them all.
@@ -41,24 +41,4 @@ pub fn succeed(command: &mut Command) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8(output.stdout).unwrap()
-}
-
-/// Runs git in `repo` with a fixed author, which must succeed; returns
-/// its trimmed standard output.
-pub fn git(repo: &Path, args: &[&str]) -> String {
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap().trim().to_string()
 }

@@ -11,10 +11,11 @@
 //! than as a quoted argument.
 
 use crate::error::CliError;
-use serde::{Deserialize, Serialize};
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
-use verdict_exec::{SshTarget, Status};
+pub(crate) use verdict_engine::bisect::RemoteBuild;
+use verdict_engine::bisect::{BisectRunError, Site};
+use verdict_exec::{Executor, SshTarget, Status};
 use verdict_model::{Environment, Experiment, experiment::CommandSpec};
 
 /// Where a locally built tree is measured.
@@ -40,74 +41,61 @@ pub(crate) struct RemoteBuildArgs {
     pub(crate) reconnect_timeout: Duration,
 }
 
-/// The remote side of a measurement, as stored with a bisection (a resume
-/// reconnects with it).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct RemoteBuild {
-    pub(crate) host: String,
-    pub(crate) ssh_config: Option<PathBuf>,
-    /// Paths relative to the tree, never absolute, never with `..`.
-    pub(crate) copy: Vec<PathBuf>,
-    pub(crate) reconnect_timeout_s: f64,
-}
-
-impl RemoteBuild {
-    /// The remote side asked for by `args`, `None` without `--host`. `tree`
-    /// is where the build runs; the default copy is the experiment's
-    /// program when it is a path inside it.
-    pub(crate) fn from_args(
-        args: &RemoteBuildArgs,
-        experiment: &Experiment,
-        tree: &Path,
-    ) -> Result<Option<Self>, CliError> {
-        let Some(host) = &args.host else {
-            return Ok(None);
-        };
-        if !verdict_exec::valid_host(host) {
-            return Err(CliError::input(format!(
-                "--host `{host}`: not a valid host name (it must not start with `-` or contain spaces)"
-            )));
-        }
-        let mut copy = Vec::new();
-        for path in &args.copy {
-            copy.push(inside_tree(path)?);
-        }
-        if copy.is_empty() {
-            match program_in_tree(experiment, tree) {
-                Some(program) => copy.push(program),
-                None => {
-                    return Err(CliError::input(format!(
-                        "--host {host}: nothing to copy; the experiment's program is not a path inside {}, so name what the build produces with --copy PATH (relative to it)",
-                        tree.display()
-                    )));
-                }
+/// The remote side asked for by `args`, `None` without `--host`. `tree` is
+/// where the build runs; the default copy is the experiment's program when
+/// it is a path inside it.
+pub(crate) fn from_args(
+    args: &RemoteBuildArgs,
+    experiment: &Experiment,
+    tree: &Path,
+) -> Result<Option<RemoteBuild>, CliError> {
+    let Some(host) = &args.host else {
+        return Ok(None);
+    };
+    if !verdict_exec::valid_host(host) {
+        return Err(CliError::input(format!(
+            "--host `{host}`: not a valid host name (it must not start with `-` or contain spaces)"
+        )));
+    }
+    let mut copy = Vec::new();
+    for path in &args.copy {
+        copy.push(inside_tree(path)?);
+    }
+    if copy.is_empty() {
+        match program_in_tree(experiment, tree) {
+            Some(program) => copy.push(program),
+            None => {
+                return Err(CliError::input(format!(
+                    "--host {host}: nothing to copy; the experiment's program is not a path inside {}, so name what the build produces with --copy PATH (relative to it)",
+                    tree.display()
+                )));
             }
         }
-        Ok(Some(Self {
-            host: host.clone(),
-            ssh_config: args.ssh_config.clone(),
-            copy,
-            reconnect_timeout_s: args.reconnect_timeout.as_secs_f64(),
-        }))
     }
+    Ok(Some(RemoteBuild {
+        host: host.clone(),
+        ssh_config: args.ssh_config.clone(),
+        copy,
+        reconnect_timeout_s: args.reconnect_timeout.as_secs_f64(),
+    }))
+}
 
-    /// Connects to the host (architecture check, agent); `label` names this
-    /// use's directory in the host's cache (`VERDICT_CACHE/label/...`).
-    pub(crate) fn connect(&self, label: &str) -> Result<RemoteMachine, CliError> {
-        let mut connected = crate::target::connect_hosts(
-            std::slice::from_ref(&self.host),
-            self.ssh_config.as_deref(),
-            Duration::from_secs_f64(self.reconnect_timeout_s.max(1.0)),
-        )?;
-        let target = connected.remove(0);
-        let base = format!("{}/{label}", target.cache_directory());
-        Ok(RemoteMachine {
-            spec: self.clone(),
-            target,
-            base,
-            staged: Vec::new(),
-        })
-    }
+/// Connects to the host of `remote` (architecture check, agent); `label`
+/// names this use's directory in the host's cache (`VERDICT_CACHE/label/...`).
+pub(crate) fn connect(remote: &RemoteBuild, label: &str) -> Result<RemoteMachine, CliError> {
+    let mut connected = crate::target::connect_hosts(
+        std::slice::from_ref(&remote.host),
+        remote.ssh_config.as_deref(),
+        Duration::from_secs_f64(remote.reconnect_timeout_s.max(1.0)),
+    )?;
+    let target = connected.remove(0);
+    let base = format!("{}/{label}", target.cache_directory());
+    Ok(RemoteMachine {
+        spec: remote.clone(),
+        target,
+        base,
+        staged: Vec::new(),
+    })
 }
 
 /// `path` as a relative path inside the tree, or an error.
@@ -277,6 +265,30 @@ impl RemoteMachine {
                 self.base, self.spec.host
             );
         }
+    }
+}
+
+impl Site for RemoteMachine {
+    fn executor(&self) -> &dyn Executor {
+        &self.target
+    }
+
+    fn environment(&self) -> Environment {
+        RemoteMachine::environment(self)
+    }
+
+    fn stage(
+        &mut self,
+        experiment: &Experiment,
+        tree: &Path,
+        key: &str,
+    ) -> Result<Experiment, BisectRunError> {
+        RemoteMachine::stage(self, experiment, tree, key)
+            .map_err(|error| BisectRunError::Input(error.to_string()))
+    }
+
+    fn remove_all(&self) {
+        RemoteMachine::remove_all(self);
     }
 }
 

@@ -1,0 +1,856 @@
+//! The bisection driver: finds the commit that changed performance with
+//! statistics at every step. The pure state machine (verdict-bisect) says
+//! what to measure next; this module checks the commit out (or into its own
+//! worktree), builds and installs it, runs the experiment through the
+//! engine (every measurement stored as a run of kind `bisect` linked to the
+//! bisection by `NewRun::bisect`), records the values as a bisection event,
+//! and feeds them back. Resume replays the stored events; a measurement cut
+//! off by a kill is resumed from its stored samples, so none is lost or
+//! duplicated. Where the build output is measured (here, or a host over
+//! ssh) is the caller's `Site`.
+//!
+//! Must not: print (notes go to the caller's `BisectObserver`), parse
+//! command lines, decide what to measure next (verdict-bisect does), or
+//! render results.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use verdict_bisect::{
+    AbortReason, Action, BisectError, Bisection, CommitEvidence, CommitId, Config, Event, Git,
+    Outcome, Vcs,
+};
+use verdict_exec::{Cancel, Executor, Invocation, Program, Status};
+use verdict_model::{Environment, Experiment, RunId, RunStatus, SamplingMode};
+use verdict_store::{BisectId, BisectRecord, NewBisect, Store};
+
+use crate::runner::{Engine, Observer, StartOptions, now_ms};
+
+/// Errors that end a bisection command.
+#[derive(Debug, thiserror::Error)]
+pub enum BisectRunError {
+    /// Input or surroundings the user can fix: a revision, a repository,
+    /// an experiment, a host.
+    #[error("{0}")]
+    Input(String),
+    /// The store or the stored state failed.
+    #[error("{0}")]
+    Internal(String),
+    /// Cancelled (Ctrl-C); everything measured is stored.
+    #[error("bisection {0} interrupted; resume with: verdict bisect --resume {0}")]
+    Interrupted(BisectId),
+}
+
+impl BisectRunError {
+    fn input(message: impl std::fmt::Display) -> Self {
+        Self::Input(message.to_string())
+    }
+
+    fn internal(message: impl std::fmt::Display) -> Self {
+        Self::Internal(message.to_string())
+    }
+}
+
+/// The remote side of a measurement (`--host`): build here, measure there.
+/// Stored with a bisection, so a resume reconnects with it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RemoteBuild {
+    pub host: String,
+    pub ssh_config: Option<PathBuf>,
+    /// Paths relative to the tree, never absolute, never with `..`.
+    pub copy: Vec<PathBuf>,
+    pub reconnect_timeout_s: f64,
+}
+
+/// What a bisection needs to continue, stored as its config.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Settings {
+    pub repo: PathBuf,
+    pub good: CommitId,
+    pub bad: CommitId,
+    pub candidates: Vec<CommitId>,
+    pub first_parent: bool,
+    pub build: Option<String>,
+    pub install: Option<String>,
+    pub config: Config,
+    pub experiment_path: String,
+    pub seed: u64,
+    /// One worktree per commit (`--worktrees`); absent in bisections
+    /// stored before the option existed.
+    #[serde(default)]
+    pub worktrees: bool,
+    /// Build here, measure on a host (`--host`); absent: measured here.
+    #[serde(default)]
+    pub remote: Option<RemoteBuild>,
+}
+
+/// A new bisection, as asked for.
+#[derive(Debug, Clone)]
+pub struct NewBisection {
+    /// The repository, canonical.
+    pub repo: PathBuf,
+    pub good: String,
+    pub bad: String,
+    /// The experiment as run in the repository (see `in_repository`).
+    pub experiment: Experiment,
+    /// The experiment file as read.
+    pub experiment_text: String,
+    pub experiment_path: PathBuf,
+    pub build: Option<String>,
+    pub install: Option<String>,
+    pub first_parent: bool,
+    pub worktrees: bool,
+    pub config: Config,
+    pub remote: Option<RemoteBuild>,
+    pub seed: u64,
+}
+
+/// Start a new bisection, or resume a stored one (`None`: the latest).
+#[derive(Debug, Clone)]
+pub enum Request {
+    Start(Box<NewBisection>),
+    Resume(Option<BisectId>),
+}
+
+/// Where a commit's build is measured: this machine, or a host the build
+/// output is copied to.
+pub trait Site {
+    /// Runs the measured iterations.
+    fn executor(&self) -> &dyn Executor;
+    /// The environment recorded with every measurement (read once per
+    /// session: reading it for every one-run measurement would put
+    /// milliseconds between the runs that are compared with each other).
+    fn environment(&self) -> Environment;
+    /// The experiment as it runs there for the build in `tree` (`key` names
+    /// the build): here, unchanged.
+    fn stage(
+        &mut self,
+        experiment: &Experiment,
+        tree: &Path,
+        key: &str,
+    ) -> Result<Experiment, BisectRunError>;
+    /// Removes what `stage` left there.
+    fn remove_all(&self);
+}
+
+/// This machine as the site: the experiment runs in the tree it was built
+/// in.
+pub struct LocalSite {
+    pub executor: &'static dyn Executor,
+    pub environment: Environment,
+}
+
+impl std::fmt::Debug for LocalSite {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("LocalSite").finish_non_exhaustive()
+    }
+}
+
+impl Site for LocalSite {
+    fn executor(&self) -> &dyn Executor {
+        self.executor
+    }
+
+    fn environment(&self) -> Environment {
+        self.environment.clone()
+    }
+
+    fn stage(
+        &mut self,
+        experiment: &Experiment,
+        _: &Path,
+        _: &str,
+    ) -> Result<Experiment, BisectRunError> {
+        Ok(experiment.clone())
+    }
+
+    fn remove_all(&self) {}
+}
+
+/// What the driver needs from its caller besides the store and the
+/// repository: progress, notes for people, and the site.
+pub trait BisectObserver {
+    /// The progress observer of one measurement run of `metric`.
+    fn measurement(&mut self, metric: &str) -> Box<dyn Observer>;
+    /// A line for people, such as "bisection 3: 12 commits between ...".
+    fn note(&mut self, message: &str);
+    /// The site that measures: `remote` when the bisection measures on a
+    /// host (`label` names its directory there), else this machine.
+    fn open_site(
+        &mut self,
+        remote: Option<&RemoteBuild>,
+        label: &str,
+    ) -> Result<Box<dyn Site>, BisectRunError>;
+}
+
+/// Worktrees of a version control system (one checkout per commit).
+pub trait Worktrees {
+    fn add_worktree(&self, commit: &CommitId, path: &Path) -> Result<(), BisectError>;
+    fn remove_worktree(&self, path: &Path) -> Result<(), BisectError>;
+    fn prune_worktrees(&self) -> Result<(), BisectError>;
+}
+
+impl Worktrees for Git {
+    fn add_worktree(&self, commit: &CommitId, path: &Path) -> Result<(), BisectError> {
+        Git::add_worktree(self, commit, path)
+    }
+
+    fn remove_worktree(&self, path: &Path) -> Result<(), BisectError> {
+        Git::remove_worktree(self, path)
+    }
+
+    fn prune_worktrees(&self) -> Result<(), BisectError> {
+        Git::prune_worktrees(self)
+    }
+}
+
+/// The driver's collaborators.
+pub struct Driver<'a> {
+    pub store: &'a dyn Store,
+    /// Where the store lives (its file): names the worktrees' directory, as
+    /// another store may hold a bisection with the same id.
+    pub store_location: &'a Path,
+    /// Runs the build and install commands, here.
+    pub builder: &'a dyn Executor,
+    pub cancel: Cancel,
+    /// Recorded with every measurement run.
+    pub command_line: Vec<String>,
+    pub tool_version: String,
+    pub observer: &'a mut dyn BisectObserver,
+}
+
+impl std::fmt::Debug for Driver<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Driver")
+            .field("store_location", &self.store_location)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a bisection ended (an interruption is `BisectRunError::Interrupted`).
+#[derive(Debug)]
+pub enum Finished {
+    /// The outcome, stored as the bisection's result.
+    Done(Box<Done>),
+    /// The bisection could not go on (endpoints alike, an endpoint
+    /// skipped); stored as failed.
+    Aborted { id: BisectId, reason: AbortReason },
+}
+
+/// A bisection that found its answer.
+#[derive(Debug)]
+pub struct Done {
+    pub id: BisectId,
+    pub settings: Settings,
+    /// Its steps and evidence.
+    pub bisection: Bisection,
+    pub outcome: Outcome,
+}
+
+/// `experiment` as run at every commit: a working directory that is the
+/// current directory (the default) becomes the repository, where each
+/// commit is checked out.
+pub fn in_repository(experiment: Experiment, repo: &Path) -> Experiment {
+    match &experiment.workdir {
+        Some(directory) if directory == &std::env::current_dir().unwrap_or_default() => {
+            let mut experiment = experiment;
+            experiment.workdir = Some(repo.to_path_buf());
+            experiment
+        }
+        _ => experiment,
+    }
+}
+
+/// Starts or resumes a bisection and drives it to its end. `open_vcs`
+/// opens the repository (a resume reads its path from the store).
+pub fn run<V: Vcs + Worktrees>(
+    driver: &mut Driver<'_>,
+    request: Request,
+    open_vcs: impl Fn(&Path) -> V,
+) -> Result<Finished, BisectRunError> {
+    let (id, settings, experiment) = match request {
+        Request::Resume(requested) => {
+            let record = match requested {
+                None => driver
+                    .store
+                    .latest_bisect()
+                    .map_err(BisectRunError::internal)?
+                    .ok_or_else(|| BisectRunError::input("no bisection to resume"))?,
+                Some(id) => driver.store.bisect(id).map_err(BisectRunError::input)?,
+            };
+            let settings: Settings =
+                serde_json::from_value(record.config.clone()).map_err(BisectRunError::internal)?;
+            let experiment = Experiment::parse(&record.experiment_text, &settings.experiment_path)
+                .map_err(BisectRunError::input)?;
+            driver.observer.note(&format!(
+                "resuming bisection {} of {}",
+                record.id.0,
+                settings.repo.display()
+            ));
+            let experiment = with_workdir(experiment, &settings.repo);
+            (record.id, settings, experiment)
+        }
+        Request::Start(request) => {
+            let vcs = open_vcs(&request.repo);
+            start_new(driver, &vcs, *request)?
+        }
+    };
+    let vcs = open_vcs(&settings.repo);
+    drive(driver, &vcs, id, settings, &experiment)
+}
+
+fn with_workdir(mut experiment: Experiment, repo: &Path) -> Experiment {
+    if experiment.workdir.is_none() {
+        experiment.workdir = Some(repo.to_path_buf());
+    }
+    experiment
+}
+
+fn start_new(
+    driver: &mut Driver<'_>,
+    vcs: &impl Vcs,
+    request: NewBisection,
+) -> Result<(BisectId, Settings, Experiment), BisectRunError> {
+    let experiment = request.experiment;
+    let path = request.experiment_path;
+    if experiment.cells().len() != 1 {
+        return Err(BisectRunError::input(format!(
+            "{}: bisection measures one workload per commit; the experiment has {} cells (remove its factors or pin them to one level)",
+            path.display(),
+            experiment.cells().len()
+        )));
+    }
+    let good = vcs.resolve(&request.good).map_err(BisectRunError::input)?;
+    let bad = vcs.resolve(&request.bad).map_err(BisectRunError::input)?;
+    let candidates: Vec<CommitId> = vcs
+        .candidates(&good, &bad, request.first_parent)
+        .map_err(BisectRunError::input)?
+        .into_iter()
+        .map(|commit| commit.id)
+        .collect();
+    request.config.validate().map_err(BisectRunError::input)?;
+    let repo = request.repo;
+    let settings = Settings {
+        repo: repo.clone(),
+        good,
+        bad,
+        candidates,
+        first_parent: request.first_parent,
+        build: request.build,
+        install: request.install,
+        config: request.config,
+        experiment_path: path.display().to_string(),
+        seed: request.seed,
+        worktrees: request.worktrees,
+        remote: request.remote,
+    };
+    let id = driver
+        .store
+        .create_bisect(&NewBisect {
+            repo: repo.display().to_string(),
+            good: settings.good.to_string(),
+            bad: settings.bad.to_string(),
+            experiment_text: request.experiment_text,
+            config: serde_json::to_value(&settings).map_err(BisectRunError::internal)?,
+            started_at_ms: now_ms(),
+        })
+        .map_err(BisectRunError::internal)?;
+    driver.observer.note(&format!(
+        "bisection {}: {} commits between {} and {}",
+        id.0,
+        settings.candidates.len(),
+        settings.good.short(),
+        settings.bad.short()
+    ));
+    Ok((id, settings, experiment))
+}
+
+/// The recorded events of bisection `id`, in order.
+fn events(store: &dyn Store, id: BisectId) -> Result<Vec<Event>, BisectRunError> {
+    store
+        .bisect_events(id)
+        .map_err(BisectRunError::internal)?
+        .into_iter()
+        .map(|(_, value)| serde_json::from_value(value).map_err(BisectRunError::internal))
+        .collect()
+}
+
+fn drive<V: Vcs + Worktrees>(
+    driver: &mut Driver<'_>,
+    vcs: &V,
+    id: BisectId,
+    settings: Settings,
+    experiment: &Experiment,
+) -> Result<Finished, BisectRunError> {
+    let store = driver.store;
+    let original = vcs.head().map_err(BisectRunError::input)?;
+    let recorded = events(store, id)?;
+    let mut sequence = recorded.len() as u32;
+    let mut bisection = Bisection::replay(
+        settings.config.clone(),
+        settings.good.clone(),
+        settings.candidates.clone(),
+        &recorded,
+    )
+    .map_err(BisectRunError::internal)?;
+    // A kill between a measurement's end and its event: the run is
+    // complete in the store but its values are not in the bisection yet.
+    let runs = store.bisect_runs(id).map_err(BisectRunError::internal)?;
+    if let Some(event) = orphan_measurement(store, &settings, experiment, &bisection, &runs)? {
+        record_event(store, id, &mut sequence, &mut bisection, &event)?;
+    }
+    let worktree_base = worktree_base(driver.store_location, id);
+    let label = worktree_base
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| format!("verdict-bisect-{}", id.0));
+    let site = driver
+        .observer
+        .open_site(settings.remote.as_ref(), &label)?;
+    let mut session = Session {
+        driver,
+        id,
+        settings: &settings,
+        experiment,
+        vcs,
+        checked_out: None,
+        worktrees: Vec::new(),
+        worktree_base,
+        // Only the first measurement after a resume can have been cut off.
+        unfinished: unfinished_run(&runs),
+        environment: site.environment(),
+        site,
+    };
+    let result = loop {
+        if session.driver.cancel.is_cancelled() {
+            break Err(BisectRunError::Interrupted(id));
+        }
+        match bisection.next_action() {
+            Action::Measure { commit, runs } => {
+                let event = match session.measure(&commit, runs) {
+                    Ok(Some(event)) => event,
+                    Ok(None) => continue,
+                    Err(error) => break Err(error),
+                };
+                record_event(store, id, &mut sequence, &mut bisection, &event)?;
+            }
+            Action::Done(outcome) => {
+                let result = serde_json::to_value(&outcome).map_err(BisectRunError::internal)?;
+                store
+                    .finish_bisect(id, RunStatus::Complete, now_ms(), &result)
+                    .map_err(BisectRunError::internal)?;
+                break Ok(Finished::Done(Box::new(Done {
+                    id,
+                    settings: settings.clone(),
+                    bisection,
+                    outcome,
+                })));
+            }
+            Action::Abort { reason } => {
+                let result = serde_json::to_value(&reason).map_err(BisectRunError::internal)?;
+                store
+                    .finish_bisect(id, RunStatus::Failed, now_ms(), &result)
+                    .map_err(BisectRunError::internal)?;
+                break Ok(Finished::Aborted { id, reason });
+            }
+        }
+    };
+    session.remove_worktrees();
+    session.site.remove_all();
+    if let Err(error) = vcs.restore(&original) {
+        session.driver.observer.note(&format!(
+            "warning: could not restore the repository's HEAD: {error}"
+        ));
+    }
+    result
+}
+
+/// The driver's state between measurements.
+struct Session<'s, 'a, V> {
+    driver: &'s mut Driver<'a>,
+    id: BisectId,
+    settings: &'s Settings,
+    experiment: &'s Experiment,
+    vcs: &'s V,
+    /// The commit in the repository's own tree (without `--worktrees`).
+    checked_out: Option<CommitId>,
+    /// Commits with a built worktree (`--worktrees`), and where.
+    worktrees: Vec<(CommitId, PathBuf)>,
+    /// Where the worktrees go (see `worktree_base`).
+    worktree_base: PathBuf,
+    /// The measurement run a kill cut off, if any (name, id).
+    unfinished: Option<(String, RunId)>,
+    /// Captured once per session (see `Site::environment`).
+    environment: Environment,
+    /// Where each built commit is measured.
+    site: Box<dyn Site>,
+}
+
+impl<V: Vcs + Worktrees> Session<'_, '_, V> {
+    /// Makes `commit` ready to run: checked out and built in the repository
+    /// (or in its own worktree, once). `Err(skip)` when the build or
+    /// install hook failed. Returns the directory to run in.
+    fn prepare(&mut self, commit: &CommitId) -> Result<Result<PathBuf, Event>, BisectRunError> {
+        let settings = self.settings;
+        let directory = if settings.worktrees {
+            if let Some((_, path)) = self.worktrees.iter().find(|(built, _)| built == commit) {
+                return Ok(Ok(path.clone()));
+            }
+            let path = self.worktree_base.join(commit.short());
+            if path.exists() {
+                // Left by a killed session: build it again from scratch (a
+                // build cut off half-way must not be trusted).
+                let _ = self.vcs.remove_worktree(&path);
+                let _ = std::fs::remove_dir_all(&path);
+            }
+            self.vcs
+                .add_worktree(commit, &path)
+                .map_err(BisectRunError::input)?;
+            self.worktrees.push((commit.clone(), path.clone()));
+            path
+        } else {
+            if self.checked_out.as_ref() == Some(commit) {
+                return Ok(Ok(settings.repo.clone()));
+            }
+            self.vcs.checkout(commit).map_err(BisectRunError::input)?;
+            self.checked_out = Some(commit.clone());
+            settings.repo.clone()
+        };
+        for (what, command) in [("build", &settings.build), ("install", &settings.install)] {
+            if let Some(command) = command {
+                let invocation =
+                    Invocation::new(Program::Shell(command.clone())).with_cwd(&directory);
+                let outcome = self
+                    .driver
+                    .builder
+                    .run(&invocation, &self.driver.cancel)
+                    .map_err(|error| {
+                        BisectRunError::input(format!("{what} `{command}`: {error}"))
+                    })?;
+                if outcome.status != Status::Exited(0) {
+                    self.checked_out = None;
+                    self.driver.observer.note(&format!(
+                        "{} {what} failed ({}); skipping it",
+                        commit.short(),
+                        outcome.status
+                    ));
+                    return Ok(Err(Event::Skip {
+                        commit: commit.clone(),
+                        reason: format!("{what} `{command}`: {}", outcome.status),
+                    }));
+                }
+            }
+        }
+        Ok(Ok(directory))
+    }
+
+    /// The experiment as run at a commit prepared in `directory`: a
+    /// working directory inside the repository moves to the same place in
+    /// the commit's worktree.
+    fn experiment_in(&self, directory: &Path) -> Experiment {
+        let mut experiment = self.experiment.clone();
+        if self.settings.worktrees {
+            let relative = experiment
+                .workdir
+                .as_deref()
+                .and_then(|workdir| workdir.strip_prefix(&self.settings.repo).ok())
+                .map(Path::to_path_buf);
+            if let Some(relative) = relative {
+                experiment.workdir = Some(directory.join(relative));
+            }
+        }
+        experiment
+    }
+
+    /// Check out (or reuse the worktree of), build, install and run `runs`
+    /// iterations at `commit`. `None` when a stored partial measurement was
+    /// completed instead (its event is then recorded by the caller on the
+    /// next loop).
+    fn measure(&mut self, commit: &CommitId, runs: usize) -> Result<Option<Event>, BisectRunError> {
+        let name = format!("bisect {} {}", self.id.0, commit.short());
+        let unfinished = match self.unfinished.take() {
+            Some((run_name, run)) if run_name == name => Some(run),
+            _ => None,
+        };
+        let directory = match self.prepare(commit)? {
+            Ok(directory) => directory,
+            Err(skip) => return Ok(Some(skip)),
+        };
+        let experiment = self.experiment_in(&directory);
+        let mut experiment = self
+            .site
+            .stage(&experiment, &directory, &commit.to_string())?;
+        let environment = self.environment.clone();
+        let capture = move || environment.clone();
+        let store = self.driver.store;
+        let engine = Engine {
+            executor: self.site.executor(),
+            store,
+            cancel: self.driver.cancel.clone(),
+            environment: &capture,
+        };
+        let mut progress = self
+            .driver
+            .observer
+            .measurement(&experiment.primary_metric().name);
+        let summary = match unfinished {
+            Some(run) => engine
+                .resume(run, progress.as_mut())
+                .map_err(BisectRunError::input)?,
+            None => {
+                experiment.sampling.iterations = runs as u32;
+                experiment.sampling.mode = SamplingMode::Fixed;
+                experiment.sampling.warmups = 0;
+                let mut options = StartOptions {
+                    experiment_text: toml_note(&experiment, commit),
+                    experiment,
+                    seed: self.settings.seed,
+                    kind: "bisect".to_string(),
+                    command_line: self.driver.command_line.clone(),
+                    tool_version: self.driver.tool_version.clone(),
+                    bisect: Some(self.id),
+                };
+                options.experiment.name = name;
+                let summary = engine
+                    .start(&options, progress.as_mut())
+                    .map_err(BisectRunError::input)?;
+                store
+                    .put_annotation(
+                        summary.run,
+                        "bisect",
+                        &serde_json::json!({ "bisect": self.id.0, "commit": commit.to_string() }),
+                    )
+                    .map_err(BisectRunError::internal)?;
+                summary
+            }
+        };
+        if summary.status == RunStatus::Interrupted {
+            return Err(BisectRunError::Interrupted(self.id));
+        }
+        let (values, samples) = run_values(store, summary.run, self.experiment)?;
+        if values.is_empty() {
+            let reason = samples
+                .iter()
+                .find_map(|sample| {
+                    sample
+                        .failure
+                        .as_ref()
+                        .map(|failure| failure.reason.clone())
+                })
+                .unwrap_or_else(|| "no successful iteration".to_string());
+            return Ok(Some(Event::Skip {
+                commit: commit.clone(),
+                reason: format!("workload: {reason}"),
+            }));
+        }
+        Ok(Some(Event::Samples {
+            commit: commit.clone(),
+            values,
+        }))
+    }
+
+    /// Removes the worktrees this session made and any an earlier, killed
+    /// session left (a resume makes them again).
+    fn remove_worktrees(&mut self) {
+        for (_, path) in std::mem::take(&mut self.worktrees) {
+            if let Err(error) = self.vcs.remove_worktree(&path) {
+                self.driver.observer.note(&format!(
+                    "warning: could not remove worktree {}: {error}",
+                    path.display()
+                ));
+            }
+        }
+        if self.settings.worktrees && self.worktree_base.exists() {
+            // Worktrees of an earlier, killed session that this one did not
+            // need again.
+            let _ = std::fs::remove_dir_all(&self.worktree_base);
+            let _ = self.vcs.prune_worktrees();
+        }
+    }
+}
+
+/// The directory of bisection `id`'s worktrees: in the system temporary
+/// directory, named after the bisection and its database (another database
+/// may hold a bisection with the same id), and the same on every resume, so
+/// a measurement cut off by a kill resumes in the same place (rebuilt).
+fn worktree_base(store_location: &Path, id: BisectId) -> PathBuf {
+    let database =
+        std::fs::canonicalize(store_location).unwrap_or_else(|_| store_location.to_path_buf());
+    // FNV-1a: stable across builds, unlike std's hasher.
+    let hash = database
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, &byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        });
+    std::env::temp_dir().join(format!("verdict-bisect-{hash:016x}-{}", id.0))
+}
+
+/// Stores `event` as the bisection's next event and applies it.
+fn record_event(
+    store: &dyn Store,
+    id: BisectId,
+    sequence: &mut u32,
+    bisection: &mut Bisection,
+    event: &Event,
+) -> Result<(), BisectRunError> {
+    store
+        .append_bisect_event(
+            id,
+            *sequence,
+            &serde_json::to_value(event).map_err(BisectRunError::internal)?,
+        )
+        .map_err(BisectRunError::internal)?;
+    *sequence += 1;
+    bisection.apply(event).map_err(BisectRunError::internal)
+}
+
+/// The latest of `runs` that neither completed nor failed: a kill cut it
+/// off (name, id).
+fn unfinished_run(runs: &[verdict_store::RunSummary]) -> Option<(String, RunId)> {
+    runs.iter()
+        .rev()
+        .find(|run| run.status != RunStatus::Complete && run.status != RunStatus::Failed)
+        .map(|run| (run.name.clone(), run.id))
+}
+
+/// The values of a measurement run (its successful iterations' primary
+/// metric) and all its samples.
+fn run_values(
+    store: &dyn Store,
+    run: RunId,
+    experiment: &Experiment,
+) -> Result<(Vec<f64>, Vec<verdict_model::Sample>), BisectRunError> {
+    let metric = &experiment.primary_metric().name;
+    let samples = store.samples(run).map_err(BisectRunError::internal)?;
+    let values = samples
+        .iter()
+        .filter(|sample| sample.is_data())
+        .filter_map(|sample| sample.metrics.get(metric).copied())
+        .filter(|value| *value > 0.0)
+        .collect();
+    Ok((values, samples))
+}
+
+/// The event of the bisection's last complete measurement run if the store
+/// holds more values for its runs than the recorded events (a kill after
+/// the run finished, before its event was stored). The run's commit is the
+/// last word of its name (`bisect <id> <short commit>`). O(runs).
+fn orphan_measurement(
+    store: &dyn Store,
+    settings: &Settings,
+    experiment: &Experiment,
+    bisection: &Bisection,
+    runs: &[verdict_store::RunSummary],
+) -> Result<Option<Event>, BisectRunError> {
+    let mut stored_values = 0;
+    let mut last = None;
+    for run in runs.iter().filter(|run| run.status == RunStatus::Complete) {
+        let (values, _) = run_values(store, run.id, experiment)?;
+        stored_values += values.len();
+        last = Some((run, values));
+    }
+    let Some((run, values)) = last else {
+        return Ok(None);
+    };
+    if stored_values <= bisection.total_runs() || values.is_empty() {
+        return Ok(None);
+    }
+    let short = run.name.rsplit(' ').next().unwrap_or_default();
+    let commit = std::iter::once(&settings.good)
+        .chain(&settings.candidates)
+        .find(|commit| commit.to_string().starts_with(short));
+    Ok(commit.map(|commit| Event::Samples {
+        commit: commit.clone(),
+        values,
+    }))
+}
+
+fn toml_note(experiment: &Experiment, commit: &CommitId) -> String {
+    format!(
+        "# verdict bisect measurement of {commit}\n# experiment: {}\n",
+        experiment.name
+    )
+}
+
+/// A stored bisection replayed for `verdict bisect log`: every commit of
+/// the range in order, with its evidence and summary.
+#[derive(Debug)]
+pub struct BisectLog {
+    pub record: BisectRecord,
+    pub settings: Settings,
+    pub bisection: Bisection,
+    pub commits: Vec<LoggedCommit>,
+}
+
+/// One commit of a bisection log.
+#[derive(Debug)]
+pub struct LoggedCommit {
+    pub evidence: CommitEvidence,
+    pub subject: String,
+    /// Median of its samples and its confidence interval
+    /// (`verdict_stats::summary::summarize`).
+    pub median: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+}
+
+impl LoggedCommit {
+    /// Measured or classified (the rows of the text and JSON logs).
+    pub fn is_measured(&self) -> bool {
+        !self.evidence.samples.is_empty() || self.evidence.class.is_some()
+    }
+}
+
+/// Replays bisection `id` (`None`: the latest) from `store`; subjects come
+/// from the repository `open_vcs` opens. `every_commit`: all commits of the
+/// range, not only the measured or classified ones.
+pub fn log<V: Vcs>(
+    store: &dyn Store,
+    id: Option<BisectId>,
+    open_vcs: impl Fn(&Path) -> V,
+    every_commit: bool,
+) -> Result<BisectLog, BisectRunError> {
+    let record = match id {
+        Some(id) => store.bisect(id).map_err(BisectRunError::input)?,
+        None => store
+            .latest_bisect()
+            .map_err(BisectRunError::internal)?
+            .ok_or_else(|| BisectRunError::input("no bisections in the database"))?,
+    };
+    let settings: Settings =
+        serde_json::from_value(record.config.clone()).map_err(BisectRunError::internal)?;
+    let recorded = events(store, record.id)?;
+    let bisection = Bisection::replay(
+        settings.config.clone(),
+        settings.good.clone(),
+        settings.candidates.clone(),
+        &recorded,
+    )
+    .map_err(BisectRunError::internal)?;
+    let vcs = open_vcs(&settings.repo);
+    let commits = bisection
+        .evidence()
+        .into_iter()
+        .filter(|evidence| every_commit || !evidence.samples.is_empty() || evidence.class.is_some())
+        .map(|evidence| {
+            let summary = verdict_stats::summary::summarize(&evidence.samples);
+            let interval = summary.as_ref().and_then(|summary| summary.median_ci);
+            LoggedCommit {
+                subject: vcs.subject(&evidence.commit).unwrap_or_default(),
+                median: summary.as_ref().map(|summary| summary.median),
+                ci_low: interval.map(|interval| interval.low),
+                ci_high: interval.map(|interval| interval.high),
+                evidence,
+            }
+        })
+        .collect();
+    Ok(BisectLog {
+        record,
+        settings,
+        bisection,
+        commits,
+    })
+}

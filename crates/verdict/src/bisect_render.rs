@@ -1,0 +1,338 @@
+//! What `verdict bisect` prints: the summary at the end of a bisection,
+//! why one was aborted, and `verdict bisect log` as text, JSON and the
+//! HTML page's model. Must not: read the store, run git, or compute
+//! statistics (verdict-engine's `bisect` module hands over typed results).
+
+use crate::common::format_time;
+use verdict_bisect::{Bisection, Class, CommitId, Culprit};
+use verdict_engine::bisect::{BisectLog, Settings};
+use verdict_report::table::Table;
+
+pub(crate) fn abort_text(reason: &verdict_bisect::AbortReason) -> String {
+    match reason {
+        verdict_bisect::AbortReason::EndpointsIndistinguishable {
+            shift,
+            good_runs,
+            bad_runs,
+        } => {
+            let interval = shift
+                .and_then(|shift| {
+                    shift.interval.map(|interval| {
+                        format!(
+                            "{:+.1}% [{:+.1}%, {:+.1}%]",
+                            shift.estimate * 100.0,
+                            interval.low * 100.0,
+                            interval.high * 100.0
+                        )
+                    })
+                })
+                .unwrap_or_else(|| "no interval".to_string());
+            format!(
+                "the good and bad endpoints do not differ detectably after {good_runs} and {bad_runs} runs: bad vs good {interval}"
+            )
+        }
+        verdict_bisect::AbortReason::EndpointSkipped { commit, reason } => format!(
+            "endpoint {} could not be measured: {reason}",
+            commit.short()
+        ),
+    }
+}
+
+pub(crate) fn summary(
+    bisection: &Bisection,
+    outcome: &verdict_bisect::Outcome,
+    settings: &Settings,
+    subject: &dyn Fn(&CommitId) -> String,
+) -> String {
+    let mut text = String::new();
+    match &outcome.culprit {
+        Culprit::Single(commit) => {
+            text.push_str(&format!(
+                "first bad commit: {} {}\n",
+                commit,
+                subject(commit)
+            ));
+            // The culprit's own decision: its runs against the good
+            // endpoint's runs measured in turns with it (blocks). Pooled
+            // samples of the parent and the culprit were taken at other
+            // times and would mix machine load into the effect.
+            let decision = bisection
+                .steps()
+                .iter()
+                .rev()
+                .find(|step| &step.commit == commit)
+                .map(|step| &step.decision);
+            if let Some(decision) = decision
+                && let Some(shift) = decision.versus_good
+            {
+                let interval = shift.interval.map_or(String::new(), |interval| {
+                    format!(
+                        " [{:+.1}%, {:+.1}%] ({:.2}%)",
+                        interval.low * 100.0,
+                        interval.high * 100.0,
+                        interval.confidence * 100.0
+                    )
+                });
+                text.push_str(&format!(
+                    "effect vs the good endpoint {} (measured in turns with it, {} runs each): {:+.1}%{interval}\n",
+                    settings.good.short(),
+                    decision.runs,
+                    shift.estimate * 100.0
+                ));
+            }
+        }
+        Culprit::Range(commits) => {
+            text.push_str("the first bad commit is one of (skipped or undecided commits prevent a single answer):\n");
+            for commit in commits {
+                text.push_str(&format!("  {} {}\n", commit, subject(commit)));
+            }
+        }
+    }
+    if !outcome.conflicts.is_empty() {
+        text.push_str("non-monotonic evidence (a like-bad commit before a like-good one):\n");
+        for conflict in &outcome.conflicts {
+            text.push_str(&format!(
+                "  bad {} before good {}\n",
+                conflict.bad.short(),
+                conflict.good.short()
+            ));
+        }
+    }
+    if !outcome.partial.is_empty() {
+        text.push_str(&format!(
+            "partial changes (between good and bad): {}\n",
+            outcome
+                .partial
+                .iter()
+                .map(|commit| commit.short().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    text.push_str(&format!(
+        "{} steps, {} runs in total\n",
+        outcome.steps, outcome.total_runs
+    ));
+    let mut previous = 0;
+    for step in bisection.steps() {
+        text.push_str(&format!(
+            "  {} {:<9} {:>4} runs (step cost {})\n",
+            step.commit.short(),
+            class_word(step.decision.class),
+            step.decision.runs,
+            step.total_runs.saturating_sub(previous)
+        ));
+        previous = step.total_runs;
+    }
+    text.push_str("\ngit bisect log replay:\n");
+    text.push_str(&bisection.bisect_log(settings.first_parent, |commit| subject(commit)));
+    text
+}
+
+pub(crate) fn class_word(class: Class) -> &'static str {
+    match class {
+        Class::Good => "good",
+        Class::Bad => "bad",
+        Class::Undecided => "undecided",
+        Class::Skipped => "skipped",
+    }
+}
+
+/// The HTML page's model: every commit of the range in order (measured or
+/// not), its evidence, and the culprit from the stored result.
+pub(crate) fn log_page(log: &BisectLog) -> verdict_report::html::BisectLog {
+    let record = &log.record;
+    let outcome: Option<verdict_bisect::Outcome> = record
+        .result
+        .clone()
+        .and_then(|result| serde_json::from_value(result).ok());
+    let culprits: Vec<CommitId> = match outcome.as_ref().map(|outcome| &outcome.culprit) {
+        Some(Culprit::Single(commit)) => vec![commit.clone()],
+        Some(Culprit::Range(commits)) => commits.clone(),
+        None => Vec::new(),
+    };
+    let change = |shift: &Option<verdict_stats::shift::Shift>| {
+        shift.map(|shift| verdict_report::html::Change {
+            estimate: shift.estimate,
+            low: shift.interval.map(|interval| interval.low),
+            high: shift.interval.map(|interval| interval.high),
+        })
+    };
+    let subject = |commit: &CommitId| {
+        log.commits
+            .iter()
+            .find(|logged| &logged.evidence.commit == commit)
+            .map(|logged| logged.subject.clone())
+            .unwrap_or_default()
+    };
+    let commits = log
+        .commits
+        .iter()
+        .map(|logged| {
+            let evidence = &logged.evidence;
+            verdict_report::html::BisectCommit {
+                commit: evidence.commit.0.clone(),
+                subject: logged.subject.clone(),
+                runs: evidence.samples.len(),
+                median: logged.median.filter(|_| logged.is_measured()),
+                ci_low: logged.ci_low.filter(|_| logged.is_measured()),
+                ci_high: logged.ci_high.filter(|_| logged.is_measured()),
+                class: evidence.class.map(|class| class_word(class).to_string()),
+                versus_good: evidence
+                    .decision
+                    .as_ref()
+                    .and_then(|decision| change(&decision.versus_good)),
+                versus_bad: evidence
+                    .decision
+                    .as_ref()
+                    .and_then(|decision| change(&decision.versus_bad)),
+                reason: evidence
+                    .decision
+                    .as_ref()
+                    .and_then(|decision| decision.reason.clone()),
+                culprit: culprits.contains(&evidence.commit),
+            }
+        })
+        .collect();
+    let result = match culprits.as_slice() {
+        [] => None,
+        [single] => Some(format!(
+            "first bad commit: {} {}",
+            single.0,
+            subject(single)
+        )),
+        range => Some(format!(
+            "the change is in one of {} commits (marked): {}",
+            range.len(),
+            range
+                .iter()
+                .map(|commit| commit.short().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    };
+    verdict_report::html::BisectLog {
+        facts: vec![
+            ("bisection".to_string(), record.id.0.to_string()),
+            ("repository".to_string(), record.repo.clone()),
+            ("good".to_string(), record.good.clone()),
+            ("bad".to_string(), record.bad.clone()),
+            ("status".to_string(), record.status.as_str().to_string()),
+            ("started".to_string(), format_time(record.started_at_ms)),
+            ("runs".to_string(), log.bisection.total_runs().to_string()),
+        ],
+        commits,
+        result,
+    }
+}
+
+/// `verdict bisect log --format json` (`verdict.bisect-log/v1`).
+pub(crate) fn log_json(log: &BisectLog) -> serde_json::Value {
+    let record = &log.record;
+    let commits: Vec<serde_json::Value> = log
+        .commits
+        .iter()
+        .filter(|logged| logged.is_measured())
+        .map(|logged| {
+            let evidence = &logged.evidence;
+            serde_json::json!({
+                "commit": evidence.commit.to_string(),
+                "subject": logged.subject,
+                "position": evidence.position,
+                "n": evidence.samples.len(),
+                "median": logged.median,
+                "ci_low": logged.ci_low,
+                "ci_high": logged.ci_high,
+                "class": evidence.class.map(class_word),
+                "decision": evidence.decision,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "schema": "verdict.bisect-log/v1",
+        "id": record.id.0,
+        "repo": record.repo,
+        "good": record.good,
+        "bad": record.bad,
+        "status": record.status.as_str(),
+        "started": format_time(record.started_at_ms),
+        "total_runs": log.bisection.total_runs(),
+        "commits": commits,
+        "result": record.result,
+    })
+}
+
+/// `verdict bisect log` as text: a heading line and one row per measured
+/// or classified commit.
+pub(crate) fn log_text(log: &BisectLog) -> String {
+    let mut text = format!(
+        "bisection {} of {} ({}), {} runs so far\n",
+        log.record.id.0,
+        log.record.repo,
+        log.record.status.as_str(),
+        log.bisection.total_runs()
+    );
+    let mut table = Table::new(
+        [
+            "commit",
+            "subject",
+            "n",
+            "median [95% CI]",
+            "class",
+            "decision",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    table.left = vec![1, 4, 5];
+    for logged in log.commits.iter().filter(|logged| logged.is_measured()) {
+        let evidence = &logged.evidence;
+        let median = match (logged.median, logged.ci_low, logged.ci_high) {
+            (Some(median), Some(low), Some(high)) => {
+                format!("{} [{}, {}]", fmt(median), fmt(low), fmt(high))
+            }
+            (Some(median), _, _) => fmt(median),
+            _ => "-".to_string(),
+        };
+        let decision = evidence
+            .decision
+            .as_ref()
+            .map_or(String::new(), |decision| {
+                let part = |shift: &Option<verdict_stats::shift::Shift>, side: &str| {
+                    shift.and_then(|shift| {
+                        shift.interval.map(|interval| {
+                            format!(
+                                "vs {side} {:+.1}% [{:+.1}, {:+.1}]",
+                                shift.estimate * 100.0,
+                                interval.low * 100.0,
+                                interval.high * 100.0
+                            )
+                        })
+                    })
+                };
+                [
+                    part(&decision.versus_good, "good"),
+                    part(&decision.versus_bad, "bad"),
+                    decision.reason.clone(),
+                ]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join("; ")
+            });
+        table.push(vec![
+            evidence.commit.short().to_string(),
+            logged.subject.chars().take(40).collect(),
+            evidence.samples.len().to_string(),
+            median,
+            evidence.class.map_or("measuring", class_word).to_string(),
+            decision,
+        ]);
+    }
+    text.push_str(&table.text());
+    text
+}
+
+fn fmt(value: f64) -> String {
+    verdict_report::format::value(value, "")
+}

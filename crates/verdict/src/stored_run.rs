@@ -1,0 +1,94 @@
+//! A stored run as the reports see it: its record, experiment and samples
+//! read from the store, and the header facts (`RunInfo`) every run report
+//! shows, built once for `verdict report` and the per-host reports.
+//!
+//! Must not: render or decide anything.
+
+use crate::common::format_time;
+use crate::error::CliError;
+use verdict_model::{Experiment, RunId};
+use verdict_report::run::RunInfo;
+use verdict_store::Store;
+
+/// The record, the experiment and the samples of run `run`.
+pub(crate) fn loaded(
+    store: &dyn Store,
+    run: RunId,
+) -> Result<
+    (
+        verdict_store::RunRecord,
+        Experiment,
+        Vec<verdict_model::Sample>,
+    ),
+    CliError,
+> {
+    let record = store.run(run).map_err(CliError::input)?;
+    let experiment: Experiment =
+        serde_json::from_str(&record.experiment_json).map_err(|error| {
+            CliError::internal(format!(
+                "run {run}: stored experiment does not load: {error}"
+            ))
+        })?;
+    let samples = store.samples(run).map_err(CliError::internal)?;
+    Ok((record, experiment, samples))
+}
+
+pub(crate) fn run_info(
+    store: &dyn Store,
+    record: &verdict_store::RunRecord,
+    experiment: &Experiment,
+) -> Result<RunInfo, CliError> {
+    let annotations = store.annotations(record.id).map_err(CliError::internal)?;
+    Ok(RunInfo {
+        id: record.id.0,
+        name: record.name.clone(),
+        status: record.status.as_str().to_string(),
+        started: format_time(record.started_at_ms),
+        finished: record.finished_at_ms.map(format_time),
+        seed: record.seed,
+        host: record.host.clone(),
+        planned: record.planned,
+        recorded: record.done as usize,
+        tool_version: record.tool_version.clone(),
+        order: match experiment.sampling.order {
+            verdict_model::Order::Interleaved => "interleaved (randomized blocks)".to_string(),
+            verdict_model::Order::Sequential => "sequential".to_string(),
+        },
+        procedure: annotations
+            .get("procedure")
+            .and_then(|value| value.as_str())
+            .map(str::to_string),
+        decisions: annotations
+            .get("decisions")
+            .and_then(|value| value.as_array())
+            .map(|statuses| statuses.iter().map(decision_line).collect())
+            .unwrap_or_default(),
+        noise: annotations
+            .get("doctor")
+            .and_then(|value| value.get("summary"))
+            .and_then(|value| value.as_str())
+            .map(str::to_string),
+    })
+}
+
+/// `variant=b vs variant=a: equivalent [-4.1%, +6.0%] at 24 runs per cell`.
+fn decision_line(status: &serde_json::Value) -> String {
+    let state = status["verdict"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| match status["state"].as_str() {
+            Some("cap") => "undecided at the cap".to_string(),
+            Some(other) => format!("undecided ({other})"),
+            None => "unknown".to_string(),
+        });
+    let interval = match (status["low"].as_f64(), status["high"].as_f64()) {
+        (Some(low), Some(high)) => format!(" [{:+.1}%, {:+.1}%]", low * 100.0, high * 100.0),
+        _ => String::new(),
+    };
+    format!(
+        "{} vs {}: {state}{interval} at {} runs per cell",
+        status["candidate_label"].as_str().unwrap_or("?"),
+        status["baseline_label"].as_str().unwrap_or("?"),
+        status["runs"]
+    )
+}
