@@ -1,5 +1,8 @@
-//! Settings shared by subcommands, resolved once: the database path, the
-//! output format, Ctrl-C handling, and time formatting for reports.
+//! Settings and helpers shared by subcommands (so no command module needs
+//! another's), resolved once: the database path, the output format, where
+//! to run (`--host`), loading an experiment file, Ctrl-C handling, what is
+//! stored with a run besides its samples (kernel config, quick doctor),
+//! and time formatting for reports.
 
 use crate::error::CliError;
 use std::path::PathBuf;
@@ -385,6 +388,72 @@ pub(crate) fn random_seed() -> u64 {
     );
     hasher.write_u32(std::process::id());
     hasher.finish() >> 12
+}
+
+/// Where the experiment runs.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct TargetArgs {
+    /// Run on this host over ssh (repeatable: each host runs the whole
+    /// experiment; comparisons stay within a host). The name is given to
+    /// `ssh` as is, so aliases from ~/.ssh/config work.
+    #[arg(long = "host", value_name = "HOST")]
+    pub(crate) hosts: Vec<String>,
+    /// ssh client configuration file (passed to ssh as -F).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ssh_config: Option<PathBuf>,
+    /// How long a host may stay unreachable after a lost connection before
+    /// its part of the run stops (the other hosts go on), e.g. 60s or 5m.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
+    pub(crate) reconnect_timeout: std::time::Duration,
+}
+
+pub(crate) fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
+    verdict_model::experiment::parse_duration(text)
+        .filter(|duration| !duration.is_zero())
+        .ok_or_else(|| format!("`{text}` is not a duration; expected e.g. 30s or 5m"))
+}
+
+impl TargetArgs {
+    pub(crate) fn remote(&self) -> bool {
+        !self.hosts.is_empty()
+    }
+}
+
+/// Whether `pid` is a live verdict process other than this one (a killed
+/// run's process is gone, or its pid reused by something else).
+pub(crate) fn is_live_verdict(pid: u64) -> bool {
+    pid != u64::from(std::process::id())
+        && std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|name| name.trim() == "verdict")
+}
+
+/// Keep the running kernel's config (for `compare --config-diff`), when it
+/// is readable: once per distinct config in the database, under the
+/// SHA-256 the run's environment records.
+pub(crate) fn store_kernel_config(
+    store: &dyn verdict_store::Store,
+    source: &crate::target::EnvironmentSource<'_>,
+) {
+    let release = source.release();
+    if let Some(config) = source.kernel_config(release.as_deref()) {
+        let sha256 = verdict_doctor::environment::config_sha256(&config.text);
+        if let Err(error) = store.put_kernel_config(&sha256, &config.source, &config.text) {
+            eprintln!("verdict: warning: could not store the kernel config: {error}");
+        }
+    }
+}
+
+/// A quick doctor measurement as stored with a run: the full report plus
+/// its one-line summary for report headers.
+pub(crate) fn doctor_annotation() -> serde_json::Value {
+    let options = verdict_doctor::DoctorOptions {
+        length: verdict_doctor::ProbeLength::Quick,
+        ..verdict_doctor::DoctorOptions::default()
+    };
+    let report = verdict_doctor::run_doctor(&options);
+    let summary = report.summary_line();
+    eprintln!("verdict: noise: {summary}");
+    serde_json::json!({ "summary": summary, "report": serde_json::to_value(&report).unwrap_or_default() })
 }
 
 pub(crate) fn tool_version() -> String {

@@ -37,7 +37,7 @@ pub(crate) struct RemoteBuildArgs {
     /// How long the host may stay unreachable after a lost connection
     /// before the measurement stops, e.g. 60s or 5m.
     #[arg(long, value_name = "DURATION", default_value = "60s",
-          value_parser = crate::commands::hosts::parse_timeout)]
+          value_parser = crate::common::parse_timeout)]
     pub(crate) reconnect_timeout: Duration,
 }
 

@@ -5,7 +5,8 @@
 //! runs without a shell unless `--shell` asks for one.
 
 use crate::commands::report::ReportOptionsArgs;
-use crate::commands::run::{doctor_annotation, finish, start};
+use crate::commands::run::{finish, start};
+use crate::common::doctor_annotation;
 use crate::common::{DbArgs, cancel_on_interrupt, tool_version};
 use crate::error::CliError;
 use std::process::ExitCode;
@@ -44,7 +45,7 @@ pub(crate) struct AbArgs {
     #[arg(long)]
     pub(crate) doctor: bool,
     #[command(flatten)]
-    pub(crate) target: crate::commands::hosts::TargetArgs,
+    pub(crate) target: crate::common::TargetArgs,
     #[command(flatten)]
     pub(crate) db: DbArgs,
     #[command(flatten)]

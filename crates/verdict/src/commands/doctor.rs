@@ -41,7 +41,7 @@ pub(crate) struct DoctorArgs {
     #[arg(long, default_value_t = 10)]
     iterations: usize,
     #[command(flatten)]
-    target: crate::commands::hosts::TargetArgs,
+    target: crate::common::TargetArgs,
 }
 
 fn resolve(args: &DoctorArgs) -> Result<DoctorOptions, CliError> {

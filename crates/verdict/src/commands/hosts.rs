@@ -12,7 +12,7 @@
 //! reachable and has a usable agent.
 
 use crate::commands::report::{ReportOptionsArgs, print_run_report};
-use crate::common::DbArgs;
+use crate::common::{DbArgs, TargetArgs};
 use crate::error::CliError;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,35 +22,6 @@ use verdict_model::{Cell, Experiment, RunId, RunStatus, Sample};
 use verdict_stats::combine::{Stratum, one_sided, weighted_z};
 use verdict_stats::verdict::{Better, Verdict};
 use verdict_store::{SqliteStore, Store};
-
-/// Where the experiment runs.
-#[derive(Debug, Clone, clap::Args)]
-pub(crate) struct TargetArgs {
-    /// Run on this host over ssh (repeatable: each host runs the whole
-    /// experiment; comparisons stay within a host). The name is given to
-    /// `ssh` as is, so aliases from ~/.ssh/config work.
-    #[arg(long = "host", value_name = "HOST")]
-    pub(crate) hosts: Vec<String>,
-    /// ssh client configuration file (passed to ssh as -F).
-    #[arg(long, value_name = "FILE")]
-    pub(crate) ssh_config: Option<PathBuf>,
-    /// How long a host may stay unreachable after a lost connection before
-    /// its part of the run stops (the other hosts go on), e.g. 60s or 5m.
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
-    pub(crate) reconnect_timeout: std::time::Duration,
-}
-
-pub(crate) fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
-    verdict_model::experiment::parse_duration(text)
-        .filter(|duration| !duration.is_zero())
-        .ok_or_else(|| format!("`{text}` is not a duration; expected e.g. 30s or 5m"))
-}
-
-impl TargetArgs {
-    pub(crate) fn remote(&self) -> bool {
-        !self.hosts.is_empty()
-    }
-}
 
 /// Prints one host's progress to stderr, a line per note and one every
 /// tenth of the run, each prefixed with the host.
@@ -162,7 +133,7 @@ pub(crate) fn resume_group(
                 .map_err(CliError::internal)?
                 .get("process")
                 .and_then(|process| process["pid"].as_u64())
-            && crate::commands::run::is_live_verdict(pid)
+            && crate::common::is_live_verdict(pid)
         {
             return Err(CliError::input(format!(
                 "run {} is still being executed by verdict process {pid}; stop it first (kill -INT {pid}) or let it finish",
@@ -243,7 +214,7 @@ fn execute(
     let store = db.open()?;
     for (source, result) in sources.iter().zip(&results) {
         if result.is_ok() {
-            crate::commands::run::store_kernel_config(&store, source);
+            crate::common::store_kernel_config(&store, source);
         }
     }
     render(&store, connected, &results, report)

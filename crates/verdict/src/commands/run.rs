@@ -2,7 +2,10 @@
 //! an experiment through the engine, then print its report.
 
 use crate::commands::report::{ReportOptionsArgs, print_run_report};
-use crate::common::{DbArgs, cancel_on_interrupt, load_experiment, random_seed, tool_version};
+use crate::common::{
+    DbArgs, cancel_on_interrupt, doctor_annotation, is_live_verdict, load_experiment, random_seed,
+    store_kernel_config, tool_version,
+};
 use crate::error::CliError;
 use crate::progress::Progress;
 use std::path::{Path, PathBuf};
@@ -37,7 +40,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "REV", conflicts_with = "resume")]
     pub(crate) commit: Option<String>,
     #[command(flatten)]
-    pub(crate) target: crate::commands::hosts::TargetArgs,
+    pub(crate) target: crate::common::TargetArgs,
     #[command(flatten)]
     pub(crate) db: DbArgs,
     #[command(flatten)]
@@ -173,30 +176,6 @@ pub(crate) fn start(
     Ok(summary)
 }
 
-/// Whether `pid` is a live verdict process other than this one (a killed
-/// run's process is gone, or its pid reused by something else).
-pub(crate) fn is_live_verdict(pid: u64) -> bool {
-    pid != u64::from(std::process::id())
-        && std::fs::read_to_string(format!("/proc/{pid}/comm"))
-            .is_ok_and(|name| name.trim() == "verdict")
-}
-
-/// Keep the running kernel's config (for `compare --config-diff`), when it
-/// is readable: once per distinct config in the database, under the
-/// SHA-256 the run's environment records.
-pub(crate) fn store_kernel_config(
-    store: &dyn Store,
-    source: &crate::target::EnvironmentSource<'_>,
-) {
-    let release = source.release();
-    if let Some(config) = source.kernel_config(release.as_deref()) {
-        let sha256 = verdict_doctor::environment::config_sha256(&config.text);
-        if let Err(error) = store.put_kernel_config(&sha256, &config.source, &config.text) {
-            eprintln!("verdict: warning: could not store the kernel config: {error}");
-        }
-    }
-}
-
 /// Print the report and map the run's end to an exit code.
 pub(crate) fn finish(
     store: &dyn Store,
@@ -217,17 +196,4 @@ pub(crate) fn finish(
         )));
     }
     Ok(code)
-}
-
-/// A quick doctor measurement as stored with a run: the full report plus
-/// its one-line summary for report headers.
-pub(crate) fn doctor_annotation() -> serde_json::Value {
-    let options = verdict_doctor::DoctorOptions {
-        length: verdict_doctor::ProbeLength::Quick,
-        ..verdict_doctor::DoctorOptions::default()
-    };
-    let report = verdict_doctor::run_doctor(&options);
-    let summary = report.summary_line();
-    eprintln!("verdict: noise: {summary}");
-    serde_json::json!({ "summary": summary, "report": serde_json::to_value(&report).unwrap_or_default() })
 }
