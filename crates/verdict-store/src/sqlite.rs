@@ -44,14 +44,14 @@ pub(crate) const BUILTIN_COLUMNS: [(&str, i64, &str); 4] = [
 ];
 
 /// Whether metric `name` is stored as a flag in `builtin_metrics`.
-fn is_flagged(name: &str, builtin_metrics: i64) -> bool {
+pub(crate) fn is_flagged(name: &str, builtin_metrics: i64) -> bool {
     BUILTIN_COLUMNS
         .iter()
         .any(|&(builtin, bit, _)| builtin == name && builtin_metrics & bit != 0)
 }
 
 /// The value a flagged built-in metric stands for.
-fn builtin_column_value(sample: &Sample, bit: i64) -> f64 {
+pub(crate) fn builtin_column_value(sample: &Sample, bit: i64) -> f64 {
     match bit {
         1 => sample.wall_seconds,
         2 => sample.user_seconds,
@@ -660,13 +660,14 @@ impl Store for SqliteStore {
         })?;
         let environment_start = self.environment_json("a run", &run.environment_start)?;
         let command_line = to_json(&run.command_line);
+        let uuid = crate::identity::new_run_uuid();
         self.write("create a run", |transaction| {
             transaction
                 .prepare_cached(
                     "INSERT INTO runs (name, kind, status, experiment_text, experiment_sha256, \
                         experiment_json, tool_version, seed, host, planned, started_at_ms, \
-                        environment_start, command_line) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                        environment_start, command_line, uuid) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 )
                 .and_then(|mut statement| {
                     statement.execute(params![
@@ -683,6 +684,7 @@ impl Store for SqliteStore {
                         run.started_at_ms,
                         environment_start,
                         command_line,
+                        uuid,
                     ])
                 })
                 .map_err(self.sql_error("create a run"))?;
@@ -1476,10 +1478,10 @@ fn migrate(connection: &Connection, path: &Path) -> Result<(), StoreError> {
         .map_err(migrate_error(LATEST_VERSION))?;
     // Re-read under the write lock: another process may have migrated.
     let version = identify(&transaction, path).map_err(migrate_error(LATEST_VERSION))??;
-    for (index, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+    for (index, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         let target = index as i64 + 1;
         transaction
-            .execute_batch(sql)
+            .execute_batch(migration.sqlite)
             .and_then(|()| transaction.pragma_update(None, "user_version", target))
             .map_err(migrate_error(target))?;
     }
@@ -1564,7 +1566,7 @@ fn to_u64(value: i64) -> Option<u64> {
 
 /// Serializes a value the store itself controls; these types cannot fail to
 /// serialize (no maps with non-string keys, no failing `Serialize`).
-fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+pub(crate) fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).expect("plain data serializes to JSON")
 }
 

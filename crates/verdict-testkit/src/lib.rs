@@ -9,7 +9,11 @@
 //! `skipped: ...` line, for a developer who knowingly lacks the tool; CI
 //! never sets it. `scripts/test` installs what is missing when it can.
 //!
-//! Must not: start services or change the machine; it only looks.
+//! Must not: start services or change the machine; it only looks — except
+//! `postgres`, which starts a throwaway PostgreSQL cluster in a temporary
+//! directory for the test that asks (and stops it when dropped).
+
+pub mod postgres;
 
 use std::path::{Path, PathBuf};
 

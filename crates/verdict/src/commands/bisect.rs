@@ -23,7 +23,7 @@ use verdict_exec::{Cancel, Executor, Invocation, Program, Status, SystemExecutor
 use verdict_model::{Experiment, RunStatus, SamplingMode};
 use verdict_report::Format;
 use verdict_report::table::Table;
-use verdict_store::{BisectId, NewBisect, SqliteStore, Store};
+use verdict_store::{BisectId, Database, NewBisect, Store};
 
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -183,7 +183,7 @@ fn with_workdir(mut experiment: Experiment, repo: &std::path::Path) -> Experimen
 }
 
 fn start_new(
-    store: &SqliteStore,
+    store: &Database,
     start: &BisectStart,
 ) -> Result<(BisectId, Stored, Experiment), CliError> {
     let repo = start.repo.clone().expect("clap requires --repo");
@@ -285,7 +285,7 @@ fn events(store: &dyn Store, id: BisectId) -> Result<Vec<Event>, CliError> {
 }
 
 fn drive(
-    store: &SqliteStore,
+    store: &Database,
     id: BisectId,
     stored: &Stored,
     experiment: &Experiment,
@@ -415,7 +415,7 @@ fn abort_text(reason: &verdict_bisect::AbortReason) -> String {
 
 /// The driver's state between measurements.
 struct Session<'a> {
-    store: &'a SqliteStore,
+    store: &'a Database,
     id: BisectId,
     stored: &'a Stored,
     experiment: &'a Experiment,
@@ -617,7 +617,7 @@ impl Session<'_> {
 /// directory, named after the bisection and its database (another database
 /// may hold a bisection with the same id), and the same on every resume, so
 /// a measurement cut off by a kill resumes in the same place (rebuilt).
-fn worktree_base(store: &SqliteStore, id: BisectId) -> PathBuf {
+fn worktree_base(store: &Database, id: BisectId) -> PathBuf {
     let database =
         std::fs::canonicalize(store.path()).unwrap_or_else(|_| store.path().to_path_buf());
     // FNV-1a: stable across builds, unlike std's hasher.
@@ -633,7 +633,7 @@ fn worktree_base(store: &SqliteStore, id: BisectId) -> PathBuf {
 
 /// Stores `event` as the bisection's next event and applies it.
 fn record_event(
-    store: &SqliteStore,
+    store: &Database,
     id: BisectId,
     sequence: &mut u32,
     bisection: &mut Bisection,
@@ -660,7 +660,7 @@ fn interrupted(id: BisectId) -> CliError {
 /// The measurement runs of bisection `id`, oldest first. O(runs), once per
 /// session.
 fn bisection_runs(
-    store: &SqliteStore,
+    store: &Database,
     id: BisectId,
 ) -> Result<Vec<verdict_store::RunSummary>, CliError> {
     let prefix = format!("bisect {} ", id.0);
@@ -684,7 +684,7 @@ fn unfinished_run(runs: &[verdict_store::RunSummary]) -> Option<(String, verdict
 /// The values of a measurement run (its successful iterations' primary
 /// metric) and all its samples.
 fn run_values(
-    store: &SqliteStore,
+    store: &Database,
     run: verdict_model::RunId,
     experiment: &Experiment,
 ) -> Result<(Vec<f64>, Vec<verdict_model::Sample>), CliError> {
@@ -703,7 +703,7 @@ fn run_values(
 /// holds more values for its runs than the recorded events (a kill after
 /// the run finished, before its event was stored). O(runs).
 fn orphan_measurement(
-    store: &SqliteStore,
+    store: &Database,
     id: BisectId,
     stored: &Stored,
     experiment: &Experiment,

@@ -208,7 +208,7 @@ pub(crate) fn finish(
         let db_flag = if db.db == Path::new("verdict.db") {
             String::new()
         } else {
-            format!(" --db {}", db.db.display())
+            format!(" --db {}", db.display())
         };
         return Err(CliError::Interrupted(format!(
             "run {} interrupted after {} recorded iterations; resume with: verdict run --resume {}{db_flag}",
