@@ -7,6 +7,7 @@
 //! `overlap`: which runs measured at the same time on a host. Must not
 //! start processes, read clocks or print.
 
+pub mod copy;
 mod database;
 mod error;
 mod history;
@@ -18,6 +19,7 @@ mod postgres;
 mod sqlite;
 mod store;
 
+pub use copy::{CopiedRun, copy_run};
 pub use database::Database;
 pub use error::StoreError;
 pub use history::{HistoryCache, HistoryRun, HistorySelection, HistoryStore};

@@ -49,6 +49,10 @@ enum Command {
     Check(commands::check::CheckArgs),
     /// Kernel config diffs and reason chains.
     Kconfig(commands::kconfig::KconfigArgs),
+    /// Copy runs from the --db store to another store (a SQLite path or a PostgreSQL URL).
+    Push(commands::copy::PushArgs),
+    /// Copy runs from another store into the --db store.
+    Pull(commands::copy::PullArgs),
     /// Change points in the series of stored runs (or a CSV column): when, and by how much.
     History(commands::history::HistoryArgs),
     /// The far side of an ssh target (started by verdict over ssh).
@@ -72,6 +76,8 @@ fn main() -> ExitCode {
         Command::Check(args) => commands::check::run(args),
         Command::Kconfig(args) => commands::kconfig::run(args),
         Command::History(args) => commands::history::run(args),
+        Command::Push(args) => commands::copy::push(args),
+        Command::Pull(args) => commands::copy::pull(args),
         Command::Agent(args) => commands::agent::run(args),
     };
     match result {

@@ -5,6 +5,7 @@ pub(crate) mod agent;
 pub(crate) mod bisect;
 pub(crate) mod check;
 pub(crate) mod compare;
+pub(crate) mod copy;
 pub(crate) mod doctor;
 pub(crate) mod export;
 pub(crate) mod history;
