@@ -104,6 +104,23 @@ pub enum StoreError {
         source: postgres::Error,
     },
 
+    #[error(
+        "store a sample of block {block} of run {run} in {location}: {reason}; this worker \
+         stops measuring it"
+    )]
+    LostClaim {
+        location: String,
+        run: RunId,
+        block: u32,
+        reason: String,
+    },
+
+    #[error(
+        "share the work of {path}: a SQLite file cannot be shared between controllers; use a \
+         PostgreSQL store (--db postgres://…)"
+    )]
+    NeedsPostgres { path: PathBuf },
+
     #[error("{operation} in {path}: {source}")]
     Sql {
         path: PathBuf,

@@ -18,6 +18,7 @@ pub mod overlap;
 mod postgres;
 mod sqlite;
 mod store;
+pub mod work;
 
 pub use copy::{CopiedRun, copy_run};
 pub use database::Database;
@@ -30,3 +31,4 @@ pub use store::{
     BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, RunTimes,
     SelectedValue, Selection, Store,
 };
+pub use work::{Claim, WorkBlock, WorkProgress, WorkStore};

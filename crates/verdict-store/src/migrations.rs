@@ -55,6 +55,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sqlite: MIGRATION_7,
         postgres: POSTGRES_7,
     },
+    Migration {
+        sqlite: MIGRATION_8,
+        postgres: POSTGRES_8,
+    },
 ];
 
 /// The PostgreSQL table that marks a database (schema) as verdict's and
@@ -404,6 +408,35 @@ CREATE UNIQUE INDEX runs_by_uuid ON runs (uuid);
 
 /// Version 7 in PostgreSQL: the same statements.
 const POSTGRES_7: &str = MIGRATION_7;
+
+/// Version 8 (`verdict run --detach`, `verdict work`): shared work. A
+/// detached run's schedule as blocks (`work_blocks`: the block's first
+/// sequence and slot count, `pending`, `claimed` by a worker measuring on
+/// a host, or `done`), and one lease per target host (`host_leases`: the
+/// worker driving that machine until `expires_at_ms`). Used with
+/// PostgreSQL (row locks, `SKIP LOCKED`); SQLite has the tables so both
+/// schemas stay equal. Dialect-neutral SQL.
+const MIGRATION_8: &str = r#"
+CREATE TABLE work_blocks (
+    run_id         BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    block          BIGINT NOT NULL,
+    first_sequence BIGINT NOT NULL,
+    slots          BIGINT NOT NULL,
+    state          TEXT   NOT NULL,
+    worker         TEXT,
+    host           TEXT,
+    PRIMARY KEY (run_id, block)
+);
+
+CREATE TABLE host_leases (
+    host          TEXT   PRIMARY KEY,
+    worker        TEXT   NOT NULL,
+    expires_at_ms BIGINT NOT NULL
+);
+"#;
+
+/// Version 8 in PostgreSQL: the same statements.
+const POSTGRES_8: &str = MIGRATION_8;
 
 #[cfg(test)]
 mod tests {

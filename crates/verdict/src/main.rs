@@ -53,6 +53,8 @@ enum Command {
     Push(commands::copy::PushArgs),
     /// Copy runs from another store into the --db store.
     Pull(commands::copy::PullArgs),
+    /// Measure a detached run's blocks (`verdict run --detach`) with other controllers, one per target host at a time.
+    Work(commands::work::WorkArgs),
     /// Change points in the series of stored runs (or a CSV column): when, and by how much.
     History(commands::history::HistoryArgs),
     /// The far side of an ssh target (started by verdict over ssh).
@@ -77,6 +79,7 @@ fn main() -> ExitCode {
         Command::Kconfig(args) => commands::kconfig::run(args),
         Command::History(args) => commands::history::run(args),
         Command::Push(args) => commands::copy::push(args),
+        Command::Work(args) => commands::work::run(args),
         Command::Pull(args) => commands::copy::pull(args),
         Command::Agent(args) => commands::agent::run(args),
     };

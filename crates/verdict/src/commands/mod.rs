@@ -17,3 +17,4 @@ pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod runs;
 pub(crate) mod simulate;
+pub(crate) mod work;
