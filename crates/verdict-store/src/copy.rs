@@ -120,7 +120,7 @@ impl Database {
     fn identity(&self) -> &dyn RunIdentity {
         match self {
             Database::Sqlite(store) => store,
-            Database::Postgres { store, .. } => store,
+            Database::Postgres { store, .. } => store.as_ref(),
         }
     }
 
@@ -198,7 +198,7 @@ impl RunIdentity for SqliteStore {
                     record
                         .environment_end
                         .as_ref()
-                        .map(|environment| to_json(environment)),
+                        .map(to_json),
                     to_json(&record.command_line),
                     uuid,
                     origin,
@@ -276,7 +276,7 @@ impl RunIdentity for PostgresStore {
                 &record
                     .environment_end
                     .as_ref()
-                    .map(|environment| to_json(environment)),
+                    .map(to_json),
                 &to_json(&record.command_line),
                 &uuid,
                 &origin,

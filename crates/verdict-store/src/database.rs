@@ -25,7 +25,7 @@ use crate::store::{
 pub enum Database {
     Sqlite(SqliteStore),
     Postgres {
-        store: PostgresStore,
+        store: Box<PostgresStore>,
         /// The URL with its password redacted, as a path-like name.
         name: PathBuf,
     },
@@ -60,7 +60,10 @@ impl Database {
 
     fn postgres(store: PostgresStore) -> Database {
         let name = PathBuf::from(store.location());
-        Database::Postgres { store, name }
+        Database::Postgres {
+            store: Box::new(store),
+            name,
+        }
     }
 
     /// The SQLite file, or the PostgreSQL URL with its password redacted
@@ -90,7 +93,7 @@ impl Database {
     pub fn store(&self) -> &dyn HistoryStore {
         match self {
             Database::Sqlite(store) => store,
-            Database::Postgres { store, .. } => store,
+            Database::Postgres { store, .. } => store.as_ref(),
         }
     }
 }

@@ -351,7 +351,7 @@ impl Database {
     /// The store as a `WorkStore`: shared work needs PostgreSQL.
     pub fn work_store(&self) -> Result<&dyn WorkStore, StoreError> {
         match self {
-            Database::Postgres { store, .. } => Ok(store),
+            Database::Postgres { store, .. } => Ok(store.as_ref()),
             Database::Sqlite(store) => Err(StoreError::NeedsPostgres {
                 path: store.path().to_path_buf(),
             }),

@@ -65,7 +65,7 @@ pub(crate) fn run(args: &WorkArgs) -> Result<ExitCode, CliError> {
     let location = args.db.location();
     let open = move || -> Result<Box<dyn WorkStore>, verdict_store::StoreError> {
         match Database::open(&location)? {
-            Database::Postgres { store, .. } => Ok(Box::new(store)),
+            Database::Postgres { store, .. } => Ok(store),
             Database::Sqlite(store) => Err(verdict_store::StoreError::NeedsPostgres {
                 path: store.path().to_path_buf(),
             }),
