@@ -195,10 +195,7 @@ impl RunIdentity for SqliteStore {
                     record.started_at_ms,
                     record.finished_at_ms,
                     to_json(&record.environment_start),
-                    record
-                        .environment_end
-                        .as_ref()
-                        .map(to_json),
+                    record.environment_end.as_ref().map(to_json),
                     to_json(&record.command_line),
                     uuid,
                     origin,
@@ -273,10 +270,7 @@ impl RunIdentity for PostgresStore {
                 &record.started_at_ms,
                 &record.finished_at_ms,
                 &to_json(&record.environment_start),
-                &record
-                    .environment_end
-                    .as_ref()
-                    .map(to_json),
+                &record.environment_end.as_ref().map(to_json),
                 &to_json(&record.command_line),
                 &uuid,
                 &origin,

@@ -84,6 +84,21 @@ impl Database {
         }
     }
 
+    /// The runs measured on any of `hosts`, oldest first (the database
+    /// filters each host).
+    pub fn list_runs_on_hosts(&self, hosts: &[String]) -> Result<Vec<RunSummary>, StoreError> {
+        let mut runs = Vec::new();
+        for host in hosts {
+            runs.extend(match self {
+                Database::Sqlite(store) => store.list_runs_on_host(host)?,
+                Database::Postgres { store, .. } => store.list_runs_on_host(host)?,
+            });
+        }
+        runs.sort_by_key(|run| run.id);
+        runs.dedup_by_key(|run| run.id);
+        Ok(runs)
+    }
+
     /// The schema version this build of verdict reads and writes.
     pub fn schema_version() -> i64 {
         SqliteStore::schema_version()

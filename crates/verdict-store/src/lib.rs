@@ -10,6 +10,7 @@
 pub mod copy;
 mod database;
 mod error;
+mod filters;
 mod history;
 mod identity;
 pub mod location;

@@ -122,6 +122,15 @@ impl PostgresStore {
         })
     }
 
+    /// The runs measured on `host`, oldest first (the database filters).
+    pub fn list_runs_on_host(&self, host: &str) -> Result<Vec<RunSummary>, StoreError> {
+        Ok(self
+            .query_runs("WHERE host = $1 ORDER BY id", Some(&host))?
+            .into_iter()
+            .map(RunSummary::from)
+            .collect())
+    }
+
     /// The database's URL with its password redacted.
     pub fn location(&self) -> &str {
         &self.location
@@ -405,7 +414,7 @@ impl PostgresStore {
     fn query_runs(
         &self,
         filter: &str,
-        parameter: Option<i64>,
+        parameter: Option<&(dyn ToSql + Sync)>,
     ) -> Result<Vec<RunRecord>, StoreError> {
         let sql = format!(
             "SELECT id, name, kind, status, experiment_text, experiment_sha256, \
@@ -415,7 +424,7 @@ impl PostgresStore {
                     (SELECT COUNT(*) FROM samples WHERE run_id = runs.id AND failed) \
              FROM runs {filter}"
         );
-        let rows = match &parameter {
+        let rows = match parameter {
             Some(value) => self.query("read runs", &sql, &[value])?,
             None => self.query("read runs", &sql, &[])?,
         };
@@ -701,7 +710,7 @@ impl Store for PostgresStore {
     }
 
     fn run(&self, run: RunId) -> Result<RunRecord, StoreError> {
-        self.query_runs("WHERE id = $1", Some(run.0))?
+        self.query_runs("WHERE id = $1", Some(&run.0))?
             .pop()
             .ok_or_else(|| self.unknown_run(run))
     }
@@ -880,7 +889,17 @@ impl Store for PostgresStore {
             parameters.push(Box::new(run.0));
             sql.push_str(&format!(" AND s.run_id = ${}", parameters.len()));
         }
-        push_level_filters(&mut sql, &mut parameters, &selection.levels);
+        for (factor, level) in &selection.levels {
+            let (filter, values) =
+                crate::filters::level_filter(crate::filters::Dialect::Postgres, factor, level);
+            sql.push_str(&crate::filters::number_placeholders(
+                &filter,
+                parameters.len() + 1,
+            ));
+            for value in values {
+                parameters.push(Box::new(value));
+            }
+        }
         sql.push_str(" ORDER BY s.run_id, s.sequence");
         let operation = format!("select metric `{}`", selection.metric);
         let references: Vec<&(dyn ToSql + Sync)> = parameters

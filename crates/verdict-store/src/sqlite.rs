@@ -27,6 +27,7 @@ use serde_json::Value;
 use verdict_model::{Cell, Environment, Failure, RunId, RunStatus, Sample};
 
 use crate::StoreError;
+use crate::filters::Dialect;
 use crate::migrations::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
 use crate::store::{
     BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, RunTimes,
@@ -245,6 +246,18 @@ impl SqliteStore {
         Self::initialize(connection, path)
     }
 
+    /// The runs measured on `host`, oldest first (the database filters).
+    pub fn list_runs_on_host(&self, host: &str) -> Result<Vec<RunSummary>, StoreError> {
+        Ok(self
+            .query_runs(
+                "WHERE host = ?1 ORDER BY id",
+                Some(SqlValue::Text(host.to_string())),
+            )?
+            .into_iter()
+            .map(RunSummary::from)
+            .collect())
+    }
+
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
@@ -405,7 +418,7 @@ impl SqliteStore {
     fn query_runs(
         &self,
         filter: &str,
-        parameter: Option<i64>,
+        parameter: Option<SqlValue>,
     ) -> Result<Vec<RunRecord>, StoreError> {
         let sql = format!(
             "SELECT id, name, kind, status, experiment_text, experiment_sha256, \
@@ -419,7 +432,7 @@ impl SqliteStore {
             .connection
             .prepare_cached(&sql)
             .map_err(self.sql_error("read runs"))?;
-        let parameters: Vec<SqlValue> = parameter.into_iter().map(SqlValue::Integer).collect();
+        let parameters: Vec<SqlValue> = parameter.into_iter().collect();
         let raw_runs = statement
             .query_map(rusqlite::params_from_iter(parameters), |row| {
                 Ok(RawRun {
@@ -757,7 +770,7 @@ impl Store for SqliteStore {
     }
 
     fn run(&self, run: RunId) -> Result<RunRecord, StoreError> {
-        self.query_runs("WHERE id = ?1", Some(run.0))?
+        self.query_runs("WHERE id = ?1", Some(SqlValue::Integer(run.0)))?
             .pop()
             .ok_or_else(|| self.unknown_run(run))
     }
@@ -1067,12 +1080,9 @@ impl Store for SqliteStore {
             parameters.push(SqlValue::Integer(run.0));
         }
         for (factor, level) in &selection.levels {
-            sql.push_str(
-                " AND EXISTS (SELECT 1 FROM cell_levels l WHERE l.run_id = s.run_id \
-                   AND l.cell = s.cell AND l.factor = ? AND l.level = ?)",
-            );
-            parameters.push(SqlValue::Text(factor.clone()));
-            parameters.push(SqlValue::Text(level.clone()));
+            let (filter, values) = crate::filters::level_filter(Dialect::Sqlite, factor, level);
+            sql.push_str(&filter);
+            parameters.extend(values.into_iter().map(SqlValue::Text));
         }
         sql.push_str(" ORDER BY s.run_id, s.sequence");
         let operation = format!("select metric `{}`", selection.metric);

@@ -243,3 +243,20 @@ pub trait Store {
     fn bisect(&self, bisect: BisectId) -> Result<BisectRecord, StoreError>;
     fn latest_bisect(&self) -> Result<Option<BisectRecord>, StoreError>;
 }
+
+impl From<RunRecord> for RunSummary {
+    fn from(record: RunRecord) -> RunSummary {
+        RunSummary {
+            id: record.id,
+            name: record.name,
+            kind: record.kind,
+            status: record.status,
+            planned: record.planned,
+            done: record.done,
+            failed: record.failed,
+            started_at_ms: record.started_at_ms,
+            finished_at_ms: record.finished_at_ms,
+            host: record.host,
+        }
+    }
+}
