@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use verdict_model::{Cell, RunId};
+use verdict_model::{Cell, RunId, Sample};
 
 use crate::StoreError;
 use crate::database::Database;
@@ -17,6 +17,10 @@ use crate::history::HistoryStore;
 use crate::postgres::PostgresStore;
 use crate::sqlite::{SqliteStore, to_json};
 use crate::store::{RunRecord, Store};
+
+/// Samples copied per transaction (PostgreSQL): an interrupted copy keeps
+/// whole batches, and the next copy adds the rest.
+const BATCH: usize = 1000;
 
 /// A run's identity across stores, per backend.
 pub trait RunIdentity: HistoryStore {
@@ -72,6 +76,7 @@ pub fn copy_run(source: &Database, target: &Database, run: RunId) -> Result<Copi
         .map(|sample| sample.sequence)
         .collect();
     let mut copied = 0;
+    let mut batch: Vec<(Sample, Cell)> = Vec::with_capacity(BATCH);
     for sample in source.samples(run)? {
         if present.contains(&sample.sequence) {
             continue;
@@ -81,9 +86,15 @@ pub fn copy_run(source: &Database, target: &Database, run: RunId) -> Result<Copi
             what: format!("sample {} of run {run}", sample.sequence),
             reason: format!("its cell {} is not stored", sample.cell),
         })?;
-        target.append_sample(target_run, &sample, cell)?;
-        copied += 1;
+        batch.push((sample, cell.clone()));
+        if batch.len() == BATCH {
+            target.append_samples(target_run, &batch)?;
+            copied += batch.len();
+            batch.clear();
+        }
     }
+    target.append_samples(target_run, &batch)?;
+    copied += batch.len();
     for (key, value) in source.annotations(run)? {
         target.put_annotation(target_run, &key, &value)?;
     }

@@ -99,6 +99,17 @@ impl Database {
         Ok(runs)
     }
 
+    /// Stores several samples of a run: in PostgreSQL in one transaction,
+    /// in SQLite one commit each (a SQLite commit is cheap).
+    pub fn append_samples(&self, run: RunId, samples: &[(Sample, Cell)]) -> Result<(), StoreError> {
+        match self {
+            Database::Postgres { store, .. } => store.append_samples(run, samples),
+            Database::Sqlite(store) => samples
+                .iter()
+                .try_for_each(|(sample, cell)| store.append_sample(run, sample, cell)),
+        }
+    }
+
     /// The schema version this build of verdict reads and writes.
     pub fn schema_version() -> i64 {
         SqliteStore::schema_version()

@@ -95,6 +95,22 @@ pub fn redact_url(url: &str) -> String {
     format!("{scheme}{authority}{tail}")
 }
 
+/// A command line as it may be stored: every argument holding a URL
+/// (`--db postgres://user:password@…`, `--db=…`) with its password
+/// redacted.
+pub fn redact_arguments(arguments: &[String]) -> Vec<String> {
+    arguments
+        .iter()
+        .map(|argument| {
+            if argument.contains("://") {
+                redact_url(argument)
+            } else {
+                argument.clone()
+            }
+        })
+        .collect()
+}
+
 /// What can be wrong with a PostgreSQL URL (the URL itself is not in the
 /// message: it may hold a password).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -251,6 +267,17 @@ mod tests {
         assert_eq!(
             redact_url("postgres://alice@db/verdict"),
             "postgres://alice@db/verdict"
+        );
+    }
+
+    #[test]
+    fn stored_command_lines_lose_their_passwords() {
+        let arguments: Vec<String> = ["verdict", "run", "--db=postgres://a:pw@h/d", "x:y@z"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            redact_arguments(&arguments),
+            ["verdict", "run", "--db=postgres://a:***@h/d", "x:y@z"]
         );
     }
 

@@ -617,7 +617,7 @@ impl Store for PostgresStore {
             self.invalid("a run", format!("planned count {} too large", run.planned))
         })?;
         let environment_start = self.environment_json("a run", &run.environment_start)?;
-        let command_line = to_json(&run.command_line);
+        let command_line = to_json(&crate::location::redact_arguments(&run.command_line));
         let uuid = crate::identity::new_run_uuid();
         let rows = self.query(
             "create a run",
@@ -1170,6 +1170,65 @@ impl Store for PostgresStore {
 }
 
 impl PostgresStore {
+    /// Stores several samples of a run in one transaction (all or none):
+    /// one commit instead of one per sample, for copying runs.
+    pub fn append_samples(&self, run: RunId, samples: &[(Sample, Cell)]) -> Result<(), StoreError> {
+        let operation = format!("store {} samples of run {run}", samples.len());
+        self.write(&operation, || {
+            for (sample, cell) in samples {
+                let what = format!("sample {} of run {run}", sample.sequence);
+                for (name, value) in [
+                    ("wall_seconds", sample.wall_seconds),
+                    ("user_seconds", sample.user_seconds),
+                    ("sys_seconds", sample.sys_seconds),
+                ]
+                .into_iter()
+                .chain(
+                    sample
+                        .metrics
+                        .iter()
+                        .map(|(name, value)| (name.as_str(), *value)),
+                ) {
+                    if !value.is_finite() {
+                        return Err(
+                            self.invalid(&what, format!("`{name}` is {value}, not a number"))
+                        );
+                    }
+                }
+                let max_rss_kib = i64::try_from(sample.max_rss_kib)
+                    .map_err(|_| self.invalid(&what, "max RSS too large"))?;
+                let cell_index = i64::try_from(sample.cell)
+                    .map_err(|_| self.invalid(&what, "cell index too large"))?;
+                let mut builtin_metrics = 0_i64;
+                for (name, bit, _) in BUILTIN_COLUMNS {
+                    if sample.metrics.get(name).is_some_and(|value| {
+                        value.to_bits() == builtin_column_value(sample, bit).to_bits()
+                    }) {
+                        builtin_metrics |= bit;
+                    }
+                }
+                self.store_cell(run, cell_index, cell, &what)?;
+                self.insert_sample_rows(
+                    run,
+                    sample,
+                    cell_index,
+                    max_rss_kib,
+                    builtin_metrics,
+                    &operation,
+                )?;
+            }
+            Ok(())
+        })?;
+        // Cells are remembered only after the commit (as in append_sample).
+        for (sample, cell) in samples {
+            self.known_cells
+                .borrow_mut()
+                .entry((run.0, sample.cell as i64))
+                .or_insert_with(|| cell.clone());
+        }
+        Ok(())
+    }
+
     /// The sample's rows (sample, failure, notes, metrics), inside the
     /// caller's transaction; a sequence already stored is
     /// `DuplicateSample`.

@@ -672,7 +672,7 @@ impl Store for SqliteStore {
             self.invalid("a run", format!("planned count {} too large", run.planned))
         })?;
         let environment_start = self.environment_json("a run", &run.environment_start)?;
-        let command_line = to_json(&run.command_line);
+        let command_line = to_json(&crate::location::redact_arguments(&run.command_line));
         let uuid = crate::identity::new_run_uuid();
         self.write("create a run", |transaction| {
             transaction

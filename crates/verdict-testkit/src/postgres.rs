@@ -88,6 +88,16 @@ impl PostgresServer {
     /// # Panics
     /// When initdb or the server fails, with the server's log.
     pub fn start() -> Option<PostgresServer> {
+        Self::start_with(&[])
+    }
+
+    /// Like [`start`](Self::start), with extra server settings
+    /// (`name=value`, each passed as `-c`, overriding the test defaults
+    /// such as `fsync=off`; a benchmark passes `fsync=on`).
+    ///
+    /// # Panics
+    /// As `start`.
+    pub fn start_with(settings: &[&str]) -> Option<PostgresServer> {
         let bin = require_postgres_bin()?;
         static COUNTER: AtomicU32 = AtomicU32::new(0);
         let directory = std::env::temp_dir().join(format!(
@@ -138,6 +148,7 @@ impl PostgresServer {
                 "-c",
                 "shared_buffers=16MB",
             ])
+            .args(settings.iter().flat_map(|setting| ["-c", setting]))
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("clone the log"))
             .stderr(log)

@@ -138,6 +138,11 @@ fn a_run_measured_into_postgres_reports_and_errors_hide_the_password() {
     succeed(&mut verdict(&["run", &experiment, "--db", &url]));
     let report = succeed(&mut verdict(&["report", "--db", &url]));
     assert!(String::from_utf8_lossy(&report.stdout).contains("mode=a"));
+    // The run's stored command line names the store without the password.
+    let stored = server.psql("lab", "SELECT command_line FROM runs");
+    assert!(stored.contains("postgres:***@"), "{stored}");
+    let everything = server.psql("lab", "SELECT r::text FROM runs r");
+    assert!(!everything.contains("hunter2"), "{everything}");
 
     let missing = password_url(&server, "no_such_database");
     for arguments in [
