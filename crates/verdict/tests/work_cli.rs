@@ -185,3 +185,37 @@ fn wait_with_deadline(mut child: Child, limit: Duration) -> std::process::ExitSt
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Shared work needs PostgreSQL: a SQLite store is refused with the way
+/// out, and nothing is created in it.
+#[test]
+fn a_sqlite_store_cannot_be_shared() {
+    let directory = tempfile::tempdir().unwrap();
+    let experiment = directory.path().join("shared.toml");
+    std::fs::write(
+        &experiment,
+        "name = \"shared\"\ncommand = [\"true\"]\n\n[factors]\nmode = [\"a\"]\n",
+    )
+    .unwrap();
+    let db = directory.path().join("local.db");
+    let output = Command::new(VERDICT)
+        .arg("run")
+        .arg(&experiment)
+        .arg("--detach")
+        .arg("--db")
+        .arg(&db)
+        .env_remove("VERDICT_DB")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("use a PostgreSQL store"), "{stderr}");
+    let runs = Command::new(VERDICT)
+        .args(["runs", "--format", "json", "--db"])
+        .arg(&db)
+        .env_remove("VERDICT_DB")
+        .output()
+        .unwrap();
+    let runs: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(runs["runs"], serde_json::json!([]));
+}
