@@ -15,7 +15,7 @@ use verdict_model::RunId;
 use verdict_stats::changepoint::{self, ChangePoint, Described, Detection, Settings};
 use verdict_stats::shift::Interval;
 use verdict_stats::summary::median_interval;
-use verdict_store::{HistoryCache, HistoryRun, HistorySelection, SqliteStore, StoreError};
+use verdict_store::{HistoryCache, HistoryRun, HistorySelection, HistoryStore, StoreError};
 
 /// Confidence of the per-run median intervals and of the shift intervals.
 pub const CONFIDENCE: f64 = 0.95;
@@ -125,7 +125,7 @@ pub struct HistoryRequest {
 /// The history of a stored selection: one series per host (hosts in order
 /// of first appearance), change points per series.
 pub fn stored_history(
-    store: &SqliteStore,
+    store: &dyn HistoryStore,
     request: &HistoryRequest,
 ) -> Result<History, HistoryError> {
     let runs = store.history_runs(&request.selection)?;
@@ -255,7 +255,7 @@ fn fingerprint(points: &[Point]) -> String {
 }
 
 fn analyse(
-    store: &SqliteStore,
+    store: &dyn HistoryStore,
     cache_key: Option<&str>,
     host: String,
     points: Vec<Point>,

@@ -2,7 +2,9 @@
 //! from a recorded seed), level switches with setup and teardown, warmups,
 //! adaptive stopping and resume. Processes go through verdict-exec's
 //! `Executor`, samples through verdict-store's `Store`, decisions through
-//! verdict-stats; this crate prints nothing.
+//! verdict-stats; shared work on a PostgreSQL store (`work`: detached runs,
+//! controllers claiming blocks under host leases); this crate prints
+//! nothing.
 
 pub mod adaptive;
 pub mod bisect;
@@ -12,6 +14,7 @@ pub mod hosts;
 pub mod iteration;
 pub mod runner;
 pub mod schedule;
+pub mod work;
 
 pub use adaptive::{AdaptivePlan, ComparisonStatus};
 pub use hosts::{HostPart, HostWork, run_on_hosts};
@@ -19,3 +22,4 @@ pub use runner::{
     Engine, EngineError, Observer, RunSummary, Silent, StartOptions, check_design,
     planned_iterations,
 };
+pub use work::{WorkOptions, WorkSummary, Worker, detach};

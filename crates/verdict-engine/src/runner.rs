@@ -67,6 +67,11 @@ pub enum EngineError {
     #[error("run {run}: stored experiment no longer loads: {message}")]
     StoredExperiment { run: RunId, message: String },
     #[error(
+        "experiment {experiment}: an adaptive run decides its blocks as it goes and cannot be \
+         detached; use a fixed number of iterations"
+    )]
+    Detach { experiment: String },
+    #[error(
         "run {run}: stored sample {sequence} is for cell {found} but the schedule says {expected}; the run cannot be resumed safely"
     )]
     ScheduleMismatch {
@@ -232,6 +237,54 @@ impl Engine<'_> {
         let existing = self.store.samples(run)?;
         self.store.set_status(run, RunStatus::Running)?;
         self.execute(run, &experiment, record.seed, existing, observer)
+    }
+
+    /// Measures the listed (sequence, slot) pairs of a run, skipping the
+    /// sequences in `stored`, with setup before and teardown after (shared
+    /// work: one claimed block). `Ok(false)` when cancelled.
+    pub(crate) fn run_block(
+        &self,
+        run: RunId,
+        experiment: &Experiment,
+        slots: &[(u32, Slot)],
+        stored: &std::collections::HashSet<u32>,
+        observer: &mut dyn Observer,
+    ) -> Result<bool, EngineError> {
+        let cells = experiment.cells();
+        let mut samples = Vec::new();
+        let mut levels = Levels {
+            current: vec![None; experiment.factors.len()],
+        };
+        let mut context = LoopContext {
+            engine: self,
+            run,
+            experiment,
+            cells: &cells,
+            workdir: experiment.workdir.clone(),
+            planned: slots.len(),
+            observer,
+        };
+        let mut result = Ok(true);
+        for &(sequence, slot) in slots {
+            if stored.contains(&sequence) {
+                continue;
+            }
+            match context.run_one(slot, sequence, &mut samples, &mut levels) {
+                Ok(LoopEnd::Finished) => {}
+                Ok(LoopEnd::Cancelled) => {
+                    result = Ok(false);
+                    break;
+                }
+                Err(error) => {
+                    result = Err(error);
+                    break;
+                }
+            }
+        }
+        let teardown = context.teardown_all(&mut levels);
+        let finished = result?;
+        teardown?;
+        Ok(finished)
     }
 
     fn execute(

@@ -81,6 +81,46 @@ pub enum StoreError {
         reason: String,
     },
 
+    #[error("open database {location}: {reason}")]
+    PostgresOpen { location: String, reason: String },
+
+    #[error(
+        "migrate database {location} to schema version {version}: {}",
+        postgres_message(source)
+    )]
+    PostgresMigrate {
+        location: String,
+        version: i64,
+        #[source]
+        source: postgres::Error,
+    },
+
+    #[error("{operation} in {location}: {}", postgres_message(source))]
+    Postgres {
+        /// The URL, its password redacted.
+        location: String,
+        operation: String,
+        #[source]
+        source: postgres::Error,
+    },
+
+    #[error(
+        "store a sample of block {block} of run {run} in {location}: {reason}; this worker \
+         stops measuring it"
+    )]
+    LostClaim {
+        location: String,
+        run: RunId,
+        block: u32,
+        reason: String,
+    },
+
+    #[error(
+        "share the work of {path}: a SQLite file cannot be shared between controllers; use a \
+         PostgreSQL store (--db postgres://…)"
+    )]
+    NeedsPostgres { path: PathBuf },
+
     #[error("{operation} in {path}: {source}")]
     Sql {
         path: PathBuf,
@@ -88,4 +128,16 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
+}
+
+/// A PostgreSQL error with the server's message (`db error` alone says
+/// nothing): "db error: ERROR: permission denied for table runs".
+pub(crate) fn postgres_message(error: &postgres::Error) -> String {
+    match error.as_db_error() {
+        Some(database) => format!("{error}: {}: {}", database.severity(), database.message()),
+        None => match std::error::Error::source(error) {
+            Some(source) => format!("{error}: {source}"),
+            None => error.to_string(),
+        },
+    }
 }

@@ -1,15 +1,17 @@
 //! Store queries of `verdict history`: every stored run's values of one
 //! metric for an experiment and cell (one row per run, in run order), the
 //! commit a run measured, and the per-series change point state that makes
-//! a repeated question incremental. Must not: compute statistics (the
+//! a repeated question incremental, for SQLite and PostgreSQL
+//! (`HistoryStore`). Must not: compute statistics (the
 //! engine does), or write anything but a run's commit and the cache.
 
 use rusqlite::OptionalExtension;
 use rusqlite::types::Value as SqlValue;
 use verdict_model::{RunId, RunStatus};
 
+use crate::postgres::PostgresStore;
 use crate::sqlite::BUILTIN_COLUMNS;
-use crate::{SqliteStore, StoreError};
+use crate::{SqliteStore, Store, StoreError};
 
 /// Which runs and values a history is made of: runs named `experiment`
 /// (any when `None`), data samples (not warmups, not failures) whose cell
@@ -230,6 +232,180 @@ impl SqliteStore {
                 ],
             )
             .map_err(self.sql_error(&operation))?;
+        Ok(())
+    }
+}
+
+/// The history queries, whichever store holds the runs (SQLite, PostgreSQL
+/// or a `Database` naming either): what `verdict history` needs besides
+/// the `Store` trait.
+pub trait HistoryStore: Store {
+    fn history_runs(&self, selection: &HistorySelection) -> Result<Vec<HistoryRun>, StoreError>;
+    fn newest_run_named(&self, experiment: Option<&str>) -> Result<Option<RunId>, StoreError>;
+    fn set_run_commit(&self, run: RunId, commit: &str) -> Result<(), StoreError>;
+    fn run_commit(&self, run: RunId) -> Result<Option<String>, StoreError>;
+    fn history_cache(&self, key: &str) -> Result<Option<HistoryCache>, StoreError>;
+    fn put_history_cache(&self, key: &str, cache: &HistoryCache) -> Result<(), StoreError>;
+}
+
+impl HistoryStore for SqliteStore {
+    fn history_runs(&self, selection: &HistorySelection) -> Result<Vec<HistoryRun>, StoreError> {
+        SqliteStore::history_runs(self, selection)
+    }
+    fn newest_run_named(&self, experiment: Option<&str>) -> Result<Option<RunId>, StoreError> {
+        SqliteStore::newest_run_named(self, experiment)
+    }
+    fn set_run_commit(&self, run: RunId, commit: &str) -> Result<(), StoreError> {
+        SqliteStore::set_run_commit(self, run, commit)
+    }
+    fn run_commit(&self, run: RunId) -> Result<Option<String>, StoreError> {
+        SqliteStore::run_commit(self, run)
+    }
+    fn history_cache(&self, key: &str) -> Result<Option<HistoryCache>, StoreError> {
+        SqliteStore::history_cache(self, key)
+    }
+    fn put_history_cache(&self, key: &str, cache: &HistoryCache) -> Result<(), StoreError> {
+        SqliteStore::put_history_cache(self, key, cache)
+    }
+}
+
+impl HistoryStore for PostgresStore {
+    fn history_runs(&self, selection: &HistorySelection) -> Result<Vec<HistoryRun>, StoreError> {
+        use postgres::types::ToSql;
+        let operation = format!("select the history of metric `{}`", selection.metric);
+        let rows = match &selection.experiment {
+            Some(experiment) => self.query(
+                &operation,
+                "SELECT id, name, host, status, started_at_ms, git_commit FROM runs \
+                 WHERE name = $1 ORDER BY id",
+                &[experiment],
+            )?,
+            None => self.query(
+                &operation,
+                "SELECT id, name, host, status, started_at_ms, git_commit FROM runs ORDER BY id",
+                &[],
+            )?,
+        };
+        let mut runs: Vec<HistoryRun> = Vec::with_capacity(rows.len());
+        let mut position_of = std::collections::HashMap::new();
+        for row in &rows {
+            let run: i64 = row.get(0);
+            let status: String = row.get(3);
+            let status = RunStatus::parse(&status).ok_or_else(|| {
+                self.corrupt(&format!("status of run {run}"), format!("`{status}`"))
+            })?;
+            position_of.insert(run, runs.len());
+            runs.push(HistoryRun {
+                run: RunId(run),
+                name: row.get(1),
+                host: row.get(2),
+                status,
+                started_at_ms: row.get(4),
+                commit: row.get(5),
+                values: Vec::new(),
+            });
+        }
+        let value = crate::postgres::builtin_value_sql(&selection.metric);
+        let mut sql = format!(
+            "SELECT s.run_id, {value} \
+             FROM samples s \
+             LEFT JOIN sample_metrics m \
+                ON m.run_id = s.run_id AND m.sequence = s.sequence AND m.name = $1 \
+             WHERE NOT s.warmup AND NOT s.failed AND ({value}) IS NOT NULL",
+        );
+        let mut parameters: Vec<Box<dyn ToSql + Sync>> = vec![Box::new(selection.metric.clone())];
+        if let Some(experiment) = &selection.experiment {
+            parameters.push(Box::new(experiment.clone()));
+            sql.push_str(&format!(
+                " AND s.run_id IN (SELECT id FROM runs WHERE name = ${})",
+                parameters.len()
+            ));
+        }
+        crate::postgres::push_level_filters(&mut sql, &mut parameters, &selection.levels);
+        sql.push_str(" ORDER BY s.run_id, s.sequence");
+        let references: Vec<&(dyn ToSql + Sync)> = parameters
+            .iter()
+            .map(|parameter| parameter.as_ref())
+            .collect();
+        for row in self.query(&operation, &sql, &references)? {
+            let run: i64 = row.get(0);
+            if let Some(&position) = position_of.get(&run) {
+                runs[position].values.push(row.get(1));
+            }
+        }
+        runs.retain(|run| !run.values.is_empty());
+        Ok(runs)
+    }
+
+    fn newest_run_named(&self, experiment: Option<&str>) -> Result<Option<RunId>, StoreError> {
+        Ok(self
+            .query(
+                "find the newest run of an experiment",
+                "SELECT id FROM runs WHERE $1::TEXT IS NULL OR name = $1 ORDER BY id DESC LIMIT 1",
+                &[&experiment],
+            )?
+            .first()
+            .map(|row| RunId(row.get(0))))
+    }
+
+    fn set_run_commit(&self, run: RunId, commit: &str) -> Result<(), StoreError> {
+        self.run_exists(run)?;
+        self.execute(
+            &format!("store the commit of run {run}"),
+            "UPDATE runs SET git_commit = $1 WHERE id = $2",
+            &[&commit, &run.0],
+        )?;
+        Ok(())
+    }
+
+    fn run_commit(&self, run: RunId) -> Result<Option<String>, StoreError> {
+        self.run_exists(run)?;
+        Ok(self
+            .query(
+                &format!("read the commit of run {run}"),
+                "SELECT git_commit FROM runs WHERE id = $1",
+                &[&run.0],
+            )?
+            .first()
+            .and_then(|row| row.get(0)))
+    }
+
+    fn history_cache(&self, key: &str) -> Result<Option<HistoryCache>, StoreError> {
+        let operation = format!("read the history state of `{key}`");
+        let rows = self.query(
+            &operation,
+            "SELECT points, fingerprint, state_json FROM history_cache WHERE series_key = $1",
+            &[&key],
+        )?;
+        rows.first()
+            .map(|row| {
+                let points: i64 = row.get(0);
+                let state: String = row.get(2);
+                let state = serde_json::from_str(&state)
+                    .map_err(|error| self.corrupt(&format!("history state of `{key}`"), error))?;
+                Ok(HistoryCache {
+                    points: usize::try_from(points).unwrap_or(0),
+                    fingerprint: row.get(1),
+                    state,
+                })
+            })
+            .transpose()
+    }
+
+    fn put_history_cache(&self, key: &str, cache: &HistoryCache) -> Result<(), StoreError> {
+        self.execute(
+            &format!("store the history state of `{key}`"),
+            "INSERT INTO history_cache (series_key, points, fingerprint, state_json) \
+             VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (series_key) DO UPDATE SET points = excluded.points, \
+             fingerprint = excluded.fingerprint, state_json = excluded.state_json",
+            &[
+                &key,
+                &(cache.points as i64),
+                &cache.fingerprint,
+                &cache.state.to_string(),
+            ],
+        )?;
         Ok(())
     }
 }

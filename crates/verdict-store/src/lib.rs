@@ -1,21 +1,35 @@
 //! verdict-store: the only crate that knows SQL. The `Store` trait (runs,
-//! samples, selections across runs, run annotations, bisection state) and
-//! `SqliteStore`, its embedded SQLite implementation with numbered schema
-//! migrations (and a read-only open for commands that only read), and
+//! samples, selections across runs, run annotations, bisection state);
+//! `SqliteStore`, its embedded SQLite implementation (and a read-only open
+//! for commands that only read); `PostgresStore`, the same on a shared
+//! PostgreSQL database; both on one list of numbered schema migrations;
+//! `Database`, whichever of the two `--db` names (`Location`); and
 //! `overlap`: which runs measured at the same time on a host. Must not
 //! start processes, read clocks or print.
 
+pub mod copy;
+mod database;
 mod error;
+mod filters;
 mod history;
+mod identity;
+pub mod location;
 mod migrations;
 pub mod overlap;
+mod postgres;
 mod sqlite;
 mod store;
+pub mod work;
 
+pub use copy::{CopiedRun, copy_run};
+pub use database::Database;
 pub use error::StoreError;
-pub use history::{HistoryCache, HistoryRun, HistorySelection};
+pub use history::{HistoryCache, HistoryRun, HistorySelection, HistoryStore};
+pub use location::Location;
+pub use postgres::PostgresStore;
 pub use sqlite::{ReadOnly, SqliteStore};
 pub use store::{
     BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, RunTimes,
     SelectedValue, Selection, Store,
 };
+pub use work::{Claim, WorkBlock, WorkProgress, WorkStore};

@@ -27,6 +27,7 @@ use serde_json::Value;
 use verdict_model::{Cell, Environment, Failure, RunId, RunStatus, Sample};
 
 use crate::StoreError;
+use crate::filters::Dialect;
 use crate::migrations::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
 use crate::store::{
     BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, RunTimes,
@@ -44,14 +45,14 @@ pub(crate) const BUILTIN_COLUMNS: [(&str, i64, &str); 4] = [
 ];
 
 /// Whether metric `name` is stored as a flag in `builtin_metrics`.
-fn is_flagged(name: &str, builtin_metrics: i64) -> bool {
+pub(crate) fn is_flagged(name: &str, builtin_metrics: i64) -> bool {
     BUILTIN_COLUMNS
         .iter()
         .any(|&(builtin, bit, _)| builtin == name && builtin_metrics & bit != 0)
 }
 
 /// The value a flagged built-in metric stands for.
-fn builtin_column_value(sample: &Sample, bit: i64) -> f64 {
+pub(crate) fn builtin_column_value(sample: &Sample, bit: i64) -> f64 {
     match bit {
         1 => sample.wall_seconds,
         2 => sample.user_seconds,
@@ -245,6 +246,18 @@ impl SqliteStore {
         Self::initialize(connection, path)
     }
 
+    /// The runs measured on `host`, oldest first (the database filters).
+    pub fn list_runs_on_host(&self, host: &str) -> Result<Vec<RunSummary>, StoreError> {
+        Ok(self
+            .query_runs(
+                "WHERE host = ?1 ORDER BY id",
+                Some(SqlValue::Text(host.to_string())),
+            )?
+            .into_iter()
+            .map(RunSummary::from)
+            .collect())
+    }
+
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
@@ -405,7 +418,7 @@ impl SqliteStore {
     fn query_runs(
         &self,
         filter: &str,
-        parameter: Option<i64>,
+        parameter: Option<SqlValue>,
     ) -> Result<Vec<RunRecord>, StoreError> {
         let sql = format!(
             "SELECT id, name, kind, status, experiment_text, experiment_sha256, \
@@ -419,7 +432,7 @@ impl SqliteStore {
             .connection
             .prepare_cached(&sql)
             .map_err(self.sql_error("read runs"))?;
-        let parameters: Vec<SqlValue> = parameter.into_iter().map(SqlValue::Integer).collect();
+        let parameters: Vec<SqlValue> = parameter.into_iter().collect();
         let raw_runs = statement
             .query_map(rusqlite::params_from_iter(parameters), |row| {
                 Ok(RawRun {
@@ -659,14 +672,15 @@ impl Store for SqliteStore {
             self.invalid("a run", format!("planned count {} too large", run.planned))
         })?;
         let environment_start = self.environment_json("a run", &run.environment_start)?;
-        let command_line = to_json(&run.command_line);
+        let command_line = to_json(&crate::location::redact_arguments(&run.command_line));
+        let uuid = crate::identity::new_run_uuid();
         self.write("create a run", |transaction| {
             transaction
                 .prepare_cached(
                     "INSERT INTO runs (name, kind, status, experiment_text, experiment_sha256, \
                         experiment_json, tool_version, seed, host, planned, started_at_ms, \
-                        environment_start, command_line, bisect_id) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                        environment_start, command_line, uuid, bisect_id) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                 )
                 .and_then(|mut statement| {
                     statement.execute(params![
@@ -683,6 +697,7 @@ impl Store for SqliteStore {
                         run.started_at_ms,
                         environment_start,
                         command_line,
+                        uuid,
                         run.bisect.map(|bisect| bisect.0),
                     ])
                 })
@@ -745,7 +760,7 @@ impl Store for SqliteStore {
     }
 
     fn run(&self, run: RunId) -> Result<RunRecord, StoreError> {
-        self.query_runs("WHERE id = ?1", Some(run.0))?
+        self.query_runs("WHERE id = ?1", Some(SqlValue::Integer(run.0)))?
             .pop()
             .ok_or_else(|| self.unknown_run(run))
     }
@@ -1055,12 +1070,9 @@ impl Store for SqliteStore {
             parameters.push(SqlValue::Integer(run.0));
         }
         for (factor, level) in &selection.levels {
-            sql.push_str(
-                " AND EXISTS (SELECT 1 FROM cell_levels l WHERE l.run_id = s.run_id \
-                   AND l.cell = s.cell AND l.factor = ? AND l.level = ?)",
-            );
-            parameters.push(SqlValue::Text(factor.clone()));
-            parameters.push(SqlValue::Text(level.clone()));
+            let (filter, values) = crate::filters::level_filter(Dialect::Sqlite, factor, level);
+            sql.push_str(&filter);
+            parameters.extend(values.into_iter().map(SqlValue::Text));
         }
         sql.push_str(" ORDER BY s.run_id, s.sequence");
         let operation = format!("select metric `{}`", selection.metric);
@@ -1296,7 +1308,10 @@ impl Store for SqliteStore {
     fn bisect_runs(&self, bisect: BisectId) -> Result<Vec<RunSummary>, StoreError> {
         self.bisect_exists(bisect)?;
         Ok(self
-            .query_runs("WHERE bisect_id = ?1 ORDER BY id", Some(bisect.0))?
+            .query_runs(
+                "WHERE bisect_id = ?1 ORDER BY id",
+                Some(SqlValue::Integer(bisect.0)),
+            )?
             .into_iter()
             .map(run_summary)
             .collect())
@@ -1491,10 +1506,10 @@ fn migrate(connection: &Connection, path: &Path) -> Result<(), StoreError> {
         .map_err(migrate_error(LATEST_VERSION))?;
     // Re-read under the write lock: another process may have migrated.
     let version = identify(&transaction, path).map_err(migrate_error(LATEST_VERSION))??;
-    for (index, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+    for (index, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         let target = index as i64 + 1;
         transaction
-            .execute_batch(sql)
+            .execute_batch(migration.sqlite)
             .and_then(|()| transaction.pragma_update(None, "user_version", target))
             .map_err(migrate_error(target))?;
     }
@@ -1579,7 +1594,7 @@ fn to_u64(value: i64) -> Option<u64> {
 
 /// Serializes a value the store itself controls; these types cannot fail to
 /// serialize (no maps with non-string keys, no failing `Serialize`).
-fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+pub(crate) fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).expect("plain data serializes to JSON")
 }
 

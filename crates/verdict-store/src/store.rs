@@ -231,10 +231,10 @@ pub trait Store {
         sequence: u32,
         event: &Value,
     ) -> Result<(), StoreError>;
-    /// Every event in sequence order.
     /// The runs linked to bisection `bisect` (`NewRun::bisect`), oldest
     /// first.
     fn bisect_runs(&self, bisect: BisectId) -> Result<Vec<RunSummary>, StoreError>;
+    /// Every event in sequence order.
     fn bisect_events(&self, bisect: BisectId) -> Result<Vec<(u32, Value)>, StoreError>;
     fn finish_bisect(
         &self,
@@ -247,4 +247,21 @@ pub trait Store {
     fn list_bisects(&self) -> Result<Vec<BisectSummary>, StoreError>;
     fn bisect(&self, bisect: BisectId) -> Result<BisectRecord, StoreError>;
     fn latest_bisect(&self) -> Result<Option<BisectRecord>, StoreError>;
+}
+
+impl From<RunRecord> for RunSummary {
+    fn from(record: RunRecord) -> RunSummary {
+        RunSummary {
+            id: record.id,
+            name: record.name,
+            kind: record.kind,
+            status: record.status,
+            planned: record.planned,
+            done: record.done,
+            failed: record.failed,
+            started_at_ms: record.started_at_ms,
+            finished_at_ms: record.finished_at_ms,
+            host: record.host,
+        }
+    }
 }

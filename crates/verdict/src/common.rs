@@ -8,24 +8,37 @@ use crate::error::CliError;
 use std::path::PathBuf;
 use verdict_exec::Cancel;
 use verdict_report::Format;
-use verdict_store::{ReadOnly, SqliteStore};
+use verdict_store::{Database, Location, ReadOnly};
 
-/// `--db PATH` (or `VERDICT_DB`; default `./verdict.db`).
+/// `--db PATH|URL` (or `VERDICT_DB`; default `./verdict.db`).
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct DbArgs {
-    /// SQLite database holding runs and samples.
+    /// The store holding runs and samples: a SQLite file, or a PostgreSQL
+    /// URL (`postgres://user@host/database`; a password is better kept in
+    /// PGPASSFILE / ~/.pgpass or PGPASSWORD than in the URL).
     #[arg(
         long,
         env = "VERDICT_DB",
         default_value = "verdict.db",
-        value_name = "PATH"
+        value_name = "PATH|URL",
+        hide_env_values = true
     )]
     pub(crate) db: PathBuf,
 }
 
 impl DbArgs {
-    pub(crate) fn open(&self) -> Result<SqliteStore, CliError> {
-        SqliteStore::open(&self.db).map_err(CliError::input)
+    /// Where `--db` points.
+    pub(crate) fn location(&self) -> Location {
+        Location::from(self.db.as_path())
+    }
+
+    /// The store as it may be shown (a URL's password redacted).
+    pub(crate) fn display(&self) -> String {
+        self.location().redacted()
+    }
+
+    pub(crate) fn open(&self) -> Result<Database, CliError> {
+        Database::open(&self.location()).map_err(CliError::input)
     }
 
     /// The run `run`, or the latest one in `store` (which this names in the
@@ -40,7 +53,7 @@ impl DbArgs {
             None => Ok(store
                 .latest_run()
                 .map_err(CliError::internal)?
-                .ok_or_else(|| CliError::input(format!("no runs in {}", self.db.display())))?
+                .ok_or_else(|| CliError::input(format!("no runs in {}", self.display())))?
                 .id),
         }
     }
@@ -48,7 +61,10 @@ impl DbArgs {
     /// Open an existing database for a command that reads and may keep a
     /// cache in it (`history`): writable when this user may write the file
     /// and its directory, otherwise read-only (the cache is then not kept).
-    pub(crate) fn open_existing(&self) -> Result<SqliteStore, CliError> {
+    pub(crate) fn open_existing(&self) -> Result<Database, CliError> {
+        if let Location::Postgres(_) = self.location() {
+            return self.open();
+        }
         // Opening for writing (without truncating) changes nothing and
         // answers for this user; a directory without any write bit cannot
         // take SQLite's -wal and -shm files.
@@ -74,21 +90,25 @@ impl DbArgs {
     /// to the file or beside it, so a user who may not write either can
     /// read. An older schema is read through a copy migrated in memory (a
     /// note on stderr says so).
-    pub(crate) fn open_read_only(&self) -> Result<SqliteStore, CliError> {
+    pub(crate) fn open_read_only(&self) -> Result<Database, CliError> {
+        let location = self.location();
+        if let Location::Postgres(_) = location {
+            return Database::open_read_only(&location).map_err(CliError::input);
+        }
         if !self.db.exists() {
             return Err(CliError::input(format!(
                 "no database at {} (run an experiment first, or pass --db PATH / VERDICT_DB)",
                 self.db.display()
             )));
         }
-        let store = SqliteStore::open_read_only(&self.db).map_err(CliError::input)?;
+        let store = Database::open_read_only(&location).map_err(CliError::input)?;
         if let Some(ReadOnly::MigratedCopy { from_version }) = store.read_only() {
             eprintln!(
                 "verdict: note: {} has schema version {from_version} (this verdict writes {}); \
                  read through a copy migrated in memory, the file is left as it is (the next \
                  command that writes to it, such as `verdict run`, migrates it)",
                 self.db.display(),
-                SqliteStore::schema_version()
+                Database::schema_version()
             );
         }
         Ok(store)

@@ -52,6 +52,12 @@ enum Command {
     Check(commands::check::CheckArgs),
     /// Kernel config diffs and reason chains.
     Kconfig(commands::kconfig::KconfigArgs),
+    /// Copy runs from the --db store to another store (a SQLite path or a PostgreSQL URL).
+    Push(commands::copy::PushArgs),
+    /// Copy runs from another store into the --db store.
+    Pull(commands::copy::PullArgs),
+    /// Measure a detached run's blocks (`verdict run --detach`) with other controllers, one per target host at a time.
+    Work(commands::work::WorkArgs),
     /// Change points in the series of stored runs (or a CSV column): when, and by how much.
     History(commands::history::HistoryArgs),
     /// The far side of an ssh target (started by verdict over ssh).
@@ -75,6 +81,9 @@ fn main() -> ExitCode {
         Command::Check(args) => commands::check::run(args),
         Command::Kconfig(args) => commands::kconfig::run(args),
         Command::History(args) => commands::history::run(args),
+        Command::Push(args) => commands::copy::push(args),
+        Command::Work(args) => commands::work::run(args),
+        Command::Pull(args) => commands::copy::pull(args),
         Command::Agent(args) => commands::agent::run(args),
     };
     match result {

@@ -102,7 +102,7 @@ fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
 
 fn measure_and_compare(
     args: &CheckArgs,
-    store: &verdict_store::SqliteStore,
+    store: &verdict_store::Database,
     baseline: Vec<f64>,
     experiment: verdict_model::Experiment,
     text: String,

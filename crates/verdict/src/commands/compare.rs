@@ -24,7 +24,7 @@ use verdict_report::compare::{ComparisonInput, comparison_rows};
 use verdict_report::table::Table;
 use verdict_stats::sequential::{SequentialDesign, SequentialSettings, replay};
 use verdict_stats::verdict::{Better, Magnitude, Verdict};
-use verdict_store::{RunRecord, Selection, SqliteStore, Store};
+use verdict_store::{Database, RunRecord, Selection, Store};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct CompareArgs {
@@ -209,7 +209,7 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
 /// (`RUN` or `RUN:factor=level`), for the HTML page's side-by-side table.
 fn side_environments(
     args: &CompareArgs,
-    store: Option<&SqliteStore>,
+    store: Option<&Database>,
 ) -> Result<Vec<verdict_report::html::EnvironmentColumn>, CliError> {
     let Some(store) = store else {
         return Ok(Vec::new());
@@ -288,7 +288,7 @@ fn pair(
 fn load_side(
     spec: &str,
     args: &CompareArgs,
-    store: Option<&SqliteStore>,
+    store: Option<&Database>,
 ) -> Result<Vec<Series>, CliError> {
     let path = Path::new(spec);
     if path.is_file() {
@@ -535,7 +535,7 @@ fn newest_run_with_cell(
 /// runs and cells a stored selection pooled) and the warnings about them:
 /// sides from different runs, and runs that overlapped others on a host.
 fn provenance(
-    store: Option<&SqliteStore>,
+    store: Option<&Database>,
     baseline: &[Series],
     candidate: &[Series],
     args: &CompareArgs,

@@ -20,7 +20,7 @@ use verdict_report::escape::text as plain_text;
 use verdict_report::format::{percent, value};
 use verdict_stats::changepoint::Settings;
 use verdict_stats::shift::Interval;
-use verdict_store::{HistorySelection, SqliteStore, Store};
+use verdict_store::{Database, HistorySelection, HistoryStore, Store};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct HistoryArgs {
@@ -239,7 +239,7 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
 }
 
 fn bisect(
-    store: &SqliteStore,
+    store: &Database,
     args: &HistoryArgs,
     series: &[HostSeries],
     number: usize,
@@ -371,7 +371,7 @@ fn parse_selection(spec: &str) -> Result<ParsedSelection, CliError> {
 /// The metric (and its unit): `--metric` or the primary metric of the
 /// newest run of the experiment (or of the database).
 fn metric_of(
-    store: &SqliteStore,
+    store: &Database,
     experiment: Option<&str>,
     metric: Option<&str>,
     spec: &str,
@@ -572,7 +572,7 @@ pub(crate) fn experiment_commit(
 
 /// Stores the commit (and repository) found by `experiment_commit`.
 pub(crate) fn record_commit(
-    store: &SqliteStore,
+    store: &Database,
     run: verdict_model::RunId,
     commit: Option<(String, Value)>,
 ) -> Result<(), CliError> {

@@ -21,7 +21,7 @@ use verdict_exec::{Cancel, SshTarget, Target};
 use verdict_model::{Cell, Experiment, RunId, RunStatus, Sample};
 use verdict_stats::combine::{Stratum, one_sided, weighted_z};
 use verdict_stats::verdict::{Better, Verdict};
-use verdict_store::{SqliteStore, Store};
+use verdict_store::{Database, Store};
 
 /// Prints one host's progress to stderr, a line per note and one every
 /// tenth of the run, each prefixed with the host.
@@ -104,7 +104,7 @@ pub(crate) fn start_on_hosts(
 
 /// Continues the unfinished runs of the host group `run` belongs to.
 pub(crate) fn resume_group(
-    store: &SqliteStore,
+    store: &Database,
     run: RunId,
     annotation: &serde_json::Value,
     db: &DbArgs,
@@ -201,9 +201,9 @@ fn execute(
             )
         })
         .collect();
-    let path = db.db.clone();
+    let location = db.location();
     let open = move || -> Result<Box<dyn Store>, verdict_store::StoreError> {
-        Ok(Box::new(SqliteStore::open(&path)?))
+        Ok(Box::new(Database::open(&location)?))
     };
     let results = verdict_engine::run_on_hosts(parts, &open, &cancel, &|host| {
         Box::new(HostProgress {
@@ -223,7 +223,7 @@ fn execute(
 /// Each host's report, then the combined lines; the exit code follows
 /// `--fail-on` over every host, 3 when interrupted, 2 when a host failed.
 fn render(
-    store: &SqliteStore,
+    store: &Database,
     connected: &[SshTarget],
     results: &[Result<RunSummary, verdict_engine::EngineError>],
     report: &ReportOptionsArgs,

@@ -39,6 +39,11 @@ pub(crate) struct RunArgs {
     /// uses it.
     #[arg(long, value_name = "REV", conflicts_with = "resume")]
     pub(crate) commit: Option<String>,
+    /// Create the run and its schedule without measuring, print its id and
+    /// exit: `verdict work RUN` processes (on any machines) measure it.
+    /// Needs a PostgreSQL store.
+    #[arg(long, conflicts_with_all = ["resume", "doctor", "until_decided"])]
+    pub(crate) detach: bool,
     #[command(flatten)]
     pub(crate) target: crate::common::TargetArgs,
     #[command(flatten)]
@@ -139,6 +144,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
                 bisect: None,
             };
             let commit = crate::commands::history::experiment_commit(path, args.commit.as_deref())?;
+            if args.detach {
+                return crate::commands::work::detach(&store, &options, commit);
+            }
             if target.remote() {
                 return crate::commands::hosts::start_on_hosts(
                     &target,
@@ -188,7 +196,7 @@ pub(crate) fn finish(
         let db_flag = if db.db == Path::new("verdict.db") {
             String::new()
         } else {
-            format!(" --db {}", db.db.display())
+            format!(" --db {}", db.display())
         };
         return Err(CliError::Interrupted(format!(
             "run {} interrupted after {} recorded iterations; resume with: verdict run --resume {}{db_flag}",

@@ -14,6 +14,9 @@ pub(crate) struct RunsArgs {
     /// text, markdown, csv or json (`verdict.runs/v1`).
     #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
     pub(crate) format: TableFormat,
+    /// Only the runs measured on this host (repeatable); the store filters.
+    #[arg(long = "host", value_name = "HOST")]
+    pub(crate) hosts: Vec<String>,
     #[command(flatten)]
     pub(crate) db: DbArgs,
 }
@@ -21,7 +24,12 @@ pub(crate) struct RunsArgs {
 pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
     let format = Format::from(args.format);
     let store = args.db.open_read_only()?;
-    let runs = store.list_runs().map_err(CliError::internal)?;
+    let runs = if args.hosts.is_empty() {
+        store.list_runs()
+    } else {
+        store.list_runs_on_hosts(&args.hosts)
+    }
+    .map_err(CliError::internal)?;
     let warnings = all_overlaps(&store)?;
     if format == Format::Json {
         let runs: Vec<serde_json::Value> = runs

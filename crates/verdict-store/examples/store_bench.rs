@@ -1,0 +1,186 @@
+//! Store throughput, PostgreSQL against SQLite measured in the same run
+//! (scripts/bench-store.sh runs it; docs/performance.md has its figures):
+//! samples per second written by one writer, one committed transaction per
+//! sample as `verdict run` and `verdict work` write them; then a run of
+//! 10^6 samples loaded into each store and `verdict report` over it, timed
+//! as a child process. PostgreSQL is a throwaway cluster (verdict-testkit)
+//! with durable settings (`fsync=on`), measured with `synchronous_commit`
+//! on (every commit flushed, as the server's default) and off (a commit
+//! survives a crash of verdict but not of the machine — SQLite's
+//! `synchronous=NORMAL` guarantee). Must not: leave the cluster or its
+//! files behind, or claim a figure it did not measure.
+//!
+//! `cargo run -p verdict-store --example store_bench -- VERDICT_BINARY [WRITES] [REPORT_SAMPLES]`
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::time::Instant;
+
+use verdict_model::{Cell, Environment, Experiment, RunId, Sample};
+use verdict_store::{Database, Location, NewRun, Store};
+use verdict_testkit::postgres::PostgresServer;
+
+const EXPERIMENT: &str =
+    "name = \"bench\"\ncommand = [\"true\"]\n\n[factors]\nmode = [\"a\", \"b\"]\n";
+
+fn new_run(planned: u64) -> NewRun {
+    let experiment = Experiment::parse(EXPERIMENT, "bench.toml").expect("bench experiment");
+    NewRun {
+        name: "bench".to_string(),
+        kind: "run".to_string(),
+        experiment_text: EXPERIMENT.to_string(),
+        experiment_sha256: Experiment::text_hash(EXPERIMENT),
+        experiment_json: serde_json::to_string(&experiment).unwrap(),
+        tool_version: "bench".to_string(),
+        seed: 1,
+        host: "bench".to_string(),
+        planned,
+        started_at_ms: 1_764_500_000_000,
+        environment_start: Environment::default(),
+        command_line: vec!["store_bench".to_string()],
+        bisect: None,
+    }
+}
+
+fn sample(sequence: u32) -> (Sample, Cell) {
+    let cell = (sequence % 2) as usize;
+    let wall = 0.01 + f64::from(sequence % 97) * 1e-5;
+    let sample = Sample {
+        cell,
+        block: sequence / 2,
+        sequence,
+        warmup: false,
+        started_at_ms: 1_764_500_000_000 + i64::from(sequence),
+        wall_seconds: wall,
+        user_seconds: wall / 2.0,
+        sys_seconds: wall / 4.0,
+        max_rss_kib: 2048,
+        exit_code: Some(0),
+        signal: None,
+        timed_out: false,
+        metrics: [("wall".to_string(), wall)]
+            .into_iter()
+            .collect::<BTreeMap<_, _>>(),
+        failure: None,
+        missing: BTreeMap::new(),
+        leftovers: Vec::new(),
+    };
+    let level = if cell == 0 { "a" } else { "b" };
+    (
+        sample,
+        Cell {
+            levels: vec![("mode".to_string(), level.to_string())],
+        },
+    )
+}
+
+/// Samples per second appended one transaction each.
+fn write_rate(store: &Database, count: u32) -> f64 {
+    let run = store.create_run(&new_run(u64::from(count))).unwrap();
+    let started = Instant::now();
+    for sequence in 0..count {
+        let (sample, cell) = sample(sequence);
+        store.append_sample(run, &sample, &cell).unwrap();
+    }
+    f64::from(count) / started.elapsed().as_secs_f64()
+}
+
+/// Loads a run of `count` samples (batches of 10,000) and returns its id.
+fn load(store: &Database, count: u32) -> RunId {
+    let run = store.create_run(&new_run(u64::from(count))).unwrap();
+    let mut batch = Vec::with_capacity(10_000);
+    for sequence in 0..count {
+        batch.push(sample(sequence));
+        if batch.len() == 10_000 {
+            store.append_samples(run, &batch).unwrap();
+            batch.clear();
+        }
+    }
+    store.append_samples(run, &batch).unwrap();
+    store
+        .finish_run(
+            run,
+            verdict_model::RunStatus::Complete,
+            1_764_500_100_000,
+            None,
+        )
+        .unwrap();
+    run
+}
+
+/// Seconds `verdict report RUN --db DB` takes (median of three).
+fn report_seconds(verdict: &str, db: &str, run: RunId) -> f64 {
+    let mut times: Vec<f64> = (0..3)
+        .map(|_| {
+            let started = Instant::now();
+            let output = Command::new(verdict)
+                .args(["report", &run.0.to_string(), "--db", db, "--format", "json"])
+                .env_remove("VERDICT_DB")
+                .output()
+                .unwrap();
+            assert!(
+                output.status.success(),
+                "{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            started.elapsed().as_secs_f64()
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[1]
+}
+
+fn main() {
+    let mut arguments = std::env::args().skip(1);
+    let verdict = arguments
+        .next()
+        .expect("usage: store_bench VERDICT [WRITES] [REPORT_SAMPLES]");
+    let writes: u32 = arguments.next().map_or(5_000, |text| text.parse().unwrap());
+    let report_samples: u32 = arguments
+        .next()
+        .map_or(1_000_000, |text| text.parse().unwrap());
+    let directory = tempfile::tempdir().unwrap();
+    let sqlite_path = directory.path().join("bench.db");
+    let sqlite = Database::open(&Location::Sqlite(sqlite_path.clone())).unwrap();
+    let server = PostgresServer::start_with(&["fsync=on", "shared_buffers=128MB"])
+        .expect("PostgreSQL (apt-get install postgresql)");
+    let url = server.create_database("bench");
+    let postgres = Database::open(&Location::Postgres(url.clone())).unwrap();
+
+    let sqlite_rate = write_rate(&sqlite, writes);
+    let postgres_rate = write_rate(&postgres, writes);
+    server.psql("postgres", "ALTER SYSTEM SET synchronous_commit = off");
+    server.psql("postgres", "SELECT pg_reload_conf()");
+    let relaxed = Database::open(&Location::Postgres(url.clone())).unwrap();
+    let postgres_relaxed_rate = write_rate(&relaxed, writes);
+    println!("writes: {writes} samples, one transaction each, one writer");
+    println!("  sqlite (WAL, synchronous=NORMAL):         {sqlite_rate:>9.0} samples/s");
+    println!("  postgresql (synchronous_commit=on):       {postgres_rate:>9.0} samples/s");
+    println!("  postgresql (synchronous_commit=off):      {postgres_relaxed_rate:>9.0} samples/s");
+    println!(
+        "  ratio postgresql/sqlite: {:.3} (commit flushed), {:.3} (not flushed)",
+        postgres_rate / sqlite_rate,
+        postgres_relaxed_rate / sqlite_rate
+    );
+
+    let started = Instant::now();
+    let sqlite_run = load(&sqlite, report_samples);
+    let sqlite_load = started.elapsed().as_secs_f64();
+    drop(sqlite);
+    let started = Instant::now();
+    let postgres_run = load(&relaxed, report_samples);
+    let postgres_load = started.elapsed().as_secs_f64();
+    let sqlite_report = report_seconds(&verdict, &sqlite_path.display().to_string(), sqlite_run);
+    let postgres_report = report_seconds(&verdict, &url, postgres_run);
+    println!(
+        "report over one run of {report_samples} stored samples (verdict report --format json, median of 3):"
+    );
+    println!("  sqlite:     {sqlite_report:>7.2} s   (loaded in {sqlite_load:.1} s)");
+    println!(
+        "  postgresql: {postgres_report:>7.2} s   (loaded in {postgres_load:.1} s, 10,000 per transaction)"
+    );
+    println!(
+        "  ratio postgresql/sqlite: {:.2}",
+        postgres_report / sqlite_report
+    );
+}

@@ -1,0 +1,292 @@
+//! Copying runs between stores (`verdict push` / `verdict pull`): a run
+//! with its samples, cells, annotations, kernel configs and commit, found
+//! again in the target by its identity (`runs.uuid`, schema v7), so copying
+//! twice stores nothing twice and an interrupted copy is completed by the
+//! next one. The run gets the target's next id; its `origin` records where
+//! it was measured (the first store it came from, password redacted, and
+//! its id there). `RunIdentity` holds each backend's SQL for this. Must
+//! not: copy a sample the target already has, or write a password.
+
+use std::collections::{BTreeMap, HashSet};
+
+use verdict_model::{Cell, RunId, Sample};
+
+use crate::StoreError;
+use crate::database::Database;
+use crate::history::HistoryStore;
+use crate::postgres::PostgresStore;
+use crate::sqlite::{SqliteStore, to_json};
+use crate::store::{RunRecord, Store};
+
+/// Samples copied per transaction (PostgreSQL): an interrupted copy keeps
+/// whole batches, and the next copy adds the rest.
+const BATCH: usize = 1000;
+
+/// A run's identity across stores, per backend.
+pub trait RunIdentity: HistoryStore {
+    /// The run's uuid and origin as stored (`None` for runs made before
+    /// schema v7, and for runs measured into this store, respectively).
+    fn run_identity(&self, run: RunId) -> Result<(Option<String>, Option<String>), StoreError>;
+    /// Gives a run without a uuid (made before schema v7) a new one.
+    fn ensure_run_uuid(&self, run: RunId) -> Result<String, StoreError>;
+    /// The run with this uuid, if the store holds it.
+    fn run_by_uuid(&self, uuid: &str) -> Result<Option<RunId>, StoreError>;
+    /// Creates a run with everything `record` says (status, times,
+    /// environments) under `uuid` and `origin`, without samples.
+    fn import_run(&self, record: &RunRecord, uuid: &str, origin: &str)
+    -> Result<RunId, StoreError>;
+}
+
+/// What copying one run did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopiedRun {
+    pub source: RunId,
+    pub target: RunId,
+    /// Whether the target did not hold the run before.
+    pub created: bool,
+    /// Samples written to the target now.
+    pub samples_copied: usize,
+    /// Samples the target already had.
+    pub samples_present: usize,
+}
+
+/// Copies run `run` of `source` into `target` (see the module comment).
+pub fn copy_run(source: &Database, target: &Database, run: RunId) -> Result<CopiedRun, StoreError> {
+    let source_identity = source.identity();
+    let target_identity = target.identity();
+    let record = source.run(run)?;
+    let (uuid, origin) = source_identity.run_identity(run)?;
+    let uuid = match uuid {
+        Some(uuid) => uuid,
+        None => source_identity.ensure_run_uuid(run)?,
+    };
+    let origin = origin.unwrap_or_else(|| {
+        let path = source.path();
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        format!("{} run {}", path.display(), run.0)
+    });
+    let (target_run, created) = match target_identity.run_by_uuid(&uuid)? {
+        Some(existing) => (existing, false),
+        None => (target_identity.import_run(&record, &uuid, &origin)?, true),
+    };
+    let cells: BTreeMap<usize, Cell> = source.cells(run)?.into_iter().collect();
+    let present: HashSet<u32> = target
+        .samples(target_run)?
+        .iter()
+        .map(|sample| sample.sequence)
+        .collect();
+    let mut copied = 0;
+    let mut batch: Vec<(Sample, Cell)> = Vec::with_capacity(BATCH);
+    for sample in source.samples(run)? {
+        if present.contains(&sample.sequence) {
+            continue;
+        }
+        let cell = cells.get(&sample.cell).ok_or_else(|| StoreError::Corrupt {
+            path: source.path().to_path_buf(),
+            what: format!("sample {} of run {run}", sample.sequence),
+            reason: format!("its cell {} is not stored", sample.cell),
+        })?;
+        batch.push((sample, cell.clone()));
+        if batch.len() == BATCH {
+            target.append_samples(target_run, &batch)?;
+            copied += batch.len();
+            batch.clear();
+        }
+    }
+    target.append_samples(target_run, &batch)?;
+    copied += batch.len();
+    for (key, value) in source.annotations(run)? {
+        target.put_annotation(target_run, &key, &value)?;
+    }
+    for environment in std::iter::once(&record.environment_start).chain(&record.environment_end) {
+        if let Some(sha256) = &environment.kernel_config_sha256
+            && let Some((config_source, text)) = source.kernel_config(sha256)?
+        {
+            target.put_kernel_config(sha256, &config_source, &text)?;
+        }
+    }
+    if let Some(commit) = source.run_commit(run)? {
+        target.set_run_commit(target_run, &commit)?;
+    }
+    target.set_planned(target_run, record.planned)?;
+    match record.finished_at_ms {
+        Some(finished) => target.finish_run(
+            target_run,
+            record.status,
+            finished,
+            record.environment_end.as_ref(),
+        )?,
+        None => target.set_status(target_run, record.status)?,
+    }
+    Ok(CopiedRun {
+        source: run,
+        target: target_run,
+        created,
+        samples_copied: copied,
+        samples_present: present.len(),
+    })
+}
+
+impl Database {
+    fn identity(&self) -> &dyn RunIdentity {
+        match self {
+            Database::Sqlite(store) => store,
+            Database::Postgres { store, .. } => store.as_ref(),
+        }
+    }
+
+    /// The run's uuid and origin (see `RunIdentity::run_identity`).
+    pub fn run_identity(&self, run: RunId) -> Result<(Option<String>, Option<String>), StoreError> {
+        self.identity().run_identity(run)
+    }
+}
+
+impl RunIdentity for SqliteStore {
+    fn run_identity(&self, run: RunId) -> Result<(Option<String>, Option<String>), StoreError> {
+        self.run_exists(run)?;
+        self.connection
+            .query_row(
+                "SELECT uuid, origin FROM runs WHERE id = ?1",
+                [run.0],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .map_err(self.sql_error(&format!("read the identity of run {run}")))
+    }
+
+    fn ensure_run_uuid(&self, run: RunId) -> Result<String, StoreError> {
+        let uuid = crate::identity::new_run_uuid();
+        self.connection
+            .execute(
+                "UPDATE runs SET uuid = ?1 WHERE id = ?2 AND uuid IS NULL",
+                rusqlite::params![uuid, run.0],
+            )
+            .map_err(self.sql_error(&format!("give run {run} an identity")))?;
+        self.run_identity(run)?
+            .0
+            .ok_or_else(|| self.corrupt(&format!("run {run}"), "no uuid after setting one"))
+    }
+
+    fn run_by_uuid(&self, uuid: &str) -> Result<Option<RunId>, StoreError> {
+        use rusqlite::OptionalExtension;
+        self.connection
+            .query_row("SELECT id FROM runs WHERE uuid = ?1", [uuid], |row| {
+                row.get(0)
+            })
+            .optional()
+            .map(|id| id.map(RunId))
+            .map_err(self.sql_error("find a run by its uuid"))
+    }
+
+    fn import_run(
+        &self,
+        record: &RunRecord,
+        uuid: &str,
+        origin: &str,
+    ) -> Result<RunId, StoreError> {
+        let operation = format!("copy run {}", record.id);
+        self.connection
+            .execute(
+                "INSERT INTO runs (name, kind, status, experiment_text, experiment_sha256, \
+                    experiment_json, tool_version, seed, host, planned, started_at_ms, \
+                    finished_at_ms, environment_start, environment_end, command_line, uuid, \
+                    origin) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
+                    ?17)",
+                rusqlite::params![
+                    record.name,
+                    record.kind,
+                    record.status.as_str(),
+                    record.experiment_text,
+                    record.experiment_sha256,
+                    record.experiment_json,
+                    record.tool_version,
+                    record.seed as i64,
+                    record.host,
+                    record.planned as i64,
+                    record.started_at_ms,
+                    record.finished_at_ms,
+                    to_json(&record.environment_start),
+                    record.environment_end.as_ref().map(to_json),
+                    to_json(&record.command_line),
+                    uuid,
+                    origin,
+                ],
+            )
+            .map_err(self.sql_error(&operation))?;
+        Ok(RunId(self.connection.last_insert_rowid()))
+    }
+}
+
+impl RunIdentity for PostgresStore {
+    fn run_identity(&self, run: RunId) -> Result<(Option<String>, Option<String>), StoreError> {
+        self.run_exists(run)?;
+        let rows = self.query(
+            &format!("read the identity of run {run}"),
+            "SELECT uuid, origin FROM runs WHERE id = $1",
+            &[&run.0],
+        )?;
+        Ok(rows
+            .first()
+            .map(|row| (row.get(0), row.get(1)))
+            .unwrap_or((None, None)))
+    }
+
+    fn ensure_run_uuid(&self, run: RunId) -> Result<String, StoreError> {
+        let uuid = crate::identity::new_run_uuid();
+        self.execute(
+            &format!("give run {run} an identity"),
+            "UPDATE runs SET uuid = $1 WHERE id = $2 AND uuid IS NULL",
+            &[&uuid, &run.0],
+        )?;
+        self.run_identity(run)?
+            .0
+            .ok_or_else(|| self.corrupt(&format!("run {run}"), "no uuid after setting one"))
+    }
+
+    fn run_by_uuid(&self, uuid: &str) -> Result<Option<RunId>, StoreError> {
+        Ok(self
+            .query(
+                "find a run by its uuid",
+                "SELECT id FROM runs WHERE uuid = $1",
+                &[&uuid],
+            )?
+            .first()
+            .map(|row| RunId(row.get(0))))
+    }
+
+    fn import_run(
+        &self,
+        record: &RunRecord,
+        uuid: &str,
+        origin: &str,
+    ) -> Result<RunId, StoreError> {
+        let rows = self.query(
+            &format!("copy run {}", record.id),
+            "INSERT INTO runs (name, kind, status, experiment_text, experiment_sha256, \
+                experiment_json, tool_version, seed, host, planned, started_at_ms, \
+                finished_at_ms, environment_start, environment_end, command_line, uuid, origin) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
+             RETURNING id",
+            &[
+                &record.name,
+                &record.kind,
+                &record.status.as_str(),
+                &record.experiment_text,
+                &record.experiment_sha256,
+                &record.experiment_json,
+                &record.tool_version,
+                &(record.seed as i64),
+                &record.host,
+                &(record.planned as i64),
+                &record.started_at_ms,
+                &record.finished_at_ms,
+                &to_json(&record.environment_start),
+                &record.environment_end.as_ref().map(to_json),
+                &to_json(&record.command_line),
+                &uuid,
+                &origin,
+            ],
+        )?;
+        Ok(RunId(rows[0].get(0)))
+    }
+}

@@ -1,0 +1,548 @@
+//! The store suite, every body run on both backends (a real SQLite file in
+//! a temporary directory, and a real PostgreSQL cluster started for the
+//! test): runs, samples with failures and metrics, duplicates, selections
+//! across runs, annotations, bisection state, errors. Must not depend on
+//! another test's database.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+use verdict_model::{Cell, Environment, Failure, RunId, RunStatus, Sample};
+use verdict_store::{NewBisect, NewRun, Selection, Store, StoreError};
+
+fn cell(levels: &[(&str, &str)]) -> Cell {
+    Cell {
+        levels: levels
+            .iter()
+            .map(|(factor, level)| (factor.to_string(), level.to_string()))
+            .collect(),
+    }
+}
+
+fn new_run(name: &str) -> NewRun {
+    NewRun {
+        name: name.to_string(),
+        kind: "run".to_string(),
+        experiment_text: format!("name = \"{name}\"\ncommand = [\"true\"]\n"),
+        experiment_sha256: "ab".repeat(32),
+        experiment_json: format!("{{\"name\":\"{name}\"}}"),
+        tool_version: "0.1.0".to_string(),
+        seed: 0xfedc_ba98_7654_3210,
+        host: "testhost".to_string(),
+        planned: 6,
+        started_at_ms: 1_764_500_000_000,
+        environment_start: Environment {
+            hostname: Some("testhost".to_string()),
+            kernel_release: Some("6.12.0".to_string()),
+            cpu_count: Some(8),
+            load_average: Some([0.25, 0.5, 1.0]),
+            ..Environment::default()
+        },
+        command_line: vec!["verdict".into(), "run".into(), "a b.toml".into()],
+        bisect: None,
+    }
+}
+
+fn sample(sequence: u32, cell: usize, wall: f64) -> Sample {
+    let mut metrics = BTreeMap::new();
+    metrics.insert("wall".to_string(), wall);
+    metrics.insert("bogo-ops/s".to_string(), 1000.0 / wall);
+    Sample {
+        cell,
+        block: sequence / 2,
+        sequence,
+        warmup: false,
+        started_at_ms: 1_764_500_000_000 + i64::from(sequence) * 10,
+        wall_seconds: wall,
+        user_seconds: wall / 2.0,
+        sys_seconds: wall / 4.0,
+        max_rss_kib: 2048 + u64::from(sequence),
+        exit_code: Some(0),
+        signal: None,
+        timed_out: false,
+        metrics,
+        failure: None,
+        missing: BTreeMap::new(),
+        leftovers: Vec::new(),
+    }
+}
+
+on_both_backends! {
+    fn runs_and_samples_round_trip_through_the_store(backend) {
+        let cells = [
+            cell(&[("kernel", "6.1"), ("selinux", "enforcing")]),
+            cell(&[("kernel", "7.1"), ("selinux", "enforcing")]),
+        ];
+        let mut written = vec![];
+        let run;
+        {
+            let store = backend.open();
+            assert!(store.latest_run().unwrap().is_none());
+            run = store.create_run(&new_run("kill")).unwrap();
+            let mut warmup = sample(0, 0, 0.5);
+            warmup.warmup = true;
+            let data = sample(1, 1, 0.25);
+            let mut failed = sample(2, 0, 3.0);
+            failed.exit_code = None;
+            failed.signal = Some(9);
+            failed.timed_out = true;
+            failed.metrics.clear();
+            failed.failure = Some(Failure {
+                reason: "timed out after 3s".to_string(),
+                output_tail: "line 1\nline \u{e9}2\n".to_string(),
+            });
+            let mut metric_failure = sample(3, 1, 0.125);
+            metric_failure.metrics.remove("bogo-ops/s");
+            metric_failure.failure = Some(Failure {
+                reason: "metric `bogo-ops/s`: no stress-ng metrics row".to_string(),
+                output_tail: String::new(),
+            });
+            written = vec![warmup, data, failed, metric_failure];
+            for sample in &written {
+                store
+                    .append_sample(run, sample, &cells[sample.cell])
+                    .unwrap();
+            }
+            store.set_planned(run, 8).unwrap();
+            let environment_end = Environment {
+                load_average: Some([2.0, 1.0, 0.5]),
+                ..Environment::default()
+            };
+            store
+                .finish_run(
+                    run,
+                    RunStatus::Complete,
+                    1_764_500_009_000,
+                    Some(&environment_end),
+                )
+                .unwrap();
+        }
+
+        let store = backend.open();
+        assert_eq!(store.samples(run).unwrap(), written);
+        let record = store.run(run).unwrap();
+        let expected = new_run("kill");
+        assert_eq!(record.id, run);
+        assert_eq!(record.name, "kill");
+        assert_eq!(record.kind, "run");
+        assert_eq!(record.status, RunStatus::Complete);
+        assert_eq!(record.experiment_text, expected.experiment_text);
+        assert_eq!(record.experiment_sha256, expected.experiment_sha256);
+        assert_eq!(record.experiment_json, expected.experiment_json);
+        assert_eq!(record.tool_version, "0.1.0");
+        assert_eq!(
+            record.seed, 0xfedc_ba98_7654_3210,
+            "u64 above i64::MAX survives"
+        );
+        assert_eq!(record.host, "testhost");
+        assert_eq!(record.planned, 8);
+        assert_eq!((record.done, record.failed), (4, 2));
+        assert_eq!(record.started_at_ms, 1_764_500_000_000);
+        assert_eq!(record.finished_at_ms, Some(1_764_500_009_000));
+        assert_eq!(record.environment_start, expected.environment_start);
+        assert_eq!(
+            record.environment_end.unwrap().load_average,
+            Some([2.0, 1.0, 0.5])
+        );
+        assert_eq!(record.command_line, expected.command_line);
+
+        let runs = store.list_runs().unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(
+            (runs[0].id, runs[0].planned, runs[0].done, runs[0].failed),
+            (run, 8, 4, 2)
+        );
+        assert_eq!(store.latest_run().unwrap().unwrap().id, run);
+    }
+
+    fn a_sample_is_never_stored_twice(backend) {
+        let store = backend.open();
+        let run = store.create_run(&new_run("dup")).unwrap();
+        let only = cell(&[("mode", "a")]);
+        store.append_sample(run, &sample(0, 0, 1.0), &only).unwrap();
+        let error = store
+            .append_sample(run, &sample(0, 0, 2.0), &only)
+            .unwrap_err();
+        assert!(
+            matches!(error, StoreError::DuplicateSample { sequence: 0, .. }),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().contains("sample 0 of run 1 in")
+                && error.to_string().contains("already stored"),
+            "{error}"
+        );
+        // The refused sample left nothing behind, not even its metrics.
+        let samples = store.samples(run).unwrap();
+        assert_eq!(samples, vec![sample(0, 0, 1.0)]);
+        // The same sequence in another run is a different sample.
+        let other = store.create_run(&new_run("other")).unwrap();
+        store
+            .append_sample(other, &sample(0, 0, 2.0), &only)
+            .unwrap();
+    }
+
+    fn a_cell_index_keeps_its_levels_within_a_run(backend) {
+        let store = backend.open();
+        let run = store.create_run(&new_run("cells")).unwrap();
+        store
+            .append_sample(run, &sample(0, 0, 1.0), &cell(&[("mode", "a")]))
+            .unwrap();
+        let error = store
+            .append_sample(run, &sample(1, 0, 1.0), &cell(&[("mode", "b")]))
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("cell 0 is stored with levels"),
+            "{error}"
+        );
+        assert_eq!(store.samples(run).unwrap().len(), 1);
+    }
+
+    fn non_finite_values_are_refused_with_the_metric_named(backend) {
+        let store = backend.open();
+        let run = store.create_run(&new_run("nan")).unwrap();
+        let mut bad = sample(0, 0, 1.0);
+        bad.metrics.insert("ipc".to_string(), f64::NAN);
+        let error = store
+            .append_sample(run, &bad, &cell(&[("mode", "a")]))
+            .unwrap_err();
+        assert!(error.to_string().contains("`ipc` is NaN"), "{error}");
+        assert!(store.samples(run).unwrap().is_empty());
+    }
+
+    fn an_environment_that_would_not_read_back_is_refused(backend) {
+        let store = backend.open();
+        let mut run = new_run("nan-load");
+        run.environment_start.load_average = Some([f64::NAN, 1.0, 1.0]);
+        let error = store.create_run(&run).unwrap_err();
+        assert!(error.to_string().contains("not a number"), "{error}");
+        assert!(store.list_runs().unwrap().is_empty());
+        let good = store.create_run(&new_run("good")).unwrap();
+        let end = Environment {
+            load_average: Some([1.0, f64::INFINITY, 1.0]),
+            ..Environment::default()
+        };
+        assert!(
+            store
+                .finish_run(good, RunStatus::Complete, 1, Some(&end))
+                .is_err()
+        );
+        assert_eq!(store.run(good).unwrap().status, RunStatus::Running);
+    }
+
+    fn selections_pick_data_values_across_runs_in_execution_order(backend) {
+        let store = backend.open();
+        let cells = [
+            cell(&[("kernel", "6.1"), ("selinux", "enforcing")]),
+            cell(&[("kernel", "7.1"), ("selinux", "enforcing")]),
+            cell(&[("kernel", "7.1"), ("selinux", "permissive")]),
+        ];
+        let first = store.create_run(&new_run("first")).unwrap();
+        let second = store.create_run(&new_run("second")).unwrap();
+        // Appended out of order on purpose: results come back by (run, sequence).
+        for (run, sequence, cell_index, wall) in [
+            (second, 1, 1, 21.0),
+            (first, 2, 1, 12.0),
+            (first, 0, 1, 10.0),
+            (first, 1, 0, 11.0),
+            (second, 0, 2, 20.0),
+            (first, 3, 2, 13.0),
+            (second, 2, 1, 22.0),
+        ] {
+            store
+                .append_sample(run, &sample(sequence, cell_index, wall), &cells[cell_index])
+                .unwrap();
+        }
+        let mut warmup = sample(3, 1, 99.0);
+        warmup.warmup = true;
+        store.append_sample(second, &warmup, &cells[1]).unwrap();
+        let mut failed = sample(4, 1, 98.0);
+        failed.failure = Some(Failure {
+            reason: "exit status 1".to_string(),
+            output_tail: String::new(),
+        });
+        store.append_sample(second, &failed, &cells[1]).unwrap();
+
+        let select = |run: Option<RunId>, levels: &[(&str, &str)], metric: &str| {
+            store
+                .select_samples(&Selection {
+                    run,
+                    levels: levels
+                        .iter()
+                        .map(|(factor, level)| (factor.to_string(), level.to_string()))
+                        .collect(),
+                    metric: metric.to_string(),
+                })
+                .unwrap()
+        };
+        let values = select(None, &[("kernel", "7.1"), ("selinux", "enforcing")], "wall");
+        let picked: Vec<_> = values
+            .iter()
+            .map(|value| (value.run, value.sequence, value.value))
+            .collect();
+        assert_eq!(
+            picked,
+            vec![
+                (first, 0, 10.0),
+                (first, 2, 12.0),
+                (second, 1, 21.0),
+                (second, 2, 22.0)
+            ]
+        );
+        assert_eq!(values[0].levels, cells[1].levels);
+        assert_eq!(values[0].started_at_ms, 1_764_500_000_000);
+
+        let kernel: Vec<_> = select(Some(second), &[("kernel", "7.1")], "wall")
+            .iter()
+            .map(|value| value.value)
+            .collect();
+        assert_eq!(kernel, vec![20.0, 21.0, 22.0]);
+        let everything = select(None, &[], "bogo-ops/s");
+        assert_eq!(everything.len(), 7);
+        assert!(select(None, &[("kernel", "8.0")], "wall").is_empty());
+        assert!(select(None, &[], "no-such-metric").is_empty());
+        let error = store
+            .select_samples(&Selection {
+                run: Some(RunId(77)),
+                levels: vec![],
+                metric: "wall".to_string(),
+            })
+            .unwrap_err();
+        assert!(matches!(error, StoreError::UnknownRun { .. }), "{error:?}");
+    }
+
+    fn unknown_runs_are_named_with_the_database_and_the_way_out(backend) {
+        let store = backend.open();
+        let error = store.run(RunId(42)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "find run 42: no run 42 in {}; `verdict runs` lists them",
+                backend.name()
+            )
+        );
+        assert!(matches!(
+            store.samples(RunId(42)),
+            Err(StoreError::UnknownRun { .. })
+        ));
+        assert!(matches!(
+            store.append_sample(RunId(42), &sample(0, 0, 1.0), &cell(&[("mode", "a")])),
+            Err(StoreError::UnknownRun { .. })
+        ));
+        assert!(matches!(
+            store.set_status(RunId(42), RunStatus::Interrupted),
+            Err(StoreError::UnknownRun { .. })
+        ));
+        assert!(matches!(
+            store.set_planned(RunId(42), 3),
+            Err(StoreError::UnknownRun { .. })
+        ));
+        assert!(matches!(
+            store.finish_run(RunId(42), RunStatus::Complete, 0, None),
+            Err(StoreError::UnknownRun { .. })
+        ));
+        assert!(matches!(
+            store.put_annotation(RunId(42), "doctor", &json!({})),
+            Err(StoreError::UnknownRun { .. })
+        ));
+        assert!(matches!(
+            store.annotations(RunId(42)),
+            Err(StoreError::UnknownRun { .. })
+        ));
+    }
+
+    fn status_changes_and_resume_clear_the_end_time(backend) {
+        let store = backend.open();
+        let run = store.create_run(&new_run("status")).unwrap();
+        assert_eq!(store.run(run).unwrap().status, RunStatus::Running);
+        store
+            .finish_run(run, RunStatus::Interrupted, 1_764_500_001_000, None)
+            .unwrap();
+        let record = store.run(run).unwrap();
+        assert_eq!(record.status, RunStatus::Interrupted);
+        assert_eq!(record.finished_at_ms, Some(1_764_500_001_000));
+        assert_eq!(record.environment_end, None);
+        store.set_status(run, RunStatus::Running).unwrap();
+        let record = store.run(run).unwrap();
+        assert_eq!(record.status, RunStatus::Running);
+        assert_eq!(record.finished_at_ms, None);
+        store.set_status(run, RunStatus::Failed).unwrap();
+        assert_eq!(store.list_runs().unwrap()[0].status, RunStatus::Failed);
+    }
+
+    fn annotations_are_stored_and_replaced_per_key(backend) {
+        let store = backend.open();
+        let run = store.create_run(&new_run("annotated")).unwrap();
+        let other = store.create_run(&new_run("other")).unwrap();
+        store
+            .put_annotation(
+                run,
+                "doctor",
+                &json!({"governor": "powersave", "warnings": 2}),
+            )
+            .unwrap();
+        store
+            .put_annotation(run, "decisions", &json!([{"look": 1, "decided": false}]))
+            .unwrap();
+        store
+            .put_annotation(run, "decisions", &json!([{"look": 2, "decided": true}]))
+            .unwrap();
+        let annotations = store.annotations(run).unwrap();
+        assert_eq!(annotations.len(), 2);
+        assert_eq!(annotations["doctor"]["warnings"], json!(2));
+        assert_eq!(
+            annotations["decisions"],
+            json!([{"look": 2, "decided": true}])
+        );
+        assert!(store.annotations(other).unwrap().is_empty());
+    }
+
+    fn bisection_state_round_trips_and_refuses_duplicate_events(backend) {
+        let bisect;
+        {
+            let store = backend.open();
+            assert!(store.latest_bisect().unwrap().is_none());
+            bisect = store
+                .create_bisect(&NewBisect {
+                    repo: "/src/linux".to_string(),
+                    good: "v6.1".to_string(),
+                    bad: "v6.2".to_string(),
+                    experiment_text: "name = \"kill\"\n".to_string(),
+                    config: json!({"threshold": 0.02}),
+                    started_at_ms: 1_764_500_000_000,
+                })
+                .unwrap();
+            store
+                .append_bisect_event(
+                    bisect,
+                    0,
+                    &json!({"measured": "abc123", "samples": [1.0, 2.0]}),
+                )
+                .unwrap();
+            store
+                .append_bisect_event(bisect, 1, &json!({"skip": "def456"}))
+                .unwrap();
+            let error = store
+                .append_bisect_event(bisect, 1, &json!({"skip": "other"}))
+                .unwrap_err();
+            assert!(
+                matches!(error, StoreError::DuplicateBisectEvent { sequence: 1, .. }),
+                "{error:?}"
+            );
+        }
+        let store = backend.open();
+        assert_eq!(
+            store.bisect_events(bisect).unwrap(),
+            vec![
+                (0, json!({"measured": "abc123", "samples": [1.0, 2.0]})),
+                (1, json!({"skip": "def456"})),
+            ]
+        );
+        let record = store.bisect(bisect).unwrap();
+        assert_eq!(record.status, RunStatus::Running);
+        assert_eq!(record.events, 2);
+        assert_eq!(record.config, json!({"threshold": 0.02}));
+        assert_eq!(record.result, None);
+        store
+            .finish_bisect(
+                bisect,
+                RunStatus::Complete,
+                1_764_500_050_000,
+                &json!({"first_bad": "abc123"}),
+            )
+            .unwrap();
+        let summary = &store.list_bisects().unwrap()[0];
+        assert_eq!(
+            (
+                summary.id,
+                summary.status,
+                summary.events,
+                summary.finished_at_ms
+            ),
+            (bisect, RunStatus::Complete, 2, Some(1_764_500_050_000))
+        );
+        let latest = store.latest_bisect().unwrap().unwrap();
+        assert_eq!(latest.result, Some(json!({"first_bad": "abc123"})));
+        assert_eq!(
+            (
+                latest.repo.as_str(),
+                latest.good.as_str(),
+                latest.bad.as_str()
+            ),
+            ("/src/linux", "v6.1", "v6.2")
+        );
+        let missing = verdict_store::BisectId(9);
+        assert!(matches!(
+            store.bisect(missing),
+            Err(StoreError::UnknownBisect { .. })
+        ));
+        assert!(matches!(
+            store.bisect_events(missing),
+            Err(StoreError::UnknownBisect { .. })
+        ));
+        assert!(matches!(
+            store.append_bisect_event(missing, 0, &json!(null)),
+            Err(StoreError::UnknownBisect { .. })
+        ));
+    }
+
+    fn built_in_metrics_equal_to_their_column_are_flags_and_read_back_losslessly(backend) {
+        let store = backend.open();
+        let run = store.create_run(&new_run("flags")).unwrap();
+        let mode_a = cell(&[("mode", "a")]);
+        // Sample 0: `wall` and `maxrss` equal their columns (flags); sample 1:
+        // a `wall` and a `sys` that are not the column (parsed metrics named
+        // like built-ins) must stay rows.
+        let mut flagged = sample(0, 0, 0.5);
+        flagged
+            .metrics
+            .insert("maxrss".to_string(), flagged.max_rss_kib as f64);
+        let mut kept = sample(1, 0, 0.25);
+        kept.metrics.insert("wall".to_string(), 7.0);
+        kept.metrics.insert("sys".to_string(), 0.125);
+        store.append_sample(run, &flagged, &mode_a).unwrap();
+        store.append_sample(run, &kept, &mode_a).unwrap();
+
+        assert_eq!(
+            backend.raw_rows("SELECT sequence, name FROM sample_metrics ORDER BY sequence, name"),
+            vec!["0|bogo-ops/s", "1|bogo-ops/s", "1|sys", "1|wall"]
+        );
+        assert_eq!(
+            backend.raw_rows("SELECT builtin_metrics FROM samples ORDER BY sequence"),
+            vec![(1 | 8).to_string(), "0".to_string()]
+        );
+
+        // A fresh connection (no cache) reads exactly what was appended.
+        drop(store);
+        let store = backend.open();
+        let read = store.samples(run).unwrap();
+        assert_eq!(read[0].metrics, flagged.metrics);
+        assert_eq!(read[1].metrics, kept.metrics);
+        let select = |metric: &str| -> Vec<f64> {
+            store
+                .select_samples(&Selection {
+                    run: Some(run),
+                    levels: Vec::new(),
+                    metric: metric.to_string(),
+                })
+                .unwrap()
+                .iter()
+                .map(|value| value.value)
+                .collect()
+        };
+        assert_eq!(select("wall"), vec![0.5, 7.0]);
+        assert_eq!(select("maxrss"), vec![2048.0], "only sample 0 has maxrss");
+        assert_eq!(select("user"), Vec::<f64>::new(), "not a metric of either");
+        assert_eq!(select("bogo-ops/s"), vec![2000.0, 4000.0]);
+        // The cell check still holds without the cache.
+        let error = store
+            .append_sample(run, &sample(2, 0, 1.0), &cell(&[("mode", "b")]))
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("cell 0 is stored with levels"),
+            "{error}"
+        );
+    }
+}

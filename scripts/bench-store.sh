@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Store throughput: PostgreSQL against SQLite in the same run (the figures
+# in docs/performance.md). Builds verdict and the store_bench example, then
+# runs it: samples/s written by one writer (one transaction per sample, as
+# `verdict run` and `verdict work` write), and `verdict report` over one
+# run of 10^6 stored samples in each store. PostgreSQL is a throwaway
+# cluster the example starts (Debian package `postgresql`) and stops.
+#
+# Usage: scripts/bench-store.sh [WRITES [REPORT_SAMPLES]]  (default 5000 1000000)
+#
+# Must not: touch any database but the ones it creates in a temporary
+# directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+writes=${1:-5000}
+report_samples=${2:-1000000}
+export CARGO_INCREMENTAL=0
+cargo build -q -p verdict
+cargo run -q -p verdict-store --example store_bench -- target/debug/verdict "$writes" "$report_samples"
