@@ -1,0 +1,1227 @@
+//! The Kconfig evaluator: computes every symbol's value the way the kernel's
+//! scripts/kconfig does (menu.c `menu_finalize` for dependency propagation,
+//! symbol.c `sym_calc_value` / `sym_calc_visibility` / `sym_calc_choice`,
+//! expr.c `expr_calc_value` with tristate order n < m < y, confdata.c
+//! `conf_read_simple` and `conf_write`), so that [`Evaluation::write_config`]
+//! is byte-identical to `make olddefconfig`. Works on a tree parsed with
+//! [`crate::parse_tree_expanded`] and on config text; no files, no processes.
+//! Probes that were not run (see [`crate::mentions_probe`]) are answered
+//! from the config's own value of the symbol they define.
+
+use crate::expr::{Comparison, Expr, Operand, Tristate};
+use crate::macros::mentions_probe;
+use crate::tree::{BlockKind, Kconfig, NodeKind, SymbolType};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+#[derive(Debug)]
+enum Ex {
+    Symbol(usize),
+    Compare(Comparison, usize, usize),
+    Not(Rc<Ex>),
+    And(Rc<Ex>, Rc<Ex>),
+    Or(Rc<Ex>, Rc<Ex>),
+}
+
+type E = Option<Rc<Ex>>;
+
+fn and(left: E, right: E) -> E {
+    match (left, right) {
+        (None, other) | (other, None) => other,
+        (Some(left), Some(right)) => Some(Rc::new(Ex::And(left, right))),
+    }
+}
+
+fn or(left: E, right: E) -> E {
+    match (left, right) {
+        (None, other) | (other, None) => other,
+        (Some(left), Some(right)) => Some(Rc::new(Ex::Or(left, right))),
+    }
+}
+
+/// A user value read from the config.
+#[derive(Debug, Clone)]
+enum UserValue {
+    Tristate(Tristate),
+    Text(String),
+}
+
+#[derive(Debug, Default)]
+struct Symbol {
+    name: String,
+    symbol_type: Option<SymbolType>,
+    defined: bool,
+    constant: Option<Tristate>,
+    is_choice: bool,
+    members: Vec<usize>,
+    choice_of: Option<usize>,
+    prompts: Vec<E>,
+    defaults: Vec<(Rc<Ex>, E)>,
+    ranges: Vec<(usize, usize, E)>,
+    dir_dep: E,
+    rev_dep: E,
+    implied: E,
+    /// Defined through a probe that was not run.
+    probe: bool,
+    // State.
+    valid: bool,
+    tristate: Tristate,
+    text: String,
+    choice_pick: Option<usize>,
+    visible: Tristate,
+    dir_dep_value: Tristate,
+    rev_dep_value: Tristate,
+    implied_value: Tristate,
+    write: bool,
+    user: Option<UserValue>,
+    user_choice: Option<usize>,
+}
+
+#[derive(Debug)]
+enum Entry {
+    Symbol(usize),
+    Menu {
+        title: String,
+        visibility: E,
+        visible: E,
+        children: Vec<Entry>,
+    },
+    Comment {
+        text: String,
+        visible: E,
+    },
+    Group(Vec<Entry>),
+}
+
+/// A tree with every symbol's value computed for one config.
+#[derive(Debug)]
+pub struct Evaluation {
+    symbols: Vec<Symbol>,
+    names: HashMap<String, usize>,
+    entries: Vec<Entry>,
+    modules: usize,
+    modules_value: Tristate,
+    mainmenu: String,
+    yes: usize,
+    module: usize,
+    no: usize,
+}
+
+const NO: Tristate = Tristate::No;
+
+impl Evaluation {
+    /// Reads `config_text` (a `.config`) into the tree and computes every
+    /// value, as `conf --olddefconfig` does before writing.
+    pub fn new(tree: &Kconfig, config_text: &str) -> Self {
+        let mut evaluation = Self::build(tree);
+        evaluation.read(config_text);
+        evaluation
+    }
+
+    fn intern(&mut self, name: &str, quoted: bool) -> usize {
+        match name {
+            "y" => return self.yes,
+            "m" => return self.module,
+            "n" => return self.no,
+            _ => {}
+        }
+        let key = if quoted {
+            format!("\"{name}")
+        } else {
+            name.to_string()
+        };
+        if let Some(&index) = self.names.get(&key) {
+            return index;
+        }
+        let index = self.symbols.len();
+        self.symbols.push(Symbol {
+            name: name.to_string(),
+            text: name.to_string(),
+            valid: true,
+            ..Symbol::default()
+        });
+        self.names.insert(key, index);
+        index
+    }
+
+    fn operand(&mut self, operand: &Operand) -> usize {
+        match operand {
+            Operand::Symbol(name) => self.intern(name, false),
+            Operand::Text(text) | Operand::Macro(text) => self.intern(text, true),
+        }
+    }
+
+    fn convert(&mut self, expr: &Expr) -> Rc<Ex> {
+        Rc::new(match expr {
+            Expr::Leaf(operand) => Ex::Symbol(self.operand(operand)),
+            Expr::Compare(comparison, left, right) => {
+                Ex::Compare(*comparison, self.operand(left), self.operand(right))
+            }
+            Expr::Not(inner) => Ex::Not(self.convert(inner)),
+            Expr::And(left, right) => Ex::And(self.convert(left), self.convert(right)),
+            Expr::Or(left, right) => Ex::Or(self.convert(left), self.convert(right)),
+        })
+    }
+
+    fn convert_all<'e>(&mut self, exprs: impl IntoIterator<Item = &'e Expr>) -> E {
+        let mut result = None;
+        for expr in exprs {
+            let converted = self.convert(expr);
+            result = and(result, Some(converted));
+        }
+        result
+    }
+
+    /// rewrite_m(): `m` becomes `m && MODULES` in dependencies.
+    fn rewrite_m(&self, expr: &E) -> E {
+        let expr = expr.as_ref()?;
+        Some(match &**expr {
+            Ex::Symbol(symbol) if *symbol == self.module => {
+                Rc::new(Ex::And(expr.clone(), Rc::new(Ex::Symbol(self.modules))))
+            }
+            Ex::Not(inner) => Rc::new(Ex::Not(self.rewrite_m(&Some(inner.clone()))?)),
+            Ex::And(left, right) => Rc::new(Ex::And(
+                self.rewrite_m(&Some(left.clone()))?,
+                self.rewrite_m(&Some(right.clone()))?,
+            )),
+            Ex::Or(left, right) => Rc::new(Ex::Or(
+                self.rewrite_m(&Some(left.clone()))?,
+                self.rewrite_m(&Some(right.clone()))?,
+            )),
+            _ => expr.clone(),
+        })
+    }
+
+    /// expr_trans_bool(): `FOO != n` becomes `FOO` for a tristate FOO.
+    fn trans_bool(&self, expr: &E) -> E {
+        let expr = expr.as_ref()?;
+        Some(match &**expr {
+            Ex::Compare(Comparison::NotEqual, left, right)
+                if *right == self.no
+                    && self.symbols[*left].symbol_type == Some(SymbolType::Tristate) =>
+            {
+                Rc::new(Ex::Symbol(*left))
+            }
+            Ex::Not(inner) => Rc::new(Ex::Not(self.trans_bool(&Some(inner.clone()))?)),
+            Ex::And(left, right) => Rc::new(Ex::And(
+                self.trans_bool(&Some(left.clone()))?,
+                self.trans_bool(&Some(right.clone()))?,
+            )),
+            Ex::Or(left, right) => Rc::new(Ex::Or(
+                self.trans_bool(&Some(left.clone()))?,
+                self.trans_bool(&Some(right.clone()))?,
+            )),
+            _ => expr.clone(),
+        })
+    }
+
+    fn build(tree: &Kconfig) -> Self {
+        let mut evaluation = Self {
+            symbols: Vec::new(),
+            names: HashMap::new(),
+            entries: Vec::new(),
+            modules: 0,
+            modules_value: NO,
+            mainmenu: tree.mainmenu.clone().unwrap_or_default(),
+            yes: 0,
+            module: 1,
+            no: 2,
+        };
+        for (name, value) in [("y", Tristate::Yes), ("m", Tristate::Module), ("n", NO)] {
+            evaluation.symbols.push(Symbol {
+                name: name.to_string(),
+                text: name.to_string(),
+                symbol_type: Some(SymbolType::Tristate),
+                constant: Some(value),
+                tristate: value,
+                valid: true,
+                ..Symbol::default()
+            });
+        }
+        // Symbols and their types (the first typed definition wins).
+        for definition in &tree.definitions {
+            let index = evaluation.intern(&definition.symbol, false);
+            let symbol = &mut evaluation.symbols[index];
+            symbol.defined = true;
+            symbol.valid = false;
+            if symbol.symbol_type.is_none() && definition.symbol_type != SymbolType::Unknown {
+                symbol.symbol_type = Some(definition.symbol_type);
+            }
+        }
+        evaluation.modules =
+            evaluation.intern(tree.modules_symbol.as_deref().unwrap_or("MODULES"), false);
+        // Choices become symbols of their own.
+        let mut choice_symbols = Vec::new();
+        for choice in &tree.choices {
+            let index = evaluation.symbols.len();
+            let mut symbol_type = None;
+            for member in &choice.members {
+                let member = evaluation.intern(member, false);
+                if symbol_type.is_none() {
+                    symbol_type = evaluation.symbols[member].symbol_type;
+                }
+            }
+            evaluation.symbols.push(Symbol {
+                name: format!("<choice {}>", choice.location),
+                is_choice: true,
+                symbol_type: Some(symbol_type.unwrap_or(SymbolType::Bool)),
+                ..Symbol::default()
+            });
+            choice_symbols.push(index);
+        }
+        for (position, choice) in tree.choices.iter().enumerate() {
+            let choice_index = choice_symbols[position];
+            for member in &choice.members {
+                let member = evaluation.intern(member, false);
+                if evaluation.symbols[member].symbol_type.is_none() {
+                    evaluation.symbols[member].symbol_type =
+                        evaluation.symbols[choice_index].symbol_type;
+                }
+                evaluation.symbols[member].choice_of = Some(choice_index);
+                if !evaluation.symbols[choice_index].members.contains(&member) {
+                    evaluation.symbols[choice_index].members.push(member);
+                }
+            }
+        }
+        // Children of every node, in source order.
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); tree.nodes.len()];
+        let mut roots = Vec::new();
+        for (index, node) in tree.nodes.iter().enumerate() {
+            match node.parent {
+                Some(parent) => children[parent].push(index),
+                None => roots.push(index),
+            }
+        }
+        let context = Context {
+            tree,
+            children: &children,
+            choice_symbols: &choice_symbols,
+        };
+        let mut visibilities = Vec::new();
+        evaluation.entries = evaluation.finalize(&context, &roots, &None, &mut visibilities);
+        evaluation
+    }
+
+    fn finalize(
+        &mut self,
+        context: &Context<'_>,
+        nodes: &[usize],
+        parent_dep: &E,
+        visibilities: &mut Vec<E>,
+    ) -> Vec<Entry> {
+        let tree = context.tree;
+        let mut entries = Vec::new();
+        for &node in nodes {
+            let upper_visibility = visibilities
+                .iter()
+                .fold(None, |acc, expr| and(acc, expr.clone()));
+            match &tree.nodes[node].kind {
+                NodeKind::Definition(position) => {
+                    let definition = &tree.definitions[*position];
+                    let index = self.intern(&definition.symbol, false);
+                    let own = self.convert_all(definition.depends.iter().map(|dep| &dep.expr));
+                    let basedep = and(parent_dep.clone(), self.rewrite_m(&own));
+                    let is_bool_like =
+                        self.symbols[index].symbol_type != Some(SymbolType::Tristate);
+                    let finish = |evaluation: &Self, expr: E| -> E {
+                        if is_bool_like {
+                            evaluation.trans_bool(&expr)
+                        } else {
+                            expr
+                        }
+                    };
+                    let mut probe = false;
+                    for prompt in &definition.prompts {
+                        probe |= prompt
+                            .condition
+                            .as_ref()
+                            .is_some_and(|condition| mentions_probe(&condition.to_string()));
+                        let condition = match &prompt.condition {
+                            Some(condition) => Some(self.convert(condition)),
+                            None => None,
+                        };
+                        let condition = and(condition, upper_visibility.clone());
+                        let visible = and(basedep.clone(), self.rewrite_m(&condition));
+                        let visible = finish(self, visible);
+                        self.symbols[index].prompts.push(visible);
+                    }
+                    for default in &definition.defaults {
+                        probe |= mentions_probe(&default.value.to_string())
+                            || default
+                                .condition
+                                .as_ref()
+                                .is_some_and(|condition| mentions_probe(&condition.to_string()));
+                        let value = self.convert(&default.value);
+                        let condition = match &default.condition {
+                            Some(condition) => Some(self.convert(condition)),
+                            None => None,
+                        };
+                        let visible = and(basedep.clone(), self.rewrite_m(&condition));
+                        let visible = finish(self, visible);
+                        self.symbols[index].defaults.push((value, visible));
+                    }
+                    for range in &definition.ranges {
+                        let low = self.intern(&range.low, false);
+                        let high = self.intern(&range.high, false);
+                        let condition = match &range.condition {
+                            Some(condition) => Some(self.convert(condition)),
+                            None => None,
+                        };
+                        let visible = and(basedep.clone(), self.rewrite_m(&condition));
+                        let visible = finish(self, visible);
+                        self.symbols[index].ranges.push((low, high, visible));
+                    }
+                    for (reverses, implied) in
+                        [(&definition.selects, false), (&definition.implies, true)]
+                    {
+                        for reverse in reverses {
+                            let target = self.intern(&reverse.target, false);
+                            let condition = match &reverse.condition {
+                                Some(condition) => Some(self.convert(condition)),
+                                None => None,
+                            };
+                            let visible = and(basedep.clone(), self.rewrite_m(&condition));
+                            let visible = finish(self, visible);
+                            let term = and(Some(Rc::new(Ex::Symbol(index))), visible);
+                            let symbol = &mut self.symbols[target];
+                            if implied {
+                                symbol.implied = or(symbol.implied.take(), term);
+                            } else {
+                                symbol.rev_dep = or(symbol.rev_dep.take(), term);
+                            }
+                        }
+                    }
+                    probe |= definition
+                        .depends
+                        .iter()
+                        .any(|dep| mentions_probe(&dep.expr.to_string()));
+                    let symbol = &mut self.symbols[index];
+                    symbol.probe |= probe;
+                    if symbol.choice_of.is_none() {
+                        symbol.dir_dep = or(symbol.dir_dep.take(), basedep);
+                    }
+                    entries.push(Entry::Symbol(index));
+                    if !context.children[node].is_empty() {
+                        let inner = self.finalize(
+                            context,
+                            &context.children[node],
+                            parent_dep,
+                            visibilities,
+                        );
+                        entries.push(Entry::Group(inner));
+                    }
+                }
+                NodeKind::Comment { text, depends } => {
+                    let own = self.convert_all(depends.iter());
+                    let visible = and(parent_dep.clone(), self.rewrite_m(&own));
+                    entries.push(Entry::Comment {
+                        text: text.clone(),
+                        visible,
+                    });
+                }
+                NodeKind::Block(block_index) => {
+                    let block = &tree.blocks[*block_index];
+                    let own = self.convert_all(block.depends.iter().map(|dep| &dep.expr));
+                    let basedep = and(parent_dep.clone(), self.rewrite_m(&own));
+                    match &block.kind {
+                        BlockKind::If => {
+                            let inner = self.finalize(
+                                context,
+                                &context.children[node],
+                                &basedep,
+                                visibilities,
+                            );
+                            entries.push(Entry::Group(inner));
+                        }
+                        BlockKind::Menu { title } => {
+                            let visibility =
+                                self.convert_all(block.visible_if.iter().map(|dep| &dep.expr));
+                            visibilities.push(visibility.clone());
+                            let inner = self.finalize(
+                                context,
+                                &context.children[node],
+                                &basedep,
+                                visibilities,
+                            );
+                            visibilities.pop();
+                            entries.push(Entry::Menu {
+                                title: title.clone(),
+                                visibility,
+                                visible: basedep,
+                                children: inner,
+                            });
+                        }
+                        BlockKind::Choice { choice } => {
+                            let choice_index = context.choice_symbols[*choice];
+                            let definition = &tree.choices[*choice];
+                            let is_bool_like = self.symbols[choice_index].symbol_type
+                                != Some(SymbolType::Tristate);
+                            for prompt in &definition.prompts {
+                                let condition = match &prompt.condition {
+                                    Some(condition) => Some(self.convert(condition)),
+                                    None => None,
+                                };
+                                let condition = and(condition, upper_visibility.clone());
+                                let mut visible = and(basedep.clone(), self.rewrite_m(&condition));
+                                if is_bool_like {
+                                    visible = self.trans_bool(&visible);
+                                }
+                                self.symbols[choice_index].prompts.push(visible);
+                            }
+                            for default in &definition.defaults {
+                                let value = self.convert(&default.value);
+                                let condition = match &default.condition {
+                                    Some(condition) => Some(self.convert(condition)),
+                                    None => None,
+                                };
+                                let mut visible = and(basedep.clone(), self.rewrite_m(&condition));
+                                if is_bool_like {
+                                    visible = self.trans_bool(&visible);
+                                }
+                                self.symbols[choice_index].defaults.push((value, visible));
+                            }
+                            if !definition.optional {
+                                if let Some(first) =
+                                    self.symbols[choice_index].prompts.first().cloned()
+                                {
+                                    let term = and(first, Some(Rc::new(Ex::Symbol(self.module))));
+                                    let symbol = &mut self.symbols[choice_index];
+                                    symbol.rev_dep = or(symbol.rev_dep.take(), term);
+                                }
+                            }
+                            let choice_dep = Some(Rc::new(Ex::Symbol(choice_index)));
+                            let inner = self.finalize(
+                                context,
+                                &context.children[node],
+                                &choice_dep,
+                                visibilities,
+                            );
+                            entries.push(Entry::Symbol(choice_index));
+                            entries.push(Entry::Group(inner));
+                        }
+                    }
+                }
+            }
+        }
+        entries
+    }
+
+    /// conf_read_simple() followed by conf_read()'s value checks.
+    fn read(&mut self, text: &str) {
+        for line in text.split('\n') {
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            let (name, value) = if let Some(rest) = line.strip_prefix("# CONFIG_") {
+                let Some((name, tail)) = rest.split_once(' ') else {
+                    continue;
+                };
+                if !tail.starts_with("is not set") {
+                    continue;
+                }
+                (name, "n")
+            } else if let Some(rest) = line.strip_prefix("CONFIG_") {
+                let Some((name, value)) = rest.split_once('=') else {
+                    continue;
+                };
+                (name, value)
+            } else {
+                continue;
+            };
+            let Some(&index) = self.names.get(name) else {
+                continue;
+            };
+            if !self.symbols[index].defined && self.symbols[index].choice_of.is_none() {
+                continue;
+            }
+            let symbol_type = self.symbols[index].symbol_type;
+            let user = match symbol_type {
+                Some(SymbolType::Tristate | SymbolType::Bool) => match value.as_bytes().first() {
+                    Some(b'm') if symbol_type == Some(SymbolType::Tristate) => {
+                        UserValue::Tristate(Tristate::Module)
+                    }
+                    Some(b'y') => UserValue::Tristate(Tristate::Yes),
+                    Some(b'n') => UserValue::Tristate(NO),
+                    _ => continue,
+                },
+                Some(SymbolType::String) => {
+                    let Some(rest) = value.strip_prefix('"') else {
+                        continue;
+                    };
+                    let mut text = String::new();
+                    let mut characters = rest.chars();
+                    let mut closed = false;
+                    while let Some(character) = characters.next() {
+                        match character {
+                            '"' => {
+                                closed = true;
+                                break;
+                            }
+                            '\\' => {
+                                if let Some(next) = characters.next() {
+                                    text.push(next);
+                                }
+                            }
+                            other => text.push(other),
+                        }
+                    }
+                    if !closed {
+                        continue;
+                    }
+                    UserValue::Text(text)
+                }
+                Some(SymbolType::Int) if valid_int(value) => UserValue::Text(value.to_string()),
+                Some(SymbolType::Hex) if valid_hex(value) => UserValue::Text(value.to_string()),
+                _ => continue,
+            };
+            if let (Some(choice), UserValue::Tristate(tristate)) =
+                (self.symbols[index].choice_of, &user)
+            {
+                if *tristate == Tristate::Yes {
+                    self.symbols[choice].user_choice = Some(index);
+                }
+            }
+            self.symbols[index].user = Some(user);
+        }
+        let modules = self.modules;
+        self.calculate(modules);
+        for index in 0..self.symbols.len() {
+            self.calculate(index);
+        }
+        // Out-of-range int/hex values are dropped and recomputed on write.
+        for index in 0..self.symbols.len() {
+            let symbol = &self.symbols[index];
+            if !symbol.defined {
+                continue;
+            }
+            if let Some(UserValue::Text(value)) = symbol.user.clone() {
+                if !self.within_range(index, &value) {
+                    self.symbols[index].user = None;
+                    self.symbols[index].valid = false;
+                }
+            }
+        }
+    }
+
+    fn within_range(&mut self, index: usize, value: &str) -> bool {
+        let base = match self.symbols[index].symbol_type {
+            Some(SymbolType::Int) => 10,
+            Some(SymbolType::Hex) => 16,
+            _ => return true,
+        };
+        let Some((low, high)) = self.range(index) else {
+            return true;
+        };
+        let value = parse_number(value, base);
+        value >= self.range_value(low, base) && value <= self.range_value(high, base)
+    }
+
+    fn range(&mut self, index: usize) -> Option<(usize, usize)> {
+        let ranges: Vec<(usize, usize, E)> = self.symbols[index]
+            .ranges
+            .iter()
+            .map(|(low, high, visible)| (*low, *high, visible.clone()))
+            .collect();
+        for (low, high, visible) in ranges {
+            if self.value_of(&visible) != NO {
+                return Some((low, high));
+            }
+        }
+        None
+    }
+
+    fn range_value(&mut self, index: usize, base: u32) -> i64 {
+        self.calculate(index);
+        parse_number(&self.symbols[index].text, base)
+    }
+
+    fn value_of(&mut self, expr: &E) -> Tristate {
+        match expr {
+            None => Tristate::Yes,
+            Some(expr) => self.evaluate(expr),
+        }
+    }
+
+    /// expr_calc_value().
+    fn evaluate(&mut self, expr: &Rc<Ex>) -> Tristate {
+        match &**expr {
+            Ex::Symbol(index) => {
+                self.calculate(*index);
+                self.symbols[*index].tristate
+            }
+            Ex::Not(inner) => self.evaluate(inner).negate(),
+            Ex::And(left, right) => self.evaluate(left).min(self.evaluate(right)),
+            Ex::Or(left, right) => self.evaluate(left).max(self.evaluate(right)),
+            Ex::Compare(comparison, left, right) => {
+                self.calculate(*left);
+                self.calculate(*right);
+                let left_text = self.string_value(*left);
+                let right_text = self.string_value(*right);
+                let left_type = self.symbols[*left].symbol_type;
+                let right_type = self.symbols[*right].symbol_type;
+                let both_strings =
+                    left_type == Some(SymbolType::String) && right_type == Some(SymbolType::String);
+                let (left_kind, right_kind) = if both_strings {
+                    (Kind::Text, Kind::Text)
+                } else {
+                    (
+                        classify(&left_text, left_type),
+                        classify(&right_text, right_type),
+                    )
+                };
+                let ordering = match (left_kind, right_kind) {
+                    (Kind::Text, _) | (_, Kind::Text) => {
+                        left_text.as_bytes().cmp(right_text.as_bytes())
+                    }
+                    (Kind::Unsigned(left), Kind::Unsigned(right)) => left.cmp(&right),
+                    (Kind::Unsigned(left), Kind::Signed(right)) => left.cmp(&(right as u64)),
+                    (Kind::Signed(left), Kind::Unsigned(right)) => (left as u64).cmp(&right),
+                    (Kind::Signed(left), Kind::Signed(right)) => left.cmp(&right),
+                };
+                let result = match comparison {
+                    Comparison::Equal => ordering.is_eq(),
+                    Comparison::NotEqual => ordering.is_ne(),
+                    Comparison::Less => ordering.is_lt(),
+                    Comparison::LessEqual => ordering.is_le(),
+                    Comparison::Greater => ordering.is_gt(),
+                    Comparison::GreaterEqual => ordering.is_ge(),
+                };
+                if result { Tristate::Yes } else { NO }
+            }
+        }
+    }
+
+    /// sym_get_type().
+    fn effective_type(&self, index: usize) -> Option<SymbolType> {
+        let symbol = &self.symbols[index];
+        let mut symbol_type = symbol.symbol_type;
+        if symbol_type == Some(SymbolType::Tristate) && symbol.constant.is_none() {
+            if symbol.choice_of.is_some() && symbol.visible == Tristate::Yes {
+                symbol_type = Some(SymbolType::Bool);
+            } else if self.modules_value == NO {
+                symbol_type = Some(SymbolType::Bool);
+            }
+        }
+        symbol_type
+    }
+
+    /// sym_get_string_value().
+    fn string_value(&self, index: usize) -> String {
+        let symbol = &self.symbols[index];
+        match symbol.symbol_type {
+            Some(SymbolType::Bool | SymbolType::Tristate) => match symbol.tristate {
+                Tristate::No => "n".to_string(),
+                Tristate::Module if self.symbols[self.modules].tristate == NO => "n".to_string(),
+                Tristate::Module => "m".to_string(),
+                Tristate::Yes => "y".to_string(),
+            },
+            _ => symbol.text.clone(),
+        }
+    }
+
+    /// sym_calc_visibility().
+    fn calculate_visibility(&mut self, index: usize) {
+        let prompts = self.symbols[index].prompts.clone();
+        let choice = self.symbols[index].choice_of;
+        let symbol_type = self.symbols[index].symbol_type;
+        let mut visible = NO;
+        for prompt in &prompts {
+            let mut value = self.value_of(prompt);
+            if let Some(choice) = choice {
+                if symbol_type == Some(SymbolType::Tristate)
+                    && value == Tristate::Module
+                    && self.symbols[choice].tristate == Tristate::Yes
+                {
+                    value = NO;
+                }
+            }
+            visible = visible.max(value);
+        }
+        if visible == Tristate::Module
+            && (symbol_type != Some(SymbolType::Tristate) || self.modules_value == NO)
+        {
+            visible = Tristate::Yes;
+        }
+        self.symbols[index].visible = visible;
+        if choice.is_some() {
+            return;
+        }
+        let is_bool = self.effective_type(index) == Some(SymbolType::Bool);
+        let promote = |value: Tristate| {
+            if value == Tristate::Module && is_bool {
+                Tristate::Yes
+            } else {
+                value
+            }
+        };
+        let dir_dep = self.symbols[index].dir_dep.clone();
+        let value = promote(self.value_of(&dir_dep));
+        self.symbols[index].dir_dep_value = value;
+        let rev_dep = self.symbols[index].rev_dep.clone();
+        let value = if rev_dep.is_some() {
+            promote(self.value_of(&rev_dep))
+        } else {
+            NO
+        };
+        self.symbols[index].rev_dep_value = value;
+        let implied = self.symbols[index].implied.clone();
+        let value = if implied.is_some() {
+            promote(self.value_of(&implied))
+        } else {
+            NO
+        };
+        self.symbols[index].implied_value = value;
+    }
+
+    /// The first default whose condition holds (sym_get_default_prop()).
+    fn default_property(&mut self, index: usize) -> Option<(Rc<Ex>, Tristate)> {
+        let defaults = self.symbols[index].defaults.clone();
+        for (value, visible) in defaults {
+            let condition = self.value_of(&visible);
+            if condition != NO {
+                return Some((value, condition));
+            }
+        }
+        None
+    }
+
+    /// sym_calc_value().
+    fn calculate(&mut self, index: usize) {
+        if self.symbols[index].valid {
+            return;
+        }
+        self.symbols[index].valid = true;
+        let symbol_type = self.symbols[index].symbol_type;
+        let initial = match symbol_type {
+            Some(SymbolType::Int) => "0",
+            Some(SymbolType::Hex) => "0x0",
+            Some(SymbolType::String) => "",
+            Some(SymbolType::Bool | SymbolType::Tristate) => "n",
+            _ => {
+                let name = self.symbols[index].name.clone();
+                self.symbols[index].text = name;
+                self.symbols[index].tristate = NO;
+                return;
+            }
+        };
+        let mut tristate = NO;
+        let mut text = initial.to_string();
+        self.symbols[index].write = false;
+        self.calculate_visibility(index);
+        let visible = self.symbols[index].visible;
+        let mut write = visible != NO;
+        self.symbols[index].tristate = NO;
+        self.symbols[index].text = text.clone();
+        let user = self.symbols[index].user.clone();
+        let probe_answer = self.symbols[index].probe && self.symbols[index].prompts.is_empty();
+        match self.effective_type(index) {
+            Some(SymbolType::Bool | SymbolType::Tristate) => {
+                let choice = self.symbols[index].choice_of;
+                if let (Some(choice), Tristate::Yes) = (choice, visible) {
+                    tristate = if self.symbols[choice].choice_pick == Some(index) {
+                        Tristate::Yes
+                    } else {
+                        NO
+                    };
+                } else {
+                    let mut done = false;
+                    if visible != NO {
+                        if let Some(UserValue::Tristate(value)) = user {
+                            tristate = value.min(visible);
+                            done = true;
+                        }
+                    }
+                    if !done {
+                        if self.symbols[index].rev_dep_value != NO {
+                            write = true;
+                        }
+                        if !self.symbols[index].is_choice {
+                            if probe_answer {
+                                if let Some(UserValue::Tristate(value)) = user {
+                                    tristate = value;
+                                    write = true;
+                                } else if let Some((value, condition)) =
+                                    self.default_property(index)
+                                {
+                                    tristate = self.evaluate(&value).min(condition);
+                                    write |= tristate != NO;
+                                }
+                            } else if let Some((value, condition)) = self.default_property(index) {
+                                tristate = self.evaluate(&value).min(condition);
+                                if tristate != NO {
+                                    write = true;
+                                }
+                            }
+                            let implied = self.symbols[index].implied_value;
+                            if implied != NO {
+                                write = true;
+                                tristate = tristate.max(implied);
+                                tristate = tristate.min(self.symbols[index].dir_dep_value);
+                            }
+                        }
+                    }
+                    tristate = tristate.max(self.symbols[index].rev_dep_value);
+                }
+                if tristate == Tristate::Module
+                    && self.effective_type(index) == Some(SymbolType::Bool)
+                {
+                    tristate = Tristate::Yes;
+                }
+            }
+            Some(SymbolType::String | SymbolType::Int | SymbolType::Hex) => {
+                let mut done = false;
+                if visible != NO {
+                    if let Some(UserValue::Text(value)) = &user {
+                        text = value.clone();
+                        done = true;
+                    }
+                }
+                if !done && probe_answer {
+                    if let Some(UserValue::Text(value)) = &user {
+                        text = value.clone();
+                        write = true;
+                        done = true;
+                    }
+                }
+                if !done {
+                    if let Some((value, _)) = self.default_property(index) {
+                        if let Ex::Symbol(source) = &*value {
+                            write = true;
+                            self.calculate(*source);
+                            text = self.symbols[*source].text.clone();
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        let symbol = &mut self.symbols[index];
+        symbol.tristate = tristate;
+        symbol.text = text;
+        symbol.write = write;
+        if symbol.is_choice && tristate == Tristate::Yes {
+            let pick = self.calculate_choice(index);
+            self.symbols[index].choice_pick = pick;
+            if pick.is_none() {
+                self.symbols[index].tristate = NO;
+            }
+        }
+        self.validate_range(index);
+        if index == self.modules {
+            self.modules_value = self.symbols[index].tristate;
+        }
+        if self.symbols[index].is_choice {
+            let members = self.symbols[index].members.clone();
+            let choice_write = self.symbols[index].write;
+            for member in members {
+                if choice_write && self.symbols[member].visible != NO {
+                    self.symbols[member].write = true;
+                }
+            }
+            // Choices themselves are never written (SYMBOL_NO_WRITE).
+            self.symbols[index].write = false;
+        }
+    }
+
+    fn validate_range(&mut self, index: usize) {
+        let base = match self.symbols[index].symbol_type {
+            Some(SymbolType::Int) => 10,
+            Some(SymbolType::Hex) => 16,
+            _ => return,
+        };
+        let Some((low, high)) = self.range(index) else {
+            return;
+        };
+        let value = parse_number(&self.symbols[index].text, base);
+        let mut bound = low;
+        if value >= self.range_value(low, base) {
+            bound = high;
+            if value <= self.range_value(high, base) {
+                return;
+            }
+        }
+        self.symbols[index].text = self.symbols[bound].text.clone();
+    }
+
+    /// sym_calc_choice() and sym_choice_default().
+    fn calculate_choice(&mut self, index: usize) -> Option<usize> {
+        let members = self.symbols[index].members.clone();
+        for &member in &members {
+            self.calculate_visibility(member);
+        }
+        if let Some(pick) = self.symbols[index].user_choice {
+            if self.symbols[pick].visible != NO {
+                return Some(pick);
+            }
+        }
+        let defaults = self.symbols[index].defaults.clone();
+        for (value, visible) in defaults {
+            if self.value_of(&visible) == NO {
+                continue;
+            }
+            if let Ex::Symbol(target) = &*value {
+                if self.symbols[*target].visible != NO {
+                    return Some(*target);
+                }
+            }
+        }
+        members
+            .into_iter()
+            .find(|member| self.symbols[*member].visible != NO)
+    }
+
+    /// The `.config` text `conf_write()` produces.
+    pub fn write_config(&mut self) -> String {
+        let mut output = format!(
+            "#\n# Automatically generated file; DO NOT EDIT.\n# {}\n#\n",
+            self.mainmenu
+        );
+        let entries = std::mem::take(&mut self.entries);
+        let mut written = vec![false; self.symbols.len()];
+        let mut need_newline = false;
+        self.write_entries(&entries, &mut output, &mut written, &mut need_newline);
+        self.entries = entries;
+        output
+    }
+
+    fn write_entries(
+        &mut self,
+        entries: &[Entry],
+        output: &mut String,
+        written: &mut [bool],
+        need_newline: &mut bool,
+    ) {
+        for entry in entries {
+            match entry {
+                Entry::Symbol(index) => {
+                    let index = *index;
+                    if self.symbols[index].is_choice || written[index] {
+                        continue;
+                    }
+                    self.calculate(index);
+                    if !self.symbols[index].write {
+                        continue;
+                    }
+                    if *need_newline {
+                        output.push('\n');
+                        *need_newline = false;
+                    }
+                    written[index] = true;
+                    self.print_symbol(index, output);
+                }
+                Entry::Comment { text, visible } => {
+                    if self.value_of(visible) != NO {
+                        output.push_str(&format!("\n#\n# {text}\n#\n"));
+                        *need_newline = false;
+                    }
+                }
+                Entry::Menu {
+                    title,
+                    visibility,
+                    visible,
+                    children,
+                } => {
+                    let shown = (visibility.is_none() || self.value_of(visibility) != NO)
+                        && self.value_of(visible) != NO;
+                    if shown {
+                        output.push_str(&format!("\n#\n# {title}\n#\n"));
+                        *need_newline = false;
+                    }
+                    self.write_entries(children, output, written, need_newline);
+                    if shown {
+                        output.push_str(&format!("# end of {title}\n"));
+                        *need_newline = true;
+                    }
+                }
+                Entry::Group(children) => {
+                    self.write_entries(children, output, written, need_newline);
+                }
+            }
+        }
+    }
+
+    fn print_symbol(&self, index: usize, output: &mut String) {
+        let symbol = &self.symbols[index];
+        let value = self.string_value(index);
+        let name = &symbol.name;
+        match symbol.symbol_type {
+            Some(SymbolType::Bool | SymbolType::Tristate) if value == "n" => {
+                output.push_str(&format!("# CONFIG_{name} is not set\n"));
+            }
+            Some(SymbolType::String) => {
+                let mut escaped = String::from("\"");
+                for character in value.chars() {
+                    if character == '"' || character == '\\' {
+                        escaped.push('\\');
+                    }
+                    escaped.push(character);
+                }
+                escaped.push('"');
+                output.push_str(&format!("CONFIG_{name}={escaped}\n"));
+            }
+            Some(_) => output.push_str(&format!("CONFIG_{name}={value}\n")),
+            None => {}
+        }
+    }
+
+    /// The bool and tristate symbols whose prompt is visible (the ones a
+    /// user can flip), with their computed value, in tree order.
+    pub fn user_visible_symbols(&mut self) -> Vec<(String, Tristate)> {
+        let mut result = Vec::new();
+        for index in 0..self.symbols.len() {
+            if !self.symbols[index].defined
+                || !matches!(
+                    self.symbols[index].symbol_type,
+                    Some(SymbolType::Bool | SymbolType::Tristate)
+                )
+            {
+                continue;
+            }
+            self.calculate(index);
+            if self.symbols[index].visible != NO {
+                result.push((
+                    self.symbols[index].name.clone(),
+                    self.symbols[index].tristate,
+                ));
+            }
+        }
+        result
+    }
+
+    #[doc(hidden)]
+    pub fn debug(&mut self, name: &str) -> String {
+        let Some(&index) = self.names.get(name) else {
+            return String::new();
+        };
+        let s = &self.symbols[index];
+        format!(
+            "visible={:?} write={} dir={:?} rev={:?} user={:?} choice_of={:?} prompts={:?}",
+            s.visible, s.write, s.dir_dep_value, s.rev_dep_value, s.user, s.choice_of, s.prompts
+        )
+    }
+
+    /// The computed value of a symbol as `.config` writes it (`y`, `m`,
+    /// `n`, a number or the unquoted string); `None` for unknown names.
+    pub fn value(&mut self, name: &str) -> Option<String> {
+        let index = *self.names.get(name)?;
+        if !self.symbols[index].defined {
+            return None;
+        }
+        self.calculate(index);
+        Some(self.string_value(index))
+    }
+}
+
+struct Context<'a> {
+    tree: &'a Kconfig,
+    children: &'a [Vec<usize>],
+    choice_symbols: &'a [usize],
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Text,
+    Signed(i64),
+    Unsigned(u64),
+}
+
+/// expr_parse_string().
+fn classify(text: &str, symbol_type: Option<SymbolType>) -> Kind {
+    match symbol_type {
+        Some(SymbolType::Bool | SymbolType::Tristate) => Kind::Signed(match text {
+            "n" => 0,
+            "m" => 1,
+            "y" => 2,
+            _ => -1,
+        }),
+        Some(SymbolType::Int) => match strtoll(text, 10) {
+            Some(value) => Kind::Signed(value),
+            None => Kind::Text,
+        },
+        Some(SymbolType::Hex) => match strtoull(text, 16) {
+            Some(value) => Kind::Unsigned(value),
+            None => Kind::Text,
+        },
+        _ => match strtoll(text, 0) {
+            Some(value) => Kind::Signed(value),
+            None => Kind::Text,
+        },
+    }
+}
+
+/// strtoll() that must consume the whole (non-empty) text.
+fn strtoll(text: &str, base: u32) -> Option<i64> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (radix, digits) = match base {
+        0 => {
+            if let Some(hex) = digits
+                .strip_prefix("0x")
+                .or_else(|| digits.strip_prefix("0X"))
+            {
+                (16, hex)
+            } else if digits.len() > 1 && digits.starts_with('0') {
+                (8, &digits[1..])
+            } else {
+                (10, digits)
+            }
+        }
+        16 => (
+            16,
+            digits
+                .strip_prefix("0x")
+                .or_else(|| digits.strip_prefix("0X"))
+                .unwrap_or(digits),
+        ),
+        other => (other, digits),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let value = i64::from_str_radix(digits, radix).ok()?;
+    Some(if negative { -value } else { value })
+}
+
+fn strtoull(text: &str, base: u32) -> Option<u64> {
+    let digits = text
+        .strip_prefix("0x")
+        .or_else(|| text.strip_prefix("0X"))
+        .unwrap_or(text);
+    if digits.is_empty() {
+        return None;
+    }
+    u64::from_str_radix(digits, base).ok()
+}
+
+/// strtoll(text, NULL, base) as range checks use it: leading valid part.
+fn parse_number(text: &str, base: u32) -> i64 {
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let rest = if base == 16 {
+        rest.strip_prefix("0x")
+            .or_else(|| rest.strip_prefix("0X"))
+            .unwrap_or(rest)
+    } else {
+        rest
+    };
+    let digits: String = rest.chars().take_while(|c| c.is_digit(base)).collect();
+    let value = i64::from_str_radix(&digits, base).unwrap_or(0);
+    if negative { -value } else { value }
+}
+
+fn valid_int(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty()
+        && digits.bytes().all(|byte| byte.is_ascii_digit())
+        && !(digits.starts_with('0') && digits.len() > 1)
+}
+
+fn valid_hex(text: &str) -> bool {
+    let digits = text
+        .strip_prefix("0x")
+        .or_else(|| text.strip_prefix("0X"))
+        .unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|byte| byte.is_ascii_hexdigit())
+}
