@@ -61,6 +61,9 @@ struct Symbol {
     dir_dep: E,
     rev_dep: E,
     implied: E,
+    /// (selector, its term of `rev_dep`), for explanations.
+    selected_by: Vec<(usize, Rc<Ex>)>,
+    implied_by: Vec<(usize, Rc<Ex>)>,
     /// Defined through a probe that was not run.
     probe: bool,
     // State.
@@ -134,10 +137,18 @@ impl Evaluation {
             return index;
         }
         let index = self.symbols.len();
+        // A probe that was not run counts as passed where it guards a prompt
+        // or a default; the symbols it defines take the config's value.
+        let tristate = if mentions_probe(name) {
+            Tristate::Yes
+        } else {
+            NO
+        };
         self.symbols.push(Symbol {
             name: name.to_string(),
             text: name.to_string(),
             valid: true,
+            tristate,
             ..Symbol::default()
         });
         self.names.insert(key, index);
@@ -383,7 +394,19 @@ impl Evaluation {
                             let visible = and(basedep.clone(), self.rewrite_m(&condition));
                             let visible = finish(self, visible);
                             let term = and(Some(Rc::new(Ex::Symbol(index))), visible);
+                            let probe_condition = reverse
+                                .condition
+                                .as_ref()
+                                .is_some_and(|condition| mentions_probe(&condition.to_string()));
                             let symbol = &mut self.symbols[target];
+                            symbol.probe |= probe_condition;
+                            if let Some(term) = &term {
+                                if implied {
+                                    symbol.implied_by.push((index, term.clone()));
+                                } else {
+                                    symbol.selected_by.push((index, term.clone()));
+                                }
+                            }
                             if implied {
                                 symbol.implied = or(symbol.implied.take(), term);
                             } else {
@@ -815,7 +838,12 @@ impl Evaluation {
         match self.effective_type(index) {
             Some(SymbolType::Bool | SymbolType::Tristate) => {
                 let choice = self.symbols[index].choice_of;
-                if let (Some(choice), Tristate::Yes) = (choice, visible) {
+                let probe_absent = self.symbols[index].probe && user.is_none() && choice.is_none();
+                if probe_absent {
+                    // A probe that was not run, for a symbol the config
+                    // does not mention: the kernel computed it as n.
+                    write = false;
+                } else if let (Some(choice), Tristate::Yes) = (choice, visible) {
                     tristate = if self.symbols[choice].choice_pick == Some(index) {
                         Tristate::Yes
                     } else {
@@ -835,14 +863,10 @@ impl Evaluation {
                         }
                         if !self.symbols[index].is_choice {
                             if probe_answer {
+                                // Absent from the config: the probe said n.
                                 if let Some(UserValue::Tristate(value)) = user {
                                     tristate = value;
                                     write = true;
-                                } else if let Some((value, condition)) =
-                                    self.default_property(index)
-                                {
-                                    tristate = self.evaluate(&value).min(condition);
-                                    write |= tristate != NO;
                                 }
                             } else if let Some((value, condition)) = self.default_property(index) {
                                 tristate = self.evaluate(&value).min(condition);
@@ -1086,16 +1110,243 @@ impl Evaluation {
         result
     }
 
-    #[doc(hidden)]
-    pub fn debug(&mut self, name: &str) -> String {
-        let Some(&index) = self.names.get(name) else {
-            return String::new();
+    fn render(&self, expr: &Ex) -> String {
+        let name = |index: usize| self.symbols[index].name.clone();
+        let child = |inner: &Ex, parent_rank: u8| {
+            let rank = match inner {
+                Ex::Or(..) => 1,
+                Ex::And(..) => 2,
+                _ => 3,
+            };
+            let text = self.render(inner);
+            if rank < parent_rank {
+                format!("({text})")
+            } else {
+                text
+            }
         };
-        let s = &self.symbols[index];
-        format!(
-            "visible={:?} write={} dir={:?} rev={:?} user={:?} choice_of={:?} prompts={:?}",
-            s.visible, s.write, s.dir_dep_value, s.rev_dep_value, s.user, s.choice_of, s.prompts
-        )
+        match expr {
+            Ex::Symbol(index) => name(*index),
+            Ex::Compare(comparison, left, right) => {
+                let operator = match comparison {
+                    Comparison::Equal => "=",
+                    Comparison::NotEqual => "!=",
+                    Comparison::Less => "<",
+                    Comparison::LessEqual => "<=",
+                    Comparison::Greater => ">",
+                    Comparison::GreaterEqual => ">=",
+                };
+                format!("{} {operator} {}", name(*left), name(*right))
+            }
+            Ex::Not(inner) => format!("!{}", child(inner, 3)),
+            Ex::And(left, right) => format!("{} && {}", child(left, 2), child(right, 2)),
+            Ex::Or(left, right) => format!("{} || {}", child(left, 1), child(right, 1)),
+        }
+    }
+
+    /// The conjuncts of an expression that are `n` (what blocks it), with
+    /// the value of each symbol they name.
+    fn unmet(&mut self, expr: &Rc<Ex>, out: &mut Vec<String>) {
+        match &**expr {
+            Ex::And(left, right) => {
+                self.unmet(left, out);
+                self.unmet(right, out);
+            }
+            _ => {
+                if self.evaluate(expr) == NO {
+                    let text = match &**expr {
+                        Ex::Symbol(index) => format!("{} is n", self.symbols[*index].name),
+                        Ex::Compare(_, left, _) => format!(
+                            "needs {}, but {} is {}",
+                            self.render(expr),
+                            self.symbols[*left].name,
+                            self.string_value(*left)
+                        ),
+                        _ => format!("{} is n", self.render(expr)),
+                    };
+                    if !out.contains(&text) {
+                        out.push(text);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One line saying why `name` has its computed value, from the
+    /// evaluation itself: the user's value (and a cap at m), a choice pick
+    /// or fallback, selects, implies, the default used, or the unmet
+    /// dependency that hides the prompt. `None` for unknown names.
+    pub fn reason(&mut self, name: &str) -> Option<String> {
+        let index = *self.names.get(name)?;
+        if !self.symbols[index].defined {
+            return None;
+        }
+        self.calculate(index);
+        let value = self.string_value(index);
+        let symbol_type = self.symbols[index].symbol_type;
+        let visible = self.symbols[index].visible;
+        let user = self.symbols[index].user.clone();
+        if let Some(choice) = self.symbols[index].choice_of {
+            if self.symbols[choice].tristate == Tristate::Yes {
+                let pick = self.symbols[choice].choice_pick;
+                let user_pick = self.symbols[choice].user_choice;
+                let pick_name = pick.map_or_else(
+                    || "nothing".to_string(),
+                    |pick| self.symbols[pick].name.clone(),
+                );
+                let text = match (pick == Some(index), user_pick) {
+                    (true, Some(chosen)) if chosen == index => "chosen in the config".to_string(),
+                    (true, Some(chosen)) => {
+                        let mut blockers = Vec::new();
+                        for prompt in self.symbols[chosen].prompts.clone().into_iter().flatten() {
+                            self.unmet(&prompt, &mut blockers);
+                        }
+                        format!(
+                            "choice fallback: the config chose {}, which is not available ({}), so the choice falls back to {name}",
+                            self.symbols[chosen].name,
+                            blockers.join(", ")
+                        )
+                    }
+                    (true, None) => "the choice's default".to_string(),
+                    (false, _) if visible == NO => {
+                        let mut blockers = Vec::new();
+                        for prompt in self.symbols[index].prompts.clone().into_iter().flatten() {
+                            self.unmet(&prompt, &mut blockers);
+                        }
+                        format!(
+                            "not available in its choice ({}); the choice picks {pick_name}",
+                            blockers.join(", ")
+                        )
+                    }
+                    (false, _) => format!("its choice picks {pick_name}"),
+                };
+                return Some(format!("{value}: {text}"));
+            }
+            return Some(format!("{value}: its choice is off"));
+        }
+        let mut parts = Vec::new();
+        let is_boolean = matches!(symbol_type, Some(SymbolType::Bool | SymbolType::Tristate));
+        let user_used = visible != NO
+            && matches!(
+                (&user, is_boolean),
+                (Some(UserValue::Tristate(_)), true) | (Some(UserValue::Text(_)), false)
+            );
+        if user_used {
+            match &user {
+                Some(UserValue::Tristate(Tristate::Yes)) if visible == Tristate::Module => {
+                    parts.push(
+                        "set to y in the config, capped at m because its dependencies allow only m"
+                            .to_string(),
+                    );
+                }
+                Some(UserValue::Tristate(wanted)) => {
+                    parts.push(format!("set to {} in the config", wanted.letter()));
+                }
+                Some(UserValue::Text(text)) => parts.push(format!("set to {text} in the config")),
+                None => {}
+            }
+        } else {
+            if self.symbols[index].prompts.is_empty() {
+                parts.push("no prompt: computed from defaults and selects".to_string());
+            } else if visible == NO {
+                let mut blockers = Vec::new();
+                for prompt in self.symbols[index].prompts.clone().into_iter().flatten() {
+                    self.unmet(&prompt, &mut blockers);
+                }
+                parts.push(format!("prompt hidden: {}", blockers.join(", ")));
+                if let Some(UserValue::Tristate(wanted)) = &user {
+                    if wanted.letter() != value {
+                        parts.push(format!("the config's {} is ignored", wanted.letter()));
+                    }
+                }
+            } else {
+                parts.push("not set in the config".to_string());
+            }
+            if is_boolean {
+                let mut default_text = None;
+                for (value_expr, visible_expr) in self.symbols[index].defaults.clone() {
+                    if self.value_of(&visible_expr) != NO {
+                        let result = self.evaluate(&value_expr);
+                        default_text = Some(format!(
+                            "default {} = {}",
+                            self.render(&value_expr),
+                            result.letter()
+                        ));
+                        break;
+                    }
+                }
+                parts.push(default_text.unwrap_or_else(|| "no default applies".to_string()));
+            } else if let Some((value_expr, _)) = self.default_property(index) {
+                parts.push(format!("default {}", self.render(&value_expr)));
+            }
+        }
+        if is_boolean {
+            for (list, verb) in [
+                (self.symbols[index].selected_by.clone(), "selected by"),
+                (self.symbols[index].implied_by.clone(), "implied by"),
+            ] {
+                let mut names = Vec::new();
+                for (selector, term) in list {
+                    let result = self.evaluate(&term);
+                    if result != NO {
+                        names.push(format!(
+                            "{} ({})",
+                            self.symbols[selector].name,
+                            result.letter()
+                        ));
+                    }
+                }
+                if !names.is_empty() {
+                    parts.push(format!("{verb} {}", names.join(", ")));
+                }
+            }
+            if let Some(dir_dep) = self.symbols[index].dir_dep.clone() {
+                let dependency = self.symbols[index].dir_dep_value;
+                if dependency != Tristate::Yes {
+                    let mut blockers = Vec::new();
+                    self.unmet(&dir_dep, &mut blockers);
+                    if blockers.is_empty() {
+                        parts.push(format!(
+                            "its dependencies allow at most {}",
+                            dependency.letter()
+                        ));
+                    } else {
+                        parts.push(format!("depends on: {}", blockers.join(", ")));
+                    }
+                }
+            }
+        }
+        Some(format!("{value}: {}", parts.join("; ")))
+    }
+
+    /// The other members of the choice `name` belongs to (empty when it is
+    /// not a choice member).
+    pub fn choice_siblings(&self, name: &str) -> Vec<String> {
+        let Some(&index) = self.names.get(name) else {
+            return Vec::new();
+        };
+        let Some(choice) = self.symbols[index].choice_of else {
+            return Vec::new();
+        };
+        self.symbols[choice]
+            .members
+            .iter()
+            .filter(|member| **member != index)
+            .map(|member| self.symbols[*member].name.clone())
+            .collect()
+    }
+
+    /// The declared type of a defined symbol.
+    pub fn symbol_type(&self, name: &str) -> Option<SymbolType> {
+        let index = *self.names.get(name)?;
+        self.symbols[index].symbol_type
+    }
+
+    /// True when `name` is a defined symbol of the tree.
+    pub fn is_defined(&self, name: &str) -> bool {
+        self.names
+            .get(name)
+            .is_some_and(|index| self.symbols[*index].defined)
     }
 
     /// The computed value of a symbol as `.config` writes it (`y`, `m`,
@@ -1108,6 +1359,43 @@ impl Evaluation {
         self.calculate(index);
         Some(self.string_value(index))
     }
+}
+
+/// Defined symbols of `tree` whose names are close to `name` (Levenshtein
+/// distance at most a quarter of the length, at least 2), best first: the
+/// "did you mean" of a misspelled symbol.
+pub fn similar_symbols(tree: &Kconfig, name: &str) -> Vec<String> {
+    let mut scored: Vec<(usize, &str)> = tree
+        .symbol_names()
+        .map(|candidate| (edit_distance(name, candidate), candidate))
+        .filter(|(distance, candidate)| *distance <= 2.max(candidate.len() / 4))
+        .collect();
+    scored.sort_unstable();
+    scored.dedup();
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, name)| name.to_string())
+        .collect()
+}
+
+/// Levenshtein distance.
+fn edit_distance(left: &str, right: &str) -> usize {
+    let right: Vec<char> = right.chars().collect();
+    let mut previous: Vec<usize> = (0..=right.len()).collect();
+    for (row, left_character) in left.chars().enumerate() {
+        let mut current = vec![row + 1];
+        for (column, right_character) in right.iter().enumerate() {
+            let substitution = previous[column] + usize::from(left_character != *right_character);
+            current.push(
+                substitution
+                    .min(previous[column + 1] + 1)
+                    .min(current[column] + 1),
+            );
+        }
+        previous = current;
+    }
+    previous[right.len()]
 }
 
 struct Context<'a> {

@@ -357,3 +357,33 @@ fn olddefconfig_matches_the_kernel_on_powerpc_defconfig() {
     );
     assert!(total >= perturbation_count());
 }
+
+/// Without running any probe, the answers come from the config itself: on
+/// the kernel's own output every config is a fixed point (x86, arm64 and
+/// powerpc), although the tree's probes are all left unanswered.
+#[test]
+fn without_probes_the_kernels_output_is_a_fixed_point() {
+    let (Some(source), Some(oracle_path)) = (kernel_source(), oracle_directory()) else {
+        return;
+    };
+    for (arch, names) in [
+        ("x86_64", &["amd64", "cloud", "rt"][..]),
+        ("arm64", &["arm64"][..]),
+        ("powerpc", &["powerpc"][..]),
+    ] {
+        let environment = make_environment(&source, arch, &HashMap::new());
+        let tree = load_tree_expanded(&source, arch, &environment, &verdict_kconfig::NoProbes)
+            .unwrap_or_else(|error| panic!("failed to {error}"));
+        for name in names {
+            let expected =
+                std::fs::read_to_string(oracle_path.join(format!("{name}.olddefconfig")))
+                    .expect("read make olddefconfig's output");
+            let actual = Evaluation::new(&tree, &expected).write_config();
+            assert!(
+                expected == actual,
+                "{name} without probes: {}",
+                first_difference(&expected, &actual)
+            );
+        }
+    }
+}

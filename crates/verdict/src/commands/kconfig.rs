@@ -1,14 +1,20 @@
-//! `verdict kconfig`: diff two kernel configs (diffconfig semantics) and
+//! `verdict kconfig`: diff two kernel configs (diffconfig semantics),
 //! explain symbol values with reason trees from a kernel's Kconfig tree
-//! (`why`, `why-not`, `blame`). Reads the files and prints; the parsing,
-//! evaluation and rendering live in verdict-kconfig.
+//! (`why`, `why-not`, `blame`), compute what `make olddefconfig` writes
+//! (`olddefconfig`) and what an edit changes (`set`). Reads the files,
+//! runs toolchain probes through verdict-exec only when `--run-probes` asks,
+//! and prints; the parsing, evaluation and rendering live in verdict-kconfig.
 
 use crate::error::CliError;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
+use verdict_exec::{Cancel, Executor, Invocation, SystemExecutor};
 use verdict_kconfig::{
-    Blame, ConfigDiff, DotConfig, Explainer, Kconfig, KconfigError, ReasonNode,
-    decode_config_bytes, guess_arch, load_tree, render_blame, render_tree,
+    Blame, ConfigDiff, DotConfig, Evaluation, Explainer, Kconfig, KconfigError, NoProbes,
+    ProbeRunner, ReasonNode, SymbolType, Tristate, decode_config_bytes, guess_arch, load_tree,
+    load_tree_expanded, make_environment, render_blame, render_tree, similar_symbols,
 };
 
 #[derive(Debug, clap::Args)]
@@ -27,6 +33,49 @@ enum KconfigCommand {
     WhyNot(WhyArgs),
     /// Two reason trees side by side for a symbol that differs between two configs.
     Blame(BlameArgs),
+    /// The config `make olddefconfig` would write, computed by verdict's evaluator.
+    Olddefconfig(OlddefconfigArgs),
+    /// What-if: set symbols, run olddefconfig, print every change with its reason.
+    Set(SetArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct EvaluateArgs {
+    /// The config (plain or gzip).
+    #[arg(long)]
+    config: PathBuf,
+    /// The kernel source tree (the directory holding the top-level Kconfig).
+    #[arg(long = "tree", value_name = "KERNEL_SRC")]
+    tree: PathBuf,
+    /// The architecture (`x86_64`, `ppc64le`, `arm64`, ...); guessed from the config when absent.
+    #[arg(long)]
+    arch: Option<String>,
+    /// Run the tree's toolchain probes ($(cc-option,...), $(shell,...)) with the
+    /// compiler named by $CC (default gcc); without it their answers come from
+    /// the config's own CONFIG_CC_*/CONFIG_AS_*/... values.
+    #[arg(long)]
+    run_probes: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct OlddefconfigArgs {
+    #[command(flatten)]
+    evaluate: EvaluateArgs,
+    /// Write the config here instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct SetArgs {
+    /// Assignments `SYMBOL=VALUE` (with or without `CONFIG_`; y, m, n, a number or a string).
+    #[arg(required = true, value_name = "SYMBOL=VALUE")]
+    assignments: Vec<String>,
+    #[command(flatten)]
+    evaluate: EvaluateArgs,
+    /// Also write the resulting config here.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -94,6 +143,8 @@ pub(crate) fn run(args: &KconfigArgs) -> Result<ExitCode, CliError> {
         KconfigCommand::Why(why) => run_why(why, false),
         KconfigCommand::WhyNot(why) => run_why(why, true),
         KconfigCommand::Blame(blame) => run_blame(blame),
+        KconfigCommand::Olddefconfig(args) => run_olddefconfig(args),
+        KconfigCommand::Set(args) => run_set(args),
     }
 }
 
@@ -106,7 +157,251 @@ fn read_config(path: &Path) -> Result<DotConfig, CliError> {
     let bytes = std::fs::read(path)
         .map_err(|error| CliError::input(format!("failed to read config {label}: {error}")))?;
     let text = decode_config_bytes(&bytes, &label).map_err(input_error)?;
-    DotConfig::parse(&text, &label).map_err(input_error)
+    let config = DotConfig::parse(&text, &label).map_err(input_error)?;
+    refuse_empty(&config, &label)?;
+    Ok(config)
+}
+
+fn refuse_empty(config: &DotConfig, label: &str) -> Result<(), CliError> {
+    if config.is_empty() {
+        return Err(CliError::input(format!(
+            "failed to read config {label}: it has no `CONFIG_NAME=value` or `# CONFIG_NAME is not set` line; is it a kernel .config?"
+        )));
+    }
+    Ok(())
+}
+
+/// The config's text and its parsed values (the evaluator reads the text in
+/// file order, as the kernel does).
+fn read_config_text(path: &Path) -> Result<(String, DotConfig), CliError> {
+    let label = path.display().to_string();
+    let bytes = std::fs::read(path)
+        .map_err(|error| CliError::input(format!("failed to read config {label}: {error}")))?;
+    let text = decode_config_bytes(&bytes, &label).map_err(input_error)?;
+    let config = DotConfig::parse(&text, &label).map_err(input_error)?;
+    refuse_empty(&config, &label)?;
+    Ok((text, config))
+}
+
+/// "unknown symbol X; did you mean Y?" for a name the tree does not define.
+fn unknown_symbol(tree: &Kconfig, symbol: &str, arch: &str) -> CliError {
+    let suggestions = similar_symbols(tree, symbol);
+    let hint = match suggestions.as_slice() {
+        [] => String::new(),
+        [only] => format!("; did you mean {only}?"),
+        several => format!("; did you mean one of {}?", several.join(", ")),
+    };
+    CliError::input(format!(
+        "failed to find symbol {symbol}: no `config {symbol}` in the Kconfig tree for arch {arch}{hint}"
+    ))
+}
+
+/// Runs `$(shell,...)` probes as the kernel's popen() does (`/bin/sh -c`),
+/// through verdict-exec, with the variables `make` exports, in a scratch
+/// directory (cc-option creates and removes `.tmp_$$` there).
+struct ExecProbes {
+    environment: HashMap<String, String>,
+    directory: PathBuf,
+}
+
+impl ProbeRunner for ExecProbes {
+    fn shell(&self, command: &str) -> Option<String> {
+        let mut invocation = Invocation::shell(command)
+            .with_cwd(self.directory.clone())
+            .with_timeout(Duration::from_secs(120));
+        for (name, value) in &self.environment {
+            invocation = invocation.with_env(name.clone(), value.clone());
+        }
+        let outcome = SystemExecutor.run(&invocation, &Cancel::new()).ok()?;
+        Some(String::from_utf8_lossy(&outcome.stdout).into_owned())
+    }
+}
+
+/// Parses the tree for evaluation: the environment `make` would export
+/// (overridden by this process's environment, except ARCH/SRCARCH which
+/// follow --arch or the config), probes run only with --run-probes.
+fn load_for_evaluation(
+    args: &EvaluateArgs,
+    config: &DotConfig,
+) -> Result<(Kconfig, String), CliError> {
+    let arch = resolve_arch(args.arch.as_deref(), config);
+    if !args.tree.join("Kconfig").is_file() {
+        return Err(CliError::input(format!(
+            "failed to find {}: --tree must be a kernel source directory with a top-level Kconfig",
+            args.tree.join("Kconfig").display()
+        )));
+    }
+    let tree_path = std::fs::canonicalize(&args.tree).unwrap_or_else(|_| args.tree.clone());
+    let overrides: HashMap<String, String> = std::env::vars()
+        .filter(|(name, _)| name != "ARCH" && name != "SRCARCH")
+        .collect();
+    let environment = make_environment(&tree_path, &arch, &overrides);
+    let tree = if args.run_probes {
+        let scratch = std::env::temp_dir();
+        let runner = ExecProbes {
+            environment: environment.clone(),
+            directory: scratch,
+        };
+        load_tree_expanded(&tree_path, &arch, &environment, &runner)
+    } else {
+        load_tree_expanded(&tree_path, &arch, &environment, &NoProbes)
+    }
+    .map_err(input_error)?;
+    Ok((tree, arch))
+}
+
+fn write_output(path: &Path, text: &str) -> Result<(), CliError> {
+    std::fs::write(path, text)
+        .map_err(|error| CliError::input(format!("failed to write {}: {error}", path.display())))
+}
+
+fn run_olddefconfig(args: &OlddefconfigArgs) -> Result<ExitCode, CliError> {
+    let (text, config) = read_config_text(&args.evaluate.config)?;
+    let (tree, _) = load_for_evaluation(&args.evaluate, &config)?;
+    let output = Evaluation::new(&tree, &text).write_config();
+    match &args.output {
+        Some(path) => write_output(path, &output)?,
+        None => emit(&output)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Replaces (or appends) the line of `name` in config text.
+fn edit_config(text: &str, name: &str, line: &str) -> String {
+    let set_prefix = format!("CONFIG_{name}=");
+    let unset = format!("# CONFIG_{name} is not set");
+    let mut found = false;
+    let mut lines: Vec<String> = text
+        .lines()
+        .map(|current| {
+            if current.starts_with(&set_prefix) || current == unset {
+                found = true;
+                line.to_string()
+            } else {
+                current.to_string()
+            }
+        })
+        .collect();
+    if !found {
+        lines.push(line.to_string());
+    }
+    let mut result = lines.join("\n");
+    result.push('\n');
+    result
+}
+
+/// The `.config` line for an assignment, checked against the symbol's type.
+fn assignment_line(evaluation: &Evaluation, name: &str, value: &str) -> Result<String, String> {
+    let tristate = |letter: &str| match letter {
+        "n" => Some(Tristate::No),
+        "m" => Some(Tristate::Module),
+        "y" => Some(Tristate::Yes),
+        _ => None,
+    };
+    match evaluation.symbol_type(name) {
+        Some(SymbolType::Bool) => match tristate(value) {
+            Some(Tristate::No) => Ok(format!("# CONFIG_{name} is not set")),
+            Some(Tristate::Yes) => Ok(format!("CONFIG_{name}=y")),
+            _ => Err(format!(
+                "{name} is a bool: expected y or n, found `{value}`"
+            )),
+        },
+        Some(SymbolType::Tristate) => match tristate(value) {
+            Some(Tristate::No) => Ok(format!("# CONFIG_{name} is not set")),
+            Some(other) => Ok(format!("CONFIG_{name}={}", other.letter())),
+            None => Err(format!(
+                "{name} is a tristate: expected y, m or n, found `{value}`"
+            )),
+        },
+        Some(SymbolType::String) => {
+            let inner = value
+                .strip_prefix('"')
+                .and_then(|rest| rest.strip_suffix('"'))
+                .map_or_else(
+                    || value.replace('\\', "\\\\").replace('"', "\\\""),
+                    str::to_string,
+                );
+            Ok(format!("CONFIG_{name}=\"{inner}\""))
+        }
+        Some(SymbolType::Int | SymbolType::Hex) => Ok(format!("CONFIG_{name}={value}")),
+        _ => Err(format!("{name} has no type in this tree")),
+    }
+}
+
+fn run_set(args: &SetArgs) -> Result<ExitCode, CliError> {
+    let (text, config) = read_config_text(&args.evaluate.config)?;
+    let (tree, arch) = load_for_evaluation(&args.evaluate, &config)?;
+    let mut before = Evaluation::new(&tree, &text);
+    let before_text = before.write_config();
+    let mut edited = text.clone();
+    let mut requested = Vec::new();
+    for assignment in &args.assignments {
+        let Some((raw_name, value)) = assignment.split_once('=') else {
+            return Err(CliError::input(format!(
+                "failed to read assignment `{assignment}`: expected SYMBOL=VALUE"
+            )));
+        };
+        let name = symbol_name(raw_name.trim());
+        if !before.is_defined(&name) {
+            return Err(unknown_symbol(&tree, &name, &arch));
+        }
+        let line = assignment_line(&before, &name, value.trim())
+            .map_err(|message| CliError::input(format!("failed to set {message}")))?;
+        edited = edit_config(&edited, &name, &line);
+        if value.trim() == "y" {
+            // Choosing a choice member: the others are no longer chosen.
+            for sibling in before.choice_siblings(&name) {
+                if config.get(&sibling) == Some("y") {
+                    edited =
+                        edit_config(&edited, &sibling, &format!("# CONFIG_{sibling} is not set"));
+                }
+            }
+        }
+        requested.push((name, value.trim().to_string()));
+    }
+    let mut after = Evaluation::new(&tree, &edited);
+    let after_text = after.write_config();
+    let old = DotConfig::parse(&before_text, "before").map_err(input_error)?;
+    let new = DotConfig::parse(&after_text, "after").map_err(input_error)?;
+    let diff = ConfigDiff::between(&old, &new);
+    let mut report = String::new();
+    for (name, value) in &requested {
+        let result = after.value(name).unwrap_or_default();
+        let wanted = value.trim_matches('"');
+        if result != wanted {
+            let reason = after.reason(name).unwrap_or_default();
+            report.push_str(&format!(
+                "note: {name}={value} did not take effect: {name} is {reason}\n"
+            ));
+        }
+    }
+    let (removed, changed, added) = diff.counts();
+    report.push_str(&format!(
+        "{} symbol(s) change ({changed} changed, {added} added, {removed} removed), as make olddefconfig computes it after the edit:\n",
+        removed + changed + added
+    ));
+    for line in diff.render_text().lines() {
+        let name = line[1..].split_whitespace().next().unwrap_or_default();
+        let reason = if requested
+            .iter()
+            .any(|(requested_name, _)| requested_name == name)
+        {
+            format!(
+                "set by this edit ({})",
+                after.reason(name).unwrap_or_default()
+            )
+        } else {
+            after
+                .reason(name)
+                .unwrap_or_else(|| "no longer defined".to_string())
+        };
+        report.push_str(&format!("{line}\n    because {reason}\n"));
+    }
+    emit(&report)?;
+    if let Some(path) = &args.output {
+        write_output(path, &after_text)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn symbol_name(raw: &str) -> String {
