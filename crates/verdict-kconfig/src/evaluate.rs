@@ -1246,6 +1246,14 @@ impl Evaluation {
                 None => {}
             }
         } else {
+            if self.symbols[index].probe
+                && (user.is_none() || self.symbols[index].prompts.is_empty())
+            {
+                parts.push(format!(
+                    "a toolchain probe that was not run (use --run-probes to run it); the config's answer is {value}"
+                ));
+                return Some(format!("{value}: {}", parts.join("; ")));
+            }
             if self.symbols[index].prompts.is_empty() {
                 parts.push("no prompt: computed from defaults and selects".to_string());
             } else if visible == NO {
@@ -1342,6 +1350,94 @@ impl Evaluation {
         self.symbols[index].symbol_type
     }
 
+    /// The evaluation read with another config (the tree's expressions are
+    /// reused; every value is recomputed). Cheaper than [`Evaluation::new`].
+    pub fn reevaluate(&mut self, config_text: &str) {
+        for symbol in &mut self.symbols {
+            if symbol.defined || symbol.is_choice {
+                symbol.valid = false;
+                symbol.user = None;
+                symbol.user_choice = None;
+                symbol.choice_pick = None;
+                symbol.write = false;
+                symbol.tristate = NO;
+                symbol.visible = NO;
+                symbol.text.clear();
+            }
+        }
+        self.modules_value = NO;
+        self.read(config_text);
+    }
+
+    /// Symbols whose value could influence `name`: those named by its
+    /// dependencies, prompts, defaults, selects and implies, and (when it is
+    /// a choice member) its choice's members, followed `depth` levels deep.
+    pub fn influences(&self, name: &str, depth: usize) -> Vec<String> {
+        let Some(&start) = self.names.get(name) else {
+            return Vec::new();
+        };
+        let mut seen = vec![false; self.symbols.len()];
+        let mut frontier = vec![start];
+        seen[start] = true;
+        let mut order = Vec::new();
+        for _ in 0..depth {
+            let mut next = Vec::new();
+            for index in frontier {
+                let symbol = &self.symbols[index];
+                let mut found = Vec::new();
+                let mut collect = |expr: &E| {
+                    if let Some(expr) = expr {
+                        collect_symbols(expr, &mut found);
+                    }
+                };
+                collect(&symbol.dir_dep);
+                collect(&symbol.rev_dep);
+                collect(&symbol.implied);
+                for prompt in &symbol.prompts {
+                    collect(prompt);
+                }
+                for (value, visible) in &symbol.defaults {
+                    collect(&Some(value.clone()));
+                    collect(visible);
+                }
+                if let Some(choice) = symbol.choice_of {
+                    found.extend(self.symbols[choice].members.iter().copied());
+                    for prompt in &self.symbols[choice].prompts {
+                        if let Some(prompt) = prompt {
+                            collect_symbols(prompt, &mut found);
+                        }
+                    }
+                }
+                for candidate in found {
+                    if !seen[candidate] {
+                        seen[candidate] = true;
+                        if self.symbols[candidate].is_choice {
+                            next.push(candidate);
+                            continue;
+                        }
+                        if self.symbols[candidate].defined {
+                            order.push(candidate);
+                            next.push(candidate);
+                        }
+                    }
+                }
+            }
+            frontier = next;
+        }
+        order
+            .into_iter()
+            .map(|index| self.symbols[index].name.clone())
+            .collect()
+    }
+
+    /// True when `name` has a prompt somewhere (a user can set it when its
+    /// dependencies allow).
+    pub fn has_prompt(&self, name: &str) -> bool {
+        self.names
+            .get(name)
+            .is_some_and(|index| !self.symbols[*index].prompts.is_empty())
+    }
+
     /// True when `name` is a defined symbol of the tree.
     pub fn is_defined(&self, name: &str) -> bool {
         self.names
@@ -1377,6 +1473,21 @@ pub fn similar_symbols(tree: &Kconfig, name: &str) -> Vec<String> {
         .take(3)
         .map(|(_, name)| name.to_string())
         .collect()
+}
+
+fn collect_symbols(expr: &Ex, out: &mut Vec<usize>) {
+    match expr {
+        Ex::Symbol(index) => out.push(*index),
+        Ex::Compare(_, left, right) => {
+            out.push(*left);
+            out.push(*right);
+        }
+        Ex::Not(inner) => collect_symbols(inner, out),
+        Ex::And(left, right) | Ex::Or(left, right) => {
+            collect_symbols(left, out);
+            collect_symbols(right, out);
+        }
+    }
 }
 
 /// Levenshtein distance.

@@ -37,6 +37,20 @@ enum KconfigCommand {
     Olddefconfig(OlddefconfigArgs),
     /// What-if: set symbols, run olddefconfig, print every change with its reason.
     Set(SetArgs),
+    /// How-to: the smallest sets of user-settable changes that give SYMBOL=VALUE, each checked.
+    How(HowArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct HowArgs {
+    /// The goal, `SYMBOL=VALUE` (y, m or n).
+    #[arg(value_name = "SYMBOL=VALUE")]
+    goal: String,
+    #[command(flatten)]
+    evaluate: EvaluateArgs,
+    /// At most this many ways are listed.
+    #[arg(long, default_value_t = 5)]
+    limit: usize,
 }
 
 #[derive(Debug, clap::Args)]
@@ -145,6 +159,7 @@ pub(crate) fn run(args: &KconfigArgs) -> Result<ExitCode, CliError> {
         KconfigCommand::Blame(blame) => run_blame(blame),
         KconfigCommand::Olddefconfig(args) => run_olddefconfig(args),
         KconfigCommand::Set(args) => run_set(args),
+        KconfigCommand::How(args) => run_how(args),
     }
 }
 
@@ -560,5 +575,199 @@ fn run_blame(args: &BlameArgs) -> Result<ExitCode, CliError> {
             only_new: &blame.only_new,
         })?,
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Applies `name=value` (a bool/tristate letter) to config text; choosing a
+/// choice member un-chooses the others.
+fn apply_edit(evaluation: &Evaluation, text: &str, name: &str, value: Tristate) -> String {
+    let line = match value {
+        Tristate::No => format!("# CONFIG_{name} is not set"),
+        other => format!("CONFIG_{name}={}", other.letter()),
+    };
+    let mut edited = edit_config(text, name, &line);
+    if value == Tristate::Yes {
+        for sibling in evaluation.choice_siblings(name) {
+            edited = edit_config(&edited, &sibling, &format!("# CONFIG_{sibling} is not set"));
+        }
+    }
+    edited
+}
+
+/// Symbols whose written value differs between two olddefconfig outputs.
+fn changed_symbols(before: &str, after: &str) -> Result<Vec<String>, CliError> {
+    let old = DotConfig::parse(before, "before").map_err(input_error)?;
+    let new = DotConfig::parse(after, "after").map_err(input_error)?;
+    let diff = ConfigDiff::between(&old, &new);
+    Ok(diff
+        .render_text()
+        .lines()
+        .filter_map(|line| line.get(1..)?.split_whitespace().next().map(str::to_string))
+        .collect())
+}
+
+/// The goal's tristate, checked against the symbol's type.
+fn goal_value(evaluation: &Evaluation, name: &str, value: &str) -> Result<Tristate, CliError> {
+    let wanted = match value {
+        "y" => Tristate::Yes,
+        "m" => Tristate::Module,
+        "n" => Tristate::No,
+        other => {
+            return Err(CliError::input(format!(
+                "failed to read goal {name}={other}: `how` answers for y, m or n"
+            )));
+        }
+    };
+    match evaluation.symbol_type(name) {
+        Some(SymbolType::Tristate) => Ok(wanted),
+        Some(SymbolType::Bool) if wanted != Tristate::Module => Ok(wanted),
+        _ => Err(CliError::input(format!(
+            "failed to read goal {name}={value}: {name} is not a bool or tristate that can be {value}"
+        ))),
+    }
+}
+
+fn run_how(args: &HowArgs) -> Result<ExitCode, CliError> {
+    let (text, config) = read_config_text(&args.evaluate.config)?;
+    let (tree, arch) = load_for_evaluation(&args.evaluate, &config)?;
+    let Some((raw_name, raw_value)) = args.goal.split_once('=') else {
+        return Err(CliError::input(format!(
+            "failed to read goal `{}`: expected SYMBOL=VALUE",
+            args.goal
+        )));
+    };
+    let name = symbol_name(raw_name.trim());
+    let mut evaluation = Evaluation::new(&tree, &text);
+    if !evaluation.is_defined(&name) {
+        return Err(unknown_symbol(&tree, &name, &arch));
+    }
+    let wanted = goal_value(&evaluation, &name, raw_value.trim())?;
+    let base = evaluation.write_config();
+    let current = evaluation.value(&name).unwrap_or_default();
+    if current == wanted.letter() {
+        emit(&format!(
+            "{name} is already {current}: {}\n",
+            evaluation.reason(&name).unwrap_or_default()
+        ))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let base_reason = evaluation.reason(&name).unwrap_or_default();
+    // Candidates: the goal itself and every user-settable bool/tristate
+    // that can influence it, nearest first.
+    let mut candidates = vec![name.clone()];
+    candidates.extend(evaluation.influences(&name, 6));
+    candidates.retain(|candidate| {
+        evaluation.has_prompt(candidate)
+            && matches!(
+                evaluation.symbol_type(candidate),
+                Some(SymbolType::Bool | SymbolType::Tristate)
+            )
+    });
+    let mut current_values = HashMap::new();
+    for candidate in &candidates {
+        current_values.insert(
+            candidate.clone(),
+            evaluation.value(candidate).unwrap_or_default(),
+        );
+    }
+    let options = |candidate: &str| -> Vec<Tristate> {
+        let mut values = vec![Tristate::Yes, Tristate::No];
+        if evaluation.symbol_type(candidate) == Some(SymbolType::Tristate) {
+            values.insert(1, Tristate::Module);
+        }
+        values
+            .into_iter()
+            .filter(|value| {
+                current_values.get(candidate).map(String::as_str) != Some(value.letter())
+            })
+            .collect()
+    };
+    let mut single_options = Vec::new();
+    for candidate in &candidates {
+        for value in options(candidate) {
+            single_options.push((candidate.clone(), value));
+        }
+    }
+    // A way: the edits, and the other symbols it changes.
+    let mut ways: Vec<(Vec<(String, Tristate)>, Vec<String>)> = Vec::new();
+    let mut try_edits = |edits: &[(String, Tristate)],
+                         evaluation: &mut Evaluation|
+     -> Result<bool, CliError> {
+        let mut edited = text.clone();
+        for (candidate, value) in edits {
+            edited = apply_edit(evaluation, &edited, candidate, *value);
+        }
+        evaluation.reevaluate(&edited);
+        if evaluation.value(&name).as_deref() != Some(wanted.letter()) {
+            return Ok(false);
+        }
+        // Only ways whose every edit sticks are achievable.
+        for (candidate, value) in edits {
+            if evaluation.value(candidate).as_deref() != Some(value.letter()) {
+                return Ok(false);
+            }
+        }
+        let output = evaluation.write_config();
+        let others: Vec<String> = changed_symbols(&base, &output)?
+            .into_iter()
+            .filter(|changed| changed != &name && !edits.iter().any(|(edit, _)| edit == changed))
+            .collect();
+        ways.push((edits.to_vec(), others));
+        Ok(true)
+    };
+    let mut single_successes = Vec::new();
+    for (candidate, value) in &single_options {
+        if try_edits(&[(candidate.clone(), *value)], &mut evaluation)? {
+            single_successes.push(candidate.clone());
+        }
+    }
+    if single_successes.is_empty() {
+        // Pairs of the nearest candidates (a bounded search).
+        let near: Vec<&(String, Tristate)> = single_options.iter().take(60).collect();
+        for (position, first) in near.iter().enumerate() {
+            for second in &near[position + 1..] {
+                if first.0 == second.0 {
+                    continue;
+                }
+                try_edits(&[(*first).clone(), (*second).clone()], &mut evaluation)?;
+            }
+        }
+    }
+    drop(try_edits);
+    ways.sort_by_key(|(edits, others)| (edits.len(), others.len()));
+    let mut report = String::new();
+    if ways.is_empty() {
+        report.push_str(&format!(
+            "impossible on this arch ({arch}) with one or two changes of user-settable symbols: {name} stays {current} because {base_reason}\n"
+        ));
+    } else {
+        report.push_str(&format!(
+            "{name}={} (now {current}): {} way(s), each checked by the evaluator, fewest other changes first:\n",
+            wanted.letter(),
+            ways.len()
+        ));
+        for (number, (edits, others)) in ways.iter().take(args.limit).enumerate() {
+            let edits_text: Vec<String> = edits
+                .iter()
+                .map(|(candidate, value)| format!("{candidate}={}", value.letter()))
+                .collect();
+            let preview: Vec<&str> = others.iter().take(8).map(String::as_str).collect();
+            let more = if others.len() > preview.len() {
+                format!(", ... {} more", others.len() - preview.len())
+            } else {
+                String::new()
+            };
+            report.push_str(&format!(
+                "  {}. {}  (changes {} other symbol(s){}{}{})\n",
+                number + 1,
+                edits_text.join(" "),
+                others.len(),
+                if preview.is_empty() { "" } else { ": " },
+                preview.join(", "),
+                more
+            ));
+        }
+    }
+    emit(&report)?;
     Ok(ExitCode::SUCCESS)
 }
