@@ -53,6 +53,8 @@ struct Symbol {
     defined: bool,
     constant: Option<Tristate>,
     is_choice: bool,
+    /// A quoted constant (`"text"` in the tree).
+    quoted: bool,
     members: Vec<usize>,
     choice_of: Option<usize>,
     prompts: Vec<E>,
@@ -149,6 +151,7 @@ impl Evaluation {
             text: name.to_string(),
             valid: true,
             tristate,
+            quoted,
             ..Symbol::default()
         });
         self.names.insert(key, index);
@@ -1111,7 +1114,14 @@ impl Evaluation {
     }
 
     fn render(&self, expr: &Ex) -> String {
-        let name = |index: usize| self.symbols[index].name.clone();
+        let name = |index: usize| {
+            let symbol = &self.symbols[index];
+            if symbol.quoted {
+                format!("\"{}\"", symbol.name)
+            } else {
+                symbol.name.clone()
+            }
+        };
         let child = |inner: &Ex, parent_rank: u8| {
             let rank = match inner {
                 Ex::Or(..) => 1,

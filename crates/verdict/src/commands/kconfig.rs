@@ -15,6 +15,7 @@ use verdict_kconfig::{
     Blame, ConfigDiff, DotConfig, Evaluation, Explainer, Kconfig, KconfigError, NoProbes,
     ProbeRunner, ReasonNode, SymbolType, Tristate, decode_config_bytes, guess_arch, load_tree,
     load_tree_expanded, make_environment, render_blame, render_tree, similar_symbols,
+    srcarch_for_arch,
 };
 
 #[derive(Debug, clap::Args)]
@@ -123,6 +124,9 @@ struct TreeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
+    /// Run the tree's toolchain probes when evaluating (see `olddefconfig --run-probes`).
+    #[arg(long)]
+    run_probes: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -506,8 +510,81 @@ fn load(tree: &Path, arch: &str) -> Result<Kconfig, CliError> {
     load_tree(tree, arch).map_err(input_error)
 }
 
+/// What the evaluator says before the reason tree: warnings when the
+/// config's header or arch does not match the tree, "this config does not
+/// match the tree" when the file's value is not what the tree computes, and
+/// the computed value with its reason.
+fn evaluator_preamble(
+    args: &WhyArgs,
+    text: &str,
+    config: &DotConfig,
+    arch: &str,
+    symbol: &str,
+) -> Result<String, CliError> {
+    let evaluate = EvaluateArgs {
+        config: args.config.clone(),
+        tree: args.tree.tree.clone(),
+        arch: Some(arch.to_string()),
+        run_probes: args.tree.run_probes,
+    };
+    let (tree, _) = load_for_evaluation(&evaluate, config)?;
+    let mut evaluation = Evaluation::new(&tree, text);
+    let mut lines = String::new();
+    let header = text
+        .lines()
+        .take(4)
+        .find_map(|line| line.strip_prefix("# Linux/"))
+        .map(|rest| format!("Linux/{rest}"));
+    if let (Some(header), Some(mainmenu)) = (&header, &tree.mainmenu) {
+        if header != mainmenu {
+            lines.push_str(&format!(
+                "warning: the config was written for `{header}`, the tree is `{mainmenu}`\n"
+            ));
+        }
+    }
+    if let Some(guessed) = guess_arch(config) {
+        if srcarch_for_arch(guessed) != srcarch_for_arch(arch) {
+            lines.push_str(&format!(
+                "warning: the config looks like {guessed} (from its arch symbols) but is explained for arch {arch}\n"
+            ));
+        }
+    }
+    let Some(computed) = evaluation.value(symbol) else {
+        return Ok(lines);
+    };
+    let reason = evaluation.reason(symbol).unwrap_or_default();
+    let in_file = match config.get(symbol) {
+        Some(value) => value.trim_matches('"').to_string(),
+        None if matches!(
+            evaluation.symbol_type(symbol),
+            Some(SymbolType::Bool | SymbolType::Tristate)
+        ) =>
+        {
+            "n".to_string()
+        }
+        None => String::new(),
+    };
+    if in_file != computed {
+        lines.push_str(&format!(
+            "this config does not match the tree: {symbol}={in_file} in the file, but the tree computes {symbol}={reason}\n"
+        ));
+        let output = evaluation.write_config();
+        let differing = changed_symbols(text, &output).unwrap_or_default();
+        if !differing.is_empty() {
+            lines.push_str(&format!(
+                "  ({} symbol(s) of this config differ from what `make olddefconfig` would write for this tree)\n",
+                differing.len()
+            ));
+        }
+    } else {
+        lines.push_str(&format!("computed by the tree: {symbol}={reason}\n"));
+    }
+    lines.push('\n');
+    Ok(lines)
+}
+
 fn run_why(args: &WhyArgs, why_not: bool) -> Result<ExitCode, CliError> {
-    let config = read_config(&args.config)?;
+    let (text, config) = read_config_text(&args.config)?;
     let arch = resolve_arch(args.tree.arch.as_deref(), &config);
     let tree = load(&args.tree.tree, &arch)?;
     let symbol = symbol_name(&args.symbol);
@@ -517,9 +594,24 @@ fn run_why(args: &WhyArgs, why_not: bool) -> Result<ExitCode, CliError> {
     } else {
         explainer.why(&symbol)
     }
-    .map_err(input_error)?;
+    .map_err(|error| match error {
+        KconfigError::UnknownSymbol { .. } => {
+            let suggestions = similar_symbols(&tree, &symbol);
+            match suggestions.as_slice() {
+                [] => input_error(error),
+                several => CliError::input(format!(
+                    "failed to {error}; did you mean {}?",
+                    several.join(" or ")
+                )),
+            }
+        }
+        other => input_error(other),
+    })?;
     match args.tree.format {
-        Format::Text => emit(&render_tree(&node))?,
+        Format::Text => {
+            let preamble = evaluator_preamble(args, &text, &config, &arch, &symbol)?;
+            emit(&(preamble + &render_tree(&node)))?;
+        }
         Format::Json => emit_json(&WhyDocument {
             schema: "verdict.kconfig-why/v1",
             symbol: &symbol,
