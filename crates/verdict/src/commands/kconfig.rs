@@ -536,7 +536,8 @@ fn evaluator_preamble(
         .find_map(|line| line.strip_prefix("# Linux/"))
         .map(|rest| format!("Linux/{rest}"));
     if let (Some(header), Some(mainmenu)) = (&header, &tree.mainmenu) {
-        if header != mainmenu {
+        let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if words(header) != words(mainmenu) {
             lines.push_str(&format!(
                 "warning: the config was written for `{header}`, the tree is `{mainmenu}`\n"
             ));
