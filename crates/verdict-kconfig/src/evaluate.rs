@@ -1440,6 +1440,68 @@ impl Evaluation {
             .collect()
     }
 
+    /// For every symbol that can influence `name` (up to `depth` steps),
+    /// the shortest chain from it to `name` (it first, `name` last).
+    pub fn influence_chains(&self, name: &str, depth: usize) -> Vec<(String, Vec<String>)> {
+        let Some(&start) = self.names.get(name) else {
+            return Vec::new();
+        };
+        let mut parent: Vec<Option<usize>> = vec![None; self.symbols.len()];
+        let mut seen = vec![false; self.symbols.len()];
+        seen[start] = true;
+        let mut frontier = vec![start];
+        let mut found_order = Vec::new();
+        for _ in 0..depth {
+            let mut next = Vec::new();
+            for index in frontier {
+                let symbol = &self.symbols[index];
+                let mut found = Vec::new();
+                for expr in [&symbol.dir_dep, &symbol.rev_dep, &symbol.implied]
+                    .into_iter()
+                    .chain(symbol.prompts.iter())
+                    .chain(symbol.defaults.iter().map(|(_, visible)| visible))
+                    .flatten()
+                {
+                    collect_symbols(expr, &mut found);
+                }
+                for (value, _) in &symbol.defaults {
+                    collect_symbols(value, &mut found);
+                }
+                if let Some(choice) = symbol.choice_of {
+                    found.extend(self.symbols[choice].members.iter().copied());
+                }
+                if symbol.is_choice {
+                    found.extend(symbol.members.iter().copied());
+                }
+                for candidate in found {
+                    if !seen[candidate] {
+                        seen[candidate] = true;
+                        parent[candidate] = Some(index);
+                        next.push(candidate);
+                        if self.symbols[candidate].defined {
+                            found_order.push(candidate);
+                        }
+                    }
+                }
+            }
+            frontier = next;
+        }
+        found_order
+            .into_iter()
+            .map(|index| {
+                let mut chain = vec![self.symbols[index].name.clone()];
+                let mut current = index;
+                while let Some(up) = parent[current] {
+                    if self.symbols[up].defined {
+                        chain.push(self.symbols[up].name.clone());
+                    }
+                    current = up;
+                }
+                (self.symbols[index].name.clone(), chain)
+            })
+            .collect()
+    }
+
     /// True when `name` has a prompt somewhere (a user can set it when its
     /// dependencies allow).
     pub fn has_prompt(&self, name: &str) -> bool {
@@ -1465,6 +1527,127 @@ impl Evaluation {
         self.calculate(index);
         Some(self.string_value(index))
     }
+}
+
+/// A user-settable symbol that differs between two configs, ranked by how
+/// well it alone explains the change of the blamed symbol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cause {
+    pub symbol: String,
+    pub old: String,
+    pub new: String,
+    /// Applied alone to the old config, it gives the blamed symbol its new value.
+    pub flips: bool,
+    /// Symbols that still differ from the new config after applying it alone.
+    pub unexplained: usize,
+    /// Lines of the old config its edit touches (a choice member set to y
+    /// also un-chooses the member that was chosen).
+    pub edited_lines: usize,
+    /// The shortest influence chain from this symbol to the blamed one.
+    pub chain: Vec<String>,
+}
+
+/// Ranks the user-settable symbols that differ between `old_text` and
+/// `new_text` (both configs of `tree`) as causes of `symbol`'s change:
+/// each is applied alone to the old config and re-evaluated; those that
+/// give `symbol` its new value come first, then those that leave the fewest
+/// other differences from the new config, then the smallest edit (choosing
+/// a choice member also un-chooses the chosen one), then the shortest
+/// chain. Only symbols that can influence `symbol` are tried.
+pub fn blame_causes(tree: &Kconfig, old_text: &str, new_text: &str, symbol: &str) -> Vec<Cause> {
+    let mut old = Evaluation::new(tree, old_text);
+    let mut new = Evaluation::new(tree, new_text);
+    let new_output = new.write_config();
+    let target_new = new.value(symbol).unwrap_or_default();
+    let chains = old.influence_chains(symbol, 12);
+    let mut candidates = Vec::new();
+    for (name, chain) in &chains {
+        let Some(&index) = new.names.get(name.as_str()) else {
+            continue;
+        };
+        let symbol_type = new.symbols[index].symbol_type;
+        if !matches!(symbol_type, Some(SymbolType::Bool | SymbolType::Tristate))
+            || new.symbols[index].prompts.is_empty()
+        {
+            continue;
+        }
+        let (Some(before), Some(after)) = (old.value(name), new.value(name)) else {
+            continue;
+        };
+        if before != after && new.symbols[index].visible != NO {
+            candidates.push((name.clone(), before, after, chain.clone()));
+        }
+    }
+    let mut causes = Vec::new();
+    let new_lines: std::collections::HashSet<&str> = new_output.lines().collect();
+    for (name, before, after, chain) in candidates {
+        let line = if after == "n" {
+            format!("# CONFIG_{name} is not set")
+        } else {
+            format!("CONFIG_{name}={after}")
+        };
+        let mut edited = replace_line(old_text, &name, &line);
+        let mut edited_lines = 1;
+        if after == "y" {
+            for sibling in old.choice_siblings(&name) {
+                let chosen = format!("CONFIG_{sibling}=y");
+                if old_text.lines().any(|current| current == chosen) {
+                    edited_lines += 1;
+                    edited =
+                        replace_line(&edited, &sibling, &format!("# CONFIG_{sibling} is not set"));
+                }
+            }
+        }
+        old.reevaluate(&edited);
+        let flips = old.value(symbol).unwrap_or_default() == target_new;
+        let output = old.write_config();
+        let unexplained = output
+            .lines()
+            .filter(|line| !new_lines.contains(line))
+            .count();
+        causes.push(Cause {
+            symbol: name,
+            old: before,
+            new: after,
+            flips,
+            unexplained,
+            edited_lines,
+            chain,
+        });
+    }
+    causes.sort_by(|left, right| {
+        right
+            .flips
+            .cmp(&left.flips)
+            .then(left.unexplained.cmp(&right.unexplained))
+            .then(left.edited_lines.cmp(&right.edited_lines))
+            .then(left.chain.len().cmp(&right.chain.len()))
+            .then(left.symbol.cmp(&right.symbol))
+    });
+    causes
+}
+
+fn replace_line(text: &str, name: &str, line: &str) -> String {
+    let set = format!("CONFIG_{name}=");
+    let unset = format!("# CONFIG_{name} is not set");
+    let mut found = false;
+    let mut lines: Vec<&str> = text
+        .lines()
+        .map(|current| {
+            if current.starts_with(&set) || current == unset {
+                found = true;
+                line
+            } else {
+                current
+            }
+        })
+        .collect();
+    if !found {
+        lines.push(line);
+    }
+    let mut result = lines.join("\n");
+    result.push('\n');
+    result
 }
 
 /// Defined symbols of `tree` whose names are close to `name` (Levenshtein

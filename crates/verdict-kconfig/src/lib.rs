@@ -17,7 +17,7 @@ mod tree;
 pub use config::{DotConfig, decode_config_bytes};
 pub use diff::{ConfigDiff, DiffCounts, DiffDocument, DiffEntry, DiffKind};
 pub use error::KconfigError;
-pub use evaluate::{Evaluation, similar_symbols};
+pub use evaluate::{Cause, Evaluation, blame_causes, similar_symbols};
 pub use expr::{Expr, Tristate};
 pub use load::{
     DirectorySource, MemoryFiles, SourceFiles, guess_arch, kernel_version, load_tree,

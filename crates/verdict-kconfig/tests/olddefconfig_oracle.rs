@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use verdict_exec::{Cancel, Executor, Invocation, Status, SystemExecutor};
 use verdict_kconfig::{
-    Evaluation, Kconfig, ProbeRunner, Tristate, load_tree_expanded, make_environment,
+    Evaluation, Kconfig, ProbeRunner, Tristate, blame_causes, load_tree_expanded, make_environment,
 };
 
 fn kernel_source() -> Option<PathBuf> {
@@ -268,16 +268,43 @@ fn check(
             .collect()
     });
     let mut matched = 0;
-    for ((label, text), expected) in inputs.iter().zip(&outputs) {
+    let mut blamed = 0;
+    let base_lines: std::collections::HashSet<&str> = expected.lines().collect();
+    for (((label, text), kernel), (flipped, _)) in inputs.iter().zip(&outputs).zip(&edits) {
         let actual = Evaluation::new(tree, text).write_config();
         assert!(
-            *expected == actual,
+            *kernel == actual,
             "{name} with {label}: verdict differs from the kernel's conf: {}",
-            first_difference(expected, &actual)
+            first_difference(kernel, &actual)
         );
         matched += 1;
+        // Blame: for a symbol the edit changed besides the flipped one, the
+        // flipped option must be listed first.
+        let changed = kernel
+            .lines()
+            .filter(|line| !base_lines.contains(line))
+            .filter_map(|line| {
+                line.strip_prefix("CONFIG_")
+                    .and_then(|rest| rest.split_once('=').map(|(symbol, _)| symbol))
+                    .or_else(|| {
+                        line.strip_prefix("# CONFIG_")
+                            .and_then(|rest| rest.strip_suffix(" is not set"))
+                    })
+            })
+            .find(|symbol| symbol != flipped);
+        if let Some(symbol) = changed {
+            let causes = blame_causes(tree, &expected, kernel, symbol);
+            assert_eq!(
+                causes.first().map(|cause| cause.symbol.as_str()),
+                Some(flipped.as_str()),
+                "{name} with {label}: blame for {symbol} ranks {causes:?}"
+            );
+            blamed += 1;
+        }
     }
-    eprintln!("{name}: olddefconfig identical, and on {matched} perturbations");
+    eprintln!(
+        "{name}: olddefconfig identical, and on {matched} perturbations; blame lists the flipped option first for {blamed} changed symbols"
+    );
     matched
 }
 

@@ -232,8 +232,10 @@ fn blame_shows_both_trees_and_the_changed_leaves() {
         old_tree.path().to_str().unwrap(),
         "--new-tree",
         "preempt-tree",
+        "--full",
     ]);
-    assert!(text.starts_with("PREEMPT_RCU: n -> y\n\nOLD "), "{text}");
+    assert!(text.starts_with("PREEMPT_RCU: n -> y\n\n"), "{text}");
+    assert!(text.contains("\n\nOLD "), "{text}");
     assert!(text.contains("| NEW\n"), "{text}");
     let only_new = text.split("Leaves only in NEW:\n").nth(1).unwrap();
     assert!(

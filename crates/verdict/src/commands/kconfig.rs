@@ -13,8 +13,8 @@ use std::time::Duration;
 use verdict_exec::{Cancel, Executor, Invocation, SystemExecutor};
 use verdict_kconfig::{
     Blame, ConfigDiff, DotConfig, Evaluation, Explainer, Kconfig, KconfigError, NoProbes,
-    ProbeRunner, ReasonNode, SymbolType, Tristate, decode_config_bytes, guess_arch, load_tree,
-    load_tree_expanded, make_environment, render_blame, render_tree, similar_symbols,
+    ProbeRunner, ReasonNode, SymbolType, Tristate, blame_causes, decode_config_bytes, guess_arch,
+    load_tree, load_tree_expanded, make_environment, render_blame, render_tree, similar_symbols,
     srcarch_for_arch,
 };
 
@@ -151,6 +151,9 @@ struct BlameArgs {
     /// The new kernel's source tree when it differs from --tree (which then is the old one).
     #[arg(long = "new-tree", value_name = "KERNEL_SRC")]
     new_tree: Option<PathBuf>,
+    /// Show every changed user setting and both reason trees in full.
+    #[arg(long)]
+    full: bool,
     #[command(flatten)]
     tree: TreeArgs,
 }
@@ -624,6 +627,67 @@ fn run_why(args: &WhyArgs, why_not: bool) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The changed user settings ranked as causes (evaluated on the new tree):
+/// those that alone give the symbol its new value first, each with its
+/// shortest chain; the rest folded behind a count unless --full.
+fn blame_ranking(args: &BlameArgs, arch: &str, symbol: &str) -> Result<String, CliError> {
+    let (old_text, _) = read_config_text(&args.old)?;
+    let (new_text, new_config) = read_config_text(&args.new)?;
+    let evaluate = EvaluateArgs {
+        config: args.new.clone(),
+        tree: args
+            .new_tree
+            .clone()
+            .unwrap_or_else(|| args.tree.tree.clone()),
+        arch: Some(arch.to_string()),
+        run_probes: args.tree.run_probes,
+    };
+    let (tree, _) = load_for_evaluation(&evaluate, &new_config)?;
+    let causes = blame_causes(&tree, &old_text, &new_text, symbol);
+    if causes.is_empty() {
+        return Ok("no changed user setting can influence it in this tree\n\n".to_string());
+    }
+    let shown: Vec<_> = if args.full {
+        causes.iter().collect()
+    } else {
+        let flipping: Vec<_> = causes.iter().filter(|cause| cause.flips).take(3).collect();
+        if flipping.is_empty() {
+            causes.iter().take(3).collect()
+        } else {
+            flipping
+        }
+    };
+    let mut text = String::from("changed user settings, the best explanation first:\n");
+    for (number, cause) in shown.iter().enumerate() {
+        let effect = if cause.flips {
+            format!("alone gives {symbol} its new value")
+        } else {
+            format!("alone does not change {symbol}")
+        };
+        let rest = if cause.unexplained == 0 {
+            ", and explains the whole difference".to_string()
+        } else {
+            format!(", {} other line(s) still differ", cause.unexplained)
+        };
+        text.push_str(&format!(
+            "  {}. {} {} -> {}  ({effect}{rest}; chain: {})\n",
+            number + 1,
+            cause.symbol,
+            cause.old,
+            cause.new,
+            cause.chain.join(" -> ")
+        ));
+    }
+    if causes.len() > shown.len() {
+        text.push_str(&format!(
+            "  ... {} more changed user setting(s) that can influence {symbol} (--full)\n",
+            causes.len() - shown.len()
+        ));
+    }
+    text.push('\n');
+    Ok(text)
+}
+
 fn run_blame(args: &BlameArgs) -> Result<ExitCode, CliError> {
     let old_config = read_config(&args.old)?;
     let new_config = read_config(&args.new)?;
@@ -650,7 +714,13 @@ fn run_blame(args: &BlameArgs) -> Result<ExitCode, CliError> {
             } else {
                 format!("{symbol}: {old_value} -> {new_value}\n\n")
             };
-            emit(&(heading + &render_blame(&blame)))?;
+            let causes = blame_ranking(args, &arch, &symbol)?;
+            let rest = if args.full {
+                render_blame(&blame)
+            } else {
+                "(both reason trees: --full)\n".to_string()
+            };
+            emit(&(heading + &causes + &rest))?;
         }
         Format::Json => emit_json(&BlameDocument {
             schema: "verdict.kconfig-blame/v1",
