@@ -350,10 +350,10 @@ impl Evaluation {
                             .condition
                             .as_ref()
                             .is_some_and(|condition| mentions_probe(&condition.to_string()));
-                        let condition = match &prompt.condition {
-                            Some(condition) => Some(self.convert(condition)),
-                            None => None,
-                        };
+                        let condition = prompt
+                            .condition
+                            .as_ref()
+                            .map(|condition| self.convert(condition));
                         let condition = and(condition, upper_visibility.clone());
                         let visible = and(basedep.clone(), self.rewrite_m(&condition));
                         let visible = finish(self, visible);
@@ -366,10 +366,10 @@ impl Evaluation {
                                 .as_ref()
                                 .is_some_and(|condition| mentions_probe(&condition.to_string()));
                         let value = self.convert(&default.value);
-                        let condition = match &default.condition {
-                            Some(condition) => Some(self.convert(condition)),
-                            None => None,
-                        };
+                        let condition = default
+                            .condition
+                            .as_ref()
+                            .map(|condition| self.convert(condition));
                         let visible = and(basedep.clone(), self.rewrite_m(&condition));
                         let visible = finish(self, visible);
                         self.symbols[index].defaults.push((value, visible));
@@ -377,10 +377,10 @@ impl Evaluation {
                     for range in &definition.ranges {
                         let low = self.intern(&range.low, false);
                         let high = self.intern(&range.high, false);
-                        let condition = match &range.condition {
-                            Some(condition) => Some(self.convert(condition)),
-                            None => None,
-                        };
+                        let condition = range
+                            .condition
+                            .as_ref()
+                            .map(|condition| self.convert(condition));
                         let visible = and(basedep.clone(), self.rewrite_m(&condition));
                         let visible = finish(self, visible);
                         self.symbols[index].ranges.push((low, high, visible));
@@ -390,10 +390,10 @@ impl Evaluation {
                     {
                         for reverse in reverses {
                             let target = self.intern(&reverse.target, false);
-                            let condition = match &reverse.condition {
-                                Some(condition) => Some(self.convert(condition)),
-                                None => None,
-                            };
+                            let condition = reverse
+                                .condition
+                                .as_ref()
+                                .map(|condition| self.convert(condition));
                             let visible = and(basedep.clone(), self.rewrite_m(&condition));
                             let visible = finish(self, visible);
                             let term = and(Some(Rc::new(Ex::Symbol(index))), visible);
@@ -483,10 +483,10 @@ impl Evaluation {
                             let is_bool_like = self.symbols[choice_index].symbol_type
                                 != Some(SymbolType::Tristate);
                             for prompt in &definition.prompts {
-                                let condition = match &prompt.condition {
-                                    Some(condition) => Some(self.convert(condition)),
-                                    None => None,
-                                };
+                                let condition = prompt
+                                    .condition
+                                    .as_ref()
+                                    .map(|condition| self.convert(condition));
                                 let condition = and(condition, upper_visibility.clone());
                                 let mut visible = and(basedep.clone(), self.rewrite_m(&condition));
                                 if is_bool_like {
@@ -496,10 +496,10 @@ impl Evaluation {
                             }
                             for default in &definition.defaults {
                                 let value = self.convert(&default.value);
-                                let condition = match &default.condition {
-                                    Some(condition) => Some(self.convert(condition)),
-                                    None => None,
-                                };
+                                let condition = default
+                                    .condition
+                                    .as_ref()
+                                    .map(|condition| self.convert(condition));
                                 let mut visible = and(basedep.clone(), self.rewrite_m(&condition));
                                 if is_bool_like {
                                     visible = self.trans_bool(&visible);
@@ -719,12 +719,12 @@ impl Evaluation {
     fn effective_type(&self, index: usize) -> Option<SymbolType> {
         let symbol = &self.symbols[index];
         let mut symbol_type = symbol.symbol_type;
-        if symbol_type == Some(SymbolType::Tristate) && symbol.constant.is_none() {
-            if symbol.choice_of.is_some() && symbol.visible == Tristate::Yes {
-                symbol_type = Some(SymbolType::Bool);
-            } else if self.modules_value == NO {
-                symbol_type = Some(SymbolType::Bool);
-            }
+        if symbol_type == Some(SymbolType::Tristate)
+            && symbol.constant.is_none()
+            && ((symbol.choice_of.is_some() && symbol.visible == Tristate::Yes)
+                || self.modules_value == NO)
+        {
+            symbol_type = Some(SymbolType::Bool);
         }
         symbol_type
     }
@@ -1412,10 +1412,8 @@ impl Evaluation {
                 }
                 if let Some(choice) = symbol.choice_of {
                     found.extend(self.symbols[choice].members.iter().copied());
-                    for prompt in &self.symbols[choice].prompts {
-                        if let Some(prompt) = prompt {
-                            collect_symbols(prompt, &mut found);
-                        }
+                    for prompt in self.symbols[choice].prompts.iter().flatten() {
+                        collect_symbols(prompt, &mut found);
                     }
                 }
                 for candidate in found {

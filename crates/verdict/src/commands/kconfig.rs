@@ -790,6 +790,9 @@ fn goal_value(evaluation: &Evaluation, name: &str, value: &str) -> Result<Trista
     }
 }
 
+/// A way to a goal: the edits, and the other symbols it changes.
+type Way = (Vec<(String, Tristate)>, Vec<String>);
+
 fn run_how(args: &HowArgs) -> Result<ExitCode, CliError> {
     let (text, config) = read_config_text(&args.evaluate.config)?;
     let (tree, arch) = load_for_evaluation(&args.evaluate, &config)?;
@@ -852,7 +855,7 @@ fn run_how(args: &HowArgs) -> Result<ExitCode, CliError> {
         }
     }
     // A way: the edits, and the other symbols it changes.
-    let mut ways: Vec<(Vec<(String, Tristate)>, Vec<String>)> = Vec::new();
+    let mut ways: Vec<Way> = Vec::new();
     let mut try_edits = |edits: &[(String, Tristate)],
                          evaluation: &mut Evaluation|
      -> Result<bool, CliError> {
@@ -896,7 +899,6 @@ fn run_how(args: &HowArgs) -> Result<ExitCode, CliError> {
             }
         }
     }
-    drop(try_edits);
     ways.sort_by_key(|(edits, others)| (edits.len(), others.len()));
     let mut report = String::new();
     if ways.is_empty() {
