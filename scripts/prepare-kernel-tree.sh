@@ -72,5 +72,8 @@ done
 
 cp "$oracle/build-amd64/scripts/kconfig/conf" "$oracle/conf"
 rm -rf "$oracle"/build-*
+# The tests cache the kernel's answers for their perturbed configs here.
+mkdir -p "$oracle/cache"
+chmod 1777 "$oracle/cache"
 touch "$oracle/done"
 echo "kconfig oracle built in $oracle"

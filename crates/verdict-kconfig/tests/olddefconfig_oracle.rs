@@ -99,8 +99,16 @@ fn fnv(text: &str) -> u64 {
 
 /// What the kernel's conf writes for `input` (cached by hash).
 fn oracle(oracle: &Path, source: &Path, arch: &str, input: &str, scratch: &Path) -> String {
-    let cache = oracle.join("cache");
-    std::fs::create_dir_all(&cache).expect("create the oracle cache");
+    // The cache lives with the oracle outputs (scripts/prepare-kernel-tree.sh
+    // makes it writable for everyone); a read-only oracle directory falls
+    // back to one in the temporary directory.
+    let mut cache = oracle.join("cache");
+    if std::fs::create_dir_all(&cache).is_err()
+        || std::fs::metadata(&cache).is_ok_and(|metadata| metadata.permissions().readonly())
+    {
+        cache = std::env::temp_dir().join("verdict-kconfig-oracle-cache");
+        std::fs::create_dir_all(&cache).expect("create the oracle cache");
+    }
     let key = cache.join(format!("{arch}-{:016x}.config", fnv(input)));
     if let Ok(text) = std::fs::read_to_string(&key) {
         return text;
