@@ -613,7 +613,10 @@ fn run_why(args: &WhyArgs, why_not: bool) -> Result<ExitCode, CliError> {
     })?;
     match args.tree.format {
         Format::Text => {
-            let preamble = evaluator_preamble(args, &text, &config, &arch, &symbol)?;
+            // The reason tree stands on its own when the evaluator cannot
+            // read this tree.
+            let preamble = evaluator_preamble(args, &text, &config, &arch, &symbol)
+                .unwrap_or_else(|error| format!("(not evaluated: {error})\n\n"));
             emit(&(preamble + &render_tree(&node)))?;
         }
         Format::Json => emit_json(&WhyDocument {
@@ -714,7 +717,8 @@ fn run_blame(args: &BlameArgs) -> Result<ExitCode, CliError> {
             } else {
                 format!("{symbol}: {old_value} -> {new_value}\n\n")
             };
-            let causes = blame_ranking(args, &arch, &symbol)?;
+            let causes = blame_ranking(args, &arch, &symbol)
+                .unwrap_or_else(|error| format!("(causes not ranked: {error})\n\n"));
             let rest = if args.full {
                 render_blame(&blame)
             } else {
