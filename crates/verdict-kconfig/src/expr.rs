@@ -6,8 +6,9 @@
 use std::fmt;
 
 /// A tristate value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum Tristate {
+    #[default]
     No,
     Module,
     Yes,

@@ -6,8 +6,10 @@
 mod config;
 mod diff;
 mod error;
+mod evaluate;
 mod expr;
 mod load;
+mod macros;
 mod parser;
 mod reason;
 mod tree;
@@ -15,13 +17,16 @@ mod tree;
 pub use config::{DotConfig, decode_config_bytes};
 pub use diff::{ConfigDiff, DiffCounts, DiffDocument, DiffEntry, DiffKind};
 pub use error::KconfigError;
+pub use evaluate::{Cause, Evaluation, blame_causes, similar_symbols};
 pub use expr::{Expr, Tristate};
 pub use load::{
-    DirectorySource, MemoryFiles, SourceFiles, guess_arch, load_tree, srcarch_for_arch,
+    DirectorySource, MemoryFiles, SourceFiles, guess_arch, kernel_version, load_tree,
+    load_tree_expanded, make_environment, srcarch_for_arch,
 };
-pub use parser::{ParseOptions, parse_tree};
+pub use macros::{NoProbes, PROBE_MARKER, ProbeRunner, mentions_probe};
+pub use parser::{ParseOptions, parse_tree, parse_tree_expanded};
 pub use reason::{Blame, Explainer, ReasonNode, render_blame, render_tree};
 pub use tree::{
-    Block, BlockKind, Choice, Default, Definition, Dependency, Kconfig, Location, Prompt, Range,
-    ReverseDependency, SymbolType,
+    Block, BlockKind, Choice, Default, Definition, Dependency, Kconfig, Location, Node, NodeKind,
+    Prompt, Range, ReverseDependency, SymbolType,
 };

@@ -3,7 +3,8 @@
 //! for tests. Also maps `ARCH`/`uname -m` names to the kernel's `SRCARCH`.
 
 use crate::error::KconfigError;
-use crate::parser::{ParseOptions, parse_tree};
+use crate::macros::ProbeRunner;
+use crate::parser::{ParseOptions, parse_tree, parse_tree_expanded};
 use crate::tree::Kconfig;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -91,6 +92,146 @@ pub fn load_tree(kernel_source: &Path, arch: &str) -> Result<Kconfig, KconfigErr
         .variables
         .push(("HEADER_ARCH".to_string(), "x86".to_string()));
     parse_tree(&DirectorySource::new(kernel_source), "Kconfig", &options)
+}
+
+/// The kernel version of the tree (`6.1.192`), from VERSION, PATCHLEVEL,
+/// SUBLEVEL and EXTRAVERSION of its top-level Makefile, as `make` exports
+/// it in KERNELVERSION; `None` when the Makefile is missing.
+pub fn kernel_version(kernel_source: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(kernel_source.join("Makefile")).ok()?;
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|line| {
+                let (key, value) = line.split_once('=')?;
+                (key.trim() == name).then(|| value.trim().to_string())
+            })
+            .unwrap_or_default()
+    };
+    let (version, patchlevel, sublevel) =
+        (field("VERSION"), field("PATCHLEVEL"), field("SUBLEVEL"));
+    let mut result = version;
+    if !patchlevel.is_empty() {
+        result.push('.');
+        result.push_str(&patchlevel);
+        if !sublevel.is_empty() {
+            result.push('.');
+            result.push_str(&sublevel);
+        }
+    }
+    result.push_str(&field("EXTRAVERSION"));
+    Some(result)
+}
+
+/// The variables the kernel's top-level Makefile exports to
+/// scripts/kconfig/conf for `arch` without CROSS_COMPILE or LLVM (ARCH,
+/// SRCARCH, KERNELVERSION, srctree, CC, LD and the other tools). Entries of
+/// `overrides` (normally the process environment) win.
+pub fn make_environment(
+    kernel_source: &Path,
+    arch: &str,
+    overrides: &HashMap<String, String>,
+) -> HashMap<String, String> {
+    let mut environment: HashMap<String, String> = HashMap::new();
+    let make_arch = match arch {
+        "x86_64" | "i386" | "i686" | "amd64" => "x86",
+        "aarch64" => "arm64",
+        "ppc64" | "ppc64le" | "ppc" | "powerpc64" | "powerpc64le" => "powerpc",
+        other => other,
+    };
+    let cross = overrides.get("CROSS_COMPILE").cloned().unwrap_or_default();
+    let mut set = |name: &str, value: String| {
+        environment.insert(name.to_string(), value);
+    };
+    set("ARCH", make_arch.to_string());
+    set("SRCARCH", srcarch_for_arch(make_arch));
+    set(
+        "KERNELVERSION",
+        kernel_version(kernel_source).unwrap_or_default(),
+    );
+    set("srctree", kernel_source.display().to_string());
+    set("objtree", ".".to_string());
+    set("CROSS_COMPILE", cross.clone());
+    for (name, tool) in [
+        ("CC", "gcc"),
+        ("LD", "ld"),
+        ("AR", "ar"),
+        ("NM", "nm"),
+        ("OBJCOPY", "objcopy"),
+        ("OBJDUMP", "objdump"),
+        ("READELF", "readelf"),
+        ("STRIP", "strip"),
+    ] {
+        set(name, format!("{cross}{tool}"));
+    }
+    set("CPP", format!("{cross}gcc -E"));
+    for (name, value) in [
+        ("HOSTCC", "gcc"),
+        ("HOSTCXX", "g++"),
+        ("HOSTPKG_CONFIG", "pkg-config"),
+        ("CONFIG_SHELL", "sh"),
+        ("BASH", "bash"),
+        ("PERL", "perl"),
+        ("PYTHON3", "python3"),
+        ("AWK", "awk"),
+        ("LEX", "flex"),
+        ("YACC", "bison"),
+        ("PAHOLE", "pahole"),
+        ("RUSTC", "rustc"),
+        ("BINDGEN", "bindgen"),
+        ("CARGO", "cargo"),
+        ("RUSTFMT", "rustfmt"),
+        ("CLIPPY_DRIVER", "clippy-driver"),
+        ("RUSTDOC", "rustdoc"),
+    ] {
+        set(name, value.to_string());
+    }
+    for (name, value) in overrides {
+        environment.insert(name.clone(), value.clone());
+    }
+    environment
+}
+
+/// Parses the tree for evaluation (every macro expanded, see
+/// [`crate::parse_tree_expanded`]) with the `environment` of
+/// [`make_environment`]. CC_VERSION_TEXT, which `make` computes with the
+/// compiler, is asked from `runner` when the environment lacks it.
+pub fn load_tree_expanded(
+    kernel_source: &Path,
+    arch: &str,
+    environment: &HashMap<String, String>,
+    runner: &dyn ProbeRunner,
+) -> Result<Kconfig, KconfigError> {
+    let mut environment = environment.clone();
+    let make_arch = environment
+        .get("ARCH")
+        .cloned()
+        .unwrap_or_else(|| arch.to_string());
+    let srcarch = srcarch_for_arch(&make_arch);
+    if !environment.contains_key("CC_VERSION_TEXT") {
+        let compiler = environment
+            .get("CC")
+            .cloned()
+            .unwrap_or_else(|| "gcc".to_string());
+        let text = runner
+            .shell(&format!(
+                "LC_ALL=C {compiler} --version 2>/dev/null | head -n 1"
+            ))
+            .map(|text| text.trim_end_matches('\n').replace('\n', " "))
+            .unwrap_or_else(|| format!("{}cc_version_text", crate::macros::PROBE_MARKER));
+        environment.insert("CC_VERSION_TEXT".to_string(), text);
+    }
+    let mut options = ParseOptions::for_srcarch(&srcarch);
+    options.arch = make_arch;
+    options
+        .variables
+        .push(("HEADER_ARCH".to_string(), "x86".to_string()));
+    parse_tree_expanded(
+        &DirectorySource::new(kernel_source),
+        "Kconfig",
+        &options,
+        environment,
+        runner,
+    )
 }
 
 /// Guesses the `ARCH` a config was made for from its arch symbols

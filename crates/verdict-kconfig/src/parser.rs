@@ -9,9 +9,10 @@
 use crate::error::KconfigError;
 use crate::expr::{Comparison, Expr, Operand};
 use crate::load::SourceFiles;
+use crate::macros::{Preprocessor, ProbeRunner};
 use crate::tree::{
-    Block, BlockKind, Choice, Default, Definition, Dependency, Kconfig, Location, Prompt, Range,
-    ReverseDependency, SymbolType,
+    Block, BlockKind, Choice, Default, Definition, Dependency, Kconfig, Location, Node, NodeKind,
+    Prompt, Range, ReverseDependency, SymbolType,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -43,6 +44,41 @@ pub fn parse_tree(
     root: &str,
     options: &ParseOptions,
 ) -> Result<Kconfig, KconfigError> {
+    parse_with(files, root, options, None)
+}
+
+/// Parses the tree as the kernel does for evaluation: every `$(...)` is
+/// expanded while reading (variables, user functions, the environment in
+/// `environment`, `$(shell,...)` through `runner`), so expressions hold only
+/// symbols and constants. Probes the runner declines become opaque words
+/// (see [`crate::mentions_probe`]).
+pub fn parse_tree_expanded(
+    files: &dyn SourceFiles,
+    root: &str,
+    options: &ParseOptions,
+    environment: HashMap<String, String>,
+    runner: &dyn ProbeRunner,
+) -> Result<Kconfig, KconfigError> {
+    let mut environment = environment;
+    environment
+        .entry("SRCARCH".to_string())
+        .or_insert_with(|| options.srcarch.clone());
+    environment
+        .entry("ARCH".to_string())
+        .or_insert_with(|| options.arch.clone());
+    for (name, value) in &options.variables {
+        environment.insert(name.clone(), value.clone());
+    }
+    let preprocessor = Preprocessor::new(environment, runner);
+    parse_with(files, root, options, Some(preprocessor))
+}
+
+fn parse_with(
+    files: &dyn SourceFiles,
+    root: &str,
+    options: &ParseOptions,
+    macros: Option<Preprocessor<'_>>,
+) -> Result<Kconfig, KconfigError> {
     let mut variables = HashMap::new();
     variables.insert("SRCARCH".to_string(), options.srcarch.clone());
     variables.insert("ARCH".to_string(), options.arch.clone());
@@ -58,8 +94,10 @@ pub fn parse_tree(
         plain,
         tree: Kconfig {
             srcarch: options.srcarch.clone(),
+            expanded: macros.is_some(),
             ..Kconfig::default()
         },
+        macros,
         stack: Vec::new(),
         current: Current::None,
         depth: 0,
@@ -72,6 +110,9 @@ pub fn parse_tree(
             path: root.to_string(),
         })?;
     parser.parse_file(root, &text)?;
+    if let Some(macros) = &parser.macros {
+        parser.tree.messages = macros.messages.borrow().clone();
+    }
     let mut tree = parser.tree;
     tree.build_index();
     Ok(tree)
@@ -106,7 +147,7 @@ enum Current {
     Config(usize),
     Choice(usize),
     Menu(usize),
-    Comment,
+    Comment(usize),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,6 +170,7 @@ impl Closer {
 #[derive(Debug)]
 struct OpenBlock {
     block: usize,
+    node: usize,
     closer: Closer,
     location: Location,
 }
@@ -140,6 +182,7 @@ struct Parser<'a> {
     /// substituted into expressions and strings); the rest stay opaque.
     plain: std::collections::HashSet<String>,
     tree: Kconfig,
+    macros: Option<Preprocessor<'a>>,
     stack: Vec<OpenBlock>,
     current: Current,
     depth: usize,
@@ -494,6 +537,9 @@ impl Parser<'_> {
     /// calls and unknown names expand to nothing, as in the kernel when the
     /// environment does not define them.
     fn expand(&self, text: &str, depth: usize) -> String {
+        if let Some(macros) = &self.macros {
+            return macros.expand(text);
+        }
         let mut output = String::new();
         let mut rest = text;
         while let Some(start) = rest.find("$(") {
@@ -582,8 +628,26 @@ impl Parser<'_> {
             if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
             }
+            if let Some(macros) = &mut self.macros {
+                macros.position = (path.to_string(), location.line);
+                if let Some((name, operator, value)) = assignment(trimmed) {
+                    macros.assign(name, operator, value);
+                    continue;
+                }
+            }
             if trimmed.starts_with("$(") {
-                continue; // a bare macro call such as $(error-if,...)
+                if let Some(macros) = &self.macros {
+                    // A bare macro call such as $(error-if,...): expanded for
+                    // its messages; the result is normally empty.
+                    if !macros.expand(trimmed).trim().is_empty() {
+                        return Err(parse_error(
+                            &location,
+                            "a Kconfig keyword",
+                            format!("`{trimmed}` (a macro expanding to text)"),
+                        ));
+                    }
+                }
+                continue;
             }
             if let Some((name, operator, value)) = assignment(trimmed) {
                 let is_plain = self.references_only_plain(value)
@@ -604,12 +668,27 @@ impl Parser<'_> {
                 self.variables.insert(name.to_string(), value);
                 continue;
             }
-            let logical = if logical.contains("$(") {
+            let logical = if logical.contains("$(") && self.macros.is_none() {
                 self.substitute_plain(&logical)
             } else {
                 logical
             };
-            let tokens = tokenize(&logical, &location)?;
+            let mut tokens = tokenize(&logical, &location)?;
+            if let Some(macros) = &self.macros {
+                tokens = tokens
+                    .into_iter()
+                    .filter_map(|token| match token {
+                        Token::Macro(text) => {
+                            let word = macros.expand(&text);
+                            (!word.is_empty()).then_some(Token::Word(word))
+                        }
+                        Token::Text(text) if text.contains('$') => {
+                            Some(Token::Text(macros.expand(&text)))
+                        }
+                        other => Some(other),
+                    })
+                    .collect();
+            }
             let line = Line {
                 tokens: &tokens,
                 location: &location,
@@ -642,17 +721,29 @@ impl Parser<'_> {
         Ok(())
     }
 
+    fn push_node(&mut self, kind: NodeKind) -> usize {
+        let node = self.tree.nodes.len();
+        self.tree.nodes.push(Node {
+            kind,
+            parent: self.stack.last().map(|open| open.node),
+        });
+        node
+    }
+
     fn open_block(&mut self, kind: BlockKind, closer: Closer, location: &Location) -> usize {
         let block = self.tree.blocks.len();
+        let node = self.push_node(NodeKind::Block(block));
         self.tree.blocks.push(Block {
             kind,
             location: location.clone(),
+            node,
             parent: self.stack.last().map(|open| open.block),
             depends: Vec::new(),
             visible_if: Vec::new(),
         });
         self.stack.push(OpenBlock {
             block,
+            node,
             closer,
             location: location.clone(),
         });
@@ -716,6 +807,7 @@ impl Parser<'_> {
                 if let Some(choice) = choice {
                     self.tree.choices[choice].members.push(symbol.clone());
                 }
+                self.push_node(NodeKind::Definition(self.tree.definitions.len()));
                 self.current = Current::Config(self.tree.definitions.len());
                 self.tree.definitions.push(Definition {
                     symbol,
@@ -767,11 +859,21 @@ impl Parser<'_> {
             }
             "endif" => self.close_block(Closer::If, line)?,
             "comment" => {
-                Self::single_text(line)?;
-                self.current = Current::Comment;
+                let text = Self::single_text(line)?;
+                let node = self.push_node(NodeKind::Comment {
+                    text,
+                    depends: Vec::new(),
+                });
+                self.current = Current::Comment(node);
             }
             "mainmenu" => {
-                Self::single_text(line)?;
+                let text = Self::single_text(line)?;
+                let text = if text.contains("$(") && self.macros.is_none() {
+                    self.expand(&text, 0)
+                } else {
+                    text
+                };
+                self.tree.mainmenu = Some(text);
                 self.current = Current::None;
             }
             "source" | "rsource" | "osource" | "orsource" => self.source(keyword, line)?,
@@ -936,7 +1038,11 @@ impl Parser<'_> {
                         self.tree.blocks[block].depends.push(dependency);
                     }
                     Current::Menu(block) => self.tree.blocks[block].depends.push(dependency),
-                    Current::Comment => {}
+                    Current::Comment(node) => {
+                        if let NodeKind::Comment { depends, .. } = &mut self.tree.nodes[node].kind {
+                            depends.push(dependency.expr);
+                        }
+                    }
                     Current::None => {
                         return Err(
                             line.error("`depends on` only inside an entry", line.tokens.first())
@@ -1013,6 +1119,9 @@ impl Parser<'_> {
                 _ => return Err(line.error("`optional` only inside a choice", line.tokens.first())),
             },
             "option" | "modules" | "transitional" | "allnoconfig_y" | "defconfig_list" => {
+                if let (Current::Config(index), "modules") = (self.current, keyword) {
+                    self.tree.modules_symbol = Some(self.tree.definitions[index].symbol.clone());
+                }
                 if matches!(self.current, Current::None) {
                     return Err(line.error(
                         &format!("`{keyword}` only inside an entry"),

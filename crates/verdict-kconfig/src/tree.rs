@@ -113,6 +113,8 @@ pub struct Block {
     pub kind: BlockKind,
     pub location: Location,
     pub parent: Option<usize>,
+    /// This block's entry in [`Kconfig::nodes`].
+    pub node: usize,
     /// `depends on` of a menu or choice, the condition of an `if`.
     pub depends: Vec<Dependency>,
     /// `visible if` of a menu: hides prompts but does not force values.
@@ -128,6 +130,25 @@ pub struct Choice {
     pub optional: bool,
     pub block: usize,
     pub members: Vec<String>,
+}
+
+/// One entry of the menu structure, in source order: what `make
+/// olddefconfig` walks to write a `.config`.
+#[derive(Debug, Clone)]
+pub enum NodeKind {
+    /// A `config`/`menuconfig` entry (index into `definitions`).
+    Definition(usize),
+    /// A `menu`, `if` or `choice` (index into `blocks`).
+    Block(usize),
+    /// A `comment "TEXT"` with its `depends on`.
+    Comment { text: String, depends: Vec<Expr> },
+}
+
+/// A node of the menu structure and its enclosing block node.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub kind: NodeKind,
+    pub parent: Option<usize>,
 }
 
 /// Where a symbol is defined and who selects or implies it.
@@ -149,6 +170,18 @@ pub struct Kconfig {
     pub files: usize,
     /// The `SRCARCH` the tree was parsed for.
     pub srcarch: String,
+    /// Every entry in source order (definitions, blocks, comments).
+    pub nodes: Vec<Node>,
+    /// The `mainmenu` title, macros expanded.
+    pub mainmenu: Option<String>,
+    /// The symbol carrying the `modules` attribute (MODULES in Linux).
+    pub modules_symbol: Option<String>,
+    /// True when every macro was expanded by the kernel's rules (see
+    /// [`crate::parse_tree_expanded`]); probes that were not run appear as
+    /// words containing [`crate::PROBE_MARKER`].
+    pub expanded: bool,
+    /// Messages of `$(info,...)`, `$(warning-if,...)`, `$(error-if,...)`.
+    pub messages: Vec<String>,
     pub(crate) index: HashMap<String, SymbolIndex>,
 }
 

@@ -115,7 +115,9 @@ fn diff_json_names_its_schema() {
     );
 }
 
-const WHY_PREEMPT_RCU: &str = r#"PREEMPT_RCU=y  [kernel/rcu/Kconfig:18]
+const WHY_PREEMPT_RCU: &str = r#"computed by the tree: PREEMPT_RCU=y: no prompt: computed from defaults and selects; default y = y
+
+PREEMPT_RCU=y  [kernel/rcu/Kconfig:18]
 `- default y if PREEMPT || PREEMPT_RT || PREEMPT_DYNAMIC  [kernel/rcu/Kconfig:20]
    `- PREEMPT_DYNAMIC=y  [kernel/Kconfig.preempt:60]
       `- set by the user at prompt "Preemption behaviour defined on boot"  [kernel/Kconfig.preempt:61]
@@ -183,7 +185,9 @@ fn why_not_names_the_unmet_dependency_in_the_old_config() {
         "configs/old.config",
     ]);
     assert!(
-        text.starts_with("PREEMPT_DYNAMIC=n  [kernel/Kconfig.preempt:60]\n"),
+        text.starts_with(
+            "computed by the tree: PREEMPT_DYNAMIC=n: not set in the config; no default applies\n\nPREEMPT_DYNAMIC=n  [kernel/Kconfig.preempt:60]\n"
+        ),
         "{text}"
     );
     assert!(
@@ -228,8 +232,10 @@ fn blame_shows_both_trees_and_the_changed_leaves() {
         old_tree.path().to_str().unwrap(),
         "--new-tree",
         "preempt-tree",
+        "--full",
     ]);
-    assert!(text.starts_with("PREEMPT_RCU: n -> y\n\nOLD "), "{text}");
+    assert!(text.starts_with("PREEMPT_RCU: n -> y\n\n"), "{text}");
+    assert!(text.contains("\n\nOLD "), "{text}");
     assert!(text.contains("| NEW\n"), "{text}");
     let only_new = text.split("Leaves only in NEW:\n").nth(1).unwrap();
     assert!(
@@ -362,7 +368,10 @@ fn real_debian_tree_when_installed() {
         .assert()
         .success()
         .stdout(predicate::str::starts_with(
-            "PREEMPT_RCU=y  [kernel/rcu/Kconfig:",
+            "computed by the tree: PREEMPT_RCU=y: ",
+        ))
+        .stdout(predicate::str::contains(
+            "\n\nPREEMPT_RCU=y  [kernel/rcu/Kconfig:",
         ))
         .stdout(predicate::str::contains(
             "selected by PREEMPT_DYNAMIC  [kernel/Kconfig.preempt:",
