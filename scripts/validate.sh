@@ -21,5 +21,10 @@ cat docs/validation-history.md >>"$output.tmp"
     cargo run --release --quiet -p verdict-stats --example paired_validation -- "$trials" "$seed"
 } >docs/validation-paired.md
 cat docs/validation-paired.md >>"$output.tmp"
+# Adaptive stopping without a cap (Monte-Carlo replay, seeded): its own
+# script, which writes docs/validation-uncapped.md (UNCAPPED_TRIALS, default
+# 1,000: each trial replays seven designs over 300 runs per arm).
+TRIALS="${UNCAPPED_TRIALS:-1000}" SEED="$seed" scripts/replay-uncapped.sh
+cat docs/validation-uncapped.md >>"$output.tmp"
 mv "$output.tmp" "$output"
 echo "wrote $output ($trials trials per configuration, seed $seed)" >&2

@@ -267,7 +267,7 @@ pub fn uncapped_report(trials: usize, seed: u64) -> String {
          *information* — verdict's design when no cap is given (`--until-decided` without `-n`, \
          `compare --sequential` without `--max`): looks from 6 runs per arm until the \
          information to detect the threshold with power 0.9 (x1.2), the variance re-estimated \
-         at every look from the rank interval's length; *cap = plan's* — the planned-cap design \
+         at every look from the pooled logs of both arms (labels ignored); *cap = plan's* — the planned-cap design \
          with the cap `verdict plan` gives for the threshold (`cap_for_power`); *cap = length* — \
          the planned-cap design with the cap at the sequence length ({SEQUENCE_LENGTH}), what \
          `compare --sequential` did without `--max`; *confidence sequence* — the asymptotic \
@@ -427,7 +427,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn confidence_sequence_stops_on_clear_changes_and_not_on_noise() {
+    fn confidence_sequence_stops_on_clear_changes_but_over_calls_noise() {
         let noise = Noise {
             shape: Shape::Lognormal,
             cv: 0.05,
@@ -436,8 +436,11 @@ mod tests {
         let clear = replay_trials(&designs, noise, -0.3, 50, 1);
         assert_eq!(clear[0].regression, 50, "{clear:?}");
         let null = replay_trials(&designs, noise, 0.0, 200, 2);
-        assert!(null[0].change_rate() < 0.05, "{null:?}");
-        assert!(null[0].equivalent_rate() > 0.9, "{null:?}");
+        // Why verdict does not use it: its guarantee is asymptotic, and at
+        // these sample sizes it calls a change in about 1 A/A trial in 7
+        // (docs/validation.md); it still ends, mostly "equivalent".
+        assert!(null[0].change_rate() > 0.08, "{null:?}");
+        assert!(null[0].equivalent_rate() > 0.8, "{null:?}");
     }
 
     #[test]

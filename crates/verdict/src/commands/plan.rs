@@ -298,6 +298,22 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         no_change.equivalent * 100.0,
         time(no_change.mean_runs)
     );
+    if let Some((simulated_threshold, simulated_none)) = &check {
+        println!(
+            "  Monte-Carlo check ({} trials per line): mean {:.1}, 95th pct {} (power {:.2}); nothing changed: mean {:.1}, 95th pct {} (equivalent {:.0}%)",
+            args.trials,
+            simulated_threshold.mean_runs,
+            simulated_threshold.p95_runs,
+            simulated_threshold.regression_rate(),
+            simulated_none.mean_runs,
+            simulated_none.p95_runs,
+            simulated_none.equivalent_rate() * 100.0
+        );
+    }
+    println!(
+        "  ({}; {method})",
+        verdict_report::escape::text(&settings.describe())
+    );
     println!(
         "adaptive, no cap: ends by ~{} runs per cell; if the change is {:.1}%: mean {:.1}, 95th pct {} runs per cell (power {:.2}){}",
         uncapped_end(0.0),
@@ -318,22 +334,6 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         "block-paired:    {paired} runs per cell at within-block correlation {:.2} (fixed N, signed-rank on within-block log ratios){}",
         correlation,
         time(paired as f64)
-    );
-    if let Some((simulated_threshold, simulated_none)) = &check {
-        println!(
-            "  Monte-Carlo check ({} trials per line): mean {:.1}, 95th pct {} (power {:.2}); nothing changed: mean {:.1}, 95th pct {} (equivalent {:.0}%)",
-            args.trials,
-            simulated_threshold.mean_runs,
-            simulated_threshold.p95_runs,
-            simulated_threshold.regression_rate(),
-            simulated_none.mean_runs,
-            simulated_none.p95_runs,
-            simulated_none.equivalent_rate() * 100.0
-        );
-    }
-    println!(
-        "  ({}; {method})",
-        verdict_report::escape::text(&settings.describe())
     );
     Ok(ExitCode::SUCCESS)
 }
