@@ -18,8 +18,8 @@
 //! interval length or from within-arm spreads would not be: a look whose
 //! spread happens to be small would both spend more α and have a larger
 //! studentized shift — measured, the rank interval's length raised A/A
-//! false alarms to 0.057 at CV 13% (normal noise, 3,000 trials), the pooled
-//! scale 0.045 on the same trials. The price: a real change θ widens the
+//! false alarms to 0.057 at CV 13% (normal noise, 3,000 trials), a pooled
+//! scale (then the median pairwise distance) 0.045 on the same trials. The price: a real change θ widens the
 //! pooled spread (σ² + θ²/4 on the log scale), so the design ends a little
 //! later when there is a change (docs/statistics.md). The
 //! information
@@ -532,7 +532,7 @@ mod tests {
 
     #[test]
     fn the_design_ends_at_the_target_information() {
-        // No change, a 2% threshold and CV 30%: it cannot decide quickly,
+        // No change, a 10% threshold and CV 30%: it cannot decide quickly,
         // and must end "inconclusive at the planned information" near the
         // projected runs, not run forever.
         let design = InformationDesign::new(InformationSettings::new(0.10, Better::Lower)).unwrap();
