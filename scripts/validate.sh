@@ -27,5 +27,10 @@ cat docs/validation-paired.md >>"$output.tmp"
     cargo run --release --quiet -p verdict-stats --example boots_validation -- "$trials" "$seed"
 } >docs/validation-boots.md
 cat docs/validation-boots.md >>"$output.tmp"
+# Adaptive stopping without a cap (Monte-Carlo replay, seeded): its own
+# script, which writes docs/validation-uncapped.md (UNCAPPED_TRIALS, default
+# 1,000: each trial replays seven designs over 300 runs per arm).
+TRIALS="${UNCAPPED_TRIALS:-1000}" SEED="$seed" scripts/replay-uncapped.sh
+cat docs/validation-uncapped.md >>"$output.tmp"
 mv "$output.tmp" "$output"
 echo "wrote $output ($trials trials per configuration, seed $seed)" >&2

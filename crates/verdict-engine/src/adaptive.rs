@@ -3,11 +3,16 @@
 //! verdict-stats; a cell stays scheduled while any undecided comparison
 //! needs it. Pure: samples in, decisions out. With k comparisons each uses
 //! α/k (Bonferroni), so the run's family-wise false-alarm rate stays ≤ α.
+//! With a cap (`mode = "adaptive"`, `--until-decided -n N`) the planned-cap
+//! design; without one (`--until-decided` alone) the information-based
+//! design, which ends each comparison at the information its threshold
+//! needs, estimated from the data (docs/statistics.md).
 
 use serde::Serialize;
 use verdict_model::{ComparisonSpec, Direction, Experiment, Sample, SamplingMode};
 use verdict_stats::sequential::{
-    Better, LookOutcome, LookState, SequentialDesign, SequentialError, SequentialSettings,
+    Better, InformationDesign, InformationSettings, LookOutcome, LookState, SequentialDesign,
+    SequentialError, SequentialSettings,
 };
 
 /// The state of one comparison after a look.
@@ -27,12 +32,22 @@ pub struct ComparisonStatus {
     pub low: Option<f64>,
     pub high: Option<f64>,
     pub confidence: Option<f64>,
+    /// Without a cap: runs per cell at which the comparison would reach
+    /// the information its threshold needs, at the precision seen so far.
+    pub projected_runs: Option<usize>,
+}
+
+/// The design a run stops with.
+#[derive(Debug)]
+enum Design {
+    Capped(SequentialDesign),
+    Uncapped(InformationDesign),
 }
 
 /// The adaptive plan of a run: its design and comparisons.
 #[derive(Debug)]
 pub struct AdaptivePlan {
-    design: SequentialDesign,
+    design: Design,
     comparisons: Vec<ComparisonSpec>,
     labels: Vec<String>,
     primary: String,
@@ -43,8 +58,10 @@ impl AdaptivePlan {
     pub fn for_experiment(
         experiment: &Experiment,
     ) -> Result<Option<AdaptivePlan>, SequentialError> {
-        let SamplingMode::Adaptive { min, max } = experiment.sampling.mode else {
-            return Ok(None);
+        let (min, max) = match experiment.sampling.mode {
+            SamplingMode::Fixed => return Ok(None),
+            SamplingMode::Adaptive { min, max } => (min, Some(max)),
+            SamplingMode::Uncapped { min } => (min, None),
         };
         let comparisons = experiment.comparisons();
         let primary = experiment.primary_metric();
@@ -53,10 +70,22 @@ impl AdaptivePlan {
             Direction::LowerIsBetter => Better::Lower,
         };
         let threshold = primary.threshold.unwrap_or(experiment.sampling.threshold);
-        let mut settings = SequentialSettings::new(max as usize, threshold, better);
-        settings.min = (min as usize).min(max as usize);
-        settings.alpha = experiment.sampling.alpha / comparisons.len().max(1) as f64;
-        let design = SequentialDesign::new(settings)?;
+        let alpha = experiment.sampling.alpha / comparisons.len().max(1) as f64;
+        let design = match max {
+            Some(max) => {
+                let mut settings = SequentialSettings::new(max as usize, threshold, better);
+                settings.min = (min as usize).min(max as usize);
+                settings.alpha = alpha;
+                Design::Capped(SequentialDesign::new(settings)?)
+            }
+            None => {
+                let mut settings = InformationSettings::new(threshold, better);
+                settings.min = (min as usize).max(2);
+                settings.alpha = alpha;
+                settings.power = experiment.sampling.power;
+                Design::Uncapped(InformationDesign::new(settings)?)
+            }
+        };
         Ok(Some(AdaptivePlan {
             design,
             comparisons,
@@ -75,11 +104,20 @@ impl AdaptivePlan {
         } else {
             String::new()
         };
-        format!("{}{family}", self.design.describe())
+        let design = match &self.design {
+            Design::Capped(design) => design.describe(),
+            Design::Uncapped(design) => design.describe(),
+        };
+        format!("{design}{family}")
     }
 
+    /// The cap on runs per cell (`usize::MAX` without one: the design
+    /// itself says when each comparison ends).
     pub fn max_runs(&self) -> usize {
-        self.design.settings().max
+        match &self.design {
+            Design::Capped(design) => design.settings().max,
+            Design::Uncapped(_) => usize::MAX,
+        }
     }
 
     /// Looks at every comparison with the data samples of blocks before
@@ -99,11 +137,24 @@ impl AdaptivePlan {
         self.comparisons
             .iter()
             .map(|comparison| {
-                let outcome = self.design.look(
-                    &values(comparison.baseline_cell),
-                    &values(comparison.candidate_cell),
+                let (baseline, candidate) = (
+                    values(comparison.baseline_cell),
+                    values(comparison.candidate_cell),
                 );
-                status(comparison, &outcome, &self.labels)
+                match &self.design {
+                    Design::Capped(design) => status(
+                        comparison,
+                        &design.look(&baseline, &candidate),
+                        &self.labels,
+                    ),
+                    Design::Uncapped(design) => {
+                        let result = design.look(&baseline, &candidate);
+                        let mut status = status(comparison, &result.outcome, &self.labels);
+                        status.projected_runs =
+                            result.last_look.and_then(|look| look.projected_runs);
+                        status
+                    }
+                }
             })
             .collect()
     }
@@ -153,5 +204,6 @@ fn status(
         low: interval.map(|interval| interval.low),
         high: interval.map(|interval| interval.high),
         confidence: interval.map(|interval| interval.confidence),
+        projected_runs: None,
     }
 }

@@ -99,16 +99,12 @@ pub enum EngineError {
 /// "Adaptive" paragraph of docs/experiments.md for why), or with the paired
 /// analysis (the stopping rule is the two-sample one).
 pub fn check_design(experiment: &Experiment) -> Result<(), EngineError> {
-    if experiment.sampling.order == Order::Sequential
-        && matches!(experiment.sampling.mode, SamplingMode::Adaptive { .. })
-    {
+    if experiment.sampling.order == Order::Sequential && experiment.sampling.mode.is_adaptive() {
         return Err(EngineError::AdaptiveSequential {
             experiment: experiment.name.clone(),
         });
     }
-    if experiment.sampling.analysis == Analysis::Paired
-        && matches!(experiment.sampling.mode, SamplingMode::Adaptive { .. })
-    {
+    if experiment.sampling.analysis == Analysis::Paired && experiment.sampling.mode.is_adaptive() {
         return Err(EngineError::AdaptivePaired {
             experiment: experiment.name.clone(),
         });
@@ -156,6 +152,9 @@ pub fn planned_iterations(experiment: &Experiment) -> usize {
     let per_cell = match experiment.sampling.mode {
         SamplingMode::Fixed => experiment.sampling.iterations,
         SamplingMode::Adaptive { max, .. } => max,
+        // No cap: the projected end is known only once runs are in; the
+        // first look's size is what is planned for sure.
+        SamplingMode::Uncapped { min } => min,
     };
     cells * (per_cell + experiment.sampling.warmups) as usize
 }

@@ -302,6 +302,57 @@ fn adaptive_runs_stop_early_on_a_clear_change_and_on_equivalence() {
     assert!(decisions[0].ends_with("equivalent"), "{decisions:?}");
 }
 
+/// `--until-decided` without `-n`: no cap in the experiment.
+fn uncapped_run(candidate_factor: f64, seed: u64) -> (usize, Vec<String>) {
+    let directory = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
+    let state = AtomicUsize::new(seed as usize);
+    let executor = FakeExecutor::with_function(move |invocation| {
+        // Deterministic pseudo-noise, uniform ±15% (log sd about 0.087).
+        let step = state.fetch_add(1, Ordering::SeqCst) as u64;
+        let noise = ((step.wrapping_mul(2_654_435_761) % 1000) as f64 / 1000.0 - 0.5) * 0.3;
+        let base = if argv(invocation)[1] == "b" {
+            candidate_factor
+        } else {
+            1.0
+        };
+        Ok(Outcome::exited(
+            0,
+            Duration::from_secs_f64(0.1 * base * (1.0 + noise)),
+        ))
+    });
+    let text = "name = \"uncapped\"\ncommand = [\"work\", \"{version}\"]\n[factors]\nversion = [\"a\", \"b\"]\n[sampling]\nthreshold = 0.1\n";
+    let mut start = options(text, seed);
+    start.experiment.sampling.mode = verdict_model::SamplingMode::Uncapped { min: 6 };
+    let engine = engine_with(&executor, &store, Cancel::new());
+    let summary = engine.start(&start, &mut Silent).unwrap();
+    let procedure = store.annotations(summary.run).unwrap()["procedure"].clone();
+    assert!(
+        procedure.as_str().unwrap().starts_with("information-based"),
+        "{procedure}"
+    );
+    (summary.recorded, summary.decisions)
+}
+
+#[test]
+fn without_a_cap_a_run_ends_at_the_information_its_threshold_needs() {
+    let (recorded, decisions) = uncapped_run(1.5, 5);
+    assert!(
+        recorded < 30,
+        "a 50% change is decided quickly, took {recorded}"
+    );
+    assert!(decisions[0].ends_with("regression"), "{decisions:?}");
+    // No change: the threshold (10%) at this noise needs about 22 runs per
+    // cell (1.2·(1.96 + 1.28)²/ln(1.1)² · (2π/3)·0.087²): the run ends, by
+    // "equivalent" or at that information, without any cap given.
+    let (recorded, decisions) = uncapped_run(1.0, 6);
+    assert!(recorded < 2 * 45, "took {recorded}");
+    assert!(
+        !decisions[0].ends_with("regression") && !decisions[0].ends_with("improvement"),
+        "{decisions:?}"
+    );
+}
+
 #[test]
 fn a_metric_printed_on_the_other_stream_is_still_found() {
     let directory = tempfile::tempdir().unwrap();

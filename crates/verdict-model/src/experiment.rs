@@ -157,6 +157,20 @@ pub enum SamplingMode {
         min: u32,
         max: u32,
     },
+    /// Sequential decisions after each block from `min` iterations per
+    /// cell, with no cap: each comparison ends when decided or at the
+    /// information its threshold needs, estimated from the data
+    /// (`--until-decided` without `-n`).
+    Uncapped {
+        min: u32,
+    },
+}
+
+impl SamplingMode {
+    /// Whether the run stops adaptively (capped or not).
+    pub fn is_adaptive(&self) -> bool {
+        !matches!(self, SamplingMode::Fixed)
+    }
 }
 
 /// How the experiment samples.

@@ -16,12 +16,17 @@
 //! so far), or decide on a look before `min` runs per arm.
 
 mod boundaries;
+pub mod information;
 pub mod operating;
+pub mod validation;
 
 use serde::Serialize;
 use thiserror::Error;
 
 pub use boundaries::Spending;
+pub use information::{
+    InformationDesign, InformationLook, InformationOutcome, InformationSettings, replay_information,
+};
 pub use operating::{OperatingCharacteristics, operating_characteristics};
 
 use crate::plan::{log_sd_from_cv, runs_per_cell};

@@ -383,13 +383,18 @@ pub(crate) fn load_experiment(
                 *max = iterations;
                 *min = (*min).min(iterations);
             }
+            verdict_model::SamplingMode::Uncapped { .. } => {}
         }
     }
     if until_decided && experiment.sampling.mode == verdict_model::SamplingMode::Fixed {
-        let max = iterations.unwrap_or_else(|| experiment.sampling.iterations.max(50));
-        experiment.sampling.mode = verdict_model::SamplingMode::Adaptive {
-            min: 6.min(max),
-            max,
+        // With -n, the planned-cap design; without, no cap: each comparison
+        // ends when decided or at the information its threshold needs.
+        experiment.sampling.mode = match iterations {
+            Some(max) => verdict_model::SamplingMode::Adaptive {
+                min: 6.min(max),
+                max,
+            },
+            None => verdict_model::SamplingMode::Uncapped { min: 6 },
         };
     }
     // Refused here, before any setup runs, with the file named.

@@ -204,6 +204,76 @@ fn sequential_replay_reports_where_it_stops() {
 }
 
 #[test]
+fn sequential_replay_without_a_cap_ends_at_the_information_the_threshold_needs() {
+    // Issue 19: no --max. 300 runs per arm of the same noise (CV about
+    // 30%, a deterministic generator) with a 19% threshold: the design
+    // plans for about 76 runs per arm, so it must stop (equivalent, or
+    // undecided at the planned information) long before the 300 it was
+    // given — the old rule made the sequence length its cap.
+    let directory = tempfile::tempdir().unwrap();
+    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut normal = move || {
+        let mut uniform = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let (first, second) = (1.0 - uniform(), uniform());
+        (-2.0 * first.ln()).sqrt() * (std::f64::consts::TAU * second).cos()
+    };
+    let mut side = |name: &str| {
+        let values: Vec<String> = (0..300)
+            .map(|_| format!("{:.4}", 100.0 * (0.294 * normal()).exp()))
+            .collect();
+        let path = directory.path().join(name);
+        std::fs::write(&path, values.join("\n")).unwrap();
+        path
+    };
+    let (a, b) = (side("a.txt"), side("b.txt"));
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let json = stdout(
+            verdict()
+                .args([
+                    "compare",
+                    "--sequential",
+                    "--threshold",
+                    "19%",
+                    "--format",
+                    "json",
+                ])
+                .args(extra)
+                .arg(&a)
+                .arg(&b),
+        );
+        serde_json::from_str(&json).unwrap()
+    };
+    let uncapped = run(&[]);
+    let comparison = &uncapped["comparisons"][0];
+    assert!(
+        comparison["procedure"]
+            .as_str()
+            .unwrap()
+            .starts_with("information-based"),
+        "{uncapped}"
+    );
+    let stopped = comparison["stopped_at"].as_u64().unwrap();
+    assert!(stopped <= 120, "{uncapped}");
+    assert_ne!(comparison["state"], "out_of_data", "{uncapped}");
+    assert_ne!(comparison["verdict"], "regression", "{uncapped}");
+    assert_ne!(comparison["verdict"], "improvement", "{uncapped}");
+    // With a cap, the planned-cap design as before.
+    let capped = run(&["--max", "300"]);
+    assert!(
+        capped["comparisons"][0]["procedure"]
+            .as_str()
+            .unwrap()
+            .starts_with("group-sequential"),
+        "{capped}"
+    );
+}
+
+#[test]
 fn config_diff_between_two_stored_runs() {
     // verdict stores the running kernel's config from /proc/config.gz or
     // /boot/config-RELEASE; a kernel built without IKCONFIG and without its

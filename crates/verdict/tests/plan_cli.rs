@@ -95,3 +95,50 @@ fn alpha_and_power_take_percentages() {
         "{percent}"
     );
 }
+
+#[test]
+fn plan_reports_the_three_designs() {
+    // Issue 19: fixed, adaptive without a cap, and block-paired, for the
+    // user's CV, threshold and within-block correlation.
+    let json = plan(&[
+        "--cv",
+        "30%",
+        "--threshold",
+        "19%",
+        "--correlation",
+        "0.5",
+        "--format",
+        "json",
+    ]);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let fixed = value["fixed"]["runs_per_cell"].as_u64().unwrap();
+    // Paired: the within-block log ratio has half the variance at rho 0.5:
+    // 2·(1.95996 + 1.28155)²·(0.29356²·0.5)/ln(1.19)²/0.955 = 31.4 -> 32.
+    assert_eq!(value["paired"]["runs_per_cell"], 32, "{json}");
+    assert!(fixed > 60, "{json}");
+    let uncapped = &value["adaptive_without_cap"];
+    // Target information 1.2·(z + z)²/ln(1.19)² in runs at σ² = 0.29356²:
+    // 416.7·(2π/3)·0.08618 = 75.2 -> 76, the planned cap `plan` gives.
+    assert_eq!(uncapped["planned_end_if_no_change"], 76, "{json}");
+    let power = uncapped["if_change_is_threshold"]["power"]
+        .as_f64()
+        .unwrap();
+    assert!(power >= 0.9, "{json}");
+    let mean = uncapped["if_change_is_threshold"]["mean_runs"]
+        .as_f64()
+        .unwrap();
+    assert!(mean < fixed as f64, "{json}");
+    let text = plan(&["--cv", "30%", "--threshold", "19%", "--correlation", "0.5"]);
+    assert!(
+        text.contains("adaptive, no cap: ends by ~76 runs per cell"),
+        "{text}"
+    );
+    assert!(text.contains("block-paired:    32 runs per cell"), "{text}");
+    let output = Command::cargo_bin("verdict")
+        .unwrap()
+        .env("VERDICT_DB", "/nonexistent/verdict.db")
+        .args(["plan", "--cv", "30%", "--correlation", "1.5"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}

@@ -95,54 +95,108 @@ pub(crate) fn critical_values(runs: &[usize], alpha: f64, spending: Spending) ->
     let Some(&last) = runs.last() else {
         return Vec::new();
     };
-    let information: Vec<f64> = runs.iter().map(|&run| run as f64).collect();
-    let mut critical = Vec::with_capacity(runs.len());
-    // Sub-density of S_{k} on the continuation region at the current look,
-    // as grid points with their Simpson weights already multiplied in.
-    let mut grid: Vec<f64> = Vec::new();
-    let mut weighted_density: Vec<f64> = Vec::new();
-    let mut spent_before = 0.0;
-    for (index, &info) in information.iter().enumerate() {
-        let spent = spending.cumulative(alpha, info / last as f64);
-        let increment = (spent - spent_before).max(0.0);
-        spent_before = spent;
-        let c = if index == 0 {
-            if increment <= 1e-300 {
+    let mut monitor = Monitor::default();
+    runs.iter()
+        .map(|&run| {
+            let information = run as f64;
+            monitor.next(
+                information,
+                spending.cumulative(alpha, information / last as f64),
+            )
+        })
+        .collect()
+}
+
+/// The same recursion one look at a time, for designs whose looks and
+/// spending are not known in advance (information-based monitoring, Lan &
+/// DeMets 1983; Mehta & Tsiatis 2001): each call gives the next look's
+/// information (strictly increasing; on the canonical scale, so that
+/// Cov(Z_j, Z_k) = sqrt(I_j / I_k)) and the cumulative two-sided α spent by
+/// it, and gets its critical value. Past critical values never change.
+/// Complexity per look: that of one step of [`critical_values`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Monitor {
+    /// The last look: information, critical value, cumulative α spent.
+    last: Option<(f64, f64, f64)>,
+    /// Sub-density of S at the look before the last, on its continuation
+    /// region: information, grid points, density × Simpson weight.
+    before: Option<(f64, Vec<f64>, Vec<f64>)>,
+}
+
+impl Monitor {
+    /// Critical value of the next look at `information` with `cumulative`
+    /// two-sided α spent up to and including it.
+    pub(crate) fn next(&mut self, information: f64, cumulative: f64) -> f64 {
+        let Some((last_information, last_critical, last_spent)) = self.last else {
+            let c = if cumulative <= 1e-300 {
                 f64::INFINITY
             } else {
-                normal_quantile(1.0 - increment / 2.0)
-            }
-        } else {
-            let variance = info - information[index - 1];
-            solve_boundary(&grid, &weighted_density, variance, increment) / info.sqrt()
+                normal_quantile(1.0 - cumulative / 2.0)
+            };
+            self.last = Some((information, c, cumulative));
+            return c;
         };
-        critical.push(c);
-        if index + 1 == information.len() {
-            break;
-        }
-        // Next grid: spacing at most 1/8 of the smaller of this and the next
-        // increment's standard deviation (the density is at least that smooth).
-        let own_sd = if index == 0 {
-            info.sqrt()
-        } else {
-            (info - information[index - 1]).sqrt()
+        let increment = (cumulative - last_spent).max(0.0);
+        // The sub-density of S at the last look, on a grid whose spacing is
+        // at most 1/8 of the smaller of the increments' standard deviations
+        // into and out of it (the density is at least that smooth).
+        let own_sd = match &self.before {
+            None => last_information.sqrt(),
+            Some((before_information, _, _)) => (last_information - before_information).sqrt(),
         };
-        let next_sd = (information[index + 1] - info).sqrt();
-        let half_width = if c.is_finite() {
-            c * info.sqrt()
+        let next_sd = (information - last_information).sqrt();
+        let half_width = if last_critical.is_finite() {
+            last_critical * last_information.sqrt()
         } else {
             // No stopping possible: keep the density out to ±10 sd.
-            10.0 * info.sqrt()
+            10.0 * last_information.sqrt()
         };
         let step_limit = own_sd.min(next_sd) / 8.0;
         let intervals = ((2.0 * half_width / step_limit).ceil() as usize).clamp(16, 4000);
         let intervals = intervals + intervals % 2;
         let step = 2.0 * half_width / intervals as f64;
-        let new_grid: Vec<f64> = (0..=intervals)
+        let grid: Vec<f64> = (0..=intervals)
             .map(|point| -half_width + point as f64 * step)
             .collect();
-        let simpson: Vec<f64> = (0..=intervals)
-            .map(|point| {
+        let density: Vec<f64> = match &self.before {
+            None => {
+                let sd = last_information.sqrt();
+                grid.iter()
+                    .map(|&point| normal_density(point / sd) / sd)
+                    .collect()
+            }
+            Some((before_information, old_grid, old_weighted)) => {
+                let sd = (last_information - before_information).sqrt();
+                // The kernel is below 1e-17 of its peak beyond 9 sd: sum only
+                // the old grid points within that reach (the old grid is uniform).
+                let reach = 9.0 * sd;
+                let old_start = old_grid[0];
+                let old_step = old_grid[1] - old_grid[0];
+                let old_last = old_grid.len() - 1;
+                grid.iter()
+                    .map(|&point| {
+                        let first =
+                            ((point - reach - old_start) / old_step).ceil().max(0.0) as usize;
+                        let end = (((point + reach - old_start) / old_step).floor().max(0.0)
+                            as usize)
+                            .min(old_last);
+                        if first > end {
+                            return 0.0;
+                        }
+                        old_grid[first..=end]
+                            .iter()
+                            .zip(&old_weighted[first..=end])
+                            .map(|(&from, &mass)| mass * normal_density((point - from) / sd))
+                            .sum::<f64>()
+                            / sd
+                    })
+                    .collect()
+            }
+        };
+        let weighted: Vec<f64> = density
+            .iter()
+            .enumerate()
+            .map(|(point, value)| {
                 let factor = if point == 0 || point == intervals {
                     1.0
                 } else if point % 2 == 1 {
@@ -150,49 +204,15 @@ pub(crate) fn critical_values(runs: &[usize], alpha: f64, spending: Spending) ->
                 } else {
                     2.0
                 };
-                factor * step / 3.0
+                value * factor * step / 3.0
             })
             .collect();
-        let density: Vec<f64> = if index == 0 {
-            let sd = info.sqrt();
-            new_grid
-                .iter()
-                .map(|&point| normal_density(point / sd) / sd)
-                .collect()
-        } else {
-            let sd = (info - information[index - 1]).sqrt();
-            // The kernel is below 1e-17 of its peak beyond 9 sd: sum only the
-            // old grid points within that reach (the old grid is uniform).
-            let reach = 9.0 * sd;
-            let old_start = grid[0];
-            let old_step = grid[1] - grid[0];
-            let last = grid.len() - 1;
-            new_grid
-                .iter()
-                .map(|&point| {
-                    let first = ((point - reach - old_start) / old_step).ceil().max(0.0) as usize;
-                    let end = (((point + reach - old_start) / old_step).floor().max(0.0) as usize)
-                        .min(last);
-                    if first > end {
-                        return 0.0;
-                    }
-                    grid[first..=end]
-                        .iter()
-                        .zip(&weighted_density[first..=end])
-                        .map(|(&from, &mass)| mass * normal_density((point - from) / sd))
-                        .sum::<f64>()
-                        / sd
-                })
-                .collect()
-        };
-        weighted_density = density
-            .iter()
-            .zip(&simpson)
-            .map(|(value, weight)| value * weight)
-            .collect();
-        grid = new_grid;
+        let c = solve_boundary(&grid, &weighted, information - last_information, increment)
+            / information.sqrt();
+        self.before = Some((last_information, grid, weighted));
+        self.last = Some((information, c, cumulative.max(last_spent)));
+        c
     }
-    critical
 }
 
 /// Score-scale boundary b with P(continue so far, |S_k| ≥ b) = `target`,

@@ -22,7 +22,10 @@ use verdict_model::{Direction, Experiment, RunId};
 use verdict_report::Format;
 use verdict_report::compare::{ComparisonInput, comparison_rows};
 use verdict_report::table::Table;
-use verdict_stats::sequential::{SequentialDesign, SequentialSettings, replay};
+use verdict_stats::sequential::{
+    InformationDesign, InformationSettings, SequentialDesign, SequentialSettings, replay,
+    replay_information,
+};
 use verdict_stats::verdict::{Better, Magnitude, Verdict};
 use verdict_store::{Database, RunRecord, Selection, Store};
 
@@ -35,7 +38,8 @@ pub(crate) struct CompareArgs {
     /// Replay both sides in order through the adaptive procedure and report where it stops.
     #[arg(long)]
     pub(crate) sequential: bool,
-    /// Cap on runs per arm for --sequential (default: the longer side).
+    /// Cap on runs per arm for --sequential (default: no cap; the design
+    /// ends at the information the threshold needs, estimated from the data).
     #[arg(long)]
     pub(crate) max: Option<usize>,
     /// CSV column holding the values.
@@ -689,15 +693,24 @@ fn sequential(
     let mut rows = Vec::new();
     for input in inputs {
         let available = input.baseline.len().min(input.candidate.len());
-        let max = args
-            .max
-            .unwrap_or(input.baseline.len().max(input.candidate.len()))
-            .max(2);
-        let mut settings = SequentialSettings::new(max, input.threshold, input.better);
-        settings.alpha = args.alpha / family as f64;
-        settings.min = settings.min.min(max);
-        let design = SequentialDesign::new(settings).map_err(CliError::input)?;
-        let outcome = replay(&design, &input.baseline, &input.candidate);
+        // With a cap, the planned-cap design; without one, the design ends
+        // at the information the threshold needs (docs/statistics.md).
+        let outcome = match args.max {
+            Some(max) => {
+                let max = max.max(2);
+                let mut settings = SequentialSettings::new(max, input.threshold, input.better);
+                settings.alpha = args.alpha / family as f64;
+                settings.min = settings.min.min(max);
+                let design = SequentialDesign::new(settings).map_err(CliError::input)?;
+                replay(&design, &input.baseline, &input.candidate)
+            }
+            None => {
+                let mut settings = InformationSettings::new(input.threshold, input.better);
+                settings.alpha = args.alpha / family as f64;
+                let design = InformationDesign::new(settings).map_err(CliError::input)?;
+                replay_information(&design, &input.baseline, &input.candidate)
+            }
+        };
         let word = |value: serde_json::Value| value.as_str().unwrap_or_default().replace('-', "_");
         rows.push(SequentialRow {
             name: input.name.clone(),

@@ -5,7 +5,10 @@
 //! and expected and 95th-percentile runs (by normal-theory numerical
 //! integration, `verdict_stats::sequential::operating_characteristics`, in
 //! well under a second whatever the cap; `--trials N` adds a Monte-Carlo
-//! check); with a per-iteration duration, the expected wall time.
+//! check), the same for the adaptive design without a cap (it ends at the
+//! information the threshold needs), and the block-paired fixed design's
+//! runs for a within-block correlation (`--correlation`); with a
+//! per-iteration duration, the expected wall time.
 //! Must not: simulate unless asked to (`--trials`).
 
 use crate::common::{DbArgs, TextOrJson, parse_fraction};
@@ -16,7 +19,8 @@ use verdict_model::{Experiment, RunId};
 use verdict_report::Format;
 use verdict_stats::plan::{log_sd_from_cv, runs_per_cell};
 use verdict_stats::sequential::{
-    Better, SequentialDesign, SequentialSettings, cap_for_power, operating_characteristics,
+    Better, InformationSettings, SequentialDesign, SequentialSettings, cap_for_power,
+    operating_characteristics,
 };
 use verdict_stats::simulate::{Noise, Procedure, Scenario, Shape, Summary, simulate};
 use verdict_stats::summary::summarize;
@@ -42,6 +46,11 @@ pub(crate) struct PlanArgs {
     /// Power (0.9 or 90%; default: the experiment's, else 0.9).
     #[arg(long, value_parser = parse_fraction)]
     pub(crate) power: Option<f64>,
+    /// Correlation of the two cells' log values measured in the same
+    /// interleaved block (0 to 0.99; drift and autocorrelated noise make it
+    /// positive; default 0, independent noise), for the block-paired design.
+    #[arg(long, value_parser = parse_fraction)]
+    pub(crate) correlation: Option<f64>,
     /// Number of cells (for wall time; default: the experiment's or the run's, else 2).
     #[arg(long)]
     pub(crate) cells: Option<usize>,
@@ -185,6 +194,44 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     let at_threshold =
         operating_characteristics(&settings, cv, threshold).map_err(CliError::input)?;
     let no_change = operating_characteristics(&settings, cv, 0.0).map_err(CliError::input)?;
+    // Without a cap: under normal theory with the variance known, the
+    // information-based design is the planned-cap design whose cap is the
+    // target information in runs; its label-free variance estimate also
+    // counts the shift (σ² + θ²/4), so a real change ends later.
+    let uncapped = InformationSettings {
+        alpha,
+        power,
+        ..InformationSettings::new(threshold, Better::Lower)
+    };
+    let uncapped_end = |change: f64| -> usize {
+        let log_sd = log_sd_from_cv(cv).max(1e-9);
+        let variance = log_sd * log_sd + change.ln_1p().powi(2) / 4.0;
+        let runs = uncapped.target_information() * 2.0 * std::f64::consts::PI / 3.0 * variance;
+        (runs.ceil() as usize).max(uncapped.min)
+    };
+    let uncapped_figures = |change: f64| {
+        let mut settings = SequentialSettings::new(uncapped_end(change), threshold, Better::Lower);
+        settings.alpha = alpha;
+        operating_characteristics(&settings, cv, change)
+    };
+    let uncapped_threshold = uncapped_figures(threshold).map_err(CliError::input)?;
+    let uncapped_none = uncapped_figures(0.0).map_err(CliError::input)?;
+    let correlation = args.correlation.unwrap_or(0.0);
+    if !(0.0..1.0).contains(&correlation) {
+        return Err(CliError::input(format!(
+            "--correlation {correlation} is not in [0, 1): the within-block correlation of the two cells' log values"
+        )));
+    }
+    // Block-paired: the within-block log ratio has variance 2σ²(1 − ρ);
+    // the signed-rank test's efficiency is also 3/π (Lehmann 1975, §3.3),
+    // so the two-sample planner at spread σ·sqrt(1 − ρ) gives its runs.
+    let paired = runs_per_cell(
+        log_sd_from_cv(cv) * (1.0 - correlation).sqrt(),
+        threshold,
+        alpha,
+        power,
+    )
+    .ok_or_else(|| CliError::input("cannot plan the paired design with these settings"))?;
     let check = (args.trials > 0)
         .then(|| monte_carlo(args, settings, cv))
         .transpose()?;
@@ -215,6 +262,18 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
                     "if_change_is_threshold": { "mean_runs": at_threshold.mean_runs, "p95_runs": at_threshold.p95_runs, "power": at_threshold.regression_rate() },
                     "if_no_change": { "mean_runs": no_change.mean_runs, "p95_runs": no_change.p95_runs, "equivalent": no_change.equivalent_rate(), "false_alarms": no_change.change_rate() },
                 })),
+            },
+            "adaptive_without_cap": {
+                "procedure": verdict_report::escape::text(&uncapped.describe()),
+                "method": "normal theory with the variance known: the planned-cap design with the cap at the target information in runs (its pooled variance estimate includes the shift)",
+                "planned_end_if_no_change": uncapped_end(0.0),
+                "if_change_is_threshold": { "mean_runs": uncapped_threshold.mean_runs, "p95_runs": uncapped_threshold.p95_runs, "power": uncapped_threshold.regression, "wall_hours": hours(uncapped_threshold.mean_runs) },
+                "if_no_change": { "mean_runs": uncapped_none.mean_runs, "p95_runs": uncapped_none.p95_runs, "equivalent": uncapped_none.equivalent, "false_alarms": uncapped_none.change_rate(), "wall_hours": hours(uncapped_none.mean_runs) },
+            },
+            "paired": {
+                "correlation": correlation,
+                "runs_per_cell": paired,
+                "wall_hours": hours(paired as f64),
             },
         });
         println!(
@@ -254,6 +313,27 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     println!(
         "  ({}; {method})",
         verdict_report::escape::text(&settings.describe())
+    );
+    println!(
+        "adaptive, no cap: ends by ~{} runs per cell; if the change is {:.1}%: mean {:.1}, 95th pct {} runs per cell (power {:.2}){}",
+        uncapped_end(0.0),
+        threshold * 100.0,
+        uncapped_threshold.mean_runs,
+        uncapped_threshold.p95_runs,
+        uncapped_threshold.regression,
+        time(uncapped_threshold.mean_runs)
+    );
+    println!(
+        "                 if nothing changed: mean {:.1}, 95th pct {} runs per cell (ends equivalent {:.0}%){}",
+        uncapped_none.mean_runs,
+        uncapped_none.p95_runs,
+        uncapped_none.equivalent * 100.0,
+        time(uncapped_none.mean_runs)
+    );
+    println!(
+        "block-paired:    {paired} runs per cell at within-block correlation {:.2} (fixed N, signed-rank on within-block log ratios){}",
+        correlation,
+        time(paired as f64)
     );
     Ok(ExitCode::SUCCESS)
 }
