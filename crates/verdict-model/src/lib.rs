@@ -3,12 +3,14 @@
 //! metrics, samples, run ids and environments. Serde types with validation
 //! and no other behaviour: no processes, no database, no statistics.
 
+pub mod boot;
 pub mod environment;
 pub mod experiment;
 pub mod metric;
 pub mod sample;
 pub mod shell_guard;
 
+pub use boot::{Accelerator, BootPlan, CmdlineMode, LevelBoot, OnBootFailure, Verify, VmSpec};
 pub use environment::Environment;
 pub use experiment::{
     Analysis, Cell, CommandSpec, ComparisonSpec, Experiment, Factor, Level, ModelError, Order,
