@@ -5,6 +5,7 @@
 //! `overlap`: which runs measured at the same time on a host. Must not
 //! start processes, read clocks or print.
 
+mod boots;
 mod error;
 mod history;
 mod migrations;
@@ -16,6 +17,6 @@ pub use error::StoreError;
 pub use history::{HistoryCache, HistoryRun, HistorySelection};
 pub use sqlite::{ReadOnly, SqliteStore};
 pub use store::{
-    BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, RunTimes,
-    SelectedValue, Selection, Store,
+    BisectId, BisectRecord, BisectSummary, BootRow, NewBisect, NewBoot, NewRun, RunRecord,
+    RunSummary, RunTimes, SelectedValue, Selection, Store,
 };

@@ -16,6 +16,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     MIGRATION_4,
     MIGRATION_5,
     MIGRATION_6,
+    MIGRATION_7,
 ];
 
 /// The schema version this build writes.
@@ -193,6 +194,46 @@ CREATE TABLE history_cache (
     fingerprint TEXT    NOT NULL,
     state_json  TEXT    NOT NULL
 );
+"#;
+
+/// Version 7 (kernels as a factor): every boot of a run on a VM target,
+/// attempts that failed included. `id` numbers a run's boots from 0 in the
+/// order they were started; `slot` is the boot's place in the schedule
+/// (several attempts share a slot); `level_key` names the boot levels
+/// (`preempt=full`). A boot's samples are the run's samples from its
+/// `first_sequence` up to the next boot's (a boot is recorded before its
+/// first sample, so the link is never lost); `sample_boots` is that
+/// mapping for queries. A failed boot has its `message` and `console_tail`
+/// and no samples.
+const MIGRATION_7: &str = r#"
+CREATE TABLE boots (
+    run_id         INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    id             INTEGER NOT NULL,
+    slot           INTEGER NOT NULL,
+    attempt        INTEGER NOT NULL,
+    level_key      TEXT    NOT NULL,
+    first_sequence INTEGER NOT NULL,
+    status         TEXT    NOT NULL,
+    kernel         TEXT    NOT NULL,
+    command_line   TEXT    NOT NULL,
+    nonce          TEXT,
+    boot_id        TEXT,
+    kernel_release TEXT,
+    accelerator    TEXT,
+    message        TEXT,
+    console_tail   TEXT,
+    started_at_ms  INTEGER NOT NULL,
+    ready_at_ms    INTEGER,
+    finished_at_ms INTEGER,
+    PRIMARY KEY (run_id, id)
+) WITHOUT ROWID;
+
+CREATE VIEW sample_boots AS
+SELECT s.run_id, s.sequence,
+       (SELECT b.id FROM boots b
+         WHERE b.run_id = s.run_id AND b.first_sequence <= s.sequence AND b.status <> 'failed'
+         ORDER BY b.first_sequence DESC, b.id DESC LIMIT 1) AS boot
+FROM samples s;
 "#;
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ fn a_schema_v1_database_opens_and_migrates_with_its_data() {
 
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(user_version(&path), SqliteStore::schema_version());
-    assert_eq!(SqliteStore::schema_version(), 6);
+    assert_eq!(SqliteStore::schema_version(), 7);
 
     let runs = store.list_runs().unwrap();
     let summary: Vec<_> = runs
@@ -211,7 +211,7 @@ fn a_schema_v4_database_migrates_and_keeps_leftovers_and_missing_values() {
     assert_eq!(user_version(&path), 4);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(user_version(&path), 6);
+    assert_eq!(user_version(&path), 7);
     // Everything version 4 held reads back, with no notes.
     let samples = store.samples(RunId(2)).unwrap();
     assert_eq!(samples.len(), 3);
@@ -272,7 +272,7 @@ fn a_newer_database_is_refused_untouched() {
             error,
             StoreError::NewerSchema {
                 found: 9,
-                known: 6,
+                known: 7,
                 ..
             }
         ),
