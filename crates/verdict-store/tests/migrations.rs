@@ -282,7 +282,7 @@ fn a_newer_database_is_refused_untouched() {
         error.to_string(),
         format!(
             "open database {}: it has schema version 9, newer than this verdict (knows up \
-             to 6); upgrade verdict",
+             to 7); upgrade verdict",
             path.display()
         )
     );
