@@ -5,6 +5,7 @@
 //! verdict-stats; this crate prints nothing.
 
 pub mod adaptive;
+pub mod boots;
 pub mod history;
 pub mod hosts;
 pub mod iteration;
@@ -12,6 +13,7 @@ pub mod runner;
 pub mod schedule;
 
 pub use adaptive::{AdaptivePlan, ComparisonStatus};
+pub use boots::{BootRunner, BootSlot, boot_plan, boot_schedule};
 pub use hosts::{HostPart, HostWork, run_on_hosts};
 pub use runner::{
     Engine, EngineError, Observer, RunSummary, Silent, StartOptions, check_design,
