@@ -16,3 +16,4 @@ pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod runs;
 pub(crate) mod simulate;
+pub(crate) mod vm;
