@@ -290,20 +290,6 @@ fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitC
     Ok(exit_code(args.options.fail_on, pivot.verdicts()))
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn fractions_and_percentages() {
-        use crate::common::parse_fraction;
-        assert_eq!(parse_fraction("2%"), Ok(0.02));
-        assert_eq!(parse_fraction("0.05"), Ok(0.05));
-        assert_eq!(parse_fraction("5%"), parse_fraction("0.05"));
-        assert!(parse_fraction("150%").is_err());
-        assert!(parse_fraction("0").is_err());
-        assert!(parse_fraction("abc").is_err());
-    }
-}
-
 /// A run on a VM target: its boots (spread, failures with their console
 /// tails, the accelerator) and boot levels compared boot by boot.
 fn with_boots(
@@ -338,4 +324,18 @@ fn with_boots(
         })
         .collect();
     Ok(report.with_boots(experiment, samples, &boots, &sample_boot, options))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fractions_and_percentages() {
+        use crate::common::parse_fraction;
+        assert_eq!(parse_fraction("2%"), Ok(0.02));
+        assert_eq!(parse_fraction("0.05"), Ok(0.05));
+        assert_eq!(parse_fraction("5%"), parse_fraction("0.05"));
+        assert!(parse_fraction("150%").is_err());
+        assert!(parse_fraction("0").is_err());
+        assert!(parse_fraction("abc").is_err());
+    }
 }
