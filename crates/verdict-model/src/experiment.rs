@@ -202,17 +202,25 @@ pub struct Sampling {
     #[serde(default)]
     pub analysis: Analysis,
     /// Boots per combination of boot levels (VM targets); 1 otherwise.
-    #[serde(default = "one")]
+    #[serde(default = "one", skip_serializing_if = "is_one")]
     pub boots: u32,
     /// How often a failed boot is tried again before `on_boot_failure`.
-    #[serde(default = "one")]
+    #[serde(default = "one", skip_serializing_if = "is_one")]
     pub boot_retries: u32,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_stop")]
     pub on_boot_failure: OnBootFailure,
 }
 
 fn one() -> u32 {
     1
+}
+
+fn is_one(value: &u32) -> bool {
+    *value == 1
+}
+
+fn is_stop(policy: &OnBootFailure) -> bool {
+    *policy == OnBootFailure::Stop
 }
 
 fn kill_leftovers_default() -> bool {
