@@ -381,12 +381,16 @@ impl BootRunner<'_> {
                 ..BootRow::default()
             };
             observer.note(&format!(
-                "boot {id} (slot {} of {}, round {}): {} `{}`",
+                "boot {id} (slot {} of {}, round {}): {}{}",
                 slot.slot + 1,
                 planned_slots(experiment),
                 slot.round + 1,
                 slot.level_key,
-                plan.cmdline
+                if plan.cmdline.is_empty() {
+                    String::new()
+                } else {
+                    format!(" `{}`", plan.cmdline)
+                }
             ));
             let failure = match self.booter.boot(&spec) {
                 Ok(record) => {

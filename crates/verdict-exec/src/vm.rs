@@ -813,10 +813,21 @@ fn wait_ready(
     loop {
         if let Ok(Some(status)) = qemu.try_wait() {
             let errors = std::fs::read_to_string(errors_path).unwrap_or_default();
+            // QEMU repeats a warning per CPU for every feature TCG lacks:
+            // those say nothing about why the guest ended.
+            let lines: Vec<&str> = errors
+                .lines()
+                .filter(|line| !line.contains("doesn't support requested feature"))
+                .collect();
+            let errors = lines[lines.len().saturating_sub(5)..].join("\n");
             return Err(ExecError::BootFailed {
                 message: format!(
-                    "QEMU exited ({status}) before ssh answered: {}",
-                    errors.trim()
+                    "QEMU exited ({status}) before ssh answered{}",
+                    if errors.trim().is_empty() {
+                        " (the guest shut down or rebooted; see the console)".to_string()
+                    } else {
+                        format!(": {}", errors.trim())
+                    }
                 ),
                 console_tail: console_tail(console),
             });
