@@ -329,12 +329,26 @@ impl BootsSection {
                 } else {
                     format!("  {}\n", escape::text(&line))
                 });
-                let tail: Vec<&str> = boot
+                let lines: Vec<&str> = boot
                     .console_tail
                     .lines()
                     .filter(|line| !line.trim().is_empty())
                     .collect();
-                for line in &tail[tail.len().saturating_sub(8)..] {
+                // The last lines, led by the kernel's panic line when it
+                // came earlier (the stack trace after it says less).
+                let start = lines.len().saturating_sub(8);
+                let mut tail: Vec<&str> = lines
+                    .iter()
+                    .take(start)
+                    .find(|line| line.contains("Kernel panic"))
+                    .into_iter()
+                    .copied()
+                    .collect();
+                if !tail.is_empty() {
+                    tail.push("...");
+                }
+                tail.extend(&lines[start..]);
+                for line in &tail {
                     output.push_str(&if markdown {
                         format!("  - console: {}\n", escape::markdown(line))
                     } else {
@@ -350,6 +364,35 @@ impl BootsSection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_boot_shows_its_panic_line_and_escaped_console() {
+        let mut console =
+            String::from("[ 0.1] Kernel panic - not syncing: No working init found\n");
+        for line in 0..12 {
+            console.push_str(&format!("[ 0.2] trace {line}\n"));
+        }
+        console.push_str("\u{1b}[31mred | `x`\n");
+        let section = BootsSection {
+            accelerators: vec!["tcg".into()],
+            proven: 0,
+            spread: Vec::new(),
+            failed: vec![FailedBoot {
+                id: 3,
+                level_key: "init=missing".into(),
+                message: "QEMU exited".into(),
+                console_tail: console,
+            }],
+        };
+        let text = section.text(false, "wall");
+        assert!(text.contains("boot 3 init=missing: QEMU exited"), "{text}");
+        assert!(text.contains("console: [ 0.1] Kernel panic"), "{text}");
+        assert!(!text.contains("trace 3\n"), "{text}");
+        assert!(text.contains("trace 11"), "{text}");
+        assert!(!text.contains('\u{1b}'), "{text}");
+        let markdown = section.text(true, "wall");
+        assert!(markdown.contains("red \\| \\`x\\`"), "{markdown}");
+    }
 
     #[test]
     fn each_boot_becomes_its_median() {
