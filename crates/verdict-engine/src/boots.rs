@@ -347,7 +347,8 @@ impl BootRunner<'_> {
         if self.cancel.is_cancelled() {
             return Ok(SlotEnd::Cancelled);
         }
-        let plan = boot_plan(experiment, slot).ok_or(EngineError::NeedsBooter { run })?;
+        let plan =
+            boot_plan(experiment, slot).ok_or(EngineError::NeedsBooter { run: Some(run) })?;
         let spec = BootSpec {
             kernel: plan.kernel.clone(),
             initrd: plan.initrd.clone(),
@@ -525,7 +526,7 @@ impl BootRunner<'_> {
         let target = self
             .booter
             .target()
-            .ok_or(EngineError::NeedsBooter { run })?;
+            .ok_or(EngineError::NeedsBooter { run: Some(run) })?;
         let engine = Engine {
             executor: target,
             store: self.store,

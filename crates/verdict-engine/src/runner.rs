@@ -99,9 +99,10 @@ pub enum EngineError {
         source: ExecError,
     },
     #[error(
-        "run {run} has boot levels or a VM target; it runs with a booter (`verdict run` starts one from `[target] vm`)"
+        "{}the experiment has a VM target (`[target] vm`): only `verdict run` boots VMs",
+        run.map(|run| format!("run {run}: ")).unwrap_or_default()
     )]
-    NeedsBooter { run: RunId },
+    NeedsBooter { run: Option<RunId> },
     #[error("adaptive design: {0}")]
     Design(#[from] verdict_stats::sequential::SequentialError),
     #[error(
@@ -211,7 +212,7 @@ impl Engine<'_> {
     ) -> Result<RunSummary, EngineError> {
         check_design(&options.experiment)?;
         if options.experiment.vm.is_some() {
-            return Err(EngineError::NeedsBooter { run: RunId(0) });
+            return Err(EngineError::NeedsBooter { run: None });
         }
         let environment = (self.environment)();
         // A remote target is recorded under the name it was reached by; the
@@ -262,7 +263,7 @@ impl Engine<'_> {
             })?;
         check_design(&experiment)?;
         if experiment.vm.is_some() {
-            return Err(EngineError::NeedsBooter { run });
+            return Err(EngineError::NeedsBooter { run: Some(run) });
         }
         let existing = self.store.samples(run)?;
         self.store.set_status(run, RunStatus::Running)?;
