@@ -260,7 +260,7 @@ impl RunReport {
 
 impl BootsSection {
     /// The section in a text or markdown report.
-    pub(crate) fn text(&self, markdown: bool, metric: &str) -> String {
+    pub(crate) fn text(&self, markdown: bool, metric: &str, unit: &str) -> String {
         let mut output = String::new();
         let escape_line = |line: &str| {
             if markdown {
@@ -294,7 +294,7 @@ impl BootsSection {
             .to_vec(),
         );
         let number =
-            |value: Option<f64>| value.map_or("-".to_string(), |value| format::value(value, ""));
+            |value: Option<f64>| value.map_or("-".to_string(), |value| format::value(value, unit));
         let percent = |value: Option<f64>| {
             value.map_or("-".to_string(), |value| format!("{:.1}%", value * 100.0))
         };
@@ -384,13 +384,13 @@ mod tests {
                 console_tail: console,
             }],
         };
-        let text = section.text(false, "wall");
+        let text = section.text(false, "wall", "s");
         assert!(text.contains("boot 3 init=missing: QEMU exited"), "{text}");
         assert!(text.contains("console: [ 0.1] Kernel panic"), "{text}");
         assert!(!text.contains("trace 3\n"), "{text}");
         assert!(text.contains("trace 11"), "{text}");
         assert!(!text.contains('\u{1b}'), "{text}");
-        let markdown = section.text(true, "wall");
+        let markdown = section.text(true, "wall", "s");
         assert!(markdown.contains("red \\| \\`x\\`"), "{markdown}");
     }
 

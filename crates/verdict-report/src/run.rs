@@ -916,7 +916,7 @@ impl RunReport {
             });
         }
         if let Some(boots) = &self.boots {
-            output.push_str(&boots.text(markdown, &self.metric.name));
+            output.push_str(&boots.text(markdown, &self.metric.name, &self.metric.unit));
         }
         if !self.failures.is_empty() {
             output.push_str(&format!(
