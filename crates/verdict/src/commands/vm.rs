@@ -37,7 +37,12 @@ fn booter(vm: &VmSpec) -> Result<VmBooter, CliError> {
         .iter()
         .map(|program| find_program(program))
         .collect::<Result<_, _>>()?;
-    Ok(VmBooter::new(options, crate::target::own_identity()?))
+    let mut agent = crate::target::own_identity()?;
+    // Every boot copies the agent into its initramfs: read this process's
+    // own executable, which stays what was hashed even when the file at
+    // its path is replaced during a long run (an upgrade, a rebuild).
+    agent.local_path = PathBuf::from(format!("/proc/{}/exe", std::process::id()));
+    Ok(VmBooter::new(options, agent))
 }
 
 /// `program` as an absolute path: as given when absolute, else the first
