@@ -53,9 +53,12 @@ fn debian_kernel() -> Option<PathBuf> {
     }
 }
 
+/// The VM of every test: TCG, and `no_timer_check`, without which an
+/// overloaded host makes some TCG boots panic in the kernel's IO-APIC
+/// timer check ("IO-APIC + timer doesn't work!").
 fn vm_line(kernel: &Path, extra: &str) -> String {
     format!(
-        "[target]\nvm = {{ kernel = \"{}\", cpus = 2, memory = \"1G\", accel = \"tcg\", boot_timeout = \"400s\"{extra} }}\n",
+        "[target]\nvm = {{ kernel = \"{}\", cmdline = \"no_timer_check\", cpus = 2, memory = \"1G\", accel = \"tcg\", boot_timeout = \"400s\"{extra} }}\n",
         kernel.display()
     )
 }
@@ -71,7 +74,7 @@ fn store(directory: &Path) -> SqliteStore {
 }
 
 #[test]
-fn preempt_levels_boot_in_a_balanced_order_and_a_mislabeled_level_is_refused() {
+fn preempt_levels_boot_in_a_balanced_order_verified_and_compared_boot_by_boot() {
     let Some(kernel) = debian_kernel() else {
         return;
     };
@@ -82,17 +85,15 @@ fn preempt_levels_boot_in_a_balanced_order_and_a_mislabeled_level_is_refused() {
         .lock()
         .unwrap_or_else(|poison| poison.into_inner());
     let directory = tempfile::tempdir().unwrap();
-    // `mislabeled` asks for preempt=none on the command line but claims to
-    // be full: its verify cannot match, so each of its boots is refused.
     let experiment = format!(
         "name = \"preempt-test\"\ncommand = [\"{}\", \"--switch\", \"1\", \"--switch-ops\", \"500\", \"--metrics-brief\"]\n\
          [factors.preempt]\nbaseline = \"none\"\nlevels = [\n{}{}{}]\n\
          [[metrics]]\nname = \"bogo-ops/s\"\nsource = \"stress-ng\"\nstressor = \"switch\"\n\
-         [sampling]\nboots = 2\niterations = 2\ntimeout = \"120s\"\nboot_retries = 0\non_boot_failure = \"skip\"\nseed = 11\n{}",
+         [sampling]\nboots = 2\niterations = 2\ntimeout = \"120s\"\nseed = 11\n{}",
         stress_ng.display(),
         preempt_level("none", "preempt=none", "none"),
         preempt_level("full", "preempt=full", "full"),
-        preempt_level("mislabeled", "preempt=none", "full"),
+        "",
         vm_line(
             &kernel,
             &format!(", programs = [\"{}\"]", stress_ng.display())
@@ -109,51 +110,40 @@ fn preempt_levels_boot_in_a_balanced_order_and_a_mislabeled_level_is_refused() {
 
     let store = store(directory.path());
     let boots = store.boots(RunId(1)).unwrap();
-    assert_eq!(boots.len(), 6, "{boots:?}");
+    // A boot may fail on an overloaded machine and be tried again (once,
+    // by default); the 4 slots are each measured in one proven boot.
+    let proven: Vec<_> = boots
+        .iter()
+        .filter(|boot| boot.status != "failed")
+        .collect();
+    assert_eq!(proven.len(), 4, "{boots:?}");
     // Balanced: each round boots each level once.
-    for round in boots.chunks(3) {
+    for round in proven.chunks(2) {
         let mut keys: Vec<&str> = round.iter().map(|boot| boot.level_key.as_str()).collect();
         keys.sort_unstable();
-        assert_eq!(
-            keys,
-            ["preempt=full", "preempt=mislabeled", "preempt=none"],
-            "{boots:?}"
-        );
+        assert_eq!(keys, ["preempt=full", "preempt=none"], "{boots:?}");
     }
     let mut boot_ids = Vec::new();
-    for boot in &boots {
-        if boot.level_key == "preempt=mislabeled" {
-            assert_eq!(boot.status, "failed", "{boot:?}");
-            let message = boot.message.as_deref().unwrap_or("");
-            assert!(
-                message.contains("verify preempt=mislabeled") && message.contains("(none)"),
-                "{message}"
-            );
-            assert!(
-                boot.console_tail
-                    .as_deref()
-                    .unwrap_or("")
-                    .contains("verdict-vm: sshd started"),
-                "{boot:?}"
-            );
-        } else {
-            // Proven: the nonce, the level's option, a new boot id, and the
-            // accelerator that ran.
-            assert_eq!(boot.status, "complete", "{boot:?}");
-            assert_eq!(boot.nonce.as_deref().map(str::len), Some(32));
-            assert!(boot.command_line.contains(&boot.level_key[8..]));
-            assert_eq!(boot.accelerator.as_deref(), Some("tcg"));
-            boot_ids.push(boot.boot_id.clone().unwrap());
-        }
+    for boot in &proven {
+        // Proven: the nonce, the level's option, a new boot id, and the
+        // accelerator that ran.
+        assert_eq!(boot.status, "complete", "{boot:?}");
+        assert_eq!(boot.nonce.as_deref().map(str::len), Some(32));
+        assert!(boot.command_line.contains(&boot.level_key[8..]));
+        assert_eq!(
+            boot.kernel_release.as_deref(),
+            kernel_release(&kernel).as_deref()
+        );
+        assert_eq!(boot.accelerator.as_deref(), Some("tcg"));
+        boot_ids.push(boot.boot_id.clone().unwrap());
     }
     boot_ids.sort();
     boot_ids.dedup();
     assert_eq!(boot_ids.len(), 4);
-    // Samples: 2 per proven boot, none of the refused level; every sample
-    // belongs to a proven boot of its own level.
+    // Samples: 2 per proven boot, each in a boot of its own level.
     let samples = store.samples(RunId(1)).unwrap();
     assert_eq!(samples.len(), 8);
-    let cells = ["none", "full", "mislabeled"];
+    let cells = ["none", "full"];
     for sample in &samples {
         let boot = verdict_store::BootRow::of_sample(&boots, sample.sequence).unwrap();
         let boot = &boots[boot as usize];
@@ -162,16 +152,14 @@ fn preempt_levels_boot_in_a_balanced_order_and_a_mislabeled_level_is_refused() {
         assert!(sample.is_data(), "{sample:?}");
     }
     // The report: per-level results, the boots with their spread, the
-    // refused boots, the accelerator, boot-level comparisons on per-boot
-    // medians.
+    // accelerator, boot-level comparisons on per-boot medians.
     assert!(stdout.contains("accelerator: tcg"), "{stdout}");
+    assert!(stdout.contains("boots: 4 proven (tcg)"), "{stdout}");
+    assert!(stdout.contains("between-boot CV"), "{stdout}");
     assert!(
-        stdout.contains("boots: 4 proven (tcg), 2 failed"),
+        stdout.contains("preempt=full vs none (per-boot medians)"),
         "{stdout}"
     );
-    assert!(stdout.contains("between-boot CV"), "{stdout}");
-    assert!(stdout.contains("(per-boot medians)"), "{stdout}");
-    assert!(stdout.contains("2 failed boot(s), never data"), "{stdout}");
     for level in ["preempt=none", "preempt=full"] {
         let row = stdout
             .lines()
@@ -180,6 +168,65 @@ fn preempt_levels_boot_in_a_balanced_order_and_a_mislabeled_level_is_refused() {
         assert!(row.contains(".."), "{row}");
     }
     assert!(stderr.contains("verified preempt=full"), "{stderr}");
+    assert!(stderr.contains("verified preempt=none"), "{stderr}");
+}
+
+/// `uname -r` of an image named `vmlinuz-RELEASE`.
+fn kernel_release(kernel: &Path) -> Option<String> {
+    kernel
+        .file_name()?
+        .to_str()?
+        .strip_prefix("vmlinuz-")
+        .map(str::to_string)
+}
+
+#[test]
+fn a_level_whose_command_line_is_not_what_it_claims_is_refused_as_a_failed_boot() {
+    let Some(kernel) = debian_kernel() else {
+        return;
+    };
+    let _turn = ONE_VM_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner());
+    let directory = tempfile::tempdir().unwrap();
+    // `mislabeled` boots preempt=none but claims to be full: its verify
+    // cannot match, so its boot is refused, and nothing is measured.
+    let experiment = format!(
+        "name = \"guard-test\"\ncommand = [\"true\"]\n\
+         [factors.preempt]\nlevels = [\n{}]\n\
+         [sampling]\niterations = 2\nboot_retries = 0\non_boot_failure = \"skip\"\n{}",
+        preempt_level("mislabeled", "preempt=none", "full"),
+        vm_line(&kernel, "")
+    );
+    std::fs::write(directory.path().join("e.toml"), experiment).unwrap();
+    let output = common::verdict(directory.path())
+        .args(["run", "e.toml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let store = store(directory.path());
+    let boots = store.boots(RunId(1)).unwrap();
+    assert_eq!(boots.len(), 1, "{boots:?}");
+    let boot = &boots[0];
+    assert_eq!(boot.status, "failed", "{boot:?}");
+    let message = boot.message.as_deref().unwrap_or("");
+    assert!(
+        message.contains("verify preempt=mislabeled") && message.contains("(none)"),
+        "{message}"
+    );
+    // The guest was up (the boot itself was proven), with its console.
+    assert!(
+        boot.console_tail
+            .as_deref()
+            .unwrap_or("")
+            .contains("verdict-vm: sshd started"),
+        "{boot:?}"
+    );
+    assert!(store.samples(RunId(1)).unwrap().is_empty());
+    assert!(stdout.contains("1 failed boot(s), never data"), "{stdout}");
+    assert!(stdout.contains("did not show"), "{stdout}");
 }
 
 #[test]
