@@ -332,6 +332,17 @@ fn a_controller_killed_during_a_boot_resumes_without_lost_or_doubled_samples() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert!(!qemu_of(pid), "QEMU outlived verdict");
+    // A killed verdict cannot remove its per-boot directory (keys and an
+    // initramfs of ~180 MB): the test does.
+    for entry in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(&format!("verdict-vm-{pid}-"))
+        {
+            std::fs::remove_dir_all(entry.path()).unwrap();
+        }
+    }
 
     let output = common::verdict(directory.path())
         .args(["run", "--resume", "1"])
