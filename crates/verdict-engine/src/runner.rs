@@ -82,6 +82,34 @@ pub enum EngineError {
     },
     #[error("experiment `{experiment}` has no cells")]
     NoCells { experiment: String },
+    #[error(
+        "verify {factor}={level}: `{command}` did not show /{pattern}/ ({output}); the level was not entered, nothing was measured in it"
+    )]
+    Verify {
+        factor: String,
+        level: String,
+        command: String,
+        pattern: String,
+        output: String,
+    },
+    #[error("boot {level_key} (boot {boot} of run {run}): {message}")]
+    BootFailed {
+        run: RunId,
+        boot: u32,
+        level_key: String,
+        message: String,
+        console_tail: String,
+    },
+    #[error("boot {level_key}: {source}")]
+    Boot {
+        level_key: String,
+        source: ExecError,
+    },
+    #[error(
+        "{}the experiment has a VM target (`[target] vm`): only `verdict run` boots VMs",
+        run.map(|run| format!("run {run}: ")).unwrap_or_default()
+    )]
+    NeedsBooter { run: Option<RunId> },
     #[error("adaptive design: {0}")]
     Design(#[from] verdict_stats::sequential::SequentialError),
     #[error(
@@ -156,12 +184,19 @@ pub fn planned_iterations(experiment: &Experiment) -> usize {
         // first look's size is what is planned for sure.
         SamplingMode::Uncapped { min } => min,
     };
-    cells * (per_cell + experiment.sampling.warmups) as usize
+    // On a VM every cell runs in each of its boots.
+    let boots = if experiment.vm.is_some() {
+        experiment.sampling.boots.max(1) as usize
+    } else {
+        1
+    };
+    boots * cells * (per_cell + experiment.sampling.warmups) as usize
 }
 
-struct Levels {
-    /// Current level of each factor; `None` when unknown (start, resume).
-    current: Vec<Option<usize>>,
+pub(crate) struct Levels {
+    /// Current level of each factor; `None` when unknown (start, resume,
+    /// a fresh boot).
+    pub(crate) current: Vec<Option<usize>>,
 }
 
 impl Engine<'_> {
@@ -184,6 +219,9 @@ impl Engine<'_> {
         observer: &mut dyn Observer,
     ) -> Result<RunSummary, EngineError> {
         check_design(&options.experiment)?;
+        if options.experiment.vm.is_some() {
+            return Err(EngineError::NeedsBooter { run: None });
+        }
         let environment = (self.environment)();
         // A remote target is recorded under the name it was reached by; the
         // local machine under its host name.
@@ -233,6 +271,9 @@ impl Engine<'_> {
                 }
             })?;
         check_design(&experiment)?;
+        if experiment.vm.is_some() {
+            return Err(EngineError::NeedsBooter { run: Some(run) });
+        }
         let existing = self.store.samples(run)?;
         self.store.set_status(run, RunStatus::Running)?;
         self.execute(run, &experiment, record.seed, existing, observer)
@@ -416,19 +457,19 @@ impl Engine<'_> {
     }
 }
 
-enum LoopEnd {
+pub(crate) enum LoopEnd {
     Finished,
     Cancelled,
 }
 
-struct LoopContext<'a, 'b> {
-    engine: &'a Engine<'b>,
-    run: RunId,
-    experiment: &'a Experiment,
-    cells: &'a [Cell],
-    workdir: Option<PathBuf>,
-    planned: usize,
-    observer: &'a mut dyn Observer,
+pub(crate) struct LoopContext<'a, 'b> {
+    pub(crate) engine: &'a Engine<'b>,
+    pub(crate) run: RunId,
+    pub(crate) experiment: &'a Experiment,
+    pub(crate) cells: &'a [Cell],
+    pub(crate) workdir: Option<PathBuf>,
+    pub(crate) planned: usize,
+    pub(crate) observer: &'a mut dyn Observer,
 }
 
 impl LoopContext<'_, '_> {
@@ -507,7 +548,7 @@ impl LoopContext<'_, '_> {
         }
     }
 
-    fn run_one(
+    pub(crate) fn run_one(
         &mut self,
         slot: Slot,
         sequence: u32,
@@ -611,7 +652,11 @@ impl LoopContext<'_, '_> {
     }
 
     /// Teardown of the levels being left, then setup of the levels entered.
-    fn switch_levels(&mut self, cell: &Cell, levels: &mut Levels) -> Result<(), EngineError> {
+    pub(crate) fn switch_levels(
+        &mut self,
+        cell: &Cell,
+        levels: &mut Levels,
+    ) -> Result<(), EngineError> {
         let targets: Vec<usize> = cell
             .levels
             .iter()
@@ -636,12 +681,68 @@ impl LoopContext<'_, '_> {
             if levels.current[factor_index] != Some(*target) {
                 self.run_hook(factor_index, *target, Hook::Setup)?;
                 levels.current[factor_index] = Some(*target);
+                self.verify_level(factor_index, *target)?;
             }
         }
         Ok(())
     }
 
-    fn teardown_all(&mut self, levels: &mut Levels) -> Result<(), EngineError> {
+    /// The level's `verify`: its command's standard output must match its
+    /// pattern, or entering the level failed (never data).
+    fn verify_level(&mut self, factor_index: usize, level_index: usize) -> Result<(), EngineError> {
+        let factor = &self.experiment.factors[factor_index];
+        let level = &factor.levels[level_index];
+        let Some(verify) = &level.verify else {
+            return Ok(());
+        };
+        let failed = |output: String| EngineError::Verify {
+            factor: factor.name.clone(),
+            level: level.value.clone(),
+            command: verify.command.display(),
+            pattern: verify.matches.clone(),
+            output,
+        };
+        let pattern = regex::Regex::new(&verify.matches)
+            .map_err(|error| failed(format!("invalid pattern: {error}")))?;
+        let mut invocation = Invocation::new(to_program(&verify.command));
+        invocation.cwd = self.workdir.clone();
+        invocation.timeout = Some(Duration::from_secs(120));
+        invocation.env.push((
+            format!("VERDICT_{}", env_name(&factor.name)),
+            level.value.clone(),
+        ));
+        let outcome = self
+            .engine
+            .executor
+            .run(&invocation, &Cancel::new())
+            .map_err(|source| EngineError::Spawn {
+                command: verify.command.display(),
+                source,
+            })?;
+        let stdout = String::from_utf8_lossy(&outcome.stdout).into_owned();
+        if outcome.status != Status::Exited(0) {
+            return Err(failed(format!(
+                "{}: {}",
+                outcome.status,
+                outcome
+                    .output_tail(iteration::FAILURE_TAIL_BYTES)
+                    .trim_end()
+            )));
+        }
+        if !pattern.is_match(&stdout) {
+            return Err(failed(format!("it printed `{}`", stdout.trim_end())));
+        }
+        self.observer.note(&format!(
+            "verified {}={}: `{}` matches /{}/",
+            factor.name,
+            level.value,
+            stdout.trim_end(),
+            verify.matches
+        ));
+        Ok(())
+    }
+
+    pub(crate) fn teardown_all(&mut self, levels: &mut Levels) -> Result<(), EngineError> {
         let mut first_error = None;
         for factor_index in (0..levels.current.len()).rev() {
             if let Some(current) = levels.current[factor_index].take()

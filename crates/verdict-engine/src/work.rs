@@ -389,6 +389,15 @@ impl Store for FencedStore<'_> {
     ) -> Result<(), StoreError> {
         self.inner.append_bisect_event(bisect, sequence, event)
     }
+    fn create_boot(&self, run: RunId, boot: &verdict_store::NewBoot) -> Result<u32, StoreError> {
+        self.inner.create_boot(run, boot)
+    }
+    fn update_boot(&self, run: RunId, row: &verdict_store::BootRow) -> Result<(), StoreError> {
+        self.inner.update_boot(run, row)
+    }
+    fn boots(&self, run: RunId) -> Result<Vec<verdict_store::BootRow>, StoreError> {
+        self.inner.boots(run)
+    }
     fn bisect_runs(&self, bisect: BisectId) -> Result<Vec<verdict_store::RunSummary>, StoreError> {
         self.inner.bisect_runs(bisect)
     }

@@ -53,6 +53,7 @@
 //! store, or print anything.
 
 pub mod agent;
+mod boot;
 mod cancel;
 mod error;
 mod executor;
@@ -69,6 +70,7 @@ mod system;
 mod tail;
 mod vm;
 
+pub use boot::{BootRecord, BootSpec, Booter, VmBooter};
 pub use cancel::Cancel;
 pub use error::ExecError;
 pub use executor::Executor;

@@ -92,6 +92,10 @@ pub struct VmOptions {
     /// `/lib/modules/RELEASE`, RELEASE read from the kernel image. A kernel
     /// built from source can point here at `INSTALL_MOD_PATH/lib/modules/RELEASE`.
     pub modules: Option<PathBuf>,
+    /// An initrd of the user's, put before verdict's initramfs in the one
+    /// archive QEMU loads (the kernel unpacks both; verdict's `/init` and
+    /// files win where both have one).
+    pub initrd: Option<PathBuf>,
 }
 
 impl VmOptions {
@@ -112,6 +116,7 @@ impl VmOptions {
             work_directory: None,
             programs: Vec::new(),
             modules: None,
+            initrd: None,
         }
     }
 }
@@ -306,6 +311,19 @@ impl VmTarget {
             &modules_root,
             &options.programs,
         )?;
+        let initramfs = match &options.initrd {
+            None => initramfs,
+            Some(user) => {
+                let combined = directory.join("initrd-combined.cpio");
+                prepend_initrd(user, &initramfs, &combined).map_err(|error| {
+                    target_error(format!(
+                        "put the initrd {} before verdict's initramfs: {error}",
+                        user.display()
+                    ))
+                })?;
+                combined
+            }
+        };
 
         let port =
             free_port().map_err(|error| target_error(format!("find a free port: {error}")))?;
@@ -795,10 +813,21 @@ fn wait_ready(
     loop {
         if let Ok(Some(status)) = qemu.try_wait() {
             let errors = std::fs::read_to_string(errors_path).unwrap_or_default();
+            // QEMU repeats a warning per CPU for every feature TCG lacks:
+            // those say nothing about why the guest ended.
+            let lines: Vec<&str> = errors
+                .lines()
+                .filter(|line| !line.contains("doesn't support requested feature"))
+                .collect();
+            let errors = lines[lines.len().saturating_sub(5)..].join("\n");
             return Err(ExecError::BootFailed {
                 message: format!(
-                    "QEMU exited ({status}) before ssh answered: {}",
-                    errors.trim()
+                    "QEMU exited ({status}) before ssh answered{}",
+                    if errors.trim().is_empty() {
+                        " (the guest shut down or rebooted; see the console)".to_string()
+                    } else {
+                        format!(": {}", errors.trim())
+                    }
                 ),
                 console_tail: console_tail(console),
             });
@@ -977,6 +1006,17 @@ fn build_initramfs(
     }
     write_cpio(path, &entries)
         .map_err(|error| target_error(format!("write the initramfs {}: {error}", path.display())))
+}
+
+/// `user` then `ours` in one file, the second archive starting at a
+/// multiple of 4 bytes as the kernel's unpacker expects (zeros between
+/// archives are skipped).
+fn prepend_initrd(user: &Path, ours: &Path, combined: &Path) -> io::Result<()> {
+    let mut output = BufWriter::new(File::create(combined)?);
+    let copied = io::copy(&mut File::open(user)?, &mut output)?;
+    pad(&mut output, copied)?;
+    io::copy(&mut File::open(ours)?, &mut output)?;
+    output.flush()
 }
 
 fn find_file(candidates: &[&str]) -> Option<PathBuf> {

@@ -3,6 +3,7 @@
 //! re-checks what is validated here. No processes, no files other than the
 //! experiment itself.
 
+use crate::boot::{LevelBoot, OnBootFailure, Verify, VmSpec};
 use crate::metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
 use crate::shell_guard;
 use serde::{Deserialize, Serialize};
@@ -109,6 +110,12 @@ pub struct Level {
     pub teardown: Option<CommandSpec>,
     /// Extra environment for the workload while at this level.
     pub env: BTreeMap<String, String>,
+    /// Entering this level takes a boot (VM targets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot: Option<LevelBoot>,
+    /// A runtime proof, run after the level is entered, before measuring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<Verify>,
 }
 
 /// A factor: a named dimension of the experiment with its levels, the first
@@ -199,6 +206,26 @@ pub struct Sampling {
     /// existed load with the default, independent samples.
     #[serde(default)]
     pub analysis: Analysis,
+    /// Boots per combination of boot levels (VM targets); 1 otherwise.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub boots: u32,
+    /// How often a failed boot is tried again before `on_boot_failure`.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub boot_retries: u32,
+    #[serde(default, skip_serializing_if = "is_stop")]
+    pub on_boot_failure: OnBootFailure,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(value: &u32) -> bool {
+    *value == 1
+}
+
+fn is_stop(policy: &OnBootFailure) -> bool {
+    *policy == OnBootFailure::Stop
 }
 
 fn kill_leftovers_default() -> bool {
@@ -211,6 +238,9 @@ pub struct Experiment {
     /// Hosts to run on over ssh (`[target] hosts`); empty: this machine.
     #[serde(default)]
     pub hosts: Vec<String>,
+    /// The virtual machine verdict boots (`[target] vm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vm: Option<VmSpec>,
     pub name: String,
     pub command: CommandSpec,
     pub workdir: Option<PathBuf>,
@@ -313,6 +343,16 @@ impl Experiment {
             .substitute(&cell.levels)
     }
 
+    /// Indices of the factors with a level that takes a boot.
+    pub fn boot_factors(&self) -> Vec<usize> {
+        self.factors
+            .iter()
+            .enumerate()
+            .filter(|(_, factor)| factor.levels.iter().any(|level| level.boot.is_some()))
+            .map(|(index, _)| index)
+            .collect()
+    }
+
     pub fn primary_metric(&self) -> &MetricSpec {
         &self.metrics[0]
     }
@@ -405,6 +445,7 @@ struct RawExperiment {
 struct RawTarget {
     #[serde(default)]
     hosts: Vec<Spanned<String>>,
+    vm: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -458,6 +499,9 @@ struct RawSampling {
     power: Option<Spanned<f64>>,
     kill_leftovers: Option<bool>,
     analysis: Option<Spanned<String>>,
+    boots: Option<Spanned<i64>>,
+    boot_retries: Option<Spanned<i64>>,
+    on_boot_failure: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -471,6 +515,8 @@ struct RawLevel {
     shell: bool,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    boot: Option<toml::Value>,
+    verify: Option<toml::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -620,8 +666,40 @@ impl RawExperiment {
             metrics.push(MetricSpec::wall());
         }
 
+        let (raw_hosts, raw_vm) = match self.target {
+            Some(target) => (target.hosts, target.vm),
+            None => (Vec::new(), None),
+        };
+        let hosts_offset = raw_hosts.first().map(|host| host.span().start);
+        let vm = match raw_vm {
+            None => None,
+            Some(spanned) => {
+                let offset = spanned.span().start;
+                if let Some(hosts_offset) = hosts_offset {
+                    return Err(context.error(
+                        hosts_offset,
+                        "`[target]` has both `hosts` and `vm`; an experiment runs on ssh hosts or on a VM verdict boots, not both",
+                    ));
+                }
+                Some(
+                    crate::boot::vm_from(spanned.into_inner())
+                        .map_err(|message| context.error(offset, message))?,
+                )
+            }
+        };
+        for factor in &factors {
+            if vm.is_none() && factor.levels.iter().any(|level| level.boot.is_some()) {
+                return Err(context.error(
+                    context.find_key("factors", &factor.name),
+                    format!(
+                        "factor `{}` has levels with `boot`, which need a target that verdict can boot: add `[target] vm = {{ kernel = \"/vmlinuz\" }}` (boot levels on ssh hosts are not supported yet)",
+                        factor.name
+                    ),
+                ));
+            }
+        }
         let mut hosts = Vec::new();
-        for host in self.target.map(|target| target.hosts).unwrap_or_default() {
+        for host in raw_hosts {
             let span = host.span();
             let name = host.into_inner();
             // Given to ssh as its destination: an option or a space there
@@ -647,10 +725,34 @@ impl RawExperiment {
             hosts.push(name);
         }
 
+        let sampling_offset = self.sampling.as_ref().map_or(0, |raw| raw.span().start);
+        let boots_offset = self
+            .sampling
+            .as_ref()
+            .and_then(|raw| raw.get_ref().boots.as_ref())
+            .map_or(sampling_offset, |boots| boots.span().start);
         let sampling = match self.sampling {
             Some(raw) => raw.into_inner().validate(&context)?,
             None => RawSampling::default_sampling(),
         };
+        if vm.is_none() && (sampling.boots != 1) {
+            return Err(context.error(
+                boots_offset,
+                "`boots` needs a target verdict can boot: add `[target] vm = { kernel = \"/vmlinuz\" }`",
+            ));
+        }
+        if vm.is_some() && matches!(sampling.mode, SamplingMode::Adaptive { .. }) {
+            return Err(context.error(
+                sampling_offset,
+                "`mode = \"adaptive\"` cannot run on a VM target: the boot is the unit of the schedule, and a fixed number of boots and iterations per boot is planned",
+            ));
+        }
+        if vm.is_some() && sampling.analysis == Analysis::Paired {
+            return Err(context.error(
+                sampling_offset,
+                "`analysis = \"paired\"` cannot run on a VM target: iterations of different boots share no block; levels are compared by their per-boot medians",
+            ));
+        }
         let success_codes = match self.success_codes {
             Some(codes) if codes.get_ref().is_empty() => {
                 return Err(context.error(
@@ -671,6 +773,7 @@ impl RawExperiment {
             sampling,
             success_codes,
             hosts,
+            vm,
         })
     }
 
@@ -744,6 +847,8 @@ impl RawExperiment {
                         setup: None,
                         teardown: None,
                         env: BTreeMap::new(),
+                        boot: None,
+                        verify: None,
                     },
                     toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_) => {
                         Level {
@@ -752,6 +857,8 @@ impl RawExperiment {
                             setup: None,
                             teardown: None,
                             env: BTreeMap::new(),
+                            boot: None,
+                            verify: None,
                         }
                     }
                     toml::Value::Table(table) => {
@@ -777,12 +884,30 @@ impl RawExperiment {
                         let setup = level_command(raw.setup, "setup")?;
                         let teardown = level_command(raw.teardown, "teardown")?;
                         let command = level_command(raw.command, "command")?;
+                        let located_message = |message: String| {
+                            context.error(
+                                offset,
+                                format!("factor `{name}` level `{}`: {message}", raw.value),
+                            )
+                        };
+                        let boot = raw
+                            .boot
+                            .map(crate::boot::boot_from)
+                            .transpose()
+                            .map_err(located_message)?;
+                        let verify = raw
+                            .verify
+                            .map(crate::boot::verify_from)
+                            .transpose()
+                            .map_err(located_message)?;
                         Level {
                             value: raw.value,
                             command,
                             setup,
                             teardown,
                             env: raw.env,
+                            boot,
+                            verify,
                         }
                     }
                     other => {
@@ -807,6 +932,10 @@ impl RawExperiment {
                     (&level.command, "command"),
                     (&level.setup, "setup"),
                     (&level.teardown, "teardown"),
+                    (
+                        &level.verify.as_ref().map(|verify| verify.command.clone()),
+                        "verify.command",
+                    ),
                 ] {
                     if let Some(command) = command {
                         check_shell_splice(command, &all_levels, what).map_err(|message| {
@@ -828,6 +957,9 @@ impl RawExperiment {
                     .take()
                     .or_else(|| teardown_template.clone())
                     .map(|command| command.substitute(&cell));
+                if let Some(verify) = &mut level.verify {
+                    verify.command = verify.command.substitute(&cell);
+                }
             }
             let baseline = match baseline {
                 None => 0,
@@ -952,6 +1084,9 @@ impl RawSampling {
             power: 0.9,
             kill_leftovers: true,
             analysis: Analysis::Independent,
+            boots: 1,
+            boot_retries: 1,
+            on_boot_failure: OnBootFailure::Stop,
         }
     }
 
@@ -1036,6 +1171,24 @@ impl RawSampling {
         sampling.seed = self.seed;
         if let Some(kill_leftovers) = self.kill_leftovers {
             sampling.kill_leftovers = kill_leftovers;
+        }
+        if let Some(boots) = count(&self.boots, "boots", 1)? {
+            sampling.boots = boots;
+        }
+        if let Some(retries) = count(&self.boot_retries, "boot_retries", 0)? {
+            sampling.boot_retries = retries;
+        }
+        if let Some(policy) = &self.on_boot_failure {
+            sampling.on_boot_failure = match policy.get_ref().as_str() {
+                "stop" => OnBootFailure::Stop,
+                "skip" => OnBootFailure::Skip,
+                other => {
+                    return Err(context.error(
+                        policy.span().start,
+                        format!("`on_boot_failure` = \"{other}\"; expected \"stop\" or \"skip\""),
+                    ));
+                }
+            };
         }
         let fraction = |value: &Option<Spanned<f64>>,
                         key: &str,
@@ -1302,5 +1455,81 @@ mod target_tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("host"), "{error}");
+    }
+
+    const PREEMPT: &str = "name = \"t\"\ncommand = [\"true\"]\n\
+[factors]\npreempt = [\n  { value = \"full\", boot = { cmdline = \"preempt=full\" }, verify = { command = [\"cat\", \"/sys/kernel/debug/sched/preempt\"], matches = '\\(full\\)' } },\n]\n";
+
+    #[test]
+    fn a_vm_target_with_boot_levels_loads() {
+        let text = format!(
+            "{PREEMPT}[sampling]\nboots = 3\non_boot_failure = \"skip\"\n[target]\nvm = {{ kernel = \"/vmlinuz\", smp = \"sockets=1,cores=2,threads=2\", programs = [\"stress-ng\"] }}\n"
+        );
+        let experiment = Experiment::parse(&text, "t.toml").unwrap();
+        let vm = experiment.vm.as_ref().unwrap();
+        assert_eq!(vm.smp, "sockets=1,cores=2,threads=2");
+        assert_eq!(experiment.sampling.boots, 3);
+        assert_eq!(experiment.sampling.on_boot_failure, OnBootFailure::Skip);
+        assert_eq!(experiment.boot_factors(), vec![0]);
+        let level = &experiment.factors[0].levels[0];
+        assert_eq!(level.boot.as_ref().unwrap().cmdline, "preempt=full");
+        assert_eq!(level.verify.as_ref().unwrap().matches, "\\(full\\)");
+        // Stored and loaded again (resume) it is the same experiment.
+        let json = serde_json::to_string(&experiment).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Experiment>(&json).unwrap(),
+            experiment
+        );
+    }
+
+    #[test]
+    fn boot_mistakes_are_refused_at_their_place() {
+        // `boot` without a VM target: the factor's line.
+        let error = Experiment::parse(PREEMPT, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(error.starts_with("t.toml:4:1:"), "{error}");
+        assert!(error.contains("[target] vm"), "{error}");
+        // An invalid regex in `verify`.
+        let text = PREEMPT.replace("'\\(full\\)'", "'(full'")
+            + "[target]\nvm = { kernel = \"/vmlinuz\" }\n";
+        let error = Experiment::parse(&text, "t.toml").unwrap_err().to_string();
+        assert!(error.starts_with("t.toml:4:"), "{error}");
+        assert!(error.contains("regular expression"), "{error}");
+        // A placeholder spliced into a shell by `verify.command`.
+        let text = "name = \"t\"\ncommand = [\"true\"]\n[factors]\nmode = [\n  { value = \"a\", verify = { command = [\"sh\", \"-c\", \"cat {mode}\"], matches = \"x\" } },\n]\n";
+        let error = Experiment::parse(text, "t.toml").unwrap_err().to_string();
+        assert!(
+            error.contains("verify.command") && error.contains("{mode}"),
+            "{error}"
+        );
+        // `boots` without a VM; a VM with hosts; a bad accelerator.
+        let error = Experiment::parse(
+            "name = \"t\"\ncommand = [\"true\"]\n[sampling]\nboots = 2\n",
+            "t.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.starts_with("t.toml:4:") && error.contains("`boots`"),
+            "{error}"
+        );
+        let error = Experiment::parse(
+            "name = \"t\"\ncommand = [\"true\"]\n[target]\nhosts = [\"a\"]\nvm = { kernel = \"/k\" }\n",
+            "t.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("both"), "{error}");
+        let error = Experiment::parse(
+            "name = \"t\"\ncommand = [\"true\"]\n[target]\nvm = { kernel = \"/k\", accel = \"hvf\" }\n",
+            "t.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.starts_with("t.toml:4:") && error.contains("vm.accel"),
+            "{error}"
+        );
     }
 }

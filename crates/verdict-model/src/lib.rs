@@ -5,12 +5,14 @@
 //! re-exports the vocabulary it shares with its neighbours: verdict-parse's
 //! `Extractor` and `Direction`, verdict-stats' `Analysis`).
 
+pub mod boot;
 pub mod environment;
 pub mod experiment;
 pub mod metric;
 pub mod sample;
 pub mod shell_guard;
 
+pub use boot::{Accelerator, BootPlan, CmdlineMode, LevelBoot, OnBootFailure, Verify, VmSpec};
 pub use environment::Environment;
 pub use experiment::{
     Analysis, Cell, CommandSpec, ComparisonSpec, Experiment, Factor, Level, ModelError, Order,

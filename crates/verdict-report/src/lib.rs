@@ -3,6 +3,7 @@
 //! a named schema. No I/O, no clock, no database; building the model from
 //! statistics is here too because it is pure.
 
+pub mod boots;
 pub mod compare;
 pub mod escape;
 pub mod format;

@@ -180,6 +180,10 @@ pub struct RunReport {
     /// Why `comparisons` is null although the experiment defines some
     /// (the metric's values cannot be compared, e.g. zeros).
     pub comparisons_error: Option<String>,
+    /// Runs on a VM target: boots per cell, boot-to-boot spread, failed
+    /// boots.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boots: Option<crate::boots::BootsSection>,
 }
 
 /// Options for building a run report.
@@ -223,15 +227,15 @@ pub fn cell_values(samples: &[Sample], cells: usize, metric: &str) -> Vec<Vec<f6
 /// A metric a run has: declared in the experiment, or a built-in
 /// measurement every iteration records (wall, user, sys, maxrss).
 #[derive(Debug, Clone)]
-struct Available {
-    name: String,
-    unit: String,
-    direction: Direction,
+pub(crate) struct Available {
+    pub(crate) name: String,
+    pub(crate) unit: String,
+    pub(crate) direction: Direction,
     /// Read from the sample's own fields (an undeclared built-in).
-    builtin: Option<Builtin>,
+    pub(crate) builtin: Option<Builtin>,
 }
 
-fn available_metrics(experiment: &Experiment) -> Vec<Available> {
+pub(crate) fn available_metrics(experiment: &Experiment) -> Vec<Available> {
     let mut available: Vec<Available> = experiment
         .metrics
         .iter()
@@ -600,6 +604,7 @@ impl RunReport {
             metrics,
             layout,
             comparisons_error,
+            boots: None,
         })
     }
 
@@ -910,6 +915,9 @@ impl RunReport {
                 format!("\n{}\n", escape::text(&line))
             });
         }
+        if let Some(boots) = &self.boots {
+            output.push_str(&boots.text(markdown, &self.metric.name, &self.metric.unit));
+        }
         if !self.failures.is_empty() {
             output.push_str(&format!(
                 "\n{} failed iteration(s), not used as data:\n",
@@ -1001,7 +1009,7 @@ impl RunReport {
     }
 }
 
-fn comparison_label(levels: &[(String, String)], factor: &str) -> String {
+pub(crate) fn comparison_label(levels: &[(String, String)], factor: &str) -> String {
     let candidate = levels
         .iter()
         .find(|(name, _)| name == factor)

@@ -194,6 +194,15 @@ impl Store for Database {
     ) -> Result<(), StoreError> {
         self.store().append_bisect_event(bisect, sequence, event)
     }
+    fn create_boot(&self, run: RunId, boot: &crate::NewBoot) -> Result<u32, StoreError> {
+        self.store().create_boot(run, boot)
+    }
+    fn update_boot(&self, run: RunId, row: &crate::BootRow) -> Result<(), StoreError> {
+        self.store().update_boot(run, row)
+    }
+    fn boots(&self, run: RunId) -> Result<Vec<crate::BootRow>, StoreError> {
+        self.store().boots(run)
+    }
     fn bisect_runs(&self, bisect: BisectId) -> Result<Vec<RunSummary>, StoreError> {
         self.store().bisect_runs(bisect)
     }

@@ -7,6 +7,7 @@
 //! `overlap`: which runs measured at the same time on a host. Must not
 //! start processes, read clocks or print.
 
+mod boots;
 pub mod copy;
 mod database;
 mod error;
@@ -17,6 +18,7 @@ pub mod location;
 mod migrations;
 pub mod overlap;
 mod postgres;
+mod postgres_boots;
 mod sqlite;
 mod store;
 pub mod work;
@@ -29,7 +31,7 @@ pub use location::Location;
 pub use postgres::PostgresStore;
 pub use sqlite::{ReadOnly, SqliteStore};
 pub use store::{
-    BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, RunTimes,
-    SelectedValue, Selection, Store,
+    BisectId, BisectRecord, BisectSummary, BootRow, NewBisect, NewBoot, NewRun, RunRecord,
+    RunSummary, RunTimes, SelectedValue, Selection, Store,
 };
 pub use work::{Claim, WorkBlock, WorkProgress, WorkStore};

@@ -63,6 +63,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sqlite: MIGRATION_9,
         postgres: POSTGRES_9,
     },
+    Migration {
+        sqlite: MIGRATION_10,
+        postgres: POSTGRES_10,
+    },
 ];
 
 /// The PostgreSQL table that marks a database (schema) as verdict's and
@@ -469,6 +473,78 @@ UPDATE runs SET bisect_id = (
 WHERE kind = 'bisect' AND name LIKE 'bisect % %';
 
 CREATE INDEX runs_by_bisect ON runs (bisect_id) WHERE bisect_id IS NOT NULL;
+"#;
+
+/// Version 10 (kernels as a factor): every boot of a run on a VM target,
+/// attempts that failed included. `id` numbers a run's boots from 0 in the
+/// order they were started; `slot` is the boot's place in the schedule
+/// (several attempts share a slot); `level_key` names the boot levels
+/// (`preempt=full`). A boot's samples are the run's samples from its
+/// `first_sequence` up to the next boot's (a boot is recorded before its
+/// first sample, so the link is never lost); `sample_boots` is that
+/// mapping for queries. A failed boot has its `message` and `console_tail`
+/// and no samples.
+const MIGRATION_10: &str = r#"
+CREATE TABLE boots (
+    run_id         INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    id             INTEGER NOT NULL,
+    slot           INTEGER NOT NULL,
+    attempt        INTEGER NOT NULL,
+    level_key      TEXT    NOT NULL,
+    first_sequence INTEGER NOT NULL,
+    status         TEXT    NOT NULL,
+    kernel         TEXT    NOT NULL,
+    command_line   TEXT    NOT NULL,
+    nonce          TEXT,
+    boot_id        TEXT,
+    kernel_release TEXT,
+    accelerator    TEXT,
+    message        TEXT,
+    console_tail   TEXT,
+    started_at_ms  INTEGER NOT NULL,
+    ready_at_ms    INTEGER,
+    finished_at_ms INTEGER,
+    PRIMARY KEY (run_id, id)
+) WITHOUT ROWID;
+
+CREATE VIEW sample_boots AS
+SELECT s.run_id, s.sequence,
+       (SELECT b.id FROM boots b
+         WHERE b.run_id = s.run_id AND b.first_sequence <= s.sequence AND b.status <> 'failed'
+         ORDER BY b.first_sequence DESC, b.id DESC LIMIT 1) AS boot
+FROM samples s;
+"#;
+
+/// Version 10 in PostgreSQL: BIGINT columns, no WITHOUT ROWID.
+const POSTGRES_10: &str = r#"
+CREATE TABLE boots (
+    run_id         BIGINT  NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    id             BIGINT  NOT NULL,
+    slot           BIGINT  NOT NULL,
+    attempt        BIGINT  NOT NULL,
+    level_key      TEXT    NOT NULL,
+    first_sequence BIGINT  NOT NULL,
+    status         TEXT    NOT NULL,
+    kernel         TEXT    NOT NULL,
+    command_line   TEXT    NOT NULL,
+    nonce          TEXT,
+    boot_id        TEXT,
+    kernel_release TEXT,
+    accelerator    TEXT,
+    message        TEXT,
+    console_tail   TEXT,
+    started_at_ms  BIGINT  NOT NULL,
+    ready_at_ms    BIGINT,
+    finished_at_ms BIGINT,
+    PRIMARY KEY (run_id, id)
+);
+
+CREATE VIEW sample_boots AS
+SELECT s.run_id, s.sequence,
+       (SELECT b.id FROM boots b
+         WHERE b.run_id = s.run_id AND b.first_sequence <= s.sequence AND b.status <> 'failed'
+         ORDER BY b.first_sequence DESC, b.id DESC LIMIT 1) AS boot
+FROM samples s;
 "#;
 
 #[cfg(test)]

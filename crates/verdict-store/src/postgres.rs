@@ -268,7 +268,7 @@ impl PostgresStore {
         }
     }
 
-    fn invalid(&self, what: impl Into<String>, reason: impl Into<String>) -> StoreError {
+    pub(crate) fn invalid(&self, what: impl Into<String>, reason: impl Into<String>) -> StoreError {
         StoreError::InvalidValue {
             path: self.location.clone().into(),
             what: what.into(),
@@ -1098,6 +1098,15 @@ impl Store for PostgresStore {
         Ok(())
     }
 
+    fn create_boot(&self, run: RunId, boot: &crate::NewBoot) -> Result<u32, StoreError> {
+        self.create_boot_row(run, boot)
+    }
+    fn update_boot(&self, run: RunId, row: &crate::BootRow) -> Result<(), StoreError> {
+        self.update_boot_row(run, row)
+    }
+    fn boots(&self, run: RunId) -> Result<Vec<crate::BootRow>, StoreError> {
+        self.boot_rows(run)
+    }
     fn bisect_runs(&self, bisect: BisectId) -> Result<Vec<RunSummary>, StoreError> {
         self.bisect_exists(bisect)?;
         Ok(self

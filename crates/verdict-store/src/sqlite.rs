@@ -1182,6 +1182,22 @@ impl Store for SqliteStore {
             .map_err(self.sql_error(&format!("read when run {run} measured")))
     }
 
+    fn create_boot(&self, run: RunId, boot: &crate::NewBoot) -> Result<u32, StoreError> {
+        self.write(&format!("record a boot of run {run}"), |_| {
+            self.create_boot_row(run, boot)
+        })
+    }
+
+    fn update_boot(&self, run: RunId, row: &crate::BootRow) -> Result<(), StoreError> {
+        self.write(&format!("update boot {} of run {run}", row.id), |_| {
+            self.update_boot_row(run, row)
+        })
+    }
+
+    fn boots(&self, run: RunId) -> Result<Vec<crate::BootRow>, StoreError> {
+        self.boot_rows(run)
+    }
+
     fn put_annotation(&self, run: RunId, key: &str, value: &Value) -> Result<(), StoreError> {
         let operation = format!("store annotation `{key}` of run {run}");
         self.write(&operation, |transaction| {

@@ -126,6 +126,60 @@ pub struct RunTimes {
     pub last_iteration_end_ms: Option<i64>,
 }
 
+/// A boot as recorded when it starts (kernels as a factor).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewBoot {
+    /// The boot's place in the schedule; retries share it.
+    pub slot: u32,
+    /// 0 for the first try of a slot.
+    pub attempt: u32,
+    /// The boot levels, `factor=level,…`.
+    pub level_key: String,
+    /// The sequence its first sample will have.
+    pub first_sequence: u32,
+    pub kernel: String,
+    pub command_line: String,
+    pub started_at_ms: i64,
+}
+
+/// A stored boot.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BootRow {
+    /// From 0, in the order the run started its boots.
+    pub id: u32,
+    pub slot: u32,
+    pub attempt: u32,
+    pub level_key: String,
+    pub first_sequence: u32,
+    /// `booting`, `proven`, `complete`, `failed` or `interrupted`.
+    pub status: String,
+    pub kernel: String,
+    pub command_line: String,
+    pub nonce: Option<String>,
+    pub boot_id: Option<String>,
+    pub kernel_release: Option<String>,
+    /// `kvm` or `tcg`.
+    pub accelerator: Option<String>,
+    /// Why the boot failed.
+    pub message: Option<String>,
+    pub console_tail: Option<String>,
+    pub started_at_ms: i64,
+    pub ready_at_ms: Option<i64>,
+    pub finished_at_ms: Option<i64>,
+}
+
+impl BootRow {
+    /// The boot whose samples include `sequence`: the latest boot that did
+    /// not fail and started at or before it (boots in id order).
+    pub fn of_sample(boots: &[BootRow], sequence: u32) -> Option<u32> {
+        boots
+            .iter()
+            .filter(|boot| boot.status != "failed" && boot.first_sequence <= sequence)
+            .max_by_key(|boot| (boot.first_sequence, boot.id))
+            .map(|boot| boot.id)
+    }
+}
+
 /// Everything recorded when a bisection starts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewBisect {
@@ -209,6 +263,14 @@ pub trait Store {
     /// (start, end) in milliseconds since the epoch of every stored
     /// iteration of a run (warmups and failures included), by sequence.
     fn iteration_spans(&self, run: RunId) -> Result<Vec<(i64, i64)>, StoreError>;
+
+    /// Records a boot with status `booting`; its id.
+    fn create_boot(&self, run: RunId, boot: &NewBoot) -> Result<u32, StoreError>;
+    /// Replaces what is known about boot `row.id` of `run` (status, facts,
+    /// failure, times).
+    fn update_boot(&self, run: RunId, row: &BootRow) -> Result<(), StoreError>;
+    /// Every boot of the run, by id; empty for runs without boots.
+    fn boots(&self, run: RunId) -> Result<Vec<BootRow>, StoreError>;
 
     /// Attaches (or replaces) a JSON value under `key`, e.g. `doctor`,
     /// `decisions`.

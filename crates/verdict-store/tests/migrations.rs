@@ -43,7 +43,7 @@ fn a_schema_v1_database_opens_and_migrates_with_its_data() {
 
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(user_version(&path), SqliteStore::schema_version());
-    assert_eq!(SqliteStore::schema_version(), 9);
+    assert_eq!(SqliteStore::schema_version(), 10);
 
     let runs = store.list_runs().unwrap();
     let summary: Vec<_> = runs

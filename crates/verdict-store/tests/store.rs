@@ -546,3 +546,53 @@ on_both_backends! {
         );
     }
 }
+
+on_both_backends! {
+    fn boots_are_recorded_updated_and_read_back_in_order(backend) {
+        let store = backend.open();
+        let run = store.create_run(&new_run("boots")).unwrap();
+        let new = |slot, attempt, first_sequence| verdict_store::NewBoot {
+            slot,
+            attempt,
+            level_key: "preempt=full".into(),
+            first_sequence,
+            kernel: "/vmlinuz".into(),
+            command_line: "preempt=full; DROP TABLE boots; --".into(),
+            started_at_ms: 5,
+        };
+        let here = cell(&[("preempt", "full")]);
+        assert_eq!(store.create_boot(run, &new(0, 0, 0)).unwrap(), 0);
+        store.append_sample(run, &sample(0, 0, 1.0), &here).unwrap();
+        assert_eq!(store.create_boot(run, &new(1, 0, 1)).unwrap(), 1);
+        store
+            .update_boot(
+                run,
+                &verdict_store::BootRow {
+                    id: 1,
+                    status: "failed".into(),
+                    message: Some("no working init found".into()),
+                    console_tail: Some("Kernel panic - not syncing".into()),
+                    finished_at_ms: Some(9),
+                    ..verdict_store::BootRow::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(store.create_boot(run, &new(1, 1, 1)).unwrap(), 2);
+        store.append_sample(run, &sample(1, 0, 1.1), &here).unwrap();
+
+        let boots = store.boots(run).unwrap();
+        assert_eq!(boots.iter().map(|boot| boot.id).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(boots[0].status, "booting");
+        assert_eq!(boots[0].command_line, "preempt=full; DROP TABLE boots; --");
+        assert_eq!(boots[1].status, "failed");
+        assert_eq!(boots[1].console_tail.as_deref(), Some("Kernel panic - not syncing"));
+        assert_eq!((boots[2].slot, boots[2].attempt), (1, 1));
+        assert_eq!(verdict_store::BootRow::of_sample(&boots, 0), Some(0));
+        assert_eq!(verdict_store::BootRow::of_sample(&boots, 1), Some(2));
+        // An unknown boot is an error, not a silent no-op.
+        assert!(store
+            .update_boot(run, &verdict_store::BootRow { id: 7, ..Default::default() })
+            .is_err());
+        assert!(store.boots(RunId(999)).is_err());
+    }
+}

@@ -16,4 +16,5 @@ pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod runs;
 pub(crate) mod simulate;
+pub(crate) mod vm;
 pub(crate) mod work;

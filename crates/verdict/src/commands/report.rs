@@ -112,6 +112,7 @@ pub(crate) fn print_run_report(
     let environment: &Environment = &record.environment_start;
     let report = RunReport::build(info, &experiment, &samples, environment, &report_options)
         .map_err(CliError::input)?;
+    let report = with_boots(store, run, report, &experiment, &samples, &report_options)?;
     if html {
         let page = verdict_report::html::render_run(
             &report,
@@ -206,6 +207,42 @@ fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitC
         )?;
     }
     Ok(exit_code(args.options.fail_on, pivot.verdicts()))
+}
+
+/// A run on a VM target: its boots (spread, failures with their console
+/// tails, the accelerator) and boot levels compared boot by boot.
+fn with_boots(
+    store: &dyn Store,
+    run: RunId,
+    report: RunReport,
+    experiment: &verdict_model::Experiment,
+    samples: &[verdict_model::Sample],
+    options: &RunReportOptions,
+) -> Result<RunReport, CliError> {
+    let rows = store.boots(run).map_err(CliError::internal)?;
+    if rows.is_empty() {
+        return Ok(report);
+    }
+    let sample_boot: std::collections::BTreeMap<u32, u32> = samples
+        .iter()
+        .filter_map(|sample| {
+            verdict_store::BootRow::of_sample(&rows, sample.sequence)
+                .map(|boot| (sample.sequence, boot))
+        })
+        .collect();
+    let boots: Vec<verdict_report::boots::ReportBoot> = rows
+        .into_iter()
+        .map(|row| verdict_report::boots::ReportBoot {
+            id: row.id,
+            level_key: row.level_key,
+            status: row.status,
+            accelerator: row.accelerator,
+            kernel_release: row.kernel_release,
+            message: row.message,
+            console_tail: row.console_tail,
+        })
+        .collect();
+    Ok(report.with_boots(experiment, samples, &boots, &sample_boot, options))
 }
 
 #[cfg(test)]

@@ -96,6 +96,16 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
             experiment
                 .check_shell_splices(&format!("run {run}"))
                 .map_err(CliError::input)?;
+            if experiment.vm.is_some() {
+                return crate::commands::vm::resume_on_vm(
+                    &store,
+                    RunId(run),
+                    &experiment,
+                    &args.db,
+                    &args.report,
+                    cancel,
+                );
+            }
             let mut progress = Progress::new(&experiment.primary_metric().name);
             engine
                 .resume(RunId(run), &mut progress)
@@ -112,6 +122,20 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
             let mut target = args.target.clone();
             if target.hosts.is_empty() {
                 target.hosts = experiment.hosts.clone();
+            }
+            if experiment.vm.is_some() {
+                if target.remote() || args.doctor {
+                    return Err(CliError::input(format!(
+                        "{}: `[target] vm` runs in a VM verdict boots; --host and --doctor do not apply",
+                        path.display()
+                    )));
+                }
+                // The controller's directories are not in the guest: only
+                // an absolute workdir from the file is kept.
+                experiment.workdir = Experiment::parse(&text, &path.display().to_string())
+                    .map_err(CliError::input)?
+                    .workdir
+                    .filter(|directory| directory.is_absolute());
             }
             if target.remote() {
                 if args.doctor {
@@ -155,6 +179,19 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
                     &args.report,
                     cancel,
                 );
+            }
+            if options.experiment.vm.is_some() {
+                let code = crate::commands::vm::start_on_vm(
+                    &store,
+                    &options,
+                    &args.db,
+                    &args.report,
+                    cancel,
+                )?;
+                if let Some(latest) = store.latest_run().map_err(CliError::internal)? {
+                    crate::commands::history::record_commit(&store, latest.id, commit)?;
+                }
+                return Ok(code);
             }
             let summary = start(&engine, &options, doctor)?;
             crate::commands::history::record_commit(&store, summary.run, commit)?;

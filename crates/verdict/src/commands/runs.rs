@@ -73,11 +73,30 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
             format_time(run.started_at_ms),
         ]);
     }
-    let rendered = match format {
+    let mut rendered = match format {
         Format::Markdown => table.markdown(),
         Format::Csv => table.csv(),
         _ => table.text(),
     };
+    // Runs on a VM: failed boots are not iterations; say where they are.
+    if format != Format::Csv {
+        for run in &runs {
+            // A database older than the boots table has none.
+            let boots = store.boots(run.id).unwrap_or_default();
+            let failed = boots.iter().filter(|boot| boot.status == "failed").count();
+            if failed > 0 {
+                rendered.push_str(&format!(
+                    "\nrun {}: {failed} of {} boot(s) failed, never data (`verdict report {}` shows their console tails)",
+                    run.id,
+                    boots.len(),
+                    run.id
+                ));
+            }
+        }
+        if rendered.ends_with(')') {
+            rendered.push('\n');
+        }
+    }
     print_with_warnings(
         &rendered,
         &(),

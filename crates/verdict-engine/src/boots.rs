@@ -1,0 +1,632 @@
+//! Runs with the boot as the unit of the schedule (a VM target, kernels as
+//! a factor). `[sampling] boots = K` rounds; each round boots every
+//! combination of boot levels once, in an order drawn from the recorded
+//! seed ([`boot_schedule`]), and inside a boot runs the interleaved blocks
+//! of the cells having that boot's levels. Each boot is recorded before it
+//! starts (the store's `boots`), proven by the [`Booter`] (nonce, options,
+//! release, boot id) and by the `verify` of every level entered, before
+//! anything is measured; a boot that fails is recorded with its console's
+//! tail, tried again up to `boot_retries` times, then stops the run or is
+//! skipped (`on_boot_failure`). `--resume` continues from the first boot
+//! whose iterations are not all stored, in a fresh boot.
+//!
+//! Must not: start QEMU or any process itself (the booter and the target
+//! do), or store a sample of a boot that did not prove itself.
+
+use crate::runner::{
+    Engine, EngineError, Levels, LoopContext, LoopEnd, Observer, RunSummary, StartOptions,
+    check_design, now_ms, planned_iterations,
+};
+use crate::schedule::{Slot, block_order};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeSet;
+use verdict_exec::{BootSpec, Booter, Cancel, ExecError};
+use verdict_model::{BootPlan, Environment, Experiment, OnBootFailure, RunId, RunStatus, Sample};
+use verdict_store::{BootRow, NewBoot, NewRun, Store};
+
+/// One boot of the schedule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BootSlot {
+    /// Place in the schedule, from 0.
+    pub slot: u32,
+    /// The round (0..K).
+    pub round: u32,
+    /// The level index of each boot factor, in factor order.
+    pub levels: Vec<usize>,
+    /// `preempt=full` (the boot factors' levels), `(all)` without any.
+    pub level_key: String,
+    /// The iterations in this boot with their sequence numbers.
+    pub iterations: Vec<(Slot, u32)>,
+}
+
+/// The whole schedule of a run on a VM target: K rounds, each a seeded
+/// random order of every combination of boot levels (so boots of one
+/// level are never all together), each boot's iterations the interleaved
+/// blocks (warmups first) of the cells with its levels. Pure; the same
+/// seed gives the same schedule, which resume relies on.
+pub fn boot_schedule(experiment: &Experiment, seed: u64) -> Vec<BootSlot> {
+    let boot_factors = experiment.boot_factors();
+    let mut combinations: Vec<Vec<usize>> = vec![Vec::new()];
+    for &factor in &boot_factors {
+        let count = experiment.factors[factor].levels.len();
+        combinations = combinations
+            .into_iter()
+            .flat_map(|prefix| {
+                (0..count).map(move |level| {
+                    let mut next = prefix.clone();
+                    next.push(level);
+                    next
+                })
+            })
+            .collect();
+    }
+    let cells = experiment.cells();
+    let per_boot = experiment.sampling.warmups + experiment.sampling.iterations;
+    let mut slots = Vec::new();
+    let mut sequence = 0u32;
+    for round in 0..experiment.sampling.boots.max(1) {
+        let mut order = combinations.clone();
+        let mut generator = ChaCha8Rng::seed_from_u64(
+            seed ^ 0xB007_B007_0000_0000 ^ u64::from(round).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
+        order.shuffle(&mut generator);
+        for levels in order {
+            let slot = slots.len() as u32;
+            let members: Vec<usize> = cells
+                .iter()
+                .enumerate()
+                .filter(|(_, cell)| {
+                    boot_factors.iter().zip(&levels).all(|(&factor, &level)| {
+                        cell.levels[factor].1 == experiment.factors[factor].levels[level].value
+                    })
+                })
+                .map(|(index, _)| index)
+                .collect();
+            let mut iterations = Vec::new();
+            for block in 0..per_boot {
+                let global_block = slot * per_boot + block;
+                for cell in block_order(seed, global_block, &members) {
+                    iterations.push((
+                        Slot {
+                            cell,
+                            block: global_block,
+                            warmup: block < experiment.sampling.warmups,
+                        },
+                        sequence,
+                    ));
+                    sequence += 1;
+                }
+            }
+            let level_key = if boot_factors.is_empty() {
+                "(all)".to_string()
+            } else {
+                boot_factors
+                    .iter()
+                    .zip(&levels)
+                    .map(|(&factor, &level)| {
+                        format!(
+                            "{}={}",
+                            experiment.factors[factor].name,
+                            experiment.factors[factor].levels[level].value
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            slots.push(BootSlot {
+                slot,
+                round,
+                levels,
+                level_key,
+                iterations,
+            });
+        }
+    }
+    slots
+}
+
+/// The kernel, initrd and command line of a boot slot.
+pub fn boot_plan(experiment: &Experiment, slot: &BootSlot) -> Option<BootPlan> {
+    let vm = experiment.vm.as_ref()?;
+    let boots = experiment
+        .boot_factors()
+        .into_iter()
+        .zip(&slot.levels)
+        .filter_map(|(factor, &level)| experiment.factors[factor].levels[level].boot.as_ref());
+    Some(BootPlan::combine(vm, boots))
+}
+
+/// Runs experiments whose unit is the boot; see the module documentation.
+pub struct BootRunner<'a> {
+    pub booter: &'a mut dyn Booter,
+    pub store: &'a dyn Store,
+    pub cancel: Cancel,
+    /// The controller's environment (each boot's kernel is in its record).
+    pub environment: &'a dyn Fn() -> Environment,
+}
+
+impl std::fmt::Debug for BootRunner<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("BootRunner").finish_non_exhaustive()
+    }
+}
+
+/// How one boot slot ended.
+enum SlotEnd {
+    Measured,
+    Skipped,
+    Cancelled,
+}
+
+impl BootRunner<'_> {
+    /// Creates the run and executes it.
+    pub fn start(
+        &mut self,
+        options: &StartOptions,
+        annotations: &[(&str, serde_json::Value)],
+        observer: &mut dyn Observer,
+    ) -> Result<RunSummary, EngineError> {
+        check_design(&options.experiment)?;
+        let environment = (self.environment)();
+        let host = match &options.experiment.vm {
+            Some(vm) => format!("vm:{}", vm.kernel.display()),
+            None => environment.hostname.clone().unwrap_or_default(),
+        };
+        let run = self.store.create_run(&NewRun {
+            name: options.experiment.name.clone(),
+            kind: options.kind.clone(),
+            experiment_text: options.experiment_text.clone(),
+            experiment_sha256: Experiment::text_hash(&options.experiment_text),
+            experiment_json: serde_json::to_string(&options.experiment).unwrap_or_default(),
+            tool_version: options.tool_version.clone(),
+            seed: options.seed,
+            host,
+            planned: planned_iterations(&options.experiment) as u64,
+            started_at_ms: now_ms(),
+            environment_start: environment,
+            command_line: options.command_line.clone(),
+            bisect: options.bisect,
+        })?;
+        for (key, value) in annotations {
+            self.store.put_annotation(run, key, value)?;
+        }
+        self.execute(run, &options.experiment, options.seed, observer)
+    }
+
+    /// Continues an interrupted, failed or killed run from its first boot
+    /// whose iterations are not all stored.
+    pub fn resume(
+        &mut self,
+        run: RunId,
+        observer: &mut dyn Observer,
+    ) -> Result<RunSummary, EngineError> {
+        let record = self.store.run(run)?;
+        if record.status == RunStatus::Complete {
+            return Err(EngineError::NotResumable {
+                run,
+                status: record.status.as_str().to_string(),
+            });
+        }
+        let experiment: Experiment =
+            serde_json::from_str(&record.experiment_json).map_err(|error| {
+                EngineError::StoredExperiment {
+                    run,
+                    message: error.to_string(),
+                }
+            })?;
+        check_design(&experiment)?;
+        // A boot the controller left behind (killed while booting or
+        // measuring) ended with it.
+        for mut row in self.store.boots(run)? {
+            if row.status == "booting" || row.status == "proven" {
+                row.status = "interrupted".to_string();
+                row.message = Some("the controller stopped during this boot".to_string());
+                row.finished_at_ms = Some(now_ms());
+                self.store.update_boot(run, &row)?;
+            }
+        }
+        self.store.set_status(run, RunStatus::Running)?;
+        self.execute(run, &experiment, record.seed, observer)
+    }
+
+    fn execute(
+        &mut self,
+        run: RunId,
+        experiment: &Experiment,
+        seed: u64,
+        observer: &mut dyn Observer,
+    ) -> Result<RunSummary, EngineError> {
+        self.store.put_annotation(
+            run,
+            "process",
+            &serde_json::json!({ "pid": std::process::id() }),
+        )?;
+        let schedule = boot_schedule(experiment, seed);
+        self.store.put_annotation(
+            run,
+            "boot_schedule",
+            &serde_json::Value::Array(
+                schedule
+                    .iter()
+                    .map(|slot| serde_json::Value::String(slot.level_key.clone()))
+                    .collect(),
+            ),
+        )?;
+        let cells = experiment.cells();
+        let planned = planned_iterations(experiment);
+        let mut samples = self.store.samples(run)?;
+        observer.started(run, planned, samples.len(), &cells);
+        let mut result = Ok(LoopEnd::Finished);
+        for slot in &schedule {
+            match self.run_slot(
+                run,
+                experiment,
+                slot,
+                &cells,
+                planned,
+                &mut samples,
+                observer,
+            ) {
+                Ok(SlotEnd::Measured | SlotEnd::Skipped) => {}
+                Ok(SlotEnd::Cancelled) => {
+                    result = Ok(LoopEnd::Cancelled);
+                    break;
+                }
+                Err(error) => {
+                    result = Err(error);
+                    break;
+                }
+            }
+        }
+        self.booter.shut_down();
+        let environment = (self.environment)();
+        let failed = samples
+            .iter()
+            .filter(|sample| sample.failure.is_some())
+            .count();
+        let summary = |status| RunSummary {
+            run,
+            status,
+            recorded: samples.len(),
+            failed,
+            decisions: Vec::new(),
+        };
+        match result {
+            Ok(LoopEnd::Finished) => {
+                self.store
+                    .finish_run(run, RunStatus::Complete, now_ms(), Some(&environment))?;
+                Ok(summary(RunStatus::Complete))
+            }
+            Ok(LoopEnd::Cancelled) => {
+                self.store
+                    .finish_run(run, RunStatus::Interrupted, now_ms(), Some(&environment))?;
+                Ok(summary(RunStatus::Interrupted))
+            }
+            Err(error) => {
+                self.store
+                    .finish_run(run, RunStatus::Failed, now_ms(), Some(&environment))?;
+                Err(error)
+            }
+        }
+    }
+
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the run's parts, passed down once"
+    )]
+    fn run_slot(
+        &mut self,
+        run: RunId,
+        experiment: &Experiment,
+        slot: &BootSlot,
+        cells: &[verdict_model::Cell],
+        planned: usize,
+        samples: &mut Vec<Sample>,
+        observer: &mut dyn Observer,
+    ) -> Result<SlotEnd, EngineError> {
+        let stored: BTreeSet<u32> = samples.iter().map(|sample| sample.sequence).collect();
+        let remaining: Vec<(Slot, u32)> = slot
+            .iterations
+            .iter()
+            .copied()
+            .filter(|(_, sequence)| !stored.contains(sequence))
+            .collect();
+        if remaining.is_empty() {
+            return Ok(SlotEnd::Measured);
+        }
+        let boots = self.store.boots(run)?;
+        let failures = boots
+            .iter()
+            .filter(|boot| boot.slot == slot.slot && boot.status == "failed")
+            .count() as u32;
+        let retries = experiment.sampling.boot_retries;
+        if experiment.sampling.on_boot_failure == OnBootFailure::Skip && failures > retries {
+            return Ok(SlotEnd::Skipped);
+        }
+        if self.cancel.is_cancelled() {
+            return Ok(SlotEnd::Cancelled);
+        }
+        let plan =
+            boot_plan(experiment, slot).ok_or(EngineError::NeedsBooter { run: Some(run) })?;
+        let spec = BootSpec {
+            kernel: plan.kernel.clone(),
+            initrd: plan.initrd.clone(),
+            command_line: plan.cmdline.clone(),
+        };
+        let first_sequence = remaining[0].1;
+        let mut attempt = boots.iter().filter(|boot| boot.slot == slot.slot).count() as u32;
+        let mut tries = 0u32;
+        loop {
+            let id = self.store.create_boot(
+                run,
+                &NewBoot {
+                    slot: slot.slot,
+                    attempt,
+                    level_key: slot.level_key.clone(),
+                    first_sequence,
+                    kernel: plan.kernel.display().to_string(),
+                    command_line: plan.cmdline.clone(),
+                    started_at_ms: now_ms(),
+                },
+            )?;
+            let mut row = BootRow {
+                id,
+                slot: slot.slot,
+                attempt,
+                level_key: slot.level_key.clone(),
+                first_sequence,
+                status: "booting".to_string(),
+                kernel: plan.kernel.display().to_string(),
+                command_line: plan.cmdline.clone(),
+                ..BootRow::default()
+            };
+            observer.note(&format!(
+                "boot {id} (slot {} of {}, round {}): {}{}",
+                slot.slot + 1,
+                planned_slots(experiment),
+                slot.round + 1,
+                slot.level_key,
+                if plan.cmdline.is_empty() {
+                    String::new()
+                } else {
+                    format!(" `{}`", plan.cmdline)
+                }
+            ));
+            let failure = match self.booter.boot(&spec) {
+                Ok(record) => {
+                    row.status = "proven".to_string();
+                    row.nonce = Some(record.nonce.clone());
+                    row.boot_id = Some(record.boot_id.clone());
+                    row.kernel_release = Some(record.kernel_release.clone());
+                    row.accelerator = Some(record.accelerator.clone());
+                    row.ready_at_ms = Some(now_ms());
+                    self.store.update_boot(run, &row)?;
+                    observer.note(&format!(
+                        "boot {id} proven: {} ({}), boot id {}, nonce {} in /proc/cmdline, ready in {:.1}s",
+                        record.kernel_release,
+                        record.accelerator,
+                        record.boot_id,
+                        record.nonce,
+                        record.boot_time.as_secs_f64()
+                    ));
+                    let before = samples.len();
+                    match self.measure(
+                        run, experiment, &remaining, cells, planned, samples, observer,
+                    ) {
+                        Ok(LoopEnd::Finished) => {
+                            row.status = "complete".to_string();
+                            row.finished_at_ms = Some(now_ms());
+                            self.store.update_boot(run, &row)?;
+                            return Ok(SlotEnd::Measured);
+                        }
+                        Ok(LoopEnd::Cancelled) => {
+                            row.status = "interrupted".to_string();
+                            row.finished_at_ms = Some(now_ms());
+                            self.store.update_boot(run, &row)?;
+                            return Ok(SlotEnd::Cancelled);
+                        }
+                        // Entering the boot's levels failed before any
+                        // sample (a verify that did not match): the boot is
+                        // refused like a wrong kernel, never data.
+                        Err(error @ (EngineError::Verify { .. } | EngineError::Setup { .. }))
+                            if samples.len() == before =>
+                        {
+                            (error.to_string(), self.booter.console_tail())
+                        }
+                        Err(error) => {
+                            row.status = "interrupted".to_string();
+                            row.message = Some(error.to_string());
+                            row.finished_at_ms = Some(now_ms());
+                            self.store.update_boot(run, &row)?;
+                            return Err(error);
+                        }
+                    }
+                }
+                Err(ExecError::BootFailed {
+                    message,
+                    console_tail,
+                }) => (message, console_tail),
+                Err(ExecError::Cancelled) => {
+                    row.status = "interrupted".to_string();
+                    row.finished_at_ms = Some(now_ms());
+                    self.store.update_boot(run, &row)?;
+                    return Ok(SlotEnd::Cancelled);
+                }
+                Err(source) => {
+                    row.status = "failed".to_string();
+                    row.message = Some(source.to_string());
+                    row.finished_at_ms = Some(now_ms());
+                    self.store.update_boot(run, &row)?;
+                    return Err(EngineError::Boot {
+                        level_key: slot.level_key.clone(),
+                        source,
+                    });
+                }
+            };
+            let (message, console_tail) = failure;
+            self.booter.shut_down();
+            row.status = "failed".to_string();
+            row.message = Some(message.clone());
+            row.console_tail = Some(console_tail.clone());
+            row.finished_at_ms = Some(now_ms());
+            self.store.update_boot(run, &row)?;
+            observer.note(&format!("boot {id} failed ({}): {message}", slot.level_key));
+            if tries < retries && !self.cancel.is_cancelled() {
+                tries += 1;
+                attempt += 1;
+                observer.note(&format!(
+                    "trying boot slot {} again ({tries} of {retries})",
+                    slot.slot + 1
+                ));
+                continue;
+            }
+            if self.cancel.is_cancelled() {
+                return Ok(SlotEnd::Cancelled);
+            }
+            return match experiment.sampling.on_boot_failure {
+                OnBootFailure::Skip => {
+                    observer.note(&format!(
+                        "skipping boot slot {} ({}): on_boot_failure = \"skip\"",
+                        slot.slot + 1,
+                        slot.level_key
+                    ));
+                    Ok(SlotEnd::Skipped)
+                }
+                OnBootFailure::Stop => Err(EngineError::BootFailed {
+                    run,
+                    boot: id,
+                    level_key: slot.level_key.clone(),
+                    message,
+                    console_tail,
+                }),
+            };
+        }
+    }
+}
+
+impl BootRunner<'_> {
+    /// The remaining iterations of a proven boot, on the booted target;
+    /// every level is entered afresh (setup and verify) before its first
+    /// iteration.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the run's parts, passed down once"
+    )]
+    fn measure(
+        &self,
+        run: RunId,
+        experiment: &Experiment,
+        remaining: &[(Slot, u32)],
+        cells: &[verdict_model::Cell],
+        planned: usize,
+        samples: &mut Vec<Sample>,
+        observer: &mut dyn Observer,
+    ) -> Result<LoopEnd, EngineError> {
+        let target = self
+            .booter
+            .target()
+            .ok_or(EngineError::NeedsBooter { run: Some(run) })?;
+        let engine = Engine {
+            executor: target,
+            store: self.store,
+            cancel: self.cancel.clone(),
+            environment: self.environment,
+        };
+        let mut levels = Levels {
+            current: vec![None; experiment.factors.len()],
+        };
+        let mut context = LoopContext {
+            engine: &engine,
+            run,
+            experiment,
+            cells,
+            // The binary keeps only an absolute workdir from the file for a
+            // VM (the controller's directories are not in the guest).
+            workdir: experiment.workdir.clone(),
+            planned,
+            observer,
+        };
+        for (slot, sequence) in remaining {
+            if let LoopEnd::Cancelled = context.run_one(*slot, *sequence, samples, &mut levels)? {
+                return Ok(LoopEnd::Cancelled);
+            }
+        }
+        Ok(LoopEnd::Finished)
+    }
+}
+
+fn planned_slots(experiment: &Experiment) -> usize {
+    let combinations: usize = experiment
+        .boot_factors()
+        .iter()
+        .map(|&factor| experiment.factors[factor].levels.len())
+        .product();
+    combinations * experiment.sampling.boots.max(1) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn experiment(boots: u32) -> Experiment {
+        Experiment::parse(
+            &format!(
+                "name = \"t\"\ncommand = [\"true\"]\n[factors]\n\
+                 preempt = [{{ value = \"none\", boot = {{ cmdline = \"preempt=none\" }} }}, {{ value = \"full\", boot = {{ cmdline = \"preempt=full\" }} }}]\n\
+                 load = [\"1\", \"2\"]\n\
+                 [sampling]\niterations = 3\nwarmups = 1\nboots = {boots}\n\
+                 [target]\nvm = {{ kernel = \"/vmlinuz\", cmdline = \"quiet\" }}\n"
+            ),
+            "t.toml",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn every_round_boots_every_level_once_in_a_seeded_order() {
+        let experiment = experiment(4);
+        let schedule = boot_schedule(&experiment, 7);
+        assert_eq!(schedule.len(), 8);
+        for round in schedule.chunks(2) {
+            let mut keys: Vec<_> = round.iter().map(|slot| slot.level_key.as_str()).collect();
+            keys.sort_unstable();
+            assert_eq!(keys, ["preempt=full", "preempt=none"]);
+        }
+        // Seeded: the same seed, the same order; some seed another order.
+        assert_eq!(schedule, boot_schedule(&experiment, 7));
+        let order = |seed| -> Vec<String> {
+            boot_schedule(&experiment, seed)
+                .into_iter()
+                .map(|slot| slot.level_key)
+                .collect()
+        };
+        assert!((0..20).any(|seed| order(seed) != order(7)));
+        // Inside a boot: (1 warmup + 3) blocks of its 2 cells, sequences
+        // contiguous over the whole run, cells only of the boot's level.
+        let cells = experiment.cells();
+        let mut next = 0;
+        for slot in &schedule {
+            assert_eq!(slot.iterations.len(), 8);
+            for (iteration, sequence) in &slot.iterations {
+                assert_eq!(*sequence, next);
+                next += 1;
+                assert_eq!(
+                    cells[iteration.cell].level("preempt"),
+                    Some(&slot.level_key[8..])
+                );
+            }
+            assert_eq!(
+                slot.iterations
+                    .iter()
+                    .filter(|(iteration, _)| iteration.warmup)
+                    .count(),
+                2
+            );
+        }
+        assert_eq!(next as usize, planned_iterations(&experiment));
+        let plan = boot_plan(&experiment, &schedule[0]).unwrap();
+        assert_eq!(plan.cmdline, format!("quiet {}", schedule[0].level_key));
+    }
+}

@@ -1,0 +1,395 @@
+//! Kernels as a factor, as experiment files state them: the VM target
+//! (`[target] vm = { kernel = …, … }`), a level's boot (`boot = { cmdline =
+//! …, cmdline_mode = …, kernel = …, initrd = … }`) and a level's runtime
+//! proof (`verify = { command = [argv], matches = "REGEX" }`). Validated
+//! here (paths, durations, the regex, the shell guard of the verify
+//! command); the errors are strings the experiment loader places at
+//! `file:line:col`. Must not start processes, read the kernel image or
+//! touch any file.
+
+use crate::experiment::{CommandSpec, parse_duration};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How the guest's CPU is emulated (`accel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Accelerator {
+    /// KVM when it works (probed with a timeout), otherwise TCG.
+    Auto,
+    Tcg,
+    Kvm,
+}
+
+/// `[target] vm`: the virtual machine verdict boots itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VmSpec {
+    /// The default kernel image of every boot (a level's `boot.kernel`
+    /// replaces it).
+    pub kernel: PathBuf,
+    /// An initrd put before verdict's own initramfs (whose `/init` wins).
+    pub initrd: Option<PathBuf>,
+    /// Options every boot gets (a level's `cmdline_mode = "replace"`
+    /// replaces them).
+    pub cmdline: String,
+    /// QEMU's `-smp`: `smp` when given, else the number of CPUs.
+    pub smp: String,
+    /// QEMU's `-m`.
+    pub memory: String,
+    /// QEMU's `-cpu`.
+    pub cpu: Option<String>,
+    pub accel: Accelerator,
+    /// Host programs (absolute paths, as written or found on PATH by the
+    /// binary) put in the guest with their libraries.
+    pub programs: Vec<String>,
+    /// How long a boot may take until `ssh true` answers.
+    pub boot_timeout: Duration,
+}
+
+/// How a level's command line combines with the VM's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CmdlineMode {
+    /// After the VM's `cmdline` (and earlier factors' options).
+    Append,
+    /// Instead of the VM's `cmdline` (and earlier factors' options).
+    Replace,
+}
+
+/// A level that takes a boot to enter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelBoot {
+    pub cmdline: String,
+    pub cmdline_mode: CmdlineMode,
+    pub kernel: Option<PathBuf>,
+    pub initrd: Option<PathBuf>,
+}
+
+/// A runtime proof of a level: `command` runs on the target after the
+/// level is entered, before anything is measured; its standard output must
+/// match `matches` (a regular expression, searched anywhere).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verify {
+    pub command: CommandSpec,
+    pub matches: String,
+}
+
+/// What a run does when a boot fails after its retries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnBootFailure {
+    /// The run stops (status failed, exit 1); `--resume` tries again.
+    #[default]
+    Stop,
+    /// That boot's iterations are skipped; the run goes on.
+    Skip,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVm {
+    kernel: PathBuf,
+    initrd: Option<PathBuf>,
+    #[serde(default)]
+    cmdline: String,
+    cpus: Option<u32>,
+    memory: Option<String>,
+    smp: Option<String>,
+    cpu: Option<String>,
+    accel: Option<String>,
+    #[serde(default)]
+    programs: Vec<String>,
+    boot_timeout: Option<toml::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBoot {
+    #[serde(default)]
+    cmdline: String,
+    cmdline_mode: Option<String>,
+    kernel: Option<PathBuf>,
+    initrd: Option<PathBuf>,
+    hook: Option<toml::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVerify {
+    command: Vec<String>,
+    matches: String,
+}
+
+/// Characters QEMU's option syntax or the word-by-word check of the
+/// command line cannot carry.
+fn check_cmdline(text: &str, key: &str) -> Result<(), String> {
+    if let Some(bad) = text.chars().find(|c| *c == '"' || c.is_control()) {
+        return Err(format!(
+            "`{key}` contains {:?}; the kernel command line is checked word by word and must not hold quotes or control characters",
+            bad
+        ));
+    }
+    if text
+        .split_whitespace()
+        .any(|word| word.starts_with("verdict.boot="))
+    {
+        return Err(format!(
+            "`{key}` sets `verdict.boot=`, which verdict puts on every boot as its proof"
+        ));
+    }
+    Ok(())
+}
+
+fn absolute(path: &std::path::Path, key: &str) -> Result<(), String> {
+    if path.as_os_str().is_empty() {
+        return Err(format!("`{key}` is empty; expected the path of a file"));
+    }
+    if path.to_string_lossy().contains(',') {
+        return Err(format!(
+            "`{key}` = {}: a comma cannot be passed to QEMU in a file name",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Validates `[target] vm`.
+pub(crate) fn vm_from(value: toml::Value) -> Result<VmSpec, String> {
+    let raw: RawVm = value
+        .try_into()
+        .map_err(|error: toml::de::Error| format!("`[target] vm`: {}", error.message().trim()))?;
+    absolute(&raw.kernel, "vm.kernel")?;
+    if let Some(initrd) = &raw.initrd {
+        absolute(initrd, "vm.initrd")?;
+    }
+    check_cmdline(&raw.cmdline, "vm.cmdline")?;
+    let smp = match (raw.smp, raw.cpus) {
+        (Some(_), Some(_)) => {
+            return Err(
+                "`[target] vm`: give either `cpus` or `smp` (which sets the CPU count itself)"
+                    .to_string(),
+            );
+        }
+        (Some(smp), None) => {
+            if smp.is_empty() || smp.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                return Err(format!(
+                    "`vm.smp` = {smp:?}; expected e.g. \"sockets=1,cores=2,threads=2\""
+                ));
+            }
+            smp
+        }
+        (None, Some(0)) => return Err("`vm.cpus` = 0; expected at least 1".to_string()),
+        (None, Some(cpus)) => cpus.to_string(),
+        (None, None) => "2".to_string(),
+    };
+    let memory = raw.memory.unwrap_or_else(|| "1G".to_string());
+    if memory.is_empty()
+        || !memory.chars().all(|c| c.is_ascii_alphanumeric())
+        || !memory.starts_with(|c: char| c.is_ascii_digit())
+    {
+        return Err(format!(
+            "`vm.memory` = {memory:?}; expected a size such as \"1G\" or \"512M\""
+        ));
+    }
+    if let Some(cpu) = &raw.cpu
+        && (cpu.is_empty() || cpu.starts_with('-') || cpu.chars().any(char::is_whitespace))
+    {
+        return Err(format!(
+            "`vm.cpu` = {cpu:?}; expected a QEMU CPU model such as \"Skylake-Server\""
+        ));
+    }
+    let accel = match raw.accel.as_deref() {
+        None | Some("auto") => Accelerator::Auto,
+        Some("tcg") => Accelerator::Tcg,
+        Some("kvm") => Accelerator::Kvm,
+        Some(other) => {
+            return Err(format!(
+                "`vm.accel` = \"{other}\"; expected \"auto\", \"tcg\" or \"kvm\""
+            ));
+        }
+    };
+    for program in &raw.programs {
+        if program.is_empty() || program.split('/').any(|part| part == "..") {
+            return Err(format!(
+                "`vm.programs`: {program:?} is not a program name or absolute path"
+            ));
+        }
+    }
+    let boot_timeout = match &raw.boot_timeout {
+        None => Duration::from_secs(300),
+        Some(toml::Value::String(text)) => parse_duration(text)
+            .filter(|duration| !duration.is_zero())
+            .ok_or_else(|| {
+                format!("`vm.boot_timeout` = {text:?}; expected a duration such as \"300s\"")
+            })?,
+        Some(toml::Value::Integer(seconds)) if *seconds > 0 => Duration::from_secs(*seconds as u64),
+        Some(other) => {
+            return Err(format!(
+                "`vm.boot_timeout` = {other}; expected a duration such as \"300s\""
+            ));
+        }
+    };
+    Ok(VmSpec {
+        kernel: raw.kernel,
+        initrd: raw.initrd,
+        cmdline: raw.cmdline,
+        smp,
+        memory,
+        cpu: raw.cpu,
+        accel,
+        programs: raw.programs,
+        boot_timeout,
+    })
+}
+
+/// Validates a level's `boot`.
+pub(crate) fn boot_from(value: toml::Value) -> Result<LevelBoot, String> {
+    let raw: RawBoot = value
+        .try_into()
+        .map_err(|error: toml::de::Error| format!("`boot`: {}", error.message().trim()))?;
+    if raw.hook.is_some() {
+        return Err(
+            "`boot.hook` (a command that arranges the next boot of an ssh host) is not supported yet; boot levels run on a VM target (`[target] vm`)"
+                .to_string(),
+        );
+    }
+    check_cmdline(&raw.cmdline, "boot.cmdline")?;
+    let cmdline_mode = match raw.cmdline_mode.as_deref() {
+        None | Some("append") => CmdlineMode::Append,
+        Some("replace") => CmdlineMode::Replace,
+        Some(other) => {
+            return Err(format!(
+                "`boot.cmdline_mode` = \"{other}\"; expected \"append\" or \"replace\""
+            ));
+        }
+    };
+    if let Some(kernel) = &raw.kernel {
+        absolute(kernel, "boot.kernel")?;
+    }
+    if let Some(initrd) = &raw.initrd {
+        absolute(initrd, "boot.initrd")?;
+    }
+    Ok(LevelBoot {
+        cmdline: raw.cmdline,
+        cmdline_mode,
+        kernel: raw.kernel,
+        initrd: raw.initrd,
+    })
+}
+
+/// Validates a level's `verify` (the shell guard is the caller's, with the
+/// factors' levels).
+pub(crate) fn verify_from(value: toml::Value) -> Result<Verify, String> {
+    let raw: RawVerify = value.try_into().map_err(|error: toml::de::Error| {
+        format!(
+            "`verify`: {}; expected {{ command = [\"prog\", \"arg\"], matches = \"REGEX\" }}",
+            error.message().trim()
+        )
+    })?;
+    if raw.command.is_empty() {
+        return Err(
+            "`verify.command` is an empty array; expected a program and its arguments".to_string(),
+        );
+    }
+    regex::Regex::new(&raw.matches)
+        .map_err(|error| format!("`verify.matches` is not a valid regular expression: {error}"))?;
+    Ok(Verify {
+        command: CommandSpec::Argv(raw.command),
+        matches: raw.matches,
+    })
+}
+
+/// The boot of one combination of boot levels: the kernel, initrd and
+/// command line the levels (in factor order) and the VM make together.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BootPlan {
+    pub kernel: PathBuf,
+    pub initrd: Option<PathBuf>,
+    /// The options verdict puts after its own (console, nonce).
+    pub cmdline: String,
+}
+
+impl BootPlan {
+    /// Combines `vm` with `boots` in factor order: each `append` adds its
+    /// options, each `replace` drops what came before; the last kernel and
+    /// initrd named win.
+    pub fn combine<'a>(vm: &VmSpec, boots: impl IntoIterator<Item = &'a LevelBoot>) -> BootPlan {
+        let mut plan = BootPlan {
+            kernel: vm.kernel.clone(),
+            initrd: vm.initrd.clone(),
+            cmdline: vm.cmdline.trim().to_string(),
+        };
+        for boot in boots {
+            match boot.cmdline_mode {
+                CmdlineMode::Replace => plan.cmdline = boot.cmdline.trim().to_string(),
+                CmdlineMode::Append => {
+                    if !boot.cmdline.trim().is_empty() {
+                        if !plan.cmdline.is_empty() {
+                            plan.cmdline.push(' ');
+                        }
+                        plan.cmdline.push_str(boot.cmdline.trim());
+                    }
+                }
+            }
+            if let Some(kernel) = &boot.kernel {
+                plan.kernel = kernel.clone();
+            }
+            if let Some(initrd) = &boot.initrd {
+                plan.initrd = Some(initrd.clone());
+            }
+        }
+        plan
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vm() -> VmSpec {
+        vm_from(toml::from_str("kernel = \"/vmlinuz\"\ncmdline = \"quiet\"").unwrap()).unwrap()
+    }
+
+    #[test]
+    fn levels_append_or_replace_the_vm_command_line() {
+        let append = LevelBoot {
+            cmdline: "preempt=full".into(),
+            cmdline_mode: CmdlineMode::Append,
+            kernel: None,
+            initrd: None,
+        };
+        let replace = LevelBoot {
+            cmdline: "nosmt".into(),
+            cmdline_mode: CmdlineMode::Replace,
+            kernel: Some("/boot/other".into()),
+            initrd: None,
+        };
+        assert_eq!(
+            BootPlan::combine(&vm(), [&append]).cmdline,
+            "quiet preempt=full"
+        );
+        let plan = BootPlan::combine(&vm(), [&append, &replace]);
+        assert_eq!(plan.cmdline, "nosmt");
+        assert_eq!(plan.kernel, PathBuf::from("/boot/other"));
+        assert_eq!(BootPlan::combine(&vm(), []).cmdline, "quiet");
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_the_key() {
+        let vm = |text: &str| vm_from(toml::from_str(text).unwrap()).unwrap_err();
+        assert!(vm("kernel = \"/k\"\naccel = \"hvf\"").contains("vm.accel"));
+        assert!(vm("kernel = \"/k\"\ncpus = 2\nsmp = \"2\"").contains("either"));
+        assert!(vm("kernel = \"/k\"\nmemory = \"1 G\"").contains("vm.memory"));
+        assert!(vm("kernel = \"/k\"\nboot_timeout = \"soon\"").contains("boot_timeout"));
+        assert!(vm("kernel = \"/k\"\ncmdline = \"verdict.boot=x\"").contains("verdict.boot"));
+        let boot = |text: &str| boot_from(toml::from_str(text).unwrap()).unwrap_err();
+        assert!(boot("cmdline_mode = \"prepend\"").contains("cmdline_mode"));
+        assert!(boot("cmdline = \"a=\\\"b c\\\"\"").contains("quotes"));
+        assert!(boot("hook = [\"grub-reboot\", \"1\"]").contains("not supported yet"));
+        let verify = |text: &str| verify_from(toml::from_str(text).unwrap()).unwrap_err();
+        assert!(verify("command = [\"cat\"]\nmatches = \"(full\"").contains("regular expression"));
+        assert!(verify("command = []\nmatches = \"x\"").contains("empty"));
+        assert!(verify("command = [\"cat\"]").contains("matches"));
+    }
+}

@@ -1,0 +1,404 @@
+//! Runs whose unit is the boot (a VM target, kernels as a factor): per cell
+//! the number of boots and the boot-to-boot spread of the primary metric
+//! (the range of the per-boot medians, the between-boot CV next to the
+//! within-boot CV), the boots that failed with their console tails, the
+//! accelerator that ran, and the comparisons of boot levels redone with
+//! the boot as the unit ([`boot_unit_values`]). Pure: stored boots and
+//! samples in, tables out; must not read files or the store.
+
+use crate::compare::{ComparisonInput, better_of, comparisons_if_any};
+use crate::escape;
+use crate::format;
+use crate::run::{RunReport, RunReportOptions, available_metrics, comparison_label};
+use crate::table::Table;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use verdict_model::{Builtin, Experiment, Sample};
+use verdict_stats::summary::summarize;
+
+/// A stored boot as the report needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportBoot {
+    pub id: u32,
+    pub level_key: String,
+    /// `complete`, `proven`, `failed`, `interrupted`, `booting`.
+    pub status: String,
+    pub accelerator: Option<String>,
+    pub kernel_release: Option<String>,
+    pub message: Option<String>,
+    pub console_tail: Option<String>,
+}
+
+/// The boots section of a run report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BootsSection {
+    /// Accelerators of the proven boots (`tcg`, `kvm`).
+    pub accelerators: Vec<String>,
+    pub proven: usize,
+    pub spread: Vec<BootSpreadRow>,
+    pub failed: Vec<FailedBoot>,
+}
+
+/// Boot-to-boot variation of one cell's primary metric.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BootSpreadRow {
+    pub cell: String,
+    /// Boots with data in this cell.
+    pub boots: usize,
+    pub median_low: Option<f64>,
+    pub median_high: Option<f64>,
+    /// CV of the per-boot medians.
+    pub between_boot_cv: Option<f64>,
+    /// Median over boots of the CV within each boot.
+    pub within_boot_cv: Option<f64>,
+}
+
+/// A boot that did not prove itself (never data).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FailedBoot {
+    pub id: u32,
+    pub level_key: String,
+    pub message: String,
+    pub console_tail: String,
+}
+
+/// The values a comparison between boot levels compares: one per boot,
+/// each boot summarised by its median. The boot is the experimental unit
+/// when levels differ by boot: iterations within one boot share its memory
+/// layout, IRQ placement and cache colouring, so they are not independent
+/// replicates of the level (pseudo-replication, Hurlbert 1984, Ecological
+/// Monographs 54(2)); summarising each unit and comparing the summaries is
+/// the standard remedy (e.g. Lazic 2010, BMC Neuroscience 11:5). The one
+/// place to swap in another boot-level method.
+pub fn boot_unit_values(per_boot: &[Vec<f64>]) -> Vec<f64> {
+    per_boot
+        .iter()
+        .filter_map(|values| summarize(values).map(|summary| summary.median))
+        .collect()
+}
+
+impl RunReport {
+    /// Adds the boots section, and redoes the comparisons of boot factors
+    /// on per-boot values ([`boot_unit_values`]); `sample_boot` maps a
+    /// sample's sequence to its boot.
+    pub fn with_boots(
+        mut self,
+        experiment: &Experiment,
+        samples: &[Sample],
+        boots: &[ReportBoot],
+        sample_boot: &BTreeMap<u32, u32>,
+        options: &RunReportOptions,
+    ) -> RunReport {
+        let cells = experiment.cells();
+        let available = available_metrics(experiment);
+        let Some(metric) = available
+            .iter()
+            .find(|metric| metric.name == self.metric.name)
+        else {
+            return self;
+        };
+        let value_of = |sample: &Sample| match metric.builtin {
+            Some(Builtin::Wall) => Some(sample.wall_seconds),
+            Some(Builtin::User) => Some(sample.user_seconds),
+            Some(Builtin::Sys) => Some(sample.sys_seconds),
+            Some(Builtin::MaxRss) => Some(sample.max_rss_kib as f64),
+            None => sample.metrics.get(&metric.name).copied(),
+        };
+        // Per cell, per boot (in boot order), the data values.
+        let mut per_cell: Vec<BTreeMap<u32, Vec<f64>>> = vec![BTreeMap::new(); cells.len()];
+        for sample in samples.iter().filter(|sample| sample.is_data()) {
+            if let (Some(value), Some(boot), Some(cell)) = (
+                value_of(sample),
+                sample_boot.get(&sample.sequence),
+                per_cell.get_mut(sample.cell),
+            ) {
+                cell.entry(*boot).or_default().push(value);
+            }
+        }
+        let spread = cells
+            .iter()
+            .zip(&per_cell)
+            .map(|(cell, by_boot)| {
+                let groups: Vec<Vec<f64>> = by_boot.values().cloned().collect();
+                let medians = boot_unit_values(&groups);
+                let mut within: Vec<f64> = groups
+                    .iter()
+                    .filter_map(|values| summarize(values).and_then(|summary| summary.cv))
+                    .collect();
+                within.sort_unstable_by(f64::total_cmp);
+                BootSpreadRow {
+                    cell: cell.label(),
+                    boots: medians.len(),
+                    median_low: medians.iter().copied().reduce(f64::min),
+                    median_high: medians.iter().copied().reduce(f64::max),
+                    between_boot_cv: summarize(&medians).and_then(|summary| summary.cv),
+                    within_boot_cv: (!within.is_empty()).then(|| within[within.len() / 2]),
+                }
+            })
+            .collect();
+        let mut accelerators: Vec<String> = boots
+            .iter()
+            .filter(|boot| boot.status != "failed")
+            .filter_map(|boot| boot.accelerator.clone())
+            .collect();
+        accelerators.sort();
+        accelerators.dedup();
+        // The environment recorded with the run is the controller's; the
+        // guest's kernel is each boot's.
+        self.environment.retain(|(key, _)| {
+            matches!(
+                key.as_str(),
+                "host" | "cpu" | "cpus" | "virtualization" | "load"
+            )
+        });
+        for (key, _) in &mut self.environment {
+            *key = format!("controller {key}");
+        }
+        let mut releases: Vec<String> = boots
+            .iter()
+            .filter_map(|boot| boot.kernel_release.clone())
+            .collect();
+        releases.sort();
+        releases.dedup();
+        if !releases.is_empty() {
+            self.environment
+                .insert(0, ("guest kernel".to_string(), releases.join(", ")));
+        }
+        self.environment.insert(
+            0,
+            (
+                "accelerator".to_string(),
+                if accelerators.is_empty() {
+                    "none (no boot proven)".to_string()
+                } else {
+                    accelerators.join(", ")
+                },
+            ),
+        );
+        let failed = boots
+            .iter()
+            .filter(|boot| boot.status == "failed")
+            .map(|boot| FailedBoot {
+                id: boot.id,
+                level_key: boot.level_key.clone(),
+                message: boot.message.clone().unwrap_or_default(),
+                console_tail: boot.console_tail.clone().unwrap_or_default(),
+            })
+            .collect();
+        // The comparisons again: a boot factor's on per-boot values, the
+        // others (levels switched within a boot) on every iteration.
+        let boot_factors: Vec<String> = experiment
+            .boot_factors()
+            .into_iter()
+            .map(|index| experiment.factors[index].name.clone())
+            .collect();
+        let threshold = options.threshold.unwrap_or_else(|| {
+            experiment
+                .metrics
+                .iter()
+                .find(|declared| declared.name == metric.name)
+                .and_then(|declared| declared.threshold)
+                .unwrap_or(experiment.sampling.threshold)
+        });
+        let pooled =
+            |cell: usize| -> Vec<f64> { per_cell[cell].values().flatten().copied().collect() };
+        let inputs: Vec<ComparisonInput> = experiment
+            .comparisons()
+            .iter()
+            .filter_map(|comparison| {
+                let by_boot = boot_factors.contains(&comparison.factor);
+                let values = |cell: usize| {
+                    if by_boot {
+                        boot_unit_values(&per_cell[cell].values().cloned().collect::<Vec<_>>())
+                    } else {
+                        pooled(cell)
+                    }
+                };
+                let (baseline, candidate) = (
+                    values(comparison.baseline_cell),
+                    values(comparison.candidate_cell),
+                );
+                (baseline.len() >= 2 && candidate.len() >= 2).then(|| ComparisonInput {
+                    name: format!(
+                        "{} vs {}{}",
+                        comparison_label(
+                            &cells[comparison.candidate_cell].levels,
+                            &comparison.factor
+                        ),
+                        cells[comparison.baseline_cell]
+                            .level(&comparison.factor)
+                            .unwrap_or(""),
+                        if by_boot { " (per-boot medians)" } else { "" }
+                    ),
+                    unit: metric.unit.clone(),
+                    better: better_of(metric.direction),
+                    threshold,
+                    baseline,
+                    candidate,
+                })
+            })
+            .collect();
+        match comparisons_if_any(&inputs, options.alpha, options.adjust) {
+            Ok(comparisons) => {
+                self.comparisons = comparisons;
+                self.comparisons_error = None;
+            }
+            Err(error) => {
+                self.comparisons = None;
+                self.comparisons_error = Some(error);
+            }
+        }
+        self.boots = Some(BootsSection {
+            proven: boots.iter().filter(|boot| boot.status != "failed").count(),
+            accelerators,
+            spread,
+            failed,
+        });
+        self
+    }
+}
+
+impl BootsSection {
+    /// The section in a text or markdown report.
+    pub(crate) fn text(&self, markdown: bool, metric: &str, unit: &str) -> String {
+        let mut output = String::new();
+        let escape_line = |line: &str| {
+            if markdown {
+                escape::markdown(line)
+            } else {
+                escape::text(line)
+            }
+        };
+        output.push_str(&format!(
+            "\n{}\n",
+            escape_line(&format!(
+                "boots: {} proven ({}), {} failed; {metric} boot to boot (each boot summarised by its median):",
+                self.proven,
+                if self.accelerators.is_empty() {
+                    "no accelerator recorded".to_string()
+                } else {
+                    self.accelerators.join(", ")
+                },
+                self.failed.len()
+            ))
+        ));
+        let mut table = Table::new(
+            [
+                "cell",
+                "boots",
+                "per-boot medians",
+                "between-boot CV",
+                "within-boot CV",
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        let number =
+            |value: Option<f64>| value.map_or("-".to_string(), |value| format::value(value, unit));
+        let percent = |value: Option<f64>| {
+            value.map_or("-".to_string(), |value| format!("{:.1}%", value * 100.0))
+        };
+        for row in &self.spread {
+            table.push(vec![
+                row.cell.clone(),
+                row.boots.to_string(),
+                match (row.median_low, row.median_high) {
+                    (Some(low), Some(high)) => {
+                        format!("{} .. {}", number(Some(low)), number(Some(high)))
+                    }
+                    _ => "-".to_string(),
+                },
+                percent(row.between_boot_cv),
+                percent(row.within_boot_cv),
+            ]);
+        }
+        output.push_str(&if markdown {
+            table.markdown()
+        } else {
+            table.text()
+        });
+        if !self.failed.is_empty() {
+            output.push_str(&format!(
+                "\n{} failed boot(s), never data:\n",
+                self.failed.len()
+            ));
+            for boot in &self.failed {
+                let line = format!("boot {} {}: {}", boot.id, boot.level_key, boot.message);
+                output.push_str(&if markdown {
+                    format!("- {}\n", escape::markdown(&line))
+                } else {
+                    format!("  {}\n", escape::text(&line))
+                });
+                let lines: Vec<&str> = boot
+                    .console_tail
+                    .lines()
+                    .filter(|line| !line.trim().is_empty())
+                    .collect();
+                // The last lines, led by the kernel's panic line when it
+                // came earlier (the stack trace after it says less).
+                let start = lines.len().saturating_sub(8);
+                let mut tail: Vec<&str> = lines
+                    .iter()
+                    .take(start)
+                    .find(|line| line.contains("Kernel panic"))
+                    .into_iter()
+                    .copied()
+                    .collect();
+                if !tail.is_empty() {
+                    tail.push("...");
+                }
+                tail.extend(&lines[start..]);
+                for line in &tail {
+                    output.push_str(&if markdown {
+                        format!("  - console: {}\n", escape::markdown(line))
+                    } else {
+                        format!("    console: {}\n", escape::text(line))
+                    });
+                }
+            }
+        }
+        output
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_boot_shows_its_panic_line_and_escaped_console() {
+        let mut console =
+            String::from("[ 0.1] Kernel panic - not syncing: No working init found\n");
+        for line in 0..12 {
+            console.push_str(&format!("[ 0.2] trace {line}\n"));
+        }
+        console.push_str("\u{1b}[31mred | `x`\n");
+        let section = BootsSection {
+            accelerators: vec!["tcg".into()],
+            proven: 0,
+            spread: Vec::new(),
+            failed: vec![FailedBoot {
+                id: 3,
+                level_key: "init=missing".into(),
+                message: "QEMU exited".into(),
+                console_tail: console,
+            }],
+        };
+        let text = section.text(false, "wall", "s");
+        assert!(text.contains("boot 3 init=missing: QEMU exited"), "{text}");
+        assert!(text.contains("console: [ 0.1] Kernel panic"), "{text}");
+        assert!(!text.contains("trace 3\n"), "{text}");
+        assert!(text.contains("trace 11"), "{text}");
+        assert!(!text.contains('\u{1b}'), "{text}");
+        let markdown = section.text(true, "wall", "s");
+        assert!(markdown.contains("red \\| \\`x\\`"), "{markdown}");
+    }
+
+    #[test]
+    fn each_boot_becomes_its_median() {
+        assert_eq!(
+            boot_unit_values(&[vec![1.0, 9.0, 2.0], vec![], vec![4.0, 6.0]]),
+            vec![2.0, 5.0]
+        );
+    }
+}
