@@ -14,6 +14,7 @@ use crate::table::Table;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use verdict_model::{Builtin, Experiment, Sample};
+use verdict_stats::boots::{BootOptions, compare_boots};
 use verdict_stats::summary::summarize;
 
 /// A stored boot as the report needs it.
@@ -202,6 +203,9 @@ impl RunReport {
         });
         let pooled =
             |cell: usize| -> Vec<f64> { per_cell[cell].values().flatten().copied().collect() };
+        // Per boot-level comparison (by its row name), each side's values
+        // grouped by boot, for the decision over boots.
+        let mut boot_groups: BTreeMap<String, (Vec<Vec<f64>>, Vec<Vec<f64>>)> = BTreeMap::new();
         let inputs: Vec<ComparisonInput> = experiment
             .comparisons()
             .iter()
@@ -218,18 +222,26 @@ impl RunReport {
                     values(comparison.baseline_cell),
                     values(comparison.candidate_cell),
                 );
-                (baseline.len() >= 2 && candidate.len() >= 2).then(|| ComparisonInput {
-                    name: format!(
-                        "{} vs {}{}",
-                        comparison_label(
-                            &cells[comparison.candidate_cell].levels,
-                            &comparison.factor
+                let name = format!(
+                    "{} vs {}{}",
+                    comparison_label(&cells[comparison.candidate_cell].levels, &comparison.factor),
+                    cells[comparison.baseline_cell]
+                        .level(&comparison.factor)
+                        .unwrap_or(""),
+                    if by_boot { " (per-boot medians)" } else { "" }
+                );
+                if by_boot {
+                    let groups = |cell: usize| per_cell[cell].values().cloned().collect::<Vec<_>>();
+                    boot_groups.insert(
+                        name.clone(),
+                        (
+                            groups(comparison.baseline_cell),
+                            groups(comparison.candidate_cell),
                         ),
-                        cells[comparison.baseline_cell]
-                            .level(&comparison.factor)
-                            .unwrap_or(""),
-                        if by_boot { " (per-boot medians)" } else { "" }
-                    ),
+                    );
+                }
+                (baseline.len() >= 2 && candidate.len() >= 2).then(|| ComparisonInput {
+                    name,
                     unit: metric.unit.clone(),
                     better: better_of(metric.direction),
                     threshold,
@@ -239,7 +251,19 @@ impl RunReport {
             })
             .collect();
         match comparisons_if_any(&inputs, options.alpha, options.adjust) {
-            Ok(comparisons) => {
+            Ok(mut comparisons) => {
+                // A boot factor's comparisons are decided over boots by
+                // verdict-stats' boot-unit method (the rows above only
+                // supply the per-boot medians' summaries), at the
+                // Bonferroni level α/k of the k comparisons shown.
+                if let Some(report) = comparisons.as_mut() {
+                    let family_size = report.comparisons.len();
+                    for row in &mut report.comparisons {
+                        if let Some((baseline, candidate)) = boot_groups.get(&row.name) {
+                            decide_over_boots(row, baseline, candidate, options.alpha, family_size);
+                        }
+                    }
+                }
                 self.comparisons = comparisons;
                 self.comparisons_error = None;
             }
@@ -258,6 +282,43 @@ impl RunReport {
     }
 }
 
+/// Replaces a boot-level row's decision (shift, interval, p-value,
+/// verdict, magnitude, boots needed) with verdict-stats' comparison over
+/// boots ([`compare_boots`]: the median of each boot's logs, Welch's t
+/// over boots, validated by simulation in docs/validation.md), at the
+/// Bonferroni level α/k. The row's side summaries stay those of the
+/// per-boot medians; its `runs_needed` counts boots per level.
+fn decide_over_boots(
+    row: &mut crate::compare::ComparisonRow,
+    baseline: &[Vec<f64>],
+    candidate: &[Vec<f64>],
+    alpha: f64,
+    family_size: usize,
+) {
+    let mut boot_options = BootOptions::new(row.better);
+    boot_options.settings.threshold = row.threshold;
+    boot_options.settings.alpha = alpha;
+    boot_options.settings.family_size = family_size.max(1);
+    let Ok(decided) = compare_boots(baseline, candidate, &boot_options) else {
+        return;
+    };
+    row.delta = decided.shift.estimate;
+    row.delta_ci_low = decided.shift.interval.map(|interval| interval.low);
+    row.delta_ci_high = decided.shift.interval.map(|interval| interval.high);
+    row.delta_confidence = boot_options.settings.interval_confidence();
+    row.p_value = decided.p_value;
+    row.verdict = decided.verdict;
+    row.magnitude = decided.magnitude;
+    row.runs_needed = decided.boots_needed;
+    row.scale = decided.scale;
+    row.absolute_threshold = decided.absolute_threshold;
+    row.adjusted = if family_size > 1 {
+        format!("bonferroni over boots (k={family_size})")
+    } else {
+        "none (one comparison)".to_string()
+    };
+}
+
 impl BootsSection {
     /// The section in a text or markdown report.
     pub(crate) fn text(&self, markdown: bool, metric: &str, unit: &str) -> String {
@@ -272,14 +333,15 @@ impl BootsSection {
         output.push_str(&format!(
             "\n{}\n",
             escape_line(&format!(
-                "boots: {} proven ({}), {} failed; {metric} boot to boot (each boot summarised by its median):",
+                "boots: {} proven ({}), {} failed; boot levels compared with {}; {metric} boot to boot (each boot summarised by its median):",
                 self.proven,
                 if self.accelerators.is_empty() {
                     "no accelerator recorded".to_string()
                 } else {
                     self.accelerators.join(", ")
                 },
-                self.failed.len()
+                self.failed.len(),
+                verdict_stats::boots::BootMethod::default().describe()
             ))
         ));
         let mut table = Table::new(
@@ -364,6 +426,67 @@ impl BootsSection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Boots of `iterations` values: each boot's level times a small
+    /// deterministic within-boot wiggle.
+    fn boots_of(levels: &[f64], iterations: usize) -> Vec<Vec<f64>> {
+        levels
+            .iter()
+            .map(|level| {
+                (0..iterations)
+                    .map(|index| level * (1.0 + 0.002 * ((index % 5) as f64 - 2.0)))
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn decided(baseline: &[Vec<f64>], candidate: &[Vec<f64>]) -> crate::compare::ComparisonRow {
+        let input = ComparisonInput {
+            name: "k=b vs a (per-boot medians)".into(),
+            unit: "s".into(),
+            better: verdict_stats::verdict::Better::Lower,
+            threshold: 0.02,
+            baseline: boot_unit_values(baseline),
+            candidate: boot_unit_values(candidate),
+        };
+        let mut report = comparisons_if_any(&[input], 0.05, true).unwrap().unwrap();
+        let mut row = report.comparisons.remove(0);
+        decide_over_boots(&mut row, baseline, candidate, 0.05, 1);
+        row
+    }
+
+    #[test]
+    fn boot_levels_are_decided_over_boots_not_iterations() {
+        // The same kernel, boots 4% apart: every iteration pooled would
+        // call a change; over boots it is not one.
+        let row = decided(
+            &boots_of(&[1.00, 1.04, 0.98], 30),
+            &boots_of(&[1.03, 0.99, 1.05], 30),
+        );
+        assert_ne!(
+            row.verdict,
+            verdict_stats::verdict::Verdict::Regression,
+            "{row:?}"
+        );
+        assert_ne!(
+            row.verdict,
+            verdict_stats::verdict::Verdict::Improvement,
+            "{row:?}"
+        );
+        // A kernel 30% slower on every boot is a regression over boots too,
+        // with its shift and interval from the boot-unit method.
+        let row = decided(
+            &boots_of(&[1.00, 1.02, 0.99], 30),
+            &boots_of(&[1.31, 1.30, 1.29], 30),
+        );
+        assert_eq!(
+            row.verdict,
+            verdict_stats::verdict::Verdict::Regression,
+            "{row:?}"
+        );
+        assert!((row.delta - 0.30).abs() < 0.03, "{row:?}");
+        assert!(row.delta_ci_low.is_some_and(|low| low > 0.2), "{row:?}");
+    }
 
     #[test]
     fn a_failed_boot_shows_its_panic_line_and_escaped_console() {
