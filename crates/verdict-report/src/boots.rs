@@ -17,6 +17,9 @@ use verdict_model::{Builtin, Experiment, Sample};
 use verdict_stats::boots::{BootOptions, compare_boots};
 use verdict_stats::summary::summarize;
 
+/// One level's values, one `Vec` per boot.
+type BootGroups = Vec<Vec<f64>>;
+
 /// A stored boot as the report needs it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportBoot {
@@ -205,7 +208,7 @@ impl RunReport {
             |cell: usize| -> Vec<f64> { per_cell[cell].values().flatten().copied().collect() };
         // Per boot-level comparison (by its row name), each side's values
         // grouped by boot, for the decision over boots.
-        let mut boot_groups: BTreeMap<String, (Vec<Vec<f64>>, Vec<Vec<f64>>)> = BTreeMap::new();
+        let mut boot_groups: BTreeMap<String, (BootGroups, BootGroups)> = BTreeMap::new();
         let inputs: Vec<ComparisonInput> = experiment
             .comparisons()
             .iter()
