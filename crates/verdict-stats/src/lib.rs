@@ -12,6 +12,7 @@
 pub mod bootstrap;
 pub mod changepoint;
 pub mod combine;
+pub mod group_looks;
 pub mod multiplicity;
 pub mod paired;
 pub mod plan;
