@@ -84,7 +84,7 @@
 use serde::{Deserialize, Serialize};
 use verdict_stats::shift::{Shift, relative_shift};
 
-use crate::blocks::{BlockTest, block_differences, blocked_shift, minimum_blocks};
+use crate::blocks::{BlockTest, block_differences, blocked_shift, minimum_blocks, sign_shift};
 use crate::commit::CommitId;
 use crate::design::{CandidateDesign, candidate_design};
 use crate::error::{BisectError, Result};
@@ -418,6 +418,11 @@ struct CommitState {
     blocks: usize,
     #[serde(default)]
     round_block_start: usize,
+    /// Group-sequential design: one test rejected while X sat 25%–75% of
+    /// the way between the endpoints; the other comparison is measured up
+    /// to as many blocks before the call, to tell a partial change.
+    #[serde(default)]
+    holding: bool,
 }
 
 impl CommitState {
@@ -438,6 +443,7 @@ impl CommitState {
             bad_looks_done: 0,
             blocks: 0,
             round_block_start: 0,
+            holding: false,
         }
     }
 }
@@ -472,10 +478,11 @@ pub struct Bisection {
     /// Group-sequential design: the endpoints' looks and levels.
     #[serde(default)]
     endpoint_design: Option<CandidateDesign>,
-    /// Group-sequential design: spread (1.4826·MAD) of the endpoints'
-    /// block differences when they were told apart.
+    /// Group-sequential design: share of the endpoints' block differences
+    /// beyond half their shift (towards B) when they were told apart,
+    /// clamped to [0.55, 0.95] (`side_log_odds`).
     #[serde(default)]
-    block_spread: Option<f64>,
+    side_agreement: Option<f64>,
     /// Group-sequential design: the test run on candidates' block
     /// differences, chosen from the endpoints' blocks when they were told
     /// apart (before any candidate is measured).
@@ -546,11 +553,12 @@ impl Bisection {
             config.retests + 1,
         );
         let grouped = config.design == LookDesign::GroupSequential && config.fixed_runs.is_none();
-        // Group-sequential: the endpoints' two-sided test at level
-        // `endpoint_error` over looks up to their cap (one round).
+        // Group-sequential: the endpoints' two-sided tests (signed-rank and
+        // sign, the error split between them) at level `endpoint_error`
+        // together over looks up to their cap (one round).
         let endpoint_design = grouped.then(|| {
             candidate_design(
-                config.endpoint_error / 2.0,
+                config.endpoint_error / 4.0,
                 config.endpoint_min_runs.div_ceil(config.max_batch),
                 (config.endpoint_max_runs / config.max_batch).max(2),
                 1,
@@ -591,7 +599,7 @@ impl Bisection {
             candidate_design,
             open_block: None,
             endpoint_design,
-            block_spread: None,
+            side_agreement: None,
             block_test: None,
         })
     }
@@ -1079,16 +1087,30 @@ impl Bisection {
         let bad = &self.commits[self.last()].samples;
         // Block by block, like the candidates: load changes slower than a
         // block cancel (see blocks.rs).
-        let shift = blocked_shift(&block_differences(good, bad, block), confidence);
-        let direction = shift.and_then(|shift| shift.interval).and_then(|interval| {
-            if interval.low > 0.0 {
-                Some(Direction::Higher)
-            } else if interval.high < 0.0 {
-                Some(Direction::Lower)
-            } else {
-                None
+        let differences = block_differences(good, bad, block);
+        let direction_of = |shift: Option<Shift>| {
+            shift.and_then(|shift| shift.interval).and_then(|interval| {
+                if interval.low > 0.0 {
+                    Some(Direction::Higher)
+                } else if interval.high < 0.0 {
+                    Some(Direction::Lower)
+                } else {
+                    None
+                }
+            })
+        };
+        let mut shift = blocked_shift(&differences, confidence);
+        let mut direction = direction_of(shift);
+        if direction.is_none() && self.endpoint_design.is_some() {
+            // Group-sequential: the sign test too, each at half the error
+            // (`new`), so that blocks spoiled by load changes (large, of
+            // random sign) cannot hide the shift from both.
+            let sign = sign_shift(&differences, confidence);
+            if let Some(found) = direction_of(sign) {
+                direction = Some(found);
+                shift = sign;
             }
-        });
+        }
         if let (Some(direction), Some(shift)) = (direction, shift) {
             self.settle(direction, shift, good_runs, bad_runs);
         } else if self.endpoint_looks_done == self.endpoint_looks.len() {
@@ -1116,13 +1138,14 @@ impl Bisection {
                 self.config.max_batch,
             );
             self.block_test = Some(BlockTest::choose(&differences));
-            if differences.len() >= 2 {
-                let center = median(&differences);
-                let deviations: Vec<f64> = differences
-                    .iter()
-                    .map(|value| (value - center).abs())
-                    .collect();
-                self.block_spread = Some(1.4826 * median(&deviations));
+            let half = shift.estimate.ln_1p() / 2.0;
+            let beyond = differences
+                .iter()
+                .filter(|&&difference| (difference - half) * half > 0.0)
+                .count();
+            if !differences.is_empty() {
+                self.side_agreement =
+                    Some((beyond as f64 / differences.len() as f64).clamp(0.55, 0.95));
             }
         }
     }
@@ -1346,6 +1369,13 @@ impl Bisection {
         if state.versus_good.len() < BOTH_BLOCKS || state.versus_bad.len() < BOTH_BLOCKS {
             return Against::Both;
         }
+        if state.holding {
+            return if state.versus_good.len() < state.versus_bad.len() {
+                Against::Good
+            } else {
+                Against::Bad
+            };
+        }
         // A block against one endpoint costs 2 runs and helps the test
         // that can decide X with the posterior probability p of that side;
         // against both it costs 3 and always helps: one endpoint is the
@@ -1366,21 +1396,21 @@ impl Bisection {
     /// Prior: the culprit uniform over the commits still possible, so
     /// P(X like B) = (X − low)/(high − low) (the posterior over the
     /// culprit's position that noisy binary search weighs, Ben-Or &
-    /// Hassidim 2008, with every classification taken as settled). Likelihood:
-    /// each block difference against G is N(0, s²) if X is like G and
-    /// N(Δ, s²) if like B, against B N(−Δ, s²) or N(0, s²), with Δ the
-    /// endpoints' log shift and s the spread of the endpoints' own block
-    /// differences (1.4826·MAD, Hampel 1974); each log likelihood ratio
-    /// term Δ·(d ∓ Δ/2)/s² has its difference clipped to ±3s around its
-    /// two centres so that one block across a load change cannot dominate.
-    /// O(n + c).
+    /// Hassidim 2008, with every classification taken as settled).
+    /// Likelihood from signs only, so that a block spoiled by a load
+    /// change (large, of random sign) counts once: a block difference
+    /// against G lies beyond Δ/2 (towards B's side) with probability p if X
+    /// is like B and 1 − p if like G, and one against B beyond −Δ/2 the
+    /// same way, with Δ the endpoints' log shift and p the share of the
+    /// endpoints' own block differences beyond Δ/2; each block adds
+    /// ±ln(p/(1 − p)). O(n + c).
     fn side_log_odds(&self, candidate: usize) -> f64 {
         let state = &self.commits[candidate];
-        let (Some(comparison), Some(spread)) = (&self.comparison, self.block_spread) else {
+        let (Some(comparison), Some(agreement)) = (&self.comparison, self.side_agreement) else {
             return 0.0;
         };
         let shift = comparison.shift.estimate.ln_1p();
-        if !(shift.is_finite() && shift != 0.0 && spread > 0.0) {
+        if !(shift.is_finite() && shift != 0.0) {
             return 0.0;
         }
         let (low, high) = self.bounds();
@@ -1390,17 +1420,26 @@ impl Bisection {
         } else {
             0.0
         };
-        let limit = 3.0 * spread + shift.abs() / 2.0;
-        let term = |centred: f64| shift * centred.clamp(-limit, limit) / (spread * spread);
+        let weight = (agreement / (1.0 - agreement)).ln();
+        let vote = |centred: f64| {
+            let towards_bad = centred * shift.signum();
+            if towards_bad > 0.0 {
+                weight
+            } else if towards_bad < 0.0 {
+                -weight
+            } else {
+                0.0
+            }
+        };
         let likelihood: f64 = state
             .versus_good
             .iter()
-            .map(|difference| term(difference - shift / 2.0))
+            .map(|difference| vote(difference - shift / 2.0))
             .chain(
                 state
                     .versus_bad
                     .iter()
-                    .map(|difference| term(difference + shift / 2.0)),
+                    .map(|difference| vote(difference + shift / 2.0)),
             )
             .sum();
         prior + likelihood
@@ -1544,8 +1583,16 @@ impl Bisection {
         };
         let like_bad = good_done > 0 && rejects(versus_good, true);
         let like_good = bad_done > 0 && rejects(versus_bad, false);
-        let partial =
-            like_good && like_bad && (INTERMEDIATE_LOW..=INTERMEDIATE_HIGH).contains(&fraction);
+        let intermediate = (INTERMEDIATE_LOW..=INTERMEDIATE_HIGH).contains(&fraction);
+        let partial = like_good && like_bad && intermediate;
+        // A call halfway between the endpoints waits until the other
+        // comparison has as many blocks: both rejecting is a partial change.
+        let other_behind = (like_bad && state.versus_bad.len() < state.versus_good.len())
+            || (like_good && state.versus_good.len() < state.versus_bad.len());
+        state.holding = intermediate && !partial && other_behind && !exhausted;
+        if state.holding {
+            return;
+        }
         let (class, confidence) = match (like_good, like_bad) {
             (true, _) if fraction < 0.5 => (Class::Good, bad_confidence),
             (_, true) if fraction > 0.5 => (Class::Bad, good_confidence),

@@ -54,6 +54,34 @@ pub(crate) fn candidate_design(
     round_blocks: usize,
     rounds: usize,
 ) -> CandidateDesign {
+    // Designs are pure functions of their arguments and cost tens of
+    // milliseconds; a replay builds the same ones again, so they are kept.
+    type Key = (u64, usize, usize, usize);
+    static DESIGNS: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<Key, CandidateDesign>>,
+    > = std::sync::OnceLock::new();
+    let key = (error.to_bits(), first_blocks, round_blocks, rounds);
+    let designs = DESIGNS.get_or_init(Default::default);
+    if let Some(design) = designs
+        .lock()
+        .ok()
+        .and_then(|designs| designs.get(&key).cloned())
+    {
+        return design;
+    }
+    let design = compute_design(error, first_blocks, round_blocks, rounds);
+    if let Ok(mut designs) = designs.lock() {
+        designs.insert(key, design.clone());
+    }
+    design
+}
+
+fn compute_design(
+    error: f64,
+    first_blocks: usize,
+    round_blocks: usize,
+    rounds: usize,
+) -> CandidateDesign {
     let round_blocks = round_blocks.max(2);
     let rounds = rounds.max(1);
     let last = round_blocks * rounds;

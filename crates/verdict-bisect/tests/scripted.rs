@@ -13,7 +13,9 @@ use common::{Script, drive, ids, step_script};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::Distribution;
-use verdict_bisect::{AbortReason, Action, Bisection, Class, Config, Culprit, Event};
+use verdict_bisect::{
+    AbortReason, Action, Bisection, Class, CommitId, Config, Culprit, Event, LookDesign,
+};
 
 #[test]
 fn every_culprit_position_in_lists_up_to_64_is_found() {
@@ -164,13 +166,23 @@ fn an_undecidable_commit_is_retested_then_left_in_the_range() {
     // with a much wider spread than the endpoints is not "undecided": the
     // rank test rightly says it is not distributed like either.)
     scripts[4] = Script::Median(1.3f64.sqrt());
-    let config = Config {
-        max_runs_per_step: 30,
-        retests: 1,
-        endpoint_min_runs: 30,
-        ..Config::default()
-    };
-    let (outcome, _, bisection) = drive(config, &scripts, 0.40, 5);
+    // The Bonferroni design (bisections stored before 2026-12) judges
+    // each round on its own runs; the group-sequential design pools them.
+    for design in [LookDesign::Bonferroni, LookDesign::GroupSequential] {
+        let config = Config {
+            max_runs_per_step: 30,
+            retests: 1,
+            endpoint_min_runs: 30,
+            design,
+            ..Config::default()
+        };
+        undecided_commit_is_retested(config, &scripts, &ids);
+    }
+}
+
+fn undecided_commit_is_retested(config: Config, scripts: &[Script], ids: &[CommitId]) {
+    let design = config.design;
+    let (outcome, _, bisection) = drive(config, scripts, 0.40, 5);
     let outcome = outcome.unwrap();
     let evidence = bisection.evidence();
     let halfway = evidence
@@ -191,9 +203,19 @@ fn an_undecidable_commit_is_retested_then_left_in_the_range() {
         .filter(|step| step.commit == ids[4])
         .map(|step| (step.decision.runs, step.decision.endpoint_runs))
         .collect();
-    // Each round is judged on its own 30 runs against the 30 runs of each
-    // endpoint measured in turns with it, not on the endpoints' history.
-    assert_eq!(rounds, vec![(30, (30, 30)), (30, (30, 30))]);
+    if design == LookDesign::Bonferroni {
+        // Each round is judged on its own 30 runs against the 30 runs of
+        // each endpoint measured in turns with it, not on the endpoints'
+        // history.
+        assert_eq!(rounds, vec![(30, (30, 30)), (30, (30, 30))]);
+    } else {
+        // The second round's call uses both rounds' runs (pooled), and
+        // the endpoint runs measured in turns with them.
+        assert_eq!(rounds.len(), 2, "{rounds:?}");
+        assert_eq!(rounds[0].0, 30);
+        assert_eq!(rounds[1].0, 60);
+        assert!(rounds[1].1.0 > rounds[0].1.0 || rounds[1].1.1 > rounds[0].1.1);
+    }
     assert!(outcome.undecided.contains(&ids[4]), "{outcome:?}");
     assert!(
         matches!(&outcome.culprit, Culprit::Range(range) if range.contains(&ids[4])),
