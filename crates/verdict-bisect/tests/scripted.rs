@@ -456,3 +456,32 @@ fn the_fake_vcs_drives_a_bisection_like_the_command_will() {
         "{log}"
     );
 }
+
+#[test]
+fn a_config_stored_before_the_design_field_replays_with_the_bonferroni_design() {
+    // What `verdict bisect` stored before 2026-12: the config without
+    // `design`. It must replay as it ran (Bonferroni), while new
+    // bisections get the group-sequential design.
+    let mut stored = serde_json::to_value(Config::default()).unwrap();
+    stored.as_object_mut().unwrap().remove("design");
+    let config: Config = serde_json::from_value(stored).unwrap();
+    assert_eq!(config.design, LookDesign::Bonferroni);
+    assert_eq!(Config::default().design, LookDesign::GroupSequential);
+    let scripts = step_script(17, 9, 0.30);
+    let (outcome, events, live) = drive(config.clone(), &scripts, 0.05, 3);
+    let outcome = outcome.unwrap();
+    let ids = ids(17);
+    let replayed =
+        Bisection::replay(config.clone(), ids[0].clone(), ids[1..].to_vec(), &events).unwrap();
+    assert_eq!(replayed, live);
+    assert_eq!(replayed.next_action(), Action::Done(outcome.clone()));
+    // The same events under the new design are judged differently (it
+    // would have asked for other runs): the design really is part of the
+    // replay.
+    let other = Config {
+        design: LookDesign::GroupSequential,
+        ..config
+    };
+    let regrouped = Bisection::replay(other, ids[0].clone(), ids[1..].to_vec(), &events).unwrap();
+    assert_ne!(regrouped.steps(), live.steps());
+}
