@@ -8,8 +8,13 @@
 //! runs to anywhere in ±30% (other processes coming and going), on top of
 //! the same noise, and compares with the core's fixed-runs mode.
 //!
-//! Measured (default config, this seed set, blocks of 2 runs of G, X, B
-//! compared block by block against concurrent endpoint runs):
+//! Group-sequential design (default since 2026-12; docs/validation.md,
+//! "Bisection: group-sequential looks"): pure noise 0.980 (196/200) with
+//! mean 1308 runs, p95 1848; drift 0.990 (198/200) with 1360, p95 1902.
+//!
+//! Measured with the Bonferroni design (until 2026-11; default config,
+//! this seed set, blocks of 2 runs of G, X, B compared block by block
+//! against concurrent endpoint runs):
 //! - pure noise: accuracy 1.000 (200/200), runs per bisection mean 1667,
 //!   p95 2098, max 2290, 7.7 classifications, 1157 of the runs at the
 //!   endpoints; fixed N=15 (this file's own loop): 0.230 (46/200) with 143
