@@ -84,8 +84,9 @@
 use serde::{Deserialize, Serialize};
 use verdict_stats::shift::{Shift, relative_shift};
 
-use crate::blocks::{block_differences, blocked_shift, minimum_blocks};
+use crate::blocks::{BlockTest, block_differences, blocked_shift, minimum_blocks, sign_shift};
 use crate::commit::CommitId;
+use crate::design::{CandidateDesign, candidate_design};
 use crate::error::{BisectError, Result};
 use crate::looks::schedule;
 
@@ -134,6 +135,35 @@ pub struct Config {
     /// like the endpoint whose median is nearer (on the log scale), as a
     /// careful person with N runs per commit would. `None`: sequential.
     pub fixed_runs: Option<usize>,
+    /// How a candidate's looks share the error budget. New bisections use
+    /// `group-sequential`; a stored config without this field is a
+    /// bisection from before it existed and replays as `bonferroni`, the
+    /// way it ran.
+    #[serde(default = "LookDesign::bonferroni")]
+    pub design: LookDesign,
+}
+
+/// How the looks at a candidate are designed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LookDesign {
+    /// Until 2026-11: every candidate measured in blocks G, X, B; looks at
+    /// geometrically spaced block counts; `step_error` split equally over
+    /// every look of every round; each round judged on its own runs.
+    Bonferroni,
+    /// Since 2026-12: looks with Lan–DeMets (Pocock-type) group-sequential
+    /// levels over a horizon planned from the endpoints' shift and noise
+    /// (`design.rs`); retest rounds pooled with earlier ones; after a few
+    /// blocks of G, X, B, a candidate is measured only against the
+    /// endpoint it does not resemble (the comparison that can decide it).
+    GroupSequential,
+}
+
+impl LookDesign {
+    /// The design of configs stored before the field existed.
+    pub fn bonferroni() -> Self {
+        LookDesign::Bonferroni
+    }
 }
 
 impl Default for Config {
@@ -149,6 +179,7 @@ impl Default for Config {
             endpoint_max_runs: 200,
             probes: 0,
             fixed_runs: None,
+            design: LookDesign::GroupSequential,
         }
     }
 }
@@ -369,6 +400,29 @@ struct CommitState {
     /// Retest round (0 = first).
     round: usize,
     probe: bool,
+    /// Group-sequential design: block differences against G (ln X − ln G,
+    /// block means), over every round.
+    #[serde(default)]
+    versus_good: Vec<f64>,
+    /// Likewise against B.
+    #[serde(default)]
+    versus_bad: Vec<f64>,
+    /// Looks of the design reached by each comparison.
+    #[serde(default)]
+    good_looks_done: usize,
+    #[serde(default)]
+    bad_looks_done: usize,
+    /// Completed blocks of this commit, over every round, and at the start
+    /// of the current round.
+    #[serde(default)]
+    blocks: usize,
+    #[serde(default)]
+    round_block_start: usize,
+    /// Group-sequential design: one test rejected while X sat 25%–75% of
+    /// the way between the endpoints; the other comparison is measured up
+    /// to as many blocks before the call, to tell a partial change.
+    #[serde(default)]
+    holding: bool,
 }
 
 impl CommitState {
@@ -383,6 +437,13 @@ impl CommitState {
             looks_done: 0,
             round: 0,
             probe: false,
+            versus_good: Vec::new(),
+            versus_bad: Vec::new(),
+            good_looks_done: 0,
+            bad_looks_done: 0,
+            blocks: 0,
+            round_block_start: 0,
+            holding: false,
         }
     }
 }
@@ -407,7 +468,53 @@ pub struct Bisection {
     /// Clock at the last classification or endpoint comparison: the
     /// runs after it were taken for the commit being measured now.
     settled_at: usize,
+    /// Group-sequential design: the candidates' looks, fixed when the
+    /// endpoints are told apart.
+    #[serde(default)]
+    candidate_design: Option<CandidateDesign>,
+    /// Group-sequential design: the block being measured.
+    #[serde(default)]
+    open_block: Option<OpenBlock>,
+    /// Group-sequential design: the endpoints' looks and levels.
+    #[serde(default)]
+    endpoint_design: Option<CandidateDesign>,
+    /// Group-sequential design: share of the endpoints' block differences
+    /// beyond half their shift (towards B) when they were told apart,
+    /// clamped to [0.55, 0.95] (`side_log_odds`).
+    #[serde(default)]
+    side_agreement: Option<f64>,
+    /// Group-sequential design: the test run on candidates' block
+    /// differences, chosen from the endpoints' blocks when they were told
+    /// apart (before any candidate is measured).
+    #[serde(default)]
+    block_test: Option<BlockTest>,
 }
+
+/// A block in progress: `max_batch` runs of each commit in `turns`, in
+/// that order, back to back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct OpenBlock {
+    candidate: usize,
+    turns: Vec<usize>,
+    values: Vec<Vec<f64>>,
+}
+
+/// Which endpoints a candidate's next block measures it against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Against {
+    Both,
+    Good,
+    Bad,
+}
+
+/// Blocks against both endpoints before a candidate is measured against
+/// one only.
+const BOTH_BLOCKS: usize = 1;
+
+/// Posterior log odds (`Bisection::side_log_odds`) of a candidate's side
+/// beyond which it is measured against the other endpoint only: ln 2,
+/// p = 2/3 (see `Bisection::against`).
+const SIDE_LOG_ODDS: f64 = std::f64::consts::LN_2;
 
 impl Bisection {
     /// `candidates`: the commits in good..bad, oldest first, the bad
@@ -445,13 +552,38 @@ impl Bisection {
             config.step_error * 2.0,
             config.retests + 1,
         );
-        let endpoint_looks = looks_in_blocks(
-            config.endpoint_min_runs,
-            config.endpoint_max_runs,
-            config.max_batch,
-            config.endpoint_error,
-            1,
-        );
+        let grouped = config.design == LookDesign::GroupSequential && config.fixed_runs.is_none();
+        // Group-sequential: the endpoints' two-sided tests (signed-rank and
+        // sign, the error split between them) at level `endpoint_error`
+        // together over looks up to their cap (one round).
+        let endpoint_design = grouped.then(|| {
+            candidate_design(
+                config.endpoint_error / 4.0,
+                config.endpoint_min_runs.div_ceil(config.max_batch),
+                (config.endpoint_max_runs / config.max_batch).max(2),
+                1,
+            )
+        });
+        // Group-sequential: each of a candidate's two one-sided tests at
+        // level `step_error` over every round's looks.
+        let candidate_design = grouped.then(|| {
+            candidate_design(
+                config.step_error,
+                config.first_look.div_ceil(config.max_batch),
+                (config.max_runs_per_step / config.max_batch).max(2),
+                config.retests + 1,
+            )
+        });
+        let endpoint_looks = match &endpoint_design {
+            Some(design) => design.looks.clone(),
+            None => looks_in_blocks(
+                config.endpoint_min_runs,
+                config.endpoint_max_runs,
+                config.max_batch,
+                config.endpoint_error,
+                1,
+            ),
+        };
         Ok(Bisection {
             config,
             order,
@@ -464,6 +596,11 @@ impl Bisection {
             abort: None,
             clock: 0,
             settled_at: 0,
+            candidate_design,
+            open_block: None,
+            endpoint_design,
+            side_agreement: None,
+            block_test: None,
         })
     }
 
@@ -517,6 +654,7 @@ impl Bisection {
                         state.class = None;
                         state.looks_done = 0;
                         state.round_start = state.samples.len();
+                        state.round_block_start = state.blocks;
                         state.window_start = settled_at;
                     } else if state.samples.is_empty() {
                         state.window_start = settled_at;
@@ -532,6 +670,8 @@ impl Bisection {
                     if is_endpoint {
                         self.evaluate_endpoints();
                     }
+                } else if self.grouped() {
+                    self.fill_block(position, values);
                 } else {
                     if !is_endpoint {
                         self.evaluate_candidate(position);
@@ -559,6 +699,13 @@ impl Bisection {
                 let state = &self.commits[position];
                 if matches!(state.class, Some(Class::Good | Class::Bad | Class::Skipped)) {
                     return Ok(());
+                }
+                if self
+                    .open_block
+                    .as_ref()
+                    .is_some_and(|block| block.candidate == position)
+                {
+                    self.open_block = None;
                 }
                 let decision = Decision {
                     class: Class::Skipped,
@@ -606,6 +753,15 @@ impl Bisection {
             return Action::Measure {
                 commit: self.order[position].clone(),
                 runs: target.saturating_sub(done).max(1),
+            };
+        }
+        if self.grouped() {
+            return match self.plan() {
+                Some((turns, index, filled)) => Action::Measure {
+                    commit: self.order[turns[index]].clone(),
+                    runs: self.config.max_batch - filled,
+                },
+                None => Action::Done(self.outcome()),
             };
         }
         let Some(position) = self.target() else {
@@ -923,21 +1079,38 @@ impl Bisection {
         if !advanced {
             return;
         }
-        let confidence = 1.0 - self.config.endpoint_error / self.endpoint_looks.len() as f64;
+        let confidence = match &self.endpoint_design {
+            Some(design) => design.confidence[self.endpoint_looks_done - 1],
+            None => 1.0 - self.config.endpoint_error / self.endpoint_looks.len() as f64,
+        };
         let good = &self.commits[0].samples;
         let bad = &self.commits[self.last()].samples;
         // Block by block, like the candidates: load changes slower than a
         // block cancel (see blocks.rs).
-        let shift = blocked_shift(&block_differences(good, bad, block), confidence);
-        let direction = shift.and_then(|shift| shift.interval).and_then(|interval| {
-            if interval.low > 0.0 {
-                Some(Direction::Higher)
-            } else if interval.high < 0.0 {
-                Some(Direction::Lower)
-            } else {
-                None
+        let differences = block_differences(good, bad, block);
+        let direction_of = |shift: Option<Shift>| {
+            shift.and_then(|shift| shift.interval).and_then(|interval| {
+                if interval.low > 0.0 {
+                    Some(Direction::Higher)
+                } else if interval.high < 0.0 {
+                    Some(Direction::Lower)
+                } else {
+                    None
+                }
+            })
+        };
+        let mut shift = blocked_shift(&differences, confidence);
+        let mut direction = direction_of(shift);
+        if direction.is_none() && self.endpoint_design.is_some() {
+            // Group-sequential: the sign test too, each at half the error
+            // (`new`), so that blocks spoiled by load changes (large, of
+            // random sign) cannot hide the shift from both.
+            let sign = sign_shift(&differences, confidence);
+            if let Some(found) = direction_of(sign) {
+                direction = Some(found);
+                shift = sign;
             }
-        });
+        }
         if let (Some(direction), Some(shift)) = (direction, shift) {
             self.settle(direction, shift, good_runs, bad_runs);
         } else if self.endpoint_looks_done == self.endpoint_looks.len() {
@@ -958,6 +1131,23 @@ impl Bisection {
             bad_runs,
         });
         self.settled_at = self.clock;
+        if self.endpoint_design.is_some() {
+            let differences = block_differences(
+                &self.commits[0].samples,
+                &self.commits[self.last()].samples,
+                self.config.max_batch,
+            );
+            self.block_test = Some(BlockTest::choose(&differences));
+            let half = shift.estimate.ln_1p() / 2.0;
+            let beyond = differences
+                .iter()
+                .filter(|&&difference| (difference - half) * half > 0.0)
+                .count();
+            if !differences.is_empty() {
+                self.side_agreement =
+                    Some((beyond as f64 / differences.len() as f64).clamp(0.55, 0.95));
+            }
+        }
     }
 
     /// Fixed-runs mode: the direction is the sign of the median change;
@@ -1126,6 +1316,305 @@ impl Bisection {
             reason: None,
         };
         self.record(position, decision);
+    }
+
+    /// Whether candidates are measured and judged by the group-sequential
+    /// design (after the endpoints are told apart).
+    fn grouped(&self) -> bool {
+        self.config.design == LookDesign::GroupSequential
+            && self.config.fixed_runs.is_none()
+            && self.comparison.is_some()
+            && self.candidate_design.is_some()
+    }
+
+    /// The block to measure next in the group-sequential design: its turns
+    /// (positions, in order), the turn to measure and the runs already in
+    /// it; `None` when the search is over. Continues the open block if it
+    /// belongs to the commit to measure, else plans a new one. O(c + n).
+    fn plan(&self) -> Option<(Vec<usize>, usize, usize)> {
+        let candidate = self.target()?;
+        let block = self.config.max_batch;
+        if let Some(open) = &self.open_block
+            && open.candidate == candidate
+            && let Some(index) = open.values.iter().position(|values| values.len() < block)
+        {
+            return Some((open.turns.clone(), index, open.values[index].len()));
+        }
+        Some((self.turns(candidate), 0, 0))
+    }
+
+    /// The turns of a new block of `candidate`: G, X, B (then B, X, G, so
+    /// that a linear trend cancels over two blocks) for the first blocks
+    /// and whenever its position between the endpoints is unclear; once it
+    /// clearly resembles one endpoint, only X and the other endpoint
+    /// (E, X then X, E), the comparison that can classify it. The choice
+    /// depends on earlier blocks only, so each block difference is still
+    /// symmetric about 0 under the null given everything before it.
+    fn turns(&self, candidate: usize) -> Vec<usize> {
+        let state = &self.commits[candidate];
+        let (good, bad) = (0, self.last());
+        let even = state.blocks % 2 == 0;
+        match self.against(candidate) {
+            Against::Both if even => vec![good, candidate, bad],
+            Against::Both => vec![bad, candidate, good],
+            Against::Good if even => vec![good, candidate],
+            Against::Good => vec![candidate, good],
+            Against::Bad if even => vec![bad, candidate],
+            Against::Bad => vec![candidate, bad],
+        }
+    }
+
+    fn against(&self, candidate: usize) -> Against {
+        let state = &self.commits[candidate];
+        if state.versus_good.len() < BOTH_BLOCKS || state.versus_bad.len() < BOTH_BLOCKS {
+            return Against::Both;
+        }
+        if state.holding {
+            return if state.versus_good.len() < state.versus_bad.len() {
+                Against::Good
+            } else {
+                Against::Bad
+            };
+        }
+        // A block against one endpoint costs 2 runs and helps the test
+        // that can decide X with the posterior probability p of that side;
+        // against both it costs 3 and always helps: one endpoint is the
+        // better buy when p/2 > 1/3, that is p > 2/3.
+        let odds = self.side_log_odds(candidate);
+        if odds < -SIDE_LOG_ODDS {
+            // Looks like G: only rejecting "X is like B" can classify it.
+            Against::Bad
+        } else if odds > SIDE_LOG_ODDS {
+            Against::Good
+        } else {
+            Against::Both
+        }
+    }
+
+    /// Log posterior odds that X is like B rather than like G, for
+    /// choosing the next block's endpoints only (never for a decision).
+    /// Prior: the culprit uniform over the commits still possible, so
+    /// P(X like B) = (X − low)/(high − low) (the posterior over the
+    /// culprit's position that noisy binary search weighs, Ben-Or &
+    /// Hassidim 2008, with every classification taken as settled).
+    /// Likelihood from signs only, so that a block spoiled by a load
+    /// change (large, of random sign) counts once: a block difference
+    /// against G lies beyond Δ/2 (towards B's side) with probability p if X
+    /// is like B and 1 − p if like G, and one against B beyond −Δ/2 the
+    /// same way, with Δ the endpoints' log shift and p the share of the
+    /// endpoints' own block differences beyond Δ/2; each block adds
+    /// ±ln(p/(1 − p)). O(n + c).
+    fn side_log_odds(&self, candidate: usize) -> f64 {
+        let state = &self.commits[candidate];
+        let (Some(comparison), Some(agreement)) = (&self.comparison, self.side_agreement) else {
+            return 0.0;
+        };
+        let shift = comparison.shift.estimate.ln_1p();
+        if !(shift.is_finite() && shift != 0.0) {
+            return 0.0;
+        }
+        let (low, high) = self.bounds();
+        let prior = if candidate > low && candidate < high {
+            let bad = (candidate - low) as f64 / (high - low) as f64;
+            (bad / (1.0 - bad)).ln()
+        } else {
+            0.0
+        };
+        let weight = (agreement / (1.0 - agreement)).ln();
+        let vote = |centred: f64| {
+            let towards_bad = centred * shift.signum();
+            if towards_bad > 0.0 {
+                weight
+            } else if towards_bad < 0.0 {
+                -weight
+            } else {
+                0.0
+            }
+        };
+        let likelihood: f64 = state
+            .versus_good
+            .iter()
+            .map(|difference| vote(difference - shift / 2.0))
+            .chain(
+                state
+                    .versus_bad
+                    .iter()
+                    .map(|difference| vote(difference + shift / 2.0)),
+            )
+            .sum();
+        prior + likelihood
+    }
+
+    /// Where X sits from G (0) to B (1) on the log scale: the medians of
+    /// its block differences against each endpoint, each turned into a
+    /// position with the endpoints' log shift, weighted by block counts.
+    /// 0.5 when nothing is known. O(n log n).
+    fn position_estimate(&self, candidate: usize) -> f64 {
+        let state = &self.commits[candidate];
+        let Some(comparison) = &self.comparison else {
+            return 0.5;
+        };
+        let shift = comparison.shift.estimate.ln_1p();
+        if !(shift.is_finite() && shift != 0.0) {
+            return 0.5;
+        }
+        let (from_good, from_bad) = (state.versus_good.len(), state.versus_bad.len());
+        if from_good + from_bad == 0 {
+            return 0.5;
+        }
+        let mut weighted = 0.0;
+        if from_good > 0 {
+            weighted += from_good as f64 * median(&state.versus_good) / shift;
+        }
+        if from_bad > 0 {
+            weighted += from_bad as f64 * (1.0 + median(&state.versus_bad) / shift);
+        }
+        weighted / (from_good + from_bad) as f64
+    }
+
+    /// Adds `values` of `position` to the open block if it is that
+    /// commit's turn (runs measured out of turn are kept as samples but
+    /// enter no block), and closes the block when every turn is full.
+    fn fill_block(&mut self, position: usize, values: &[f64]) {
+        let Some((turns, index, filled)) = self.plan() else {
+            return;
+        };
+        if turns[index] != position {
+            return;
+        }
+        let candidate = self.target().expect("a plan has a target");
+        let block = self.config.max_batch;
+        let open = match &mut self.open_block {
+            Some(open) if open.candidate == candidate && open.turns == turns => open,
+            slot => slot.insert(OpenBlock {
+                candidate,
+                values: vec![Vec::new(); turns.len()],
+                turns,
+            }),
+        };
+        let take = values.len().min(block - filled);
+        open.values[index].extend_from_slice(&values[..take]);
+        if open.values.iter().all(|values| values.len() == block) {
+            let open = self.open_block.take().expect("the block is open");
+            self.close_block(open);
+        }
+    }
+
+    /// Records the block differences of a full block and evaluates the
+    /// candidate's tests at any look they reached.
+    fn close_block(&mut self, open: OpenBlock) {
+        let mean_log = |values: &[f64]| {
+            values.iter().map(|value| value.ln()).sum::<f64>() / values.len() as f64
+        };
+        let candidate = open.candidate;
+        let index = open
+            .turns
+            .iter()
+            .position(|&turn| turn == candidate)
+            .expect("a block measures its candidate");
+        let own = mean_log(&open.values[index]);
+        let last = self.last();
+        let state = &mut self.commits[candidate];
+        for (&turn, values) in open.turns.iter().zip(&open.values) {
+            if turn == 0 {
+                state.versus_good.push(own - mean_log(values));
+            } else if turn == last {
+                state.versus_bad.push(own - mean_log(values));
+            }
+        }
+        state.blocks += 1;
+        self.evaluate_grouped(candidate);
+    }
+
+    /// Group-sequential looks: each comparison (X against G, X against B)
+    /// is a one-sided signed-rank test evaluated when its block count
+    /// reaches a look of the design, at that look's nominal level. X is
+    /// like-bad when the test against G rejects towards B, like-good when
+    /// the test against B rejects towards G, in either case only when X's
+    /// estimated position is also on that side (which can only make calls
+    /// rarer). Undecided when its round reaches the round's blocks.
+    fn evaluate_grouped(&mut self, candidate: usize) {
+        let (Some(design), Some(comparison)) = (&self.candidate_design, &self.comparison) else {
+            return;
+        };
+        let direction = comparison.direction;
+        let test = self.block_test.unwrap_or(BlockTest::SignedRank);
+        let state = &self.commits[candidate];
+        if state.class.is_some() {
+            return;
+        }
+        let advance = |count: usize, mut done: usize| {
+            while design.looks.get(done).is_some_and(|&look| look <= count) {
+                done += 1;
+            }
+            done
+        };
+        let good_done = advance(state.versus_good.len(), state.good_looks_done);
+        let bad_done = advance(state.versus_bad.len(), state.bad_looks_done);
+        let advanced = good_done > state.good_looks_done || bad_done > state.bad_looks_done;
+        // The interval of a comparison at its latest look, on that look's
+        // data (a later block changes nothing until the next look).
+        let at_look = |differences: &[f64], done: usize| -> (Option<Shift>, f64) {
+            if done == 0 {
+                return (test.shift(differences, 0.95), 0.0);
+            }
+            let look = design.looks[done - 1];
+            let confidence = design.confidence[done - 1];
+            (test.shift(&differences[..look], confidence), confidence)
+        };
+        let (versus_good, good_confidence) = at_look(&state.versus_good, good_done);
+        let (versus_bad, bad_confidence) = at_look(&state.versus_bad, bad_done);
+        let round_blocks = state.blocks - state.round_block_start;
+        let exhausted = round_blocks >= design.round_blocks;
+        let fraction = self.position_estimate(candidate);
+        let state = &mut self.commits[candidate];
+        state.good_looks_done = good_done;
+        state.bad_looks_done = bad_done;
+        if !advanced && !exhausted {
+            return;
+        }
+        let rejects = |shift: Option<Shift>, towards_bad: bool| {
+            shift
+                .and_then(|shift| shift.interval)
+                .is_some_and(|interval| match (direction, towards_bad) {
+                    (Direction::Higher, true) | (Direction::Lower, false) => interval.low > 0.0,
+                    (Direction::Higher, false) | (Direction::Lower, true) => interval.high < 0.0,
+                })
+        };
+        let like_bad = good_done > 0 && rejects(versus_good, true);
+        let like_good = bad_done > 0 && rejects(versus_bad, false);
+        let intermediate = (INTERMEDIATE_LOW..=INTERMEDIATE_HIGH).contains(&fraction);
+        let partial = like_good && like_bad && intermediate;
+        // A call halfway between the endpoints waits until the other
+        // comparison has as many blocks: both rejecting is a partial change.
+        let other_behind = (like_bad && state.versus_bad.len() < state.versus_good.len())
+            || (like_good && state.versus_good.len() < state.versus_bad.len());
+        state.holding = intermediate && !partial && other_behind && !exhausted;
+        if state.holding {
+            return;
+        }
+        let (class, confidence) = match (like_good, like_bad) {
+            (true, _) if fraction < 0.5 => (Class::Good, bad_confidence),
+            (_, true) if fraction > 0.5 => (Class::Bad, good_confidence),
+            _ if exhausted => (Class::Undecided, good_confidence.max(bad_confidence)),
+            _ => return,
+        };
+        let block = self.config.max_batch;
+        let decision = Decision {
+            class,
+            runs: state.samples.len(),
+            endpoint_runs: (
+                state.versus_good.len() * block,
+                state.versus_bad.len() * block,
+            ),
+            confidence,
+            versus_good,
+            versus_bad,
+            fraction: Some(fraction),
+            partial,
+            reason: None,
+        };
+        self.record(candidate, decision);
     }
 
     fn record(&mut self, position: usize, decision: Decision) {

@@ -59,6 +59,7 @@
 mod bisection;
 mod blocks;
 mod commit;
+mod design;
 mod error;
 mod git;
 mod log;
@@ -67,7 +68,7 @@ mod vcs;
 
 pub use bisection::{
     AbortReason, Action, Bisection, Class, CommitEvidence, Config, Conflict, Culprit, Decision,
-    Direction, EndpointComparison, Event, Outcome, Phase, Step,
+    Direction, EndpointComparison, Event, LookDesign, Outcome, Phase, Step,
 };
 pub use commit::{Commit, CommitId};
 pub use error::BisectError;

@@ -13,7 +13,9 @@ use common::{Script, drive, ids, step_script};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::Distribution;
-use verdict_bisect::{AbortReason, Action, Bisection, Class, Config, Culprit, Event};
+use verdict_bisect::{
+    AbortReason, Action, Bisection, Class, CommitId, Config, Culprit, Event, LookDesign,
+};
 
 #[test]
 fn every_culprit_position_in_lists_up_to_64_is_found() {
@@ -164,13 +166,23 @@ fn an_undecidable_commit_is_retested_then_left_in_the_range() {
     // with a much wider spread than the endpoints is not "undecided": the
     // rank test rightly says it is not distributed like either.)
     scripts[4] = Script::Median(1.3f64.sqrt());
-    let config = Config {
-        max_runs_per_step: 30,
-        retests: 1,
-        endpoint_min_runs: 30,
-        ..Config::default()
-    };
-    let (outcome, _, bisection) = drive(config, &scripts, 0.40, 5);
+    // The Bonferroni design (bisections stored before 2026-12) judges
+    // each round on its own runs; the group-sequential design pools them.
+    for design in [LookDesign::Bonferroni, LookDesign::GroupSequential] {
+        let config = Config {
+            max_runs_per_step: 30,
+            retests: 1,
+            endpoint_min_runs: 30,
+            design,
+            ..Config::default()
+        };
+        undecided_commit_is_retested(config, &scripts, &ids);
+    }
+}
+
+fn undecided_commit_is_retested(config: Config, scripts: &[Script], ids: &[CommitId]) {
+    let design = config.design;
+    let (outcome, _, bisection) = drive(config, scripts, 0.40, 5);
     let outcome = outcome.unwrap();
     let evidence = bisection.evidence();
     let halfway = evidence
@@ -191,9 +203,19 @@ fn an_undecidable_commit_is_retested_then_left_in_the_range() {
         .filter(|step| step.commit == ids[4])
         .map(|step| (step.decision.runs, step.decision.endpoint_runs))
         .collect();
-    // Each round is judged on its own 30 runs against the 30 runs of each
-    // endpoint measured in turns with it, not on the endpoints' history.
-    assert_eq!(rounds, vec![(30, (30, 30)), (30, (30, 30))]);
+    if design == LookDesign::Bonferroni {
+        // Each round is judged on its own 30 runs against the 30 runs of
+        // each endpoint measured in turns with it, not on the endpoints'
+        // history.
+        assert_eq!(rounds, vec![(30, (30, 30)), (30, (30, 30))]);
+    } else {
+        // The second round's call uses both rounds' runs (pooled), and
+        // the endpoint runs measured in turns with them.
+        assert_eq!(rounds.len(), 2, "{rounds:?}");
+        assert_eq!(rounds[0].0, 30);
+        assert_eq!(rounds[1].0, 60);
+        assert!(rounds[1].1.0 > rounds[0].1.0 || rounds[1].1.1 > rounds[0].1.1);
+    }
     assert!(outcome.undecided.contains(&ids[4]), "{outcome:?}");
     assert!(
         matches!(&outcome.culprit, Culprit::Range(range) if range.contains(&ids[4])),
@@ -433,4 +455,33 @@ fn the_fake_vcs_drives_a_bisection_like_the_command_will() {
         log.ends_with("# first bad commit: [c06] commit 6\n"),
         "{log}"
     );
+}
+
+#[test]
+fn a_config_stored_before_the_design_field_replays_with_the_bonferroni_design() {
+    // What `verdict bisect` stored before 2026-12: the config without
+    // `design`. It must replay as it ran (Bonferroni), while new
+    // bisections get the group-sequential design.
+    let mut stored = serde_json::to_value(Config::default()).unwrap();
+    stored.as_object_mut().unwrap().remove("design");
+    let config: Config = serde_json::from_value(stored).unwrap();
+    assert_eq!(config.design, LookDesign::Bonferroni);
+    assert_eq!(Config::default().design, LookDesign::GroupSequential);
+    let scripts = step_script(17, 9, 0.30);
+    let (outcome, events, live) = drive(config.clone(), &scripts, 0.05, 3);
+    let outcome = outcome.unwrap();
+    let ids = ids(17);
+    let replayed =
+        Bisection::replay(config.clone(), ids[0].clone(), ids[1..].to_vec(), &events).unwrap();
+    assert_eq!(replayed, live);
+    assert_eq!(replayed.next_action(), Action::Done(outcome.clone()));
+    // The same events under the new design are judged differently (it
+    // would have asked for other runs): the design really is part of the
+    // replay.
+    let other = Config {
+        design: LookDesign::GroupSequential,
+        ..config
+    };
+    let regrouped = Bisection::replay(other, ids[0].clone(), ids[1..].to_vec(), &events).unwrap();
+    assert_ne!(regrouped.steps(), live.steps());
 }

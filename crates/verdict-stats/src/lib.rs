@@ -14,6 +14,7 @@ pub mod boots;
 pub mod bootstrap;
 pub mod changepoint;
 pub mod combine;
+pub mod group_looks;
 pub mod multiplicity;
 pub mod paired;
 pub mod plan;

@@ -56,6 +56,17 @@ pub enum Noise {
         min_stretch: usize,
         max_stretch: usize,
     },
+    /// Lognormal noise times a factor drawn afresh for every run: 1 (the
+    /// machine to itself) or, with probability `slow_share`, uniform in
+    /// `[slow_low, slow_high]` (a run that shared the CPU with other
+    /// builds): the development VM while other engineers build, where the
+    /// bench's 2 ms program took 5–20 ms in about a third of its runs.
+    Contended {
+        cv: f64,
+        slow_share: f64,
+        slow_low: f64,
+        slow_high: f64,
+    },
 }
 
 /// The load factor of `Noise::Drift`, advanced one run at a time.
@@ -66,6 +77,19 @@ struct Load {
 
 impl Load {
     fn next(&mut self, noise: Noise, random: &mut ChaCha8Rng) -> f64 {
+        if let Noise::Contended {
+            slow_share,
+            slow_low,
+            slow_high,
+            ..
+        } = noise
+        {
+            return if random.random_bool(slow_share) {
+                random.random_range(slow_low..=slow_high)
+            } else {
+                1.0
+            };
+        }
         let Noise::Drift {
             swing,
             min_stretch,
@@ -92,7 +116,7 @@ pub fn drive_with(
     seed: u64,
 ) -> (Result<Outcome, Action>, Vec<Event>, Bisection) {
     let cv = match noise {
-        Noise::Pure { cv } | Noise::Drift { cv, .. } => cv,
+        Noise::Pure { cv } | Noise::Drift { cv, .. } | Noise::Contended { cv, .. } => cv,
     };
     let mut load = Load {
         factor: 1.0,
