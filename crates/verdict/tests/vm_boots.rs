@@ -171,6 +171,75 @@ fn preempt_levels_boot_in_a_balanced_order_verified_and_compared_boot_by_boot() 
     assert!(stderr.contains("verified preempt=none"), "{stderr}");
 }
 
+/// `examples/preempt-modes.toml` exactly as shipped (Debian's /vmlinuz,
+/// `accel = "auto"`, three modes, two boots each): every boot proven and
+/// verified, the modes booted in balanced random rounds, the report's
+/// per-level results, boot spread and boot-unit comparisons.
+#[test]
+fn the_preempt_modes_example_runs_as_shipped() {
+    if debian_kernel().is_none() {
+        return;
+    }
+    if verdict_testkit::require_program("stress-ng", "stress-ng").is_none() {
+        return;
+    }
+    if !Path::new("/vmlinuz").exists() {
+        let _: Option<()> = verdict_testkit::missing(
+            "/vmlinuz (Debian's kernel symlink)",
+            "apt-get install linux-image-amd64",
+        );
+        return;
+    }
+    let _turn = ONE_VM_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner());
+    let directory = tempfile::tempdir().unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/preempt-modes.toml");
+    let output = common::verdict(directory.path())
+        .arg("run")
+        .arg(&example)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let boots = store(directory.path()).boots(RunId(1)).unwrap();
+    let proven: Vec<_> = boots
+        .iter()
+        .filter(|boot| boot.status != "failed")
+        .collect();
+    assert_eq!(proven.len(), 6, "{boots:?}");
+    for round in proven.chunks(3) {
+        let mut keys: Vec<&str> = round.iter().map(|boot| boot.level_key.as_str()).collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            ["preempt=full", "preempt=none", "preempt=voluntary"],
+            "{boots:?}"
+        );
+    }
+    for mode in ["none", "voluntary", "full"] {
+        assert!(
+            stderr.contains(&format!("verified preempt={mode}")),
+            "{stderr}"
+        );
+        assert!(
+            stdout.contains(&format!("preempt={mode}")),
+            "no results for {mode}:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("boots: 6 proven"), "{stdout}");
+    assert!(stdout.contains("Welch t over boots"), "{stdout}");
+    assert!(
+        stdout.contains("preempt=voluntary vs none (per-boot medians)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("preempt=full vs none (per-boot medians)"),
+        "{stdout}"
+    );
+}
+
 /// `uname -r` of an image named `vmlinuz-RELEASE`.
 fn kernel_release(kernel: &Path) -> Option<String> {
     kernel
