@@ -231,7 +231,11 @@ impl RunReport {
                     cells[comparison.baseline_cell]
                         .level(&comparison.factor)
                         .unwrap_or(""),
-                    if by_boot { " (per-boot medians)" } else { "" }
+                    if by_boot {
+                        crate::compare::BOOT_ROW_MARK
+                    } else {
+                        ""
+                    }
                 );
                 if by_boot {
                     let groups = |cell: usize| per_cell[cell].values().cloned().collect::<Vec<_>>();

@@ -67,6 +67,10 @@ pub struct ComparisonRow {
     pub absolute_threshold: Option<f64>,
 }
 
+/// The end of a comparison's name when its levels differ by boot and it is
+/// decided with the boot as the unit (`verdict_stats::boots`).
+pub const BOOT_ROW_MARK: &str = " (per-boot medians)";
+
 /// A set of comparisons shown together.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CompareReport {
@@ -357,6 +361,15 @@ impl CompareReport {
         } else {
             ""
         };
+        let boots = if self
+            .comparisons
+            .iter()
+            .any(|row| row.name.ends_with(BOOT_ROW_MARK))
+        {
+            "\nrows marked (per-boot medians): boots as the unit; delta = exp(difference of the mean per-boot median logs) - 1 with Welch's interval, p: Welch t over boots, n = boots"
+        } else {
+            ""
+        };
         let (delta, test, blocks) = match &self.paired {
             None => (
                 "candidate/baseline - 1 (Hodges-Lehmann)",
@@ -379,7 +392,7 @@ impl CompareReport {
             ),
         };
         format!(
-            "{k} comparison{}; alpha {}; multiplicity: {}\ndelta = {delta}, {:.1}% interval; p: {test}{absolute}{blocks}",
+            "{k} comparison{}; alpha {}; multiplicity: {}\ndelta = {delta}, {:.1}% interval; p: {test}{absolute}{blocks}{boots}",
             if k == 1 { "" } else { "s" },
             self.alpha,
             self.adjustment,
