@@ -26,14 +26,15 @@ fn stdout_of(command: &mut Command) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
-/// A 10 ms sleep against a 60 ms one, 10 interleaved blocks; the first
-/// 60 ms run fails (a marker file in the work directory), so its block is
+/// A 10 ms sleep against a 300 ms one (30 times as long, so a loaded
+/// machine's scheduling delays of tens of ms cannot reverse a block), 10
+/// interleaved blocks; the first 300 ms run fails (a marker file in the work directory), so its block is
 /// incomplete.
 fn experiment(analysis: &str) -> String {
     format!(
         "name = \"sleeps\"\nshell = true\n\
-         command = \"if [ \\\"$VERDICT_DURATION\\\" = 0.06 ] && [ ! -e failed-once ]; then touch failed-once; exit 1; fi; sleep \\\"$VERDICT_DURATION\\\"\"\n\
-         [factors]\nduration = [\"0.01\", \"0.06\"]\n\
+         command = \"if [ \\\"$VERDICT_DURATION\\\" = 0.3 ] && [ ! -e failed-once ]; then touch failed-once; exit 1; fi; sleep \\\"$VERDICT_DURATION\\\"\"\n\
+         [factors]\nduration = [\"0.01\", \"0.3\"]\n\
          [sampling]\niterations = 10\n{analysis}"
     )
 }
@@ -69,10 +70,10 @@ fn paired_analysis_compares_complete_blocks_and_names_the_procedure() {
         "{comparisons}"
     );
     let row = &comparisons["comparisons"][0];
-    // 10 blocks, one without its 60 ms run: 9 complete blocks per side.
+    // 10 blocks, one without its 300 ms run: 9 complete blocks per side.
     assert_eq!(row["baseline"]["n"], 9, "{row}");
     assert_eq!(row["candidate"]["n"], 9, "{row}");
-    // Six times as long in every block: a regression by the paired rule.
+    // Thirty times as long in every block: a regression by the paired rule.
     assert_eq!(row["verdict"], "regression", "{row}");
     assert!(row["delta"].as_f64().unwrap() > 1.0, "{row}");
     assert!(
