@@ -483,6 +483,12 @@ pub fn replay(design: &SequentialDesign, baseline: &[f64], candidate: &[f64]) ->
             procedure,
         };
     };
+    replay_outcome(&outcome, procedure)
+}
+
+/// Where and how a replay stopped, from the outcome of its last look (the
+/// planned-cap and the information-based designs alike).
+pub(crate) fn replay_outcome(outcome: &LookOutcome, procedure: String) -> ReplayOutcome {
     let (state, decision, magnitude) = match outcome.state {
         LookState::Decided {
             decision,

@@ -53,7 +53,7 @@ use serde::Serialize;
 use super::boundaries::Monitor;
 use super::{
     Better, CAP_INFLATION, DEFAULT_SPENDING, Decision, LookOutcome, LookState, Magnitude,
-    ReplayOutcome, ReplayState, SequentialError, Spending, StopInterval,
+    ReplayOutcome, SequentialError, Spending,
 };
 use crate::plan::{normal_cdf, normal_quantile};
 use crate::shift::relative_shift;
@@ -400,38 +400,13 @@ pub fn replay_information(
     candidate: &[f64],
 ) -> ReplayOutcome {
     let result = design.look(baseline, candidate);
-    let outcome = result.outcome;
-    let (state, decision, magnitude) = match outcome.state {
-        LookState::Decided {
-            decision,
-            magnitude,
-        } => (ReplayState::Decided, Some(decision), Some(magnitude)),
-        LookState::Cap => (ReplayState::InconclusiveAtCap, None, None),
-        LookState::Continue => (ReplayState::OutOfData, None, None),
-    };
-    ReplayOutcome {
-        stopped_at: outcome.runs,
-        looks: outcome.look.unwrap_or(0),
-        state,
-        decision,
-        magnitude,
-        estimate: outcome.shift.map(|shift| shift.estimate),
-        interval: outcome
-            .shift
-            .and_then(|shift| shift.interval)
-            .map(|interval| StopInterval {
-                low: interval.low,
-                high: interval.high,
-                confidence: interval.confidence,
-            }),
-        nominal_confidence: outcome.nominal_confidence,
-        procedure: design.describe(),
-    }
+    super::replay_outcome(&result.outcome, design.describe())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sequential::ReplayState;
     use rand::{Rng, SeedableRng};
 
     fn lognormal(rng: &mut rand_chacha::ChaCha8Rng, runs: usize, sd: f64, scale: f64) -> Vec<f64> {
