@@ -6,6 +6,8 @@
 
 #![allow(dead_code)]
 
+pub mod rows;
+
 use std::path::PathBuf;
 
 use verdict_store::{Database, Location};
