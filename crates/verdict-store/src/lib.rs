@@ -12,6 +12,8 @@ pub mod copy;
 mod database;
 mod error;
 mod filters;
+#[doc(hidden)]
+pub mod forward;
 mod history;
 mod identity;
 pub mod location;
