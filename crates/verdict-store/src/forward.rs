@@ -10,7 +10,9 @@
 pub mod paths {
     pub use serde_json::Value;
     pub use std::collections::BTreeMap;
-    pub use verdict_model::{Cell, Environment, RunId, RunStatus, Sample};
+    pub use verdict_model::{
+        AdaptiveRecord, Cell, ComparisonStatus, Environment, RunId, RunStatus, Sample,
+    };
 }
 
 /// Inside `impl Store for Wrapper { ... }`: every `Store` method, each
@@ -120,6 +122,26 @@ macro_rules! forward_store {
             run: $crate::forward::paths::RunId,
         ) -> Result<Vec<$crate::BootRow>, $crate::StoreError> {
             self.$via().boots(run)
+        }
+        fn record_adaptive_procedure(
+            &self,
+            run: $crate::forward::paths::RunId,
+            procedure: &str,
+        ) -> Result<(), $crate::StoreError> {
+            self.$via().record_adaptive_procedure(run, procedure)
+        }
+        fn record_adaptive_decisions(
+            &self,
+            run: $crate::forward::paths::RunId,
+            decisions: &[$crate::forward::paths::ComparisonStatus],
+        ) -> Result<(), $crate::StoreError> {
+            self.$via().record_adaptive_decisions(run, decisions)
+        }
+        fn adaptive(
+            &self,
+            run: $crate::forward::paths::RunId,
+        ) -> Result<$crate::forward::paths::AdaptiveRecord, $crate::StoreError> {
+            self.$via().adaptive(run)
         }
         fn put_annotation(
             &self,

@@ -1,5 +1,6 @@
 //! verdict-store: the only crate that knows SQL. The `Store` trait (runs,
-//! samples, selections across runs, run annotations, bisection state);
+//! samples, selections across runs, run annotations, adaptive state,
+//! bisection state);
 //! `SqliteStore`, its embedded SQLite implementation (and a read-only open
 //! for commands that only read); `PostgresStore`, the same on a shared
 //! PostgreSQL database; both on one list of numbered schema migrations;
@@ -7,6 +8,7 @@
 //! `overlap`: which runs measured at the same time on a host. Must not
 //! start processes, read clocks or print.
 
+mod adaptive;
 mod boots;
 pub mod copy;
 mod database;

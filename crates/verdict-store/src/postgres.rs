@@ -991,6 +991,8 @@ impl Store for PostgresStore {
             .collect())
     }
 
+    crate::adaptive::store_methods!();
+
     fn put_annotation(&self, run: RunId, key: &str, value: &Value) -> Result<(), StoreError> {
         let operation = format!("store annotation `{key}` of run {run}");
         self.execute_raw(

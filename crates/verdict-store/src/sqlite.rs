@@ -1198,6 +1198,8 @@ impl Store for SqliteStore {
         self.boot_rows(run)
     }
 
+    crate::adaptive::store_methods!();
+
     fn put_annotation(&self, run: RunId, key: &str, value: &Value) -> Result<(), StoreError> {
         let operation = format!("store annotation `{key}` of run {run}");
         self.write(&operation, |transaction| {
