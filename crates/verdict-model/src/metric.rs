@@ -3,7 +3,7 @@
 //! their defaults) live in verdict-parse.
 
 use serde::{Deserialize, Serialize};
-pub use verdict_parse::{Direction, Extractor};
+pub use verdict_parse::{Direction, Extractor, Stream};
 
 /// A value verdict measures itself, from the iteration's process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,21 +43,6 @@ impl MetricSource {
             Self::Parsed(extractor) => extractor.default_unit(),
         }
     }
-}
-
-/// Which output a parsed metric is read from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stream {
-    Stdout,
-    Stderr,
-    /// The extractor's usual stream (stderr for perf and `time`, both for
-    /// stress-ng, stdout otherwise); if the metric is not found there, stdout
-    /// and stderr together.
-    Output,
-    /// A file the workload writes (path relative to the working directory;
-    /// placeholders substituted).
-    File(String),
 }
 
 /// A declared metric.

@@ -1,8 +1,7 @@
 //! verdict-store: the only crate that knows SQL. The `Store` trait (runs,
 //! samples, selections across runs, run annotations, adaptive state,
-//! bisection state);
-//! `SqliteStore`, its embedded SQLite implementation (and a read-only open
-//! for commands that only read); `PostgresStore`, the same on a shared
+//! bisection state); `SqliteStore`, its embedded SQLite implementation
+//! (and a read-only open for commands that only read); `PostgresStore`, the same on a shared
 //! PostgreSQL database; both on one list of numbered schema migrations;
 //! `Database`, whichever of the two `--db` names (`Location`); and
 //! `overlap`: which runs measured at the same time on a host. Must not
