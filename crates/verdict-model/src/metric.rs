@@ -19,6 +19,30 @@ pub enum Builtin {
     MaxRss,
 }
 
+impl Builtin {
+    /// Every built-in metric.
+    pub const ALL: [Builtin; 4] = [Builtin::Wall, Builtin::User, Builtin::Sys, Builtin::MaxRss];
+
+    /// Its name as a metric source, and the name of the metric that
+    /// measures it unless the experiment names it otherwise: `wall`,
+    /// `user`, `sys`, `maxrss`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Builtin::Wall => "wall",
+            Builtin::User => "user",
+            Builtin::Sys => "sys",
+            Builtin::MaxRss => "maxrss",
+        }
+    }
+
+    /// The built-in metric called `name`, if any.
+    pub fn from_name(name: &str) -> Option<Builtin> {
+        Builtin::ALL
+            .into_iter()
+            .find(|builtin| builtin.name() == name)
+    }
+}
+
 /// Where an iteration's metric comes from: measured by verdict, or parsed
 /// from the workload's output by a verdict-parse extractor.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,6 +9,7 @@
 
 mod adaptive;
 mod boots;
+mod builtin;
 pub mod copy;
 mod database;
 mod error;

@@ -24,9 +24,10 @@ use serde_json::Value;
 use verdict_model::{Cell, Environment, Failure, RunId, RunStatus, Sample};
 
 use crate::StoreError;
+use crate::builtin;
 use crate::location::{postgres_config, redact_url};
 use crate::migrations::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS, POSTGRES_BOOTSTRAP};
-use crate::sqlite::{BUILTIN_COLUMNS, builtin_column_value, is_flagged, to_json};
+use crate::sqlite::to_json;
 use crate::store::{
     BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, RunTimes,
     SelectedValue, Selection, Store,
@@ -746,16 +747,7 @@ impl Store for PostgresStore {
         })?;
         let cell_index = i64::try_from(sample.cell)
             .map_err(|_| self.invalid(what(), format!("cell index {} too large", sample.cell)))?;
-        let mut builtin_metrics = 0_i64;
-        for (name, bit, _) in BUILTIN_COLUMNS {
-            if sample
-                .metrics
-                .get(name)
-                .is_some_and(|value| value.to_bits() == builtin_column_value(sample, bit).to_bits())
-            {
-                builtin_metrics |= bit;
-            }
-        }
+        let builtin_metrics = builtin::flags(sample);
         let operation = format!("store {}", what());
         self.write(&operation, || {
             self.store_cell(run, cell_index, cell, &what())?;
@@ -834,12 +826,7 @@ impl Store for PostgresStore {
                 missing: BTreeMap::new(),
                 leftovers: Vec::new(),
             };
-            for (name, bit, _) in BUILTIN_COLUMNS {
-                if builtin_metrics & bit != 0 {
-                    let value = builtin_column_value(&sample, bit);
-                    sample.metrics.insert(name.to_string(), value);
-                }
-            }
+            builtin::expand(&mut sample, builtin_metrics);
             index_by_sequence.insert(i64::from(sequence), samples.len());
             samples.push(sample);
         }
@@ -876,7 +863,7 @@ impl Store for PostgresStore {
         if let Some(run) = selection.run {
             self.run_exists(run)?;
         }
-        let value = builtin_value_sql(&selection.metric);
+        let value = builtin::value_sql(&selection.metric);
         let mut sql = format!(
             "SELECT s.run_id, s.sequence, {value}, s.started_at_ms, c.levels_json \
              FROM samples s \
@@ -1220,14 +1207,7 @@ impl PostgresStore {
                     .map_err(|_| self.invalid(&what, "max RSS too large"))?;
                 let cell_index = i64::try_from(sample.cell)
                     .map_err(|_| self.invalid(&what, "cell index too large"))?;
-                let mut builtin_metrics = 0_i64;
-                for (name, bit, _) in BUILTIN_COLUMNS {
-                    if sample.metrics.get(name).is_some_and(|value| {
-                        value.to_bits() == builtin_column_value(sample, bit).to_bits()
-                    }) {
-                        builtin_metrics |= bit;
-                    }
-                }
+                let builtin_metrics = builtin::flags(sample);
                 self.store_cell(run, cell_index, cell, &what)?;
                 self.insert_sample_rows(
                     run,
@@ -1319,7 +1299,7 @@ impl PostgresStore {
             )?;
         }
         for (name, value) in &sample.metrics {
-            if is_flagged(name, builtin_metrics) {
+            if builtin::is_flagged(name, builtin_metrics) {
                 continue;
             }
             self.execute(
@@ -1330,18 +1310,6 @@ impl PostgresStore {
             )?;
         }
         Ok(())
-    }
-}
-
-/// The SQL for a metric's value: a built-in metric may be a flag on the
-/// sample (schema v3) rather than a `sample_metrics` row. Only constants
-/// reach the text.
-pub(crate) fn builtin_value_sql(metric: &str) -> String {
-    match BUILTIN_COLUMNS.iter().find(|(name, _, _)| *name == metric) {
-        Some((_, bit, column)) => {
-            format!("CASE WHEN (s.builtin_metrics & {bit}) <> 0 THEN s.{column} ELSE m.value END")
-        }
-        None => "m.value".to_string(),
     }
 }
 

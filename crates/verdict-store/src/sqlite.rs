@@ -27,39 +27,13 @@ use serde_json::Value;
 use verdict_model::{Cell, Environment, Failure, RunId, RunStatus, Sample};
 
 use crate::StoreError;
+use crate::builtin;
 use crate::filters::Dialect;
 use crate::migrations::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
 use crate::store::{
     BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, RunTimes,
     SelectedValue, Selection, Store,
 };
-
-/// Built-in metrics stored as a flag on the sample (schema v3) when their
-/// value is the sample's own column: name, bit in `samples.builtin_metrics`,
-/// column.
-pub(crate) const BUILTIN_COLUMNS: [(&str, i64, &str); 4] = [
-    ("wall", 1, "wall_seconds"),
-    ("user", 2, "user_seconds"),
-    ("sys", 4, "sys_seconds"),
-    ("maxrss", 8, "max_rss_kib"),
-];
-
-/// Whether metric `name` is stored as a flag in `builtin_metrics`.
-pub(crate) fn is_flagged(name: &str, builtin_metrics: i64) -> bool {
-    BUILTIN_COLUMNS
-        .iter()
-        .any(|&(builtin, bit, _)| builtin == name && builtin_metrics & bit != 0)
-}
-
-/// The value a flagged built-in metric stands for.
-pub(crate) fn builtin_column_value(sample: &Sample, bit: i64) -> f64 {
-    match bit {
-        1 => sample.wall_seconds,
-        2 => sample.user_seconds,
-        4 => sample.sys_seconds,
-        _ => sample.max_rss_kib as f64,
-    }
-}
 
 /// Page size of new databases (set where a new file is first configured).
 const PAGE_SIZE: i64 = 2048;
@@ -797,16 +771,7 @@ impl Store for SqliteStore {
             .map_err(|_| self.invalid(what(), format!("cell index {} too large", sample.cell)))?;
         // Built-in metrics equal to the sample's own column are a flag, not
         // a row (schema v3); bitwise equality keeps this lossless.
-        let mut builtin_metrics = 0_i64;
-        for (name, bit, _) in BUILTIN_COLUMNS {
-            if sample
-                .metrics
-                .get(name)
-                .is_some_and(|value| value.to_bits() == builtin_column_value(sample, bit).to_bits())
-            {
-                builtin_metrics |= bit;
-            }
-        }
+        let builtin_metrics = builtin::flags(sample);
         let operation = format!("store {}", what());
         // With the cell already checked, no failure and every metric a
         // flag, the body is one INSERT, atomic on its own: no BEGIN/COMMIT.
@@ -817,7 +782,7 @@ impl Store for SqliteStore {
             && sample
                 .metrics
                 .keys()
-                .all(|name| is_flagged(name, builtin_metrics));
+                .all(|name| builtin::is_flagged(name, builtin_metrics));
         let body = |transaction: &Connection| {
             self.store_cell(transaction, run, cell_index, cell, &what())?;
             let inserted = transaction
@@ -896,7 +861,7 @@ impl Store for SqliteStore {
                 )
                 .map_err(self.sql_error(&operation))?;
             for (name, value) in &sample.metrics {
-                if is_flagged(name, builtin_metrics) {
+                if builtin::is_flagged(name, builtin_metrics) {
                     continue;
                 }
                 insert_metric
@@ -986,12 +951,7 @@ impl Store for SqliteStore {
                 missing: BTreeMap::new(),
                 leftovers: Vec::new(),
             };
-            for (name, bit, _) in BUILTIN_COLUMNS {
-                if builtin_metrics & bit != 0 {
-                    let value = builtin_column_value(&sample, bit);
-                    sample.metrics.insert(name.to_string(), value);
-                }
-            }
+            builtin::expand(&mut sample, builtin_metrics);
             samples.push(sample);
         }
         let mut statement = self
@@ -1047,15 +1007,7 @@ impl Store for SqliteStore {
         }
         // A built-in metric may be a flag on the sample (schema v3) rather
         // than a `sample_metrics` row.
-        let builtin = BUILTIN_COLUMNS
-            .iter()
-            .find(|(name, _, _)| *name == selection.metric);
-        let value = match builtin {
-            Some((_, bit, column)) => {
-                format!("CASE WHEN s.builtin_metrics & {bit} != 0 THEN s.{column} ELSE m.value END")
-            }
-            None => "m.value".to_string(),
-        };
+        let value = builtin::value_sql(&selection.metric);
         let mut sql = format!(
             "SELECT s.run_id, s.sequence, {value}, s.started_at_ms, c.levels_json \
              FROM samples s \
