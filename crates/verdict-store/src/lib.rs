@@ -23,6 +23,7 @@ mod migrations;
 pub mod overlap;
 mod postgres;
 mod postgres_boots;
+mod rows;
 mod sqlite;
 mod store;
 pub mod work;
