@@ -409,6 +409,32 @@ on_both_backends! {
         ));
     }
 
+    fn a_copied_run_keeps_its_adaptive_state(backend) {
+        let source_backend = support::Backend::sqlite();
+        let source = source_backend.open();
+        let run = source.create_run(&new_run("adaptive")).unwrap();
+        source.record_adaptive_procedure(run, "design").unwrap();
+        let decided = status("variant=b", ComparisonState::Decided, Some(Verdict::Equivalent));
+        source
+            .record_adaptive_decisions(run, std::slice::from_ref(&decided))
+            .unwrap();
+        let fixed = source.create_run(&new_run("fixed")).unwrap();
+        let target = backend.open();
+        let copied = verdict_store::copy_run(&source, &target, run).unwrap();
+        let copied_fixed = verdict_store::copy_run(&source, &target, fixed).unwrap();
+        assert_eq!(
+            target.adaptive(copied.target).unwrap(),
+            AdaptiveRecord {
+                procedure: Some("design".to_string()),
+                decisions: vec![decided],
+            }
+        );
+        assert_eq!(
+            target.adaptive(copied_fixed.target).unwrap(),
+            AdaptiveRecord::default()
+        );
+    }
+
     /// A store at schema version 10 kept the adaptive state as the
     /// `procedure` and `decisions` annotations (the JSON below is what the
     /// engine wrote); migration 11, in each dialect, moves them into
