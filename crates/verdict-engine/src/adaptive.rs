@@ -8,34 +8,13 @@
 //! design, which ends each comparison at the information its threshold
 //! needs, estimated from the data (docs/statistics.md).
 
-use serde::Serialize;
 use verdict_model::{ComparisonSpec, Direction, Experiment, Sample, SamplingMode};
 use verdict_stats::sequential::{
     Better, InformationDesign, InformationSettings, LookOutcome, LookState, SequentialDesign,
     SequentialError, SequentialSettings,
 };
 
-/// The state of one comparison after a look.
-#[derive(Debug, Clone, Serialize)]
-pub struct ComparisonStatus {
-    pub factor: String,
-    pub baseline_cell: usize,
-    pub candidate_cell: usize,
-    pub baseline_label: String,
-    pub candidate_label: String,
-    /// `continue`, `decided` or `cap`.
-    pub state: String,
-    /// `regression`, `improvement` or `equivalent` when decided.
-    pub verdict: Option<String>,
-    pub runs: usize,
-    pub estimate: Option<f64>,
-    pub low: Option<f64>,
-    pub high: Option<f64>,
-    pub confidence: Option<f64>,
-    /// Without a cap: runs per cell at which the comparison would reach
-    /// the information its threshold needs, at the precision seen so far.
-    pub projected_runs: Option<usize>,
-}
+pub use verdict_model::{ComparisonState, ComparisonStatus};
 
 /// The design a run stops with.
 #[derive(Debug)]
@@ -163,7 +142,7 @@ impl AdaptivePlan {
     pub fn active_cells(&self, statuses: &[ComparisonStatus]) -> Vec<usize> {
         let mut active: Vec<usize> = statuses
             .iter()
-            .filter(|status| status.state == "continue")
+            .filter(|status| status.state == ComparisonState::Continue)
             .flat_map(|status| [status.baseline_cell, status.candidate_cell])
             .collect();
         active.sort_unstable();
@@ -178,17 +157,9 @@ fn status(
     labels: &[String],
 ) -> ComparisonStatus {
     let (state, verdict) = match outcome.state {
-        LookState::Continue => ("continue", None),
-        LookState::Cap => ("cap", None),
-        LookState::Decided { decision, .. } => (
-            "decided",
-            Some(
-                serde_json::to_value(decision)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
-            ),
-        ),
+        LookState::Continue => (ComparisonState::Continue, None),
+        LookState::Cap => (ComparisonState::Cap, None),
+        LookState::Decided { decision, .. } => (ComparisonState::Decided, Some(decision.into())),
     };
     let interval = outcome.shift.and_then(|shift| shift.interval);
     ComparisonStatus {
@@ -197,7 +168,7 @@ fn status(
         candidate_cell: comparison.candidate_cell,
         baseline_label: labels[comparison.baseline_cell].clone(),
         candidate_label: labels[comparison.candidate_cell].clone(),
-        state: state.to_string(),
+        state,
         verdict,
         runs: outcome.runs,
         estimate: outcome.shift.map(|shift| shift.estimate),

@@ -74,36 +74,6 @@ pub fn record(
         let value = match &metric.source {
             MetricSource::Builtin(builtin) => Ok(builtin_value(*builtin, outcome)),
             MetricSource::Parsed(extractor) if success => match &metric.stream {
-                Stream::Output => {
-                    verdict_parse::extract(extractor, &outcome.stdout, &outcome.stderr)
-                        .or_else(|first| {
-                            // A workload may print where the extractor does not
-                            // usually look; try both streams before failing, and
-                            // report the usual stream's error if that fails too.
-                            verdict_parse::extract_from(
-                                extractor,
-                                verdict_parse::Stream::Both,
-                                &outcome.stdout,
-                                &outcome.stderr,
-                            )
-                            .map_err(|_| first)
-                        })
-                        .map_err(Unread::from)
-                }
-                Stream::Stdout => verdict_parse::extract_from(
-                    extractor,
-                    verdict_parse::Stream::Stdout,
-                    &outcome.stdout,
-                    &outcome.stderr,
-                )
-                .map_err(Unread::from),
-                Stream::Stderr => verdict_parse::extract_from(
-                    extractor,
-                    verdict_parse::Stream::Stderr,
-                    &outcome.stdout,
-                    &outcome.stderr,
-                )
-                .map_err(Unread::from),
                 Stream::File(template) => {
                     let name = substitute_placeholders(template, &cell.levels);
                     let path = match workdir {
@@ -120,6 +90,13 @@ pub fn record(
                         ))),
                     }
                 }
+                stream => verdict_parse::extract_from(
+                    extractor,
+                    stream.clone(),
+                    &outcome.stdout,
+                    &outcome.stderr,
+                )
+                .map_err(Unread::from),
             },
             MetricSource::Parsed(_) => continue,
         };

@@ -340,11 +340,8 @@ impl Engine<'_> {
         let adaptive = AdaptivePlan::for_experiment(experiment)?;
         if let Some(plan) = &adaptive {
             observer.note(&format!("adaptive: {}", plan.describe()));
-            self.store.put_annotation(
-                run,
-                "procedure",
-                &serde_json::Value::String(plan.describe()),
-            )?;
+            self.store
+                .record_adaptive_procedure(run, &plan.describe())?;
         }
         // Who is executing the run, so a second `--resume` can refuse while
         // this process is alive.
@@ -394,11 +391,7 @@ impl Engine<'_> {
             .as_ref()
             .map(|plan| {
                 let statuses = plan.statuses(&samples, None);
-                let _ = self.store.put_annotation(
-                    run,
-                    "decisions",
-                    &serde_json::to_value(&statuses).unwrap_or_default(),
-                );
+                let _ = self.store.record_adaptive_decisions(run, &statuses);
                 statuses
                     .iter()
                     .map(|status| {
@@ -406,7 +399,7 @@ impl Engine<'_> {
                             "{} vs {}: {}",
                             status.candidate_label,
                             status.baseline_label,
-                            status.verdict.clone().unwrap_or(status.state.clone())
+                            status.outcome()
                         )
                     })
                     .collect()

@@ -8,17 +8,13 @@
 //! complete. Must not hold SQL (verdict-store's `WorkStore` does) or print.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde_json::Value;
 use verdict_exec::{Cancel, Executor};
-use verdict_model::{Cell, Environment, Experiment, RunId, RunStatus, Sample, SamplingMode};
-use verdict_store::{
-    BisectId, BisectRecord, BisectSummary, Claim, NewBisect, NewRun, RunRecord, RunSummary,
-    RunTimes, SelectedValue, Selection, Store, StoreError, WorkBlock, WorkStore,
-};
+use verdict_model::{Cell, Environment, Experiment, RunId, Sample, SamplingMode};
+use verdict_store::{Claim, NewRun, Store, StoreError, WorkBlock, WorkStore};
 
 use crate::runner::{Engine, EngineError, Observer, StartOptions, check_design};
 use crate::schedule::{Slot, fixed_schedule};
@@ -323,105 +319,13 @@ impl Store for FencedStore<'_> {
         *self.written.borrow_mut() += 1;
         Ok(())
     }
-    fn create_run(&self, run: &NewRun) -> Result<RunId, StoreError> {
-        self.inner.create_run(run)
-    }
-    fn finish_run(
-        &self,
-        run: RunId,
-        status: RunStatus,
-        finished_at_ms: i64,
-        environment_end: Option<&Environment>,
-    ) -> Result<(), StoreError> {
+    verdict_store::forward_store!(inner; except append_sample);
+}
+
+impl FencedStore<'_> {
+    /// The shared store every method but `append_sample` goes to.
+    fn inner(&self) -> &dyn WorkStore {
         self.inner
-            .finish_run(run, status, finished_at_ms, environment_end)
-    }
-    fn set_status(&self, run: RunId, status: RunStatus) -> Result<(), StoreError> {
-        self.inner.set_status(run, status)
-    }
-    fn set_planned(&self, run: RunId, planned: u64) -> Result<(), StoreError> {
-        self.inner.set_planned(run, planned)
-    }
-    fn list_runs(&self) -> Result<Vec<RunSummary>, StoreError> {
-        self.inner.list_runs()
-    }
-    fn run(&self, run: RunId) -> Result<RunRecord, StoreError> {
-        self.inner.run(run)
-    }
-    fn latest_run(&self) -> Result<Option<RunRecord>, StoreError> {
-        self.inner.latest_run()
-    }
-    fn samples(&self, run: RunId) -> Result<Vec<Sample>, StoreError> {
-        self.inner.samples(run)
-    }
-    fn select_samples(&self, selection: &Selection) -> Result<Vec<SelectedValue>, StoreError> {
-        self.inner.select_samples(selection)
-    }
-    fn cells(&self, run: RunId) -> Result<Vec<(usize, Cell)>, StoreError> {
-        self.inner.cells(run)
-    }
-    fn run_times(&self) -> Result<Vec<RunTimes>, StoreError> {
-        self.inner.run_times()
-    }
-    fn iteration_spans(&self, run: RunId) -> Result<Vec<(i64, i64)>, StoreError> {
-        self.inner.iteration_spans(run)
-    }
-    fn put_annotation(&self, run: RunId, key: &str, value: &Value) -> Result<(), StoreError> {
-        self.inner.put_annotation(run, key, value)
-    }
-    fn annotations(&self, run: RunId) -> Result<BTreeMap<String, Value>, StoreError> {
-        self.inner.annotations(run)
-    }
-    fn put_kernel_config(&self, sha256: &str, source: &str, text: &str) -> Result<(), StoreError> {
-        self.inner.put_kernel_config(sha256, source, text)
-    }
-    fn kernel_config(&self, sha256: &str) -> Result<Option<(String, String)>, StoreError> {
-        self.inner.kernel_config(sha256)
-    }
-    fn create_bisect(&self, bisect: &NewBisect) -> Result<BisectId, StoreError> {
-        self.inner.create_bisect(bisect)
-    }
-    fn append_bisect_event(
-        &self,
-        bisect: BisectId,
-        sequence: u32,
-        event: &Value,
-    ) -> Result<(), StoreError> {
-        self.inner.append_bisect_event(bisect, sequence, event)
-    }
-    fn create_boot(&self, run: RunId, boot: &verdict_store::NewBoot) -> Result<u32, StoreError> {
-        self.inner.create_boot(run, boot)
-    }
-    fn update_boot(&self, run: RunId, row: &verdict_store::BootRow) -> Result<(), StoreError> {
-        self.inner.update_boot(run, row)
-    }
-    fn boots(&self, run: RunId) -> Result<Vec<verdict_store::BootRow>, StoreError> {
-        self.inner.boots(run)
-    }
-    fn bisect_runs(&self, bisect: BisectId) -> Result<Vec<verdict_store::RunSummary>, StoreError> {
-        self.inner.bisect_runs(bisect)
-    }
-    fn bisect_events(&self, bisect: BisectId) -> Result<Vec<(u32, Value)>, StoreError> {
-        self.inner.bisect_events(bisect)
-    }
-    fn finish_bisect(
-        &self,
-        bisect: BisectId,
-        status: RunStatus,
-        finished_at_ms: i64,
-        result: &Value,
-    ) -> Result<(), StoreError> {
-        self.inner
-            .finish_bisect(bisect, status, finished_at_ms, result)
-    }
-    fn list_bisects(&self) -> Result<Vec<BisectSummary>, StoreError> {
-        self.inner.list_bisects()
-    }
-    fn bisect(&self, bisect: BisectId) -> Result<BisectRecord, StoreError> {
-        self.inner.bisect(bisect)
-    }
-    fn latest_bisect(&self) -> Result<Option<BisectRecord>, StoreError> {
-        self.inner.latest_bisect()
     }
 }
 

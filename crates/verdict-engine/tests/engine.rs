@@ -326,10 +326,14 @@ fn uncapped_run(candidate_factor: f64, seed: u64) -> (usize, Vec<String>) {
     start.experiment.sampling.mode = verdict_model::SamplingMode::Uncapped { min: 6 };
     let engine = engine_with(&executor, &store, Cancel::new());
     let summary = engine.start(&start, &mut Silent).unwrap();
-    let procedure = store.annotations(summary.run).unwrap()["procedure"].clone();
+    let adaptive = store.adaptive(summary.run).unwrap();
+    let procedure = adaptive.procedure.unwrap();
+    assert!(procedure.starts_with("information-based"), "{procedure}");
+    assert_eq!(adaptive.decisions.len(), 1);
     assert!(
-        procedure.as_str().unwrap().starts_with("information-based"),
-        "{procedure}"
+        summary.decisions[0].ends_with(adaptive.decisions[0].outcome()),
+        "{:?}",
+        summary.decisions
     );
     (summary.recorded, summary.decisions)
 }

@@ -1304,12 +1304,9 @@ impl RawMetric {
             return Err("metric `name` is empty".to_string());
         }
         let source_name = self.source.clone().unwrap_or_else(|| name.clone());
-        let source = match source_name.as_str() {
-            "wall" => MetricSource::Builtin(Builtin::Wall),
-            "user" => MetricSource::Builtin(Builtin::User),
-            "sys" => MetricSource::Builtin(Builtin::Sys),
-            "maxrss" => MetricSource::Builtin(Builtin::MaxRss),
-            _ => MetricSource::Parsed(self.extractor(&name, &source_name)?),
+        let source = match Builtin::from_name(&source_name) {
+            Some(builtin) => MetricSource::Builtin(builtin),
+            None => MetricSource::Parsed(self.extractor(&name, &source_name)?),
         };
         if let MetricSource::Builtin(_) = source
             && let Some(key) = self

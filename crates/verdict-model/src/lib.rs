@@ -1,10 +1,12 @@
 //! verdict-model: the shared vocabulary. Experiments (parsed and validated
 //! from TOML, errors carrying file:line:col), factors, levels, cells,
-//! metrics, samples, run ids and environments. Serde types with validation
+//! metrics, samples, run ids, environments and the adaptive state a run
+//! records. Serde types with validation
 //! and no other behaviour: no processes, no database, no statistics (it
 //! re-exports the vocabulary it shares with its neighbours: verdict-parse's
 //! `Extractor` and `Direction`, verdict-stats' `Analysis`).
 
+pub mod adaptive;
 pub mod boot;
 pub mod environment;
 pub mod experiment;
@@ -12,6 +14,7 @@ pub mod metric;
 pub mod sample;
 pub mod shell_guard;
 
+pub use adaptive::{AdaptiveRecord, ComparisonState, ComparisonStatus};
 pub use boot::{Accelerator, BootPlan, CmdlineMode, LevelBoot, OnBootFailure, Verify, VmSpec};
 pub use environment::Environment;
 pub use experiment::{

@@ -3,7 +3,7 @@
 //! their defaults) live in verdict-parse.
 
 use serde::{Deserialize, Serialize};
-pub use verdict_parse::{Direction, Extractor};
+pub use verdict_parse::{Direction, Extractor, Stream};
 
 /// A value verdict measures itself, from the iteration's process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,6 +17,30 @@ pub enum Builtin {
     Sys,
     /// Maximum resident set size, KiB.
     MaxRss,
+}
+
+impl Builtin {
+    /// Every built-in metric.
+    pub const ALL: [Builtin; 4] = [Builtin::Wall, Builtin::User, Builtin::Sys, Builtin::MaxRss];
+
+    /// Its name as a metric source, and the name of the metric that
+    /// measures it unless the experiment names it otherwise: `wall`,
+    /// `user`, `sys`, `maxrss`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Builtin::Wall => "wall",
+            Builtin::User => "user",
+            Builtin::Sys => "sys",
+            Builtin::MaxRss => "maxrss",
+        }
+    }
+
+    /// The built-in metric called `name`, if any.
+    pub fn from_name(name: &str) -> Option<Builtin> {
+        Builtin::ALL
+            .into_iter()
+            .find(|builtin| builtin.name() == name)
+    }
 }
 
 /// Where an iteration's metric comes from: measured by verdict, or parsed
@@ -43,21 +67,6 @@ impl MetricSource {
             Self::Parsed(extractor) => extractor.default_unit(),
         }
     }
-}
-
-/// Which output a parsed metric is read from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stream {
-    Stdout,
-    Stderr,
-    /// The extractor's usual stream (stderr for perf and `time`, both for
-    /// stress-ng, stdout otherwise); if the metric is not found there, stdout
-    /// and stderr together.
-    Output,
-    /// A file the workload writes (path relative to the working directory;
-    /// placeholders substituted).
-    File(String),
 }
 
 /// A declared metric.

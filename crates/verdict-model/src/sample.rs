@@ -1,5 +1,6 @@
 //! Samples and runs as stored: one record per iteration, successful or not.
 
+use crate::metric::Builtin;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -94,5 +95,27 @@ impl Sample {
     /// A successful, non-warmup iteration: counts as data.
     pub fn is_data(&self) -> bool {
         !self.warmup && self.failure.is_none()
+    }
+
+    /// The iteration's own measurement of a built-in metric: its wall,
+    /// user or system seconds, or its maximum RSS in KiB.
+    pub fn measured(&self, builtin: Builtin) -> f64 {
+        match builtin {
+            Builtin::Wall => self.wall_seconds,
+            Builtin::User => self.user_seconds,
+            Builtin::Sys => self.sys_seconds,
+            Builtin::MaxRss => self.max_rss_kib as f64,
+        }
+    }
+
+    /// The built-in metrics whose value in `metrics`, under the built-in's
+    /// name, is bit for bit the iteration's own measurement: what a store
+    /// may keep as a mark instead of a copy (`measured` gives it back).
+    pub fn builtins_as_measured(&self) -> impl Iterator<Item = Builtin> + '_ {
+        Builtin::ALL.into_iter().filter(|&builtin| {
+            self.metrics
+                .get(builtin.name())
+                .is_some_and(|value| value.to_bits() == self.measured(builtin).to_bits())
+        })
     }
 }

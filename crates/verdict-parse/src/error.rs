@@ -12,6 +12,12 @@ pub enum ParseError {
     #[error("a CSV file needs --column NAME")]
     CsvWithoutColumn,
 
+    /// `extract_from` was asked for a metric file: the caller reads files.
+    #[error(
+        "read metric file `{path}`: verdict-parse reads no files; pass its text to `Extractor::extract_text`"
+    )]
+    FileNotRead { path: String },
+
     /// The stream the extractor reads was empty (or only whitespace).
     #[error("parse {format} output: the output is empty")]
     EmptyOutput { format: &'static str },

@@ -86,14 +86,25 @@ pub enum Direction {
     LowerIsBetter,
 }
 
-/// Which captured stream an extractor reads by default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Where a metric's text is read from: the stream an extractor reads by
+/// default (`Extractor::default_stream`: stdout, stderr or both), and the
+/// `stream`/`file` a metric declares (verdict-model's `MetricSpec::stream`,
+/// stored with every run's experiment under these serde names).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Stream {
     Stdout,
     Stderr,
     /// stdout, then stderr, as one text.
     Both,
+    /// The extractor's usual stream (stderr for perf and `time`, both for
+    /// stress-ng, stdout otherwise); if the metric is not found there,
+    /// stdout and stderr together.
+    Output,
+    /// A file the workload writes (path relative to the working directory;
+    /// placeholders substituted). Its caller reads it and hands the text
+    /// to `Extractor::extract_text`: verdict-parse does no I/O.
+    File(String),
 }
 
 impl Extractor {
@@ -235,6 +246,15 @@ pub fn extract_from(
     stderr: &[u8],
 ) -> Result<f64, ParseError> {
     let text = match stream {
+        Stream::Output => {
+            // A workload may print where the extractor does not usually
+            // look; try both streams before failing, and report the usual
+            // stream's error if that fails too.
+            return extract(extractor, stdout, stderr).or_else(|first| {
+                extract_from(extractor, Stream::Both, stdout, stderr).map_err(|_| first)
+            });
+        }
+        Stream::File(path) => return Err(ParseError::FileNotRead { path }),
         Stream::Stdout => String::from_utf8_lossy(stdout),
         Stream::Stderr => String::from_utf8_lossy(stderr),
         Stream::Both => {

@@ -261,6 +261,23 @@ fn extractor_dispatch_for_generic_formats() {
         extract_from(&regex, Stream::Both, b"x", b"bogo-ops/s: 2\n").unwrap(),
         2.0
     );
+    // `output`: the usual stream (stdout for a regex), then both.
+    assert_eq!(
+        extract_from(&regex, Stream::Output, b"bogo-ops/s: 3\n", b"").unwrap(),
+        3.0
+    );
+    assert_eq!(
+        extract_from(&regex, Stream::Output, b"x", b"bogo-ops/s: 4\n").unwrap(),
+        4.0
+    );
+    assert!(matches!(
+        extract_from(&regex, Stream::Output, b"", b"nothing\n"),
+        Err(ParseError::EmptyOutput { .. })
+    ));
+    assert!(matches!(
+        extract_from(&regex, Stream::File("m.txt".to_string()), b"bogo-ops/s: 5\n", b""),
+        Err(ParseError::FileNotRead { path }) if path == "m.txt"
+    ));
 
     let json = Extractor::JsonPath {
         path: "results[0].mean".to_string(),

@@ -3,8 +3,10 @@
 //! (the range of the per-boot medians, the between-boot CV next to the
 //! within-boot CV), the boots that failed with their console tails, the
 //! accelerator that ran, and the comparisons of boot levels redone with
-//! the boot as the unit ([`boot_unit_values`]). Pure: stored boots and
-//! samples in, tables out; must not read files or the store.
+//! the boot as the unit (verdict-stats' `boot_spread::boot_medians`).
+//! The figures come from verdict-stats (`boot_spread`, `compare_boots`).
+//! Pure: stored boots and samples in, tables out; must not read files or
+//! the store.
 
 use crate::compare::{ComparisonInput, better_of, comparisons_if_any};
 use crate::escape;
@@ -14,8 +16,8 @@ use crate::table::Table;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use verdict_model::{Builtin, Experiment, Sample};
+use verdict_stats::boot_spread::{boot_medians, boot_spread};
 use verdict_stats::boots::{BootOptions, compare_boots};
-use verdict_stats::summary::summarize;
 
 /// One level's values, one `Vec` per boot.
 type BootGroups = Vec<Vec<f64>>;
@@ -66,25 +68,11 @@ pub struct FailedBoot {
     pub console_tail: String,
 }
 
-/// The values a comparison between boot levels compares: one per boot,
-/// each boot summarised by its median. The boot is the experimental unit
-/// when levels differ by boot: iterations within one boot share its memory
-/// layout, IRQ placement and cache colouring, so they are not independent
-/// replicates of the level (pseudo-replication, Hurlbert 1984, Ecological
-/// Monographs 54(2)); summarising each unit and comparing the summaries is
-/// the standard remedy (e.g. Lazic 2010, BMC Neuroscience 11:5). The one
-/// place to swap in another boot-level method.
-pub fn boot_unit_values(per_boot: &[Vec<f64>]) -> Vec<f64> {
-    per_boot
-        .iter()
-        .filter_map(|values| summarize(values).map(|summary| summary.median))
-        .collect()
-}
-
 impl RunReport {
-    /// Adds the boots section, and redoes the comparisons of boot factors
-    /// on per-boot values ([`boot_unit_values`]); `sample_boot` maps a
-    /// sample's sequence to its boot.
+    /// Adds the boots section (the spread from verdict-stats'
+    /// [`boot_spread`]), and redoes the comparisons of boot factors on
+    /// per-boot values ([`boot_medians`]); `sample_boot` maps a sample's
+    /// sequence to its boot.
     pub fn with_boots(
         mut self,
         experiment: &Experiment,
@@ -123,20 +111,14 @@ impl RunReport {
             .iter()
             .zip(&per_cell)
             .map(|(cell, by_boot)| {
-                let groups: Vec<Vec<f64>> = by_boot.values().cloned().collect();
-                let medians = boot_unit_values(&groups);
-                let mut within: Vec<f64> = groups
-                    .iter()
-                    .filter_map(|values| summarize(values).and_then(|summary| summary.cv))
-                    .collect();
-                within.sort_unstable_by(f64::total_cmp);
+                let spread = boot_spread(&by_boot.values().cloned().collect::<Vec<_>>());
                 BootSpreadRow {
                     cell: cell.label(),
-                    boots: medians.len(),
-                    median_low: medians.iter().copied().reduce(f64::min),
-                    median_high: medians.iter().copied().reduce(f64::max),
-                    between_boot_cv: summarize(&medians).and_then(|summary| summary.cv),
-                    within_boot_cv: (!within.is_empty()).then(|| within[within.len() / 2]),
+                    boots: spread.boots,
+                    median_low: spread.median_low,
+                    median_high: spread.median_high,
+                    between_boot_cv: spread.between_boot_cv,
+                    within_boot_cv: spread.within_boot_cv,
                 }
             })
             .collect();
@@ -216,7 +198,7 @@ impl RunReport {
                 let by_boot = boot_factors.contains(&comparison.factor);
                 let values = |cell: usize| {
                     if by_boot {
-                        boot_unit_values(&per_cell[cell].values().cloned().collect::<Vec<_>>())
+                        boot_medians(&per_cell[cell].values().cloned().collect::<Vec<_>>())
                     } else {
                         pooled(cell)
                     }
@@ -453,8 +435,8 @@ mod tests {
             unit: "s".into(),
             better: verdict_stats::verdict::Better::Lower,
             threshold: 0.02,
-            baseline: boot_unit_values(baseline),
-            candidate: boot_unit_values(candidate),
+            baseline: boot_medians(baseline),
+            candidate: boot_medians(candidate),
         };
         let mut report = comparisons_if_any(&[input], 0.05, true).unwrap().unwrap();
         let mut row = report.comparisons.remove(0);
@@ -522,13 +504,5 @@ mod tests {
         assert!(!text.contains('\u{1b}'), "{text}");
         let markdown = section.text(true, "wall", "s");
         assert!(markdown.contains("red \\| \\`x\\`"), "{markdown}");
-    }
-
-    #[test]
-    fn each_boot_becomes_its_median() {
-        assert_eq!(
-            boot_unit_values(&[vec![1.0, 9.0, 2.0], vec![], vec![4.0, 6.0]]),
-            vec![2.0, 5.0]
-        );
     }
 }

@@ -10,6 +10,7 @@
 //! in the same interleaved blocks), [`boots::compare_boots`] (two levels
 //! measured across boots, the boot as the unit).
 
+pub mod boot_spread;
 pub mod boots;
 pub mod bootstrap;
 pub mod changepoint;

@@ -7,6 +7,7 @@ use rusqlite::{OptionalExtension, params};
 use verdict_model::RunId;
 
 use crate::StoreError;
+use crate::rows::boot_row;
 use crate::sqlite::SqliteStore;
 use crate::store::{BootRow, NewBoot};
 
@@ -79,6 +80,7 @@ impl SqliteStore {
 
     pub(crate) fn boot_rows(&self, run: RunId) -> Result<Vec<BootRow>, StoreError> {
         self.run_exists(run)?;
+        let operation = format!("read the boots of run {run}");
         self.connection
             .prepare_cached(
                 "SELECT id, slot, attempt, level_key, first_sequence, status, kernel, \
@@ -88,30 +90,15 @@ impl SqliteStore {
             )
             .and_then(|mut statement| {
                 statement
-                    .query_map([run.0], |row| {
-                        Ok(BootRow {
-                            id: row.get(0)?,
-                            slot: row.get(1)?,
-                            attempt: row.get(2)?,
-                            level_key: row.get(3)?,
-                            first_sequence: row.get(4)?,
-                            status: row.get(5)?,
-                            kernel: row.get(6)?,
-                            command_line: row.get(7)?,
-                            nonce: row.get(8)?,
-                            boot_id: row.get(9)?,
-                            kernel_release: row.get(10)?,
-                            accelerator: row.get(11)?,
-                            message: row.get(12)?,
-                            console_tail: row.get(13)?,
-                            started_at_ms: row.get(14)?,
-                            ready_at_ms: row.get(15)?,
-                            finished_at_ms: row.get(16)?,
-                        })
-                    })?
+                    .query_map([run.0], |row| boot_row(row))?
                     .collect::<Result<Vec<_>, _>>()
             })
-            .map_err(self.sql_error(&format!("read the boots of run {run}")))
+            .map_err(self.sql_error(&operation))?
+            .into_iter()
+            .map(|row| {
+                row.ok_or_else(|| self.invalid(operation.clone(), "a boot number out of range"))
+            })
+            .collect()
     }
 }
 

@@ -1,8 +1,8 @@
 //! Copying runs between stores (`verdict push` / `verdict pull`): a run
-//! with its samples, cells, annotations, kernel configs and commit, found
-//! again in the target by its identity (`runs.uuid`, schema v7), so copying
-//! twice stores nothing twice and an interrupted copy is completed by the
-//! next one. The run gets the target's next id; its `origin` records where
+//! with its samples, cells, annotations, adaptive state, kernel configs and
+//! commit, found again in the target by its identity (`runs.uuid`, schema
+//! v7), so copying twice stores nothing twice and an interrupted copy is
+//! completed by the next one. The run gets the target's next id; its `origin` records where
 //! it was measured (the first store it came from, password redacted, and
 //! its id there). `RunIdentity` holds each backend's SQL for this. Must
 //! not: copy a sample the target already has, or write a password.
@@ -97,6 +97,13 @@ pub fn copy_run(source: &Database, target: &Database, run: RunId) -> Result<Copi
     copied += batch.len();
     for (key, value) in source.annotations(run)? {
         target.put_annotation(target_run, &key, &value)?;
+    }
+    let adaptive = source.adaptive(run)?;
+    if let Some(procedure) = &adaptive.procedure {
+        target.record_adaptive_procedure(target_run, procedure)?;
+    }
+    if !adaptive.decisions.is_empty() {
+        target.record_adaptive_decisions(target_run, &adaptive.decisions)?;
     }
     for environment in std::iter::once(&record.environment_start).chain(&record.environment_end) {
         if let Some(sha256) = &environment.kernel_config_sha256

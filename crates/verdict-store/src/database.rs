@@ -4,21 +4,16 @@
 //! `HistoryStore` traits whichever it is. Must not hold SQL (each backend
 //! has its own) or print.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-use verdict_model::{Cell, Environment, RunId, RunStatus, Sample};
+use verdict_model::{Cell, RunId, Sample};
 
 use crate::StoreError;
 use crate::history::{HistoryCache, HistoryRun, HistorySelection, HistoryStore};
 use crate::location::Location;
 use crate::postgres::PostgresStore;
 use crate::sqlite::{ReadOnly, SqliteStore};
-use crate::store::{
-    BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, RunTimes,
-    SelectedValue, Selection, Store,
-};
+use crate::store::{RunSummary, Store};
 
 /// An open store of either kind.
 #[derive(Debug)]
@@ -125,109 +120,7 @@ impl Database {
 }
 
 impl Store for Database {
-    fn create_run(&self, run: &NewRun) -> Result<RunId, StoreError> {
-        self.store().create_run(run)
-    }
-    fn finish_run(
-        &self,
-        run: RunId,
-        status: RunStatus,
-        finished_at_ms: i64,
-        environment_end: Option<&Environment>,
-    ) -> Result<(), StoreError> {
-        self.store()
-            .finish_run(run, status, finished_at_ms, environment_end)
-    }
-    fn set_status(&self, run: RunId, status: RunStatus) -> Result<(), StoreError> {
-        self.store().set_status(run, status)
-    }
-    fn set_planned(&self, run: RunId, planned: u64) -> Result<(), StoreError> {
-        self.store().set_planned(run, planned)
-    }
-    fn list_runs(&self) -> Result<Vec<RunSummary>, StoreError> {
-        self.store().list_runs()
-    }
-    fn run(&self, run: RunId) -> Result<RunRecord, StoreError> {
-        self.store().run(run)
-    }
-    fn latest_run(&self) -> Result<Option<RunRecord>, StoreError> {
-        self.store().latest_run()
-    }
-    fn append_sample(&self, run: RunId, sample: &Sample, cell: &Cell) -> Result<(), StoreError> {
-        self.store().append_sample(run, sample, cell)
-    }
-    fn samples(&self, run: RunId) -> Result<Vec<Sample>, StoreError> {
-        self.store().samples(run)
-    }
-    fn select_samples(&self, selection: &Selection) -> Result<Vec<SelectedValue>, StoreError> {
-        self.store().select_samples(selection)
-    }
-    fn cells(&self, run: RunId) -> Result<Vec<(usize, Cell)>, StoreError> {
-        self.store().cells(run)
-    }
-    fn run_times(&self) -> Result<Vec<RunTimes>, StoreError> {
-        self.store().run_times()
-    }
-    fn iteration_spans(&self, run: RunId) -> Result<Vec<(i64, i64)>, StoreError> {
-        self.store().iteration_spans(run)
-    }
-    fn put_annotation(&self, run: RunId, key: &str, value: &Value) -> Result<(), StoreError> {
-        self.store().put_annotation(run, key, value)
-    }
-    fn annotations(&self, run: RunId) -> Result<BTreeMap<String, Value>, StoreError> {
-        self.store().annotations(run)
-    }
-    fn put_kernel_config(&self, sha256: &str, source: &str, text: &str) -> Result<(), StoreError> {
-        self.store().put_kernel_config(sha256, source, text)
-    }
-    fn kernel_config(&self, sha256: &str) -> Result<Option<(String, String)>, StoreError> {
-        self.store().kernel_config(sha256)
-    }
-    fn create_bisect(&self, bisect: &NewBisect) -> Result<BisectId, StoreError> {
-        self.store().create_bisect(bisect)
-    }
-    fn append_bisect_event(
-        &self,
-        bisect: BisectId,
-        sequence: u32,
-        event: &Value,
-    ) -> Result<(), StoreError> {
-        self.store().append_bisect_event(bisect, sequence, event)
-    }
-    fn create_boot(&self, run: RunId, boot: &crate::NewBoot) -> Result<u32, StoreError> {
-        self.store().create_boot(run, boot)
-    }
-    fn update_boot(&self, run: RunId, row: &crate::BootRow) -> Result<(), StoreError> {
-        self.store().update_boot(run, row)
-    }
-    fn boots(&self, run: RunId) -> Result<Vec<crate::BootRow>, StoreError> {
-        self.store().boots(run)
-    }
-    fn bisect_runs(&self, bisect: BisectId) -> Result<Vec<RunSummary>, StoreError> {
-        self.store().bisect_runs(bisect)
-    }
-    fn bisect_events(&self, bisect: BisectId) -> Result<Vec<(u32, Value)>, StoreError> {
-        self.store().bisect_events(bisect)
-    }
-    fn finish_bisect(
-        &self,
-        bisect: BisectId,
-        status: RunStatus,
-        finished_at_ms: i64,
-        result: &Value,
-    ) -> Result<(), StoreError> {
-        self.store()
-            .finish_bisect(bisect, status, finished_at_ms, result)
-    }
-    fn list_bisects(&self) -> Result<Vec<BisectSummary>, StoreError> {
-        self.store().list_bisects()
-    }
-    fn bisect(&self, bisect: BisectId) -> Result<BisectRecord, StoreError> {
-        self.store().bisect(bisect)
-    }
-    fn latest_bisect(&self) -> Result<Option<BisectRecord>, StoreError> {
-        self.store().latest_bisect()
-    }
+    crate::forward_store!(store);
 }
 
 impl HistoryStore for Database {

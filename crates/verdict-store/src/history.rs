@@ -10,7 +10,6 @@ use rusqlite::types::Value as SqlValue;
 use verdict_model::{RunId, RunStatus};
 
 use crate::postgres::PostgresStore;
-use crate::sqlite::BUILTIN_COLUMNS;
 use crate::{SqliteStore, Store, StoreError};
 
 /// Which runs and values a history is made of: runs named `experiment`
@@ -101,15 +100,7 @@ impl SqliteStore {
                 });
             }
         }
-        let builtin = BUILTIN_COLUMNS
-            .iter()
-            .find(|(name, _, _)| *name == selection.metric);
-        let value = match builtin {
-            Some((_, bit, column)) => {
-                format!("CASE WHEN s.builtin_metrics & {bit} != 0 THEN s.{column} ELSE m.value END")
-            }
-            None => "m.value".to_string(),
-        };
+        let value = crate::builtin::value_sql(&selection.metric);
         let mut sql = format!(
             "SELECT s.run_id, {value} \
              FROM samples s \
@@ -305,7 +296,7 @@ impl HistoryStore for PostgresStore {
                 values: Vec::new(),
             });
         }
-        let value = crate::postgres::builtin_value_sql(&selection.metric);
+        let value = crate::builtin::value_sql(&selection.metric);
         let mut sql = format!(
             "SELECT s.run_id, {value} \
              FROM samples s \

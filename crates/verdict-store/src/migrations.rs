@@ -67,6 +67,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sqlite: MIGRATION_10,
         postgres: POSTGRES_10,
     },
+    Migration {
+        sqlite: MIGRATION_11,
+        postgres: POSTGRES_11,
+    },
 ];
 
 /// The PostgreSQL table that marks a database (schema) as verdict's and
@@ -545,6 +549,52 @@ SELECT s.run_id, s.sequence,
          WHERE b.run_id = s.run_id AND b.first_sequence <= s.sequence AND b.status <> 'failed'
          ORDER BY b.first_sequence DESC, b.id DESC LIMIT 1) AS boot
 FROM samples s;
+"#;
+
+/// Version 11: a run's adaptive state in its own table instead of the
+/// `procedure` and `decisions` annotations, which were read back by key:
+/// `design` is the procedure's description (what `procedure` held),
+/// `decisions_json` every comparison's state at the last look
+/// (`verdict_model::ComparisonStatus` as JSON, the same text the
+/// annotation held). The annotations of runs stored before move here.
+const MIGRATION_11: &str = r#"
+CREATE TABLE adaptive_runs (
+    run_id         INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    design         TEXT,
+    decisions_json TEXT
+);
+
+INSERT INTO adaptive_runs (run_id)
+SELECT DISTINCT run_id FROM run_annotations WHERE key IN ('procedure', 'decisions');
+
+UPDATE adaptive_runs SET
+    design = (SELECT json_extract(a.value_json, '$') FROM run_annotations a
+                 WHERE a.run_id = adaptive_runs.run_id AND a.key = 'procedure'),
+    decisions_json = (SELECT a.value_json FROM run_annotations a
+                      WHERE a.run_id = adaptive_runs.run_id AND a.key = 'decisions');
+
+DELETE FROM run_annotations WHERE key IN ('procedure', 'decisions');
+"#;
+
+/// Version 11 in PostgreSQL: a BIGINT key; the stored JSON string is
+/// unquoted with `#>> '{}'`.
+const POSTGRES_11: &str = r#"
+CREATE TABLE adaptive_runs (
+    run_id         BIGINT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    design         TEXT,
+    decisions_json TEXT
+);
+
+INSERT INTO adaptive_runs (run_id)
+SELECT DISTINCT run_id FROM run_annotations WHERE key IN ('procedure', 'decisions');
+
+UPDATE adaptive_runs SET
+    design = (SELECT a.value_json::json #>> '{}' FROM run_annotations a
+                 WHERE a.run_id = adaptive_runs.run_id AND a.key = 'procedure'),
+    decisions_json = (SELECT a.value_json FROM run_annotations a
+                      WHERE a.run_id = adaptive_runs.run_id AND a.key = 'decisions');
+
+DELETE FROM run_annotations WHERE key IN ('procedure', 'decisions');
 "#;
 
 #[cfg(test)]

@@ -21,12 +21,14 @@ use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, Row, Statement};
 use serde_json::Value;
-use verdict_model::{Cell, Environment, Failure, RunId, RunStatus, Sample};
+use verdict_model::{Cell, Environment, RunId, RunStatus, Sample};
 
 use crate::StoreError;
+use crate::builtin;
 use crate::location::{postgres_config, redact_url};
 use crate::migrations::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS, POSTGRES_BOOTSTRAP};
-use crate::sqlite::{BUILTIN_COLUMNS, builtin_column_value, is_flagged, to_json};
+use crate::rows::{RawBisect, RawRun, RawSample};
+use crate::sqlite::to_json;
 use crate::store::{
     BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, RunTimes,
     SelectedValue, Selection, Store,
@@ -428,48 +430,13 @@ impl PostgresStore {
             Some(value) => self.query("read runs", &sql, &[value])?,
             None => self.query("read runs", &sql, &[])?,
         };
-        rows.iter().map(|row| self.run_record(row)).collect()
-    }
-
-    fn run_record(&self, row: &Row) -> Result<RunRecord, StoreError> {
-        let id: i64 = row.get(0);
-        let what = format!("run {id}");
-        let status: String = row.get(3);
-        let environment_start: String = row.get(13);
-        let environment_end: Option<String> = row.get(14);
-        let command_line: String = row.get(15);
-        let planned: i64 = row.get(10);
-        let seed: i64 = row.get(8);
-        let done: i64 = row.get(16);
-        let failed: i64 = row.get(17);
-        Ok(RunRecord {
-            id: RunId(id),
-            status: RunStatus::parse(&status)
-                .ok_or_else(|| self.corrupt(&what, format!("unknown status `{status}`")))?,
-            environment_start: serde_json::from_str(&environment_start)
-                .map_err(|error| self.corrupt(&what, format!("environment_start: {error}")))?,
-            environment_end: environment_end
-                .map(|text| {
-                    serde_json::from_str(&text)
-                        .map_err(|error| self.corrupt(&what, format!("environment_end: {error}")))
-                })
-                .transpose()?,
-            command_line: serde_json::from_str(&command_line)
-                .map_err(|error| self.corrupt(&what, format!("command_line: {error}")))?,
-            planned: u64::try_from(planned).map_err(|_| self.corrupt(&what, "negative planned"))?,
-            done: u64::try_from(done).unwrap_or(0),
-            failed: u64::try_from(failed).unwrap_or(0),
-            seed: seed as u64,
-            name: row.get(1),
-            kind: row.get(2),
-            experiment_text: row.get(4),
-            experiment_sha256: row.get(5),
-            experiment_json: row.get(6),
-            tool_version: row.get(7),
-            host: row.get(9),
-            started_at_ms: row.get(11),
-            finished_at_ms: row.get(12),
-        })
+        rows.iter()
+            .map(|row| {
+                RawRun::read(row)
+                    .map_err(self.error("read runs"))?
+                    .record(&|what, reason| self.corrupt(what, reason))
+            })
+            .collect()
     }
 
     fn query_bisects(
@@ -489,32 +456,9 @@ impl PostgresStore {
         };
         rows.iter()
             .map(|row| {
-                let id: i64 = row.get(0);
-                let what = format!("bisection {id}");
-                let status: String = row.get(6);
-                let config: String = row.get(5);
-                let result: Option<String> = row.get(9);
-                let events: i64 = row.get(10);
-                Ok(BisectRecord {
-                    id: BisectId(id),
-                    status: RunStatus::parse(&status)
-                        .ok_or_else(|| self.corrupt(&what, format!("unknown status `{status}`")))?,
-                    config: serde_json::from_str(&config)
-                        .map_err(|error| self.corrupt(&what, format!("config: {error}")))?,
-                    result: result
-                        .map(|text| {
-                            serde_json::from_str(&text)
-                                .map_err(|error| self.corrupt(&what, format!("result: {error}")))
-                        })
-                        .transpose()?,
-                    events: u64::try_from(events).unwrap_or(0),
-                    repo: row.get(1),
-                    good: row.get(2),
-                    bad: row.get(3),
-                    experiment_text: row.get(4),
-                    started_at_ms: row.get(7),
-                    finished_at_ms: row.get(8),
-                })
+                RawBisect::read(row)
+                    .map_err(self.error("read bisections"))?
+                    .record(&|what, reason| self.corrupt(what, reason))
             })
             .collect()
     }
@@ -695,18 +639,7 @@ impl Store for PostgresStore {
         Ok(self
             .query_runs("ORDER BY id", None)?
             .into_iter()
-            .map(|record| RunSummary {
-                id: record.id,
-                name: record.name,
-                kind: record.kind,
-                status: record.status,
-                planned: record.planned,
-                done: record.done,
-                failed: record.failed,
-                started_at_ms: record.started_at_ms,
-                finished_at_ms: record.finished_at_ms,
-                host: record.host,
-            })
+            .map(RunSummary::from)
             .collect())
     }
 
@@ -746,16 +679,7 @@ impl Store for PostgresStore {
         })?;
         let cell_index = i64::try_from(sample.cell)
             .map_err(|_| self.invalid(what(), format!("cell index {} too large", sample.cell)))?;
-        let mut builtin_metrics = 0_i64;
-        for (name, bit, _) in BUILTIN_COLUMNS {
-            if sample
-                .metrics
-                .get(name)
-                .is_some_and(|value| value.to_bits() == builtin_column_value(sample, bit).to_bits())
-            {
-                builtin_metrics |= bit;
-            }
-        }
+        let builtin_metrics = builtin::flags(sample);
         let operation = format!("store {}", what());
         self.write(&operation, || {
             self.store_cell(run, cell_index, cell, &what())?;
@@ -791,56 +715,10 @@ impl Store for PostgresStore {
         let mut samples = Vec::with_capacity(rows.len());
         let mut index_by_sequence = HashMap::with_capacity(rows.len());
         for row in &rows {
-            let sequence: i64 = row.get(0);
-            let what = format!("sample {sequence} of run {run}");
-            let narrow = |value: i64, name: &str| {
-                u32::try_from(value).map_err(|_| self.corrupt(&what, format!("{name} {value}")))
-            };
-            let small = |value: Option<i64>, name: &str| {
-                value
-                    .map(|value| {
-                        i32::try_from(value)
-                            .map_err(|_| self.corrupt(&what, format!("{name} {value}")))
-                    })
-                    .transpose()
-            };
-            let failed: bool = row.get(12);
-            let reason: Option<String> = row.get(13);
-            let output_tail: Option<String> = row.get(14);
-            let cell: i64 = row.get(1);
-            let max_rss_kib: i64 = row.get(8);
-            let builtin_metrics: i64 = row.get(15);
-            let sequence = narrow(sequence, "sequence")?;
-            let mut sample = Sample {
-                cell: usize::try_from(cell)
-                    .map_err(|_| self.corrupt(&what, "negative cell index"))?,
-                block: narrow(row.get(2), "block")?,
-                sequence,
-                warmup: row.get(3),
-                started_at_ms: row.get(4),
-                wall_seconds: row.get(5),
-                user_seconds: row.get(6),
-                sys_seconds: row.get(7),
-                max_rss_kib: u64::try_from(max_rss_kib)
-                    .map_err(|_| self.corrupt(&what, "negative max RSS"))?,
-                exit_code: small(row.get(9), "exit code")?,
-                signal: small(row.get(10), "signal")?,
-                timed_out: row.get(11),
-                metrics: BTreeMap::new(),
-                failure: (failed || reason.is_some()).then(|| Failure {
-                    reason: reason.unwrap_or_default(),
-                    output_tail: output_tail.unwrap_or_default(),
-                }),
-                missing: BTreeMap::new(),
-                leftovers: Vec::new(),
-            };
-            for (name, bit, _) in BUILTIN_COLUMNS {
-                if builtin_metrics & bit != 0 {
-                    let value = builtin_column_value(&sample, bit);
-                    sample.metrics.insert(name.to_string(), value);
-                }
-            }
-            index_by_sequence.insert(i64::from(sequence), samples.len());
+            let sample = RawSample::read(row)
+                .map_err(self.error(&operation))?
+                .sample(run, &|what, reason| self.corrupt(what, reason))?;
+            index_by_sequence.insert(i64::from(sample.sequence), samples.len());
             samples.push(sample);
         }
         for row in self.query(
@@ -876,7 +754,7 @@ impl Store for PostgresStore {
         if let Some(run) = selection.run {
             self.run_exists(run)?;
         }
-        let value = builtin_value_sql(&selection.metric);
+        let value = builtin::value_sql(&selection.metric);
         let mut sql = format!(
             "SELECT s.run_id, s.sequence, {value}, s.started_at_ms, c.levels_json \
              FROM samples s \
@@ -990,6 +868,8 @@ impl Store for PostgresStore {
             })
             .collect())
     }
+
+    crate::adaptive::store_methods!();
 
     fn put_annotation(&self, run: RunId, key: &str, value: &Value) -> Result<(), StoreError> {
         let operation = format!("store annotation `{key}` of run {run}");
@@ -1218,14 +1098,7 @@ impl PostgresStore {
                     .map_err(|_| self.invalid(&what, "max RSS too large"))?;
                 let cell_index = i64::try_from(sample.cell)
                     .map_err(|_| self.invalid(&what, "cell index too large"))?;
-                let mut builtin_metrics = 0_i64;
-                for (name, bit, _) in BUILTIN_COLUMNS {
-                    if sample.metrics.get(name).is_some_and(|value| {
-                        value.to_bits() == builtin_column_value(sample, bit).to_bits()
-                    }) {
-                        builtin_metrics |= bit;
-                    }
-                }
+                let builtin_metrics = builtin::flags(sample);
                 self.store_cell(run, cell_index, cell, &what)?;
                 self.insert_sample_rows(
                     run,
@@ -1317,7 +1190,7 @@ impl PostgresStore {
             )?;
         }
         for (name, value) in &sample.metrics {
-            if is_flagged(name, builtin_metrics) {
+            if builtin::is_flagged(name, builtin_metrics) {
                 continue;
             }
             self.execute(
@@ -1328,18 +1201,6 @@ impl PostgresStore {
             )?;
         }
         Ok(())
-    }
-}
-
-/// The SQL for a metric's value: a built-in metric may be a flag on the
-/// sample (schema v3) rather than a `sample_metrics` row. Only constants
-/// reach the text.
-pub(crate) fn builtin_value_sql(metric: &str) -> String {
-    match BUILTIN_COLUMNS.iter().find(|(name, _, _)| *name == metric) {
-        Some((_, bit, column)) => {
-            format!("CASE WHEN (s.builtin_metrics & {bit}) <> 0 THEN s.{column} ELSE m.value END")
-        }
-        None => "m.value".to_string(),
     }
 }
 

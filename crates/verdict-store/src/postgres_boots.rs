@@ -4,11 +4,11 @@
 //! Must not decide anything about boots (the engine does) or hold queries
 //! of other tables.
 
-use postgres::Row;
 use verdict_model::RunId;
 
 use crate::StoreError;
 use crate::postgres::PostgresStore;
+use crate::rows::boot_row;
 use crate::store::{BootRow, NewBoot};
 
 impl PostgresStore {
@@ -91,31 +91,9 @@ impl PostgresStore {
         rows.iter()
             .map(|row| {
                 boot_row(row)
+                    .map_err(self.error(&operation))?
                     .ok_or_else(|| self.invalid(operation.clone(), "a boot number out of range"))
             })
             .collect()
     }
-}
-
-fn boot_row(row: &Row) -> Option<BootRow> {
-    let number = |index: usize| u32::try_from(row.get::<_, i64>(index)).ok();
-    Some(BootRow {
-        id: number(0)?,
-        slot: number(1)?,
-        attempt: number(2)?,
-        level_key: row.get(3),
-        first_sequence: number(4)?,
-        status: row.get(5),
-        kernel: row.get(6),
-        command_line: row.get(7),
-        nonce: row.get(8),
-        boot_id: row.get(9),
-        kernel_release: row.get(10),
-        accelerator: row.get(11),
-        message: row.get(12),
-        console_tail: row.get(13),
-        started_at_ms: row.get(14),
-        ready_at_ms: row.get(15),
-        finished_at_ms: row.get(16),
-    })
 }

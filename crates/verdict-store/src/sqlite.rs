@@ -24,42 +24,17 @@ use std::time::{Duration, Instant};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, ffi, params};
 use serde_json::Value;
-use verdict_model::{Cell, Environment, Failure, RunId, RunStatus, Sample};
+use verdict_model::{Cell, Environment, RunId, RunStatus, Sample};
 
 use crate::StoreError;
+use crate::builtin;
 use crate::filters::Dialect;
 use crate::migrations::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
+use crate::rows::{RawBisect, RawRun, RawSample};
 use crate::store::{
     BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, RunTimes,
     SelectedValue, Selection, Store,
 };
-
-/// Built-in metrics stored as a flag on the sample (schema v3) when their
-/// value is the sample's own column: name, bit in `samples.builtin_metrics`,
-/// column.
-pub(crate) const BUILTIN_COLUMNS: [(&str, i64, &str); 4] = [
-    ("wall", 1, "wall_seconds"),
-    ("user", 2, "user_seconds"),
-    ("sys", 4, "sys_seconds"),
-    ("maxrss", 8, "max_rss_kib"),
-];
-
-/// Whether metric `name` is stored as a flag in `builtin_metrics`.
-pub(crate) fn is_flagged(name: &str, builtin_metrics: i64) -> bool {
-    BUILTIN_COLUMNS
-        .iter()
-        .any(|&(builtin, bit, _)| builtin == name && builtin_metrics & bit != 0)
-}
-
-/// The value a flagged built-in metric stands for.
-pub(crate) fn builtin_column_value(sample: &Sample, bit: i64) -> f64 {
-    match bit {
-        1 => sample.wall_seconds,
-        2 => sample.user_seconds,
-        4 => sample.sys_seconds,
-        _ => sample.max_rss_kib as f64,
-    }
-}
 
 /// Page size of new databases (set where a new file is first configured).
 const PAGE_SIZE: i64 = 2048;
@@ -318,7 +293,7 @@ impl SqliteStore {
         }
     }
 
-    fn invalid(&self, what: impl Into<String>, reason: impl Into<String>) -> StoreError {
+    pub(crate) fn invalid(&self, what: impl Into<String>, reason: impl Into<String>) -> StoreError {
         StoreError::InvalidValue {
             path: self.path.clone(),
             what: what.into(),
@@ -435,67 +410,14 @@ impl SqliteStore {
         let parameters: Vec<SqlValue> = parameter.into_iter().collect();
         let raw_runs = statement
             .query_map(rusqlite::params_from_iter(parameters), |row| {
-                Ok(RawRun {
-                    id: row.get(0)?,
-                    name: row.get(1)?,
-                    kind: row.get(2)?,
-                    status: row.get(3)?,
-                    experiment_text: row.get(4)?,
-                    experiment_sha256: row.get(5)?,
-                    experiment_json: row.get(6)?,
-                    tool_version: row.get(7)?,
-                    seed: row.get(8)?,
-                    host: row.get(9)?,
-                    planned: row.get(10)?,
-                    started_at_ms: row.get(11)?,
-                    finished_at_ms: row.get(12)?,
-                    environment_start: row.get(13)?,
-                    environment_end: row.get(14)?,
-                    command_line: row.get(15)?,
-                    done: row.get(16)?,
-                    failed: row.get(17)?,
-                })
+                RawRun::read(row)
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(self.sql_error("read runs"))?;
         raw_runs
             .into_iter()
-            .map(|raw| self.run_record(raw))
+            .map(|raw| raw.record(&|what, reason| self.corrupt(what, reason)))
             .collect()
-    }
-
-    fn run_record(&self, raw: RawRun) -> Result<RunRecord, StoreError> {
-        let what = format!("run {}", raw.id);
-        let environment_end = match raw.environment_end {
-            Some(text) => Some(
-                serde_json::from_str(&text)
-                    .map_err(|error| self.corrupt(&what, format!("environment_end: {error}")))?,
-            ),
-            None => None,
-        };
-        Ok(RunRecord {
-            id: RunId(raw.id),
-            status: parse_status(&raw.status)
-                .ok_or_else(|| self.corrupt(&what, format!("unknown status `{}`", raw.status)))?,
-            environment_start: serde_json::from_str(&raw.environment_start)
-                .map_err(|error| self.corrupt(&what, format!("environment_start: {error}")))?,
-            environment_end,
-            command_line: serde_json::from_str(&raw.command_line)
-                .map_err(|error| self.corrupt(&what, format!("command_line: {error}")))?,
-            planned: to_u64(raw.planned).ok_or_else(|| self.corrupt(&what, "negative planned"))?,
-            done: to_u64(raw.done).unwrap_or(0),
-            failed: to_u64(raw.failed).unwrap_or(0),
-            seed: raw.seed as u64,
-            name: raw.name,
-            kind: raw.kind,
-            experiment_text: raw.experiment_text,
-            experiment_sha256: raw.experiment_sha256,
-            experiment_json: raw.experiment_json,
-            tool_version: raw.tool_version,
-            host: raw.host,
-            started_at_ms: raw.started_at_ms,
-            finished_at_ms: raw.finished_at_ms,
-        })
     }
 
     fn query_bisects(
@@ -516,50 +438,13 @@ impl SqliteStore {
         let parameters: Vec<SqlValue> = parameter.into_iter().map(SqlValue::Integer).collect();
         let raw_bisects = statement
             .query_map(rusqlite::params_from_iter(parameters), |row| {
-                Ok(RawBisect {
-                    id: row.get(0)?,
-                    repo: row.get(1)?,
-                    good: row.get(2)?,
-                    bad: row.get(3)?,
-                    experiment_text: row.get(4)?,
-                    config_json: row.get(5)?,
-                    status: row.get(6)?,
-                    started_at_ms: row.get(7)?,
-                    finished_at_ms: row.get(8)?,
-                    result_json: row.get(9)?,
-                    events: row.get(10)?,
-                })
+                RawBisect::read(row)
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(self.sql_error("read bisections"))?;
         raw_bisects
             .into_iter()
-            .map(|raw| {
-                let what = format!("bisection {}", raw.id);
-                let result = match raw.result_json {
-                    Some(text) => Some(
-                        serde_json::from_str(&text)
-                            .map_err(|error| self.corrupt(&what, format!("result: {error}")))?,
-                    ),
-                    None => None,
-                };
-                Ok(BisectRecord {
-                    id: BisectId(raw.id),
-                    status: parse_status(&raw.status).ok_or_else(|| {
-                        self.corrupt(&what, format!("unknown status `{}`", raw.status))
-                    })?,
-                    config: serde_json::from_str(&raw.config_json)
-                        .map_err(|error| self.corrupt(&what, format!("config: {error}")))?,
-                    result,
-                    events: to_u64(raw.events).unwrap_or(0),
-                    repo: raw.repo,
-                    good: raw.good,
-                    bad: raw.bad,
-                    experiment_text: raw.experiment_text,
-                    started_at_ms: raw.started_at_ms,
-                    finished_at_ms: raw.finished_at_ms,
-                })
-            })
+            .map(|raw| raw.record(&|what, reason| self.corrupt(what, reason)))
             .collect()
     }
 
@@ -755,7 +640,7 @@ impl Store for SqliteStore {
         Ok(self
             .query_runs("ORDER BY id", None)?
             .into_iter()
-            .map(run_summary)
+            .map(RunSummary::from)
             .collect())
     }
 
@@ -797,16 +682,7 @@ impl Store for SqliteStore {
             .map_err(|_| self.invalid(what(), format!("cell index {} too large", sample.cell)))?;
         // Built-in metrics equal to the sample's own column are a flag, not
         // a row (schema v3); bitwise equality keeps this lossless.
-        let mut builtin_metrics = 0_i64;
-        for (name, bit, _) in BUILTIN_COLUMNS {
-            if sample
-                .metrics
-                .get(name)
-                .is_some_and(|value| value.to_bits() == builtin_column_value(sample, bit).to_bits())
-            {
-                builtin_metrics |= bit;
-            }
-        }
+        let builtin_metrics = builtin::flags(sample);
         let operation = format!("store {}", what());
         // With the cell already checked, no failure and every metric a
         // flag, the body is one INSERT, atomic on its own: no BEGIN/COMMIT.
@@ -817,7 +693,7 @@ impl Store for SqliteStore {
             && sample
                 .metrics
                 .keys()
-                .all(|name| is_flagged(name, builtin_metrics));
+                .all(|name| builtin::is_flagged(name, builtin_metrics));
         let body = |transaction: &Connection| {
             self.store_cell(transaction, run, cell_index, cell, &what())?;
             let inserted = transaction
@@ -896,7 +772,7 @@ impl Store for SqliteStore {
                 )
                 .map_err(self.sql_error(&operation))?;
             for (name, value) in &sample.metrics {
-                if is_flagged(name, builtin_metrics) {
+                if builtin::is_flagged(name, builtin_metrics) {
                     continue;
                 }
                 insert_metric
@@ -934,64 +810,14 @@ impl Store for SqliteStore {
             )
             .map_err(self.sql_error(&operation))?;
         let rows = statement
-            .query_map([run.0], |row| {
-                let failed: bool = row.get(12)?;
-                let reason: Option<String> = row.get(13)?;
-                let output_tail: Option<String> = row.get(14)?;
-                Ok(RawSample {
-                    sequence: row.get(0)?,
-                    cell: row.get(1)?,
-                    block: row.get(2)?,
-                    warmup: row.get(3)?,
-                    started_at_ms: row.get(4)?,
-                    wall_seconds: row.get(5)?,
-                    user_seconds: row.get(6)?,
-                    sys_seconds: row.get(7)?,
-                    max_rss_kib: row.get(8)?,
-                    exit_code: row.get(9)?,
-                    signal: row.get(10)?,
-                    timed_out: row.get(11)?,
-                    builtin_metrics: row.get(15)?,
-                    failure: (failed || reason.is_some()).then(|| Failure {
-                        reason: reason.unwrap_or_default(),
-                        output_tail: output_tail.unwrap_or_default(),
-                    }),
-                })
-            })
+            .query_map([run.0], |row| RawSample::read(row))
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(self.sql_error(&operation))?;
         let mut samples = Vec::with_capacity(rows.len());
         let mut index_by_sequence = HashMap::with_capacity(rows.len());
         for raw in rows {
-            let what = format!("sample {} of run {run}", raw.sequence);
-            index_by_sequence.insert(raw.sequence, samples.len());
-            let builtin_metrics = raw.builtin_metrics;
-            let mut sample = Sample {
-                cell: usize::try_from(raw.cell)
-                    .map_err(|_| self.corrupt(&what, "negative cell index"))?,
-                max_rss_kib: to_u64(raw.max_rss_kib)
-                    .ok_or_else(|| self.corrupt(&what, "negative max RSS"))?,
-                block: raw.block,
-                sequence: raw.sequence,
-                warmup: raw.warmup,
-                started_at_ms: raw.started_at_ms,
-                wall_seconds: raw.wall_seconds,
-                user_seconds: raw.user_seconds,
-                sys_seconds: raw.sys_seconds,
-                exit_code: raw.exit_code,
-                signal: raw.signal,
-                timed_out: raw.timed_out,
-                metrics: BTreeMap::new(),
-                failure: raw.failure,
-                missing: BTreeMap::new(),
-                leftovers: Vec::new(),
-            };
-            for (name, bit, _) in BUILTIN_COLUMNS {
-                if builtin_metrics & bit != 0 {
-                    let value = builtin_column_value(&sample, bit);
-                    sample.metrics.insert(name.to_string(), value);
-                }
-            }
+            let sample = raw.sample(run, &|what, reason| self.corrupt(what, reason))?;
+            index_by_sequence.insert(sample.sequence, samples.len());
             samples.push(sample);
         }
         let mut statement = self
@@ -1047,15 +873,7 @@ impl Store for SqliteStore {
         }
         // A built-in metric may be a flag on the sample (schema v3) rather
         // than a `sample_metrics` row.
-        let builtin = BUILTIN_COLUMNS
-            .iter()
-            .find(|(name, _, _)| *name == selection.metric);
-        let value = match builtin {
-            Some((_, bit, column)) => {
-                format!("CASE WHEN s.builtin_metrics & {bit} != 0 THEN s.{column} ELSE m.value END")
-            }
-            None => "m.value".to_string(),
-        };
+        let value = builtin::value_sql(&selection.metric);
         let mut sql = format!(
             "SELECT s.run_id, s.sequence, {value}, s.started_at_ms, c.levels_json \
              FROM samples s \
@@ -1198,6 +1016,8 @@ impl Store for SqliteStore {
         self.boot_rows(run)
     }
 
+    crate::adaptive::store_methods!();
+
     fn put_annotation(&self, run: RunId, key: &str, value: &Value) -> Result<(), StoreError> {
         let operation = format!("store annotation `{key}` of run {run}");
         self.write(&operation, |transaction| {
@@ -1329,7 +1149,7 @@ impl Store for SqliteStore {
                 Some(SqlValue::Integer(bisect.0)),
             )?
             .into_iter()
-            .map(run_summary)
+            .map(RunSummary::from)
             .collect())
     }
 
@@ -1419,22 +1239,6 @@ impl Store for SqliteStore {
 /// Checks what the file is, switches it to WAL and migrates it. Refuses,
 /// before changing anything, a file that is not a verdict database or has
 /// a newer schema.
-/// A run's line of `verdict runs`.
-fn run_summary(record: RunRecord) -> RunSummary {
-    RunSummary {
-        id: record.id,
-        name: record.name,
-        kind: record.kind,
-        status: record.status,
-        planned: record.planned,
-        done: record.done,
-        failed: record.failed,
-        started_at_ms: record.started_at_ms,
-        finished_at_ms: record.finished_at_ms,
-        host: record.host,
-    }
-}
-
 fn prepare(connection: &Connection, path: &Path) -> Result<(), StoreError> {
     let open_error = |source| StoreError::Open {
         path: path.to_path_buf(),
@@ -1600,68 +1404,8 @@ fn constraint(error: &rusqlite::Error) -> Option<i32> {
     }
 }
 
-fn parse_status(text: &str) -> Option<RunStatus> {
-    RunStatus::parse(text)
-}
-
-fn to_u64(value: i64) -> Option<u64> {
-    u64::try_from(value).ok()
-}
-
 /// Serializes a value the store itself controls; these types cannot fail to
 /// serialize (no maps with non-string keys, no failing `Serialize`).
 pub(crate) fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).expect("plain data serializes to JSON")
-}
-
-struct RawRun {
-    id: i64,
-    name: String,
-    kind: String,
-    status: String,
-    experiment_text: String,
-    experiment_sha256: String,
-    experiment_json: String,
-    tool_version: String,
-    seed: i64,
-    host: String,
-    planned: i64,
-    started_at_ms: i64,
-    finished_at_ms: Option<i64>,
-    environment_start: String,
-    environment_end: Option<String>,
-    command_line: String,
-    done: i64,
-    failed: i64,
-}
-
-struct RawSample {
-    sequence: u32,
-    cell: i64,
-    block: u32,
-    warmup: bool,
-    started_at_ms: i64,
-    wall_seconds: f64,
-    user_seconds: f64,
-    sys_seconds: f64,
-    max_rss_kib: i64,
-    exit_code: Option<i32>,
-    signal: Option<i32>,
-    timed_out: bool,
-    builtin_metrics: i64,
-    failure: Option<Failure>,
-}
-
-struct RawBisect {
-    id: i64,
-    repo: String,
-    good: String,
-    bad: String,
-    experiment_text: String,
-    config_json: String,
-    status: String,
-    started_at_ms: i64,
-    finished_at_ms: Option<i64>,
-    result_json: Option<String>,
-    events: i64,
 }

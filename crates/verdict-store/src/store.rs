@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use verdict_model::{Cell, Environment, RunId, RunStatus, Sample};
+use verdict_model::{
+    AdaptiveRecord, Cell, ComparisonStatus, Environment, RunId, RunStatus, Sample,
+};
 
 use crate::StoreError;
 
@@ -272,8 +274,20 @@ pub trait Store {
     /// Every boot of the run, by id; empty for runs without boots.
     fn boots(&self, run: RunId) -> Result<Vec<BootRow>, StoreError>;
 
-    /// Attaches (or replaces) a JSON value under `key`, e.g. `doctor`,
-    /// `decisions`.
+    /// Records (or replaces) the adaptive procedure a run stops with.
+    fn record_adaptive_procedure(&self, run: RunId, procedure: &str) -> Result<(), StoreError>;
+    /// Records (or replaces) every comparison's state at the run's last
+    /// look.
+    fn record_adaptive_decisions(
+        &self,
+        run: RunId,
+        decisions: &[ComparisonStatus],
+    ) -> Result<(), StoreError>;
+    /// What the run recorded about adaptive stopping (empty for a run
+    /// with a fixed number of iterations).
+    fn adaptive(&self, run: RunId) -> Result<AdaptiveRecord, StoreError>;
+
+    /// Attaches (or replaces) a JSON value under `key`, e.g. `doctor`.
     fn put_annotation(&self, run: RunId, key: &str, value: &Value) -> Result<(), StoreError>;
     fn annotations(&self, run: RunId) -> Result<BTreeMap<String, Value>, StoreError>;
 

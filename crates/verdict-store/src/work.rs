@@ -10,9 +10,9 @@
 use verdict_model::{Cell, RunId, RunStatus, Sample};
 
 use crate::StoreError;
+use crate::builtin;
 use crate::database::Database;
 use crate::postgres::PostgresStore;
-use crate::sqlite::{BUILTIN_COLUMNS, builtin_column_value};
 use crate::store::Store;
 
 /// One block of a detached run's schedule.
@@ -226,16 +226,7 @@ impl WorkStore for PostgresStore {
         };
         let max_rss_kib = i64::try_from(sample.max_rss_kib).unwrap_or(i64::MAX);
         let cell_index = i64::try_from(sample.cell).unwrap_or(i64::MAX);
-        let mut builtin_metrics = 0_i64;
-        for (name, bit, _) in BUILTIN_COLUMNS {
-            if sample
-                .metrics
-                .get(name)
-                .is_some_and(|value| value.to_bits() == builtin_column_value(sample, bit).to_bits())
-            {
-                builtin_metrics |= bit;
-            }
-        }
+        let builtin_metrics = builtin::flags(sample);
         self.write(&operation, || {
             let held = self.query(
                 &operation,

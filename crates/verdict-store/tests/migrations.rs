@@ -43,7 +43,7 @@ fn a_schema_v1_database_opens_and_migrates_with_its_data() {
 
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(user_version(&path), SqliteStore::schema_version());
-    assert_eq!(SqliteStore::schema_version(), 10);
+    assert_eq!(SqliteStore::schema_version(), 11);
 
     let runs = store.list_runs().unwrap();
     let summary: Vec<_> = runs
@@ -328,6 +328,89 @@ fn a_schema_v6_database_links_bisection_runs_by_their_old_names() {
     assert!(
         store.bisect_runs(BisectId(99)).is_err(),
         "unknown bisection"
+    );
+}
+
+/// tests/fixtures/schema-v10.db was written by verdict at schema version
+/// 10 (`verdict run`, then VACUUMed): run 1 adaptive with a cap (two
+/// comparisons decided), run 2 `--until-decided` without a cap (decided,
+/// with a projection), run 3 adaptive stopped at its cap, run 4 fixed. The
+/// adaptive state was the `procedure` and `decisions` annotations;
+/// migration 11 moves each into `adaptive_runs`, value for value.
+#[test]
+fn a_schema_v10_database_moves_its_adaptive_annotations_into_the_typed_table() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("v10.db");
+    std::fs::copy(fixture("schema-v10.db"), &path).unwrap();
+    assert_eq!(user_version(&path), 10);
+    let annotation = |run: i64, key: &str| -> Option<String> {
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .query_row(
+                "SELECT value_json FROM run_annotations WHERE run_id = ?1 AND key = ?2",
+                rusqlite::params![run, key],
+                |row| row.get(0),
+            )
+            .ok()
+    };
+    let before: Vec<(Option<String>, Option<String>)> = (1..=4)
+        .map(|run| (annotation(run, "procedure"), annotation(run, "decisions")))
+        .collect();
+    assert!(
+        before[..3]
+            .iter()
+            .all(|(procedure, decisions)| procedure.is_some() && decisions.is_some())
+    );
+    assert_eq!(before[3], (None, None), "run 4 is fixed");
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(user_version(&path), SqliteStore::schema_version());
+    for (index, (procedure, decisions)) in before.iter().enumerate() {
+        let run = RunId(index as i64 + 1);
+        let adaptive = store.adaptive(run).unwrap();
+        let procedure: Option<String> = procedure
+            .as_deref()
+            .map(|text| serde_json::from_str(text).unwrap());
+        assert_eq!(adaptive.procedure, procedure, "run {run}");
+        let decisions: Vec<serde_json::Value> = decisions
+            .as_deref()
+            .map(|text| serde_json::from_str(text).unwrap())
+            .unwrap_or_default();
+        let migrated: Vec<serde_json::Value> = adaptive
+            .decisions
+            .iter()
+            .map(|status| serde_json::to_value(status).unwrap())
+            .collect();
+        assert_eq!(migrated, decisions, "run {run}");
+        assert_eq!(
+            store.annotations(run).unwrap().keys().collect::<Vec<_>>(),
+            ["process"],
+            "run {run}: the other annotations stay"
+        );
+    }
+    let outcomes = |run: i64| -> Vec<&'static str> {
+        store
+            .adaptive(RunId(run))
+            .unwrap()
+            .decisions
+            .iter()
+            .map(|status| status.outcome())
+            .collect()
+    };
+    assert_eq!(outcomes(1), ["regression", "equivalent"]);
+    assert_eq!(outcomes(2), ["regression"]);
+    assert_eq!(outcomes(3), ["cap", "cap"]);
+    assert_eq!(
+        store.adaptive(RunId(2)).unwrap().decisions[0].projected_runs,
+        Some(10)
+    );
+    assert!(
+        store
+            .adaptive(RunId(1))
+            .unwrap()
+            .procedure
+            .unwrap()
+            .contains("Hwang–Shih–DeCani")
     );
 }
 

@@ -7,10 +7,36 @@
 mod support;
 
 use serde_json::json;
-use verdict_model::{Environment, Failure, RunId, RunStatus};
+use verdict_model::adaptive::Verdict;
+use verdict_model::{
+    AdaptiveRecord, ComparisonState, ComparisonStatus, Environment, Failure, RunId, RunStatus,
+};
 use verdict_store::{NewBisect, Selection, Store, StoreError};
 
 use support::rows::{cell, new_run, sample};
+
+/// The `decisions` annotation a version-10 store held for an adaptive run
+/// (the engine's JSON, fields in the order serde_json's map kept them).
+const VERSION_10_DECISIONS: &str = r#"[{"baseline_cell":0,"baseline_label":"variant=1.0","candidate_cell":1,"candidate_label":"variant=1.5","confidence":0.9978354978354979,"estimate":0.5044518137748131,"factor":"variant","high":0.513842012015876,"low":0.47693288854003124,"projected_runs":null,"runs":6,"state":"decided","verdict":"regression"},{"baseline_cell":0,"baseline_label":"variant=1.0","candidate_cell":2,"candidate_label":"variant=1.03","confidence":null,"estimate":0.02848971997924096,"factor":"variant","high":null,"low":null,"projected_runs":10,"runs":4,"state":"cap","verdict":null}]"#;
+
+/// A comparison of `candidate` against `variant=1.0` (cells 0 and 1).
+fn status(candidate: &str, state: ComparisonState, verdict: Option<Verdict>) -> ComparisonStatus {
+    ComparisonStatus {
+        factor: "variant".to_string(),
+        baseline_cell: 0,
+        candidate_cell: 1,
+        baseline_label: "variant=1.0".to_string(),
+        candidate_label: candidate.to_string(),
+        state,
+        verdict,
+        runs: 5,
+        estimate: None,
+        low: None,
+        high: None,
+        confidence: None,
+        projected_runs: None,
+    }
+}
 
 on_both_backends! {
     fn runs_and_samples_round_trip_through_the_store(backend) {
@@ -340,6 +366,142 @@ on_both_backends! {
             json!([{"look": 2, "decided": true}])
         );
         assert!(store.annotations(other).unwrap().is_empty());
+    }
+
+    fn adaptive_state_round_trips_typed_and_is_replaced(backend) {
+        let store = backend.open();
+        let run = store.create_run(&new_run("adaptive")).unwrap();
+        let fixed = store.create_run(&new_run("fixed")).unwrap();
+        assert_eq!(store.adaptive(run).unwrap(), AdaptiveRecord::default());
+        store.record_adaptive_procedure(run, "first design").unwrap();
+        store.record_adaptive_procedure(run, "group-sequential, γ = -2").unwrap();
+        let looked = status("variant=b", ComparisonState::Continue, None);
+        store
+            .record_adaptive_decisions(run, std::slice::from_ref(&looked))
+            .unwrap();
+        let mut decided = status("variant=b", ComparisonState::Decided, Some(Verdict::Regression));
+        decided.projected_runs = Some(12);
+        let capped = status("variant=c", ComparisonState::Cap, None);
+        store
+            .record_adaptive_decisions(run, &[decided.clone(), capped.clone()])
+            .unwrap();
+        drop(store);
+        let store = backend.open();
+        assert_eq!(
+            store.adaptive(run).unwrap(),
+            AdaptiveRecord {
+                procedure: Some("group-sequential, γ = -2".to_string()),
+                decisions: vec![decided, capped],
+            }
+        );
+        assert_eq!(store.adaptive(fixed).unwrap(), AdaptiveRecord::default());
+        assert!(
+            store.annotations(run).unwrap().is_empty(),
+            "the adaptive state is not an annotation"
+        );
+        assert!(matches!(
+            store.record_adaptive_procedure(RunId(99), "x"),
+            Err(StoreError::UnknownRun { .. })
+        ));
+        assert!(matches!(
+            store.adaptive(RunId(99)),
+            Err(StoreError::UnknownRun { .. })
+        ));
+    }
+
+    fn a_copied_run_keeps_its_adaptive_state(backend) {
+        let source_backend = support::Backend::sqlite();
+        let source = source_backend.open();
+        let run = source.create_run(&new_run("adaptive")).unwrap();
+        source.record_adaptive_procedure(run, "design").unwrap();
+        let decided = status("variant=b", ComparisonState::Decided, Some(Verdict::Equivalent));
+        source
+            .record_adaptive_decisions(run, std::slice::from_ref(&decided))
+            .unwrap();
+        let fixed = source.create_run(&new_run("fixed")).unwrap();
+        let target = backend.open();
+        let copied = verdict_store::copy_run(&source, &target, run).unwrap();
+        let copied_fixed = verdict_store::copy_run(&source, &target, fixed).unwrap();
+        assert_eq!(
+            target.adaptive(copied.target).unwrap(),
+            AdaptiveRecord {
+                procedure: Some("design".to_string()),
+                decisions: vec![decided],
+            }
+        );
+        assert_eq!(
+            target.adaptive(copied_fixed.target).unwrap(),
+            AdaptiveRecord::default()
+        );
+    }
+
+    /// A store at schema version 10 kept the adaptive state as the
+    /// `procedure` and `decisions` annotations (the JSON below is what the
+    /// engine wrote); migration 11, in each dialect, moves them into
+    /// `adaptive_runs` and leaves the other annotations alone.
+    fn migration_11_moves_the_adaptive_annotations_into_their_table(backend) {
+        let (run, fixed);
+        {
+            let store = backend.open();
+            run = store.create_run(&new_run("adaptive")).unwrap();
+            fixed = store.create_run(&new_run("fixed")).unwrap();
+            store
+                .put_annotation(
+                    run,
+                    "procedure",
+                    &json!("group-sequential repeated confidence intervals, Hwang–Shih–DeCani spending (γ = -2)"),
+                )
+                .unwrap();
+            store
+                .put_annotation(run, "decisions", &serde_json::from_str(VERSION_10_DECISIONS).unwrap())
+                .unwrap();
+            store.put_annotation(run, "process", &json!({"pid": 20466})).unwrap();
+            store.put_annotation(fixed, "process", &json!({"pid": 20467})).unwrap();
+        }
+        backend.raw_rows("DROP TABLE adaptive_runs");
+        match backend.sqlite_path() {
+            Some(_) => backend.raw_rows("PRAGMA user_version = 10"),
+            None => backend.raw_rows("UPDATE verdict_schema SET version = 10"),
+        };
+        let store = backend.open();
+        let adaptive = store.adaptive(run).unwrap();
+        assert_eq!(
+            adaptive.procedure.as_deref(),
+            Some("group-sequential repeated confidence intervals, Hwang–Shih–DeCani spending (γ = -2)")
+        );
+        // Floats as serde_json reads the same text (its default parsing
+        // may differ from the literal in the last digit).
+        let expected: Vec<ComparisonStatus> = serde_json::from_str(VERSION_10_DECISIONS).unwrap();
+        assert_eq!(adaptive.decisions, expected);
+        let summary: Vec<_> = adaptive
+            .decisions
+            .iter()
+            .map(|status| {
+                (
+                    status.candidate_label.as_str(),
+                    status.candidate_cell,
+                    status.state,
+                    status.verdict,
+                    status.runs,
+                    status.projected_runs,
+                    status.low.is_some(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("variant=1.5", 1, ComparisonState::Decided, Some(Verdict::Regression), 6, None, true),
+                ("variant=1.03", 2, ComparisonState::Cap, None, 4, Some(10), false),
+            ]
+        );
+        assert!((adaptive.decisions[0].estimate.unwrap() - 0.504_451_813_774_813).abs() < 1e-12);
+        assert_eq!(
+            store.annotations(run).unwrap().keys().collect::<Vec<_>>(),
+            ["process"]
+        );
+        assert_eq!(store.adaptive(fixed).unwrap(), AdaptiveRecord::default());
+        assert_eq!(store.annotations(fixed).unwrap().len(), 1);
     }
 
     fn bisection_state_round_trips_and_refuses_duplicate_events(backend) {

@@ -167,10 +167,7 @@ impl Observer for Progress {
                     }
                     _ => String::new(),
                 };
-                let state = status
-                    .verdict
-                    .clone()
-                    .unwrap_or_else(|| status.state.clone());
+                let state = status.outcome();
                 format!(
                     "{} vs {}: {state}{interval} (n={})",
                     status.candidate_label, status.baseline_label, status.runs

@@ -6,7 +6,7 @@
 
 use crate::common::format_time;
 use crate::error::CliError;
-use verdict_model::{Experiment, RunId};
+use verdict_model::{ComparisonState, ComparisonStatus, Experiment, RunId};
 use verdict_report::run::RunInfo;
 use verdict_store::Store;
 
@@ -39,6 +39,7 @@ pub(crate) fn run_info(
     experiment: &Experiment,
 ) -> Result<RunInfo, CliError> {
     let annotations = store.annotations(record.id).map_err(CliError::internal)?;
+    let adaptive = store.adaptive(record.id).map_err(CliError::internal)?;
     Ok(RunInfo {
         id: record.id.0,
         name: record.name.clone(),
@@ -54,15 +55,8 @@ pub(crate) fn run_info(
             verdict_model::Order::Interleaved => "interleaved (randomized blocks)".to_string(),
             verdict_model::Order::Sequential => "sequential".to_string(),
         },
-        procedure: annotations
-            .get("procedure")
-            .and_then(|value| value.as_str())
-            .map(str::to_string),
-        decisions: annotations
-            .get("decisions")
-            .and_then(|value| value.as_array())
-            .map(|statuses| statuses.iter().map(decision_line).collect())
-            .unwrap_or_default(),
+        procedure: adaptive.procedure,
+        decisions: adaptive.decisions.iter().map(decision_line).collect(),
         noise: annotations
             .get("doctor")
             .and_then(|value| value.get("summary"))
@@ -72,23 +66,18 @@ pub(crate) fn run_info(
 }
 
 /// `variant=b vs variant=a: equivalent [-4.1%, +6.0%] at 24 runs per cell`.
-fn decision_line(status: &serde_json::Value) -> String {
-    let state = status["verdict"]
-        .as_str()
-        .map(str::to_string)
-        .unwrap_or_else(|| match status["state"].as_str() {
-            Some("cap") => "undecided at the cap".to_string(),
-            Some(other) => format!("undecided ({other})"),
-            None => "unknown".to_string(),
-        });
-    let interval = match (status["low"].as_f64(), status["high"].as_f64()) {
+fn decision_line(status: &ComparisonStatus) -> String {
+    let state = match (status.verdict, status.state) {
+        (Some(verdict), _) => verdict.as_str().to_string(),
+        (None, ComparisonState::Cap) => "undecided at the cap".to_string(),
+        (None, other) => format!("undecided ({})", other.as_str()),
+    };
+    let interval = match (status.low, status.high) {
         (Some(low), Some(high)) => format!(" [{:+.1}%, {:+.1}%]", low * 100.0, high * 100.0),
         _ => String::new(),
     };
     format!(
         "{} vs {}: {state}{interval} at {} runs per cell",
-        status["candidate_label"].as_str().unwrap_or("?"),
-        status["baseline_label"].as_str().unwrap_or("?"),
-        status["runs"]
+        status.candidate_label, status.baseline_label, status.runs
     )
 }

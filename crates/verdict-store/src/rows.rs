@@ -1,0 +1,327 @@
+//! One decoding per row type for both backends: `Columns` is reading a
+//! column of a SQLite or a PostgreSQL row, and each row type is read from
+//! its columns (`RawRun::read`, `RawBisect::read`, `RawSample::read`,
+//! `boot_row`) and
+//! turned into its record (`record`, `sample`: statuses, JSON columns,
+//! counts, ranges) once, whichever backend it came from. Each backend keeps its
+//! SQL (the column order is that of its `SELECT`). Must not hold queries.
+
+use std::collections::BTreeMap;
+
+use verdict_model::{Failure, RunId, RunStatus, Sample};
+
+use crate::StoreError;
+use crate::store::{BisectId, BisectRecord, BootRow, RunRecord};
+
+/// Reading the columns of one result row.
+pub(crate) trait Columns {
+    type Error;
+    fn integer(&self, index: usize) -> Result<i64, Self::Error>;
+    fn optional_integer(&self, index: usize) -> Result<Option<i64>, Self::Error>;
+    fn text(&self, index: usize) -> Result<String, Self::Error>;
+    fn optional_text(&self, index: usize) -> Result<Option<String>, Self::Error>;
+    fn real(&self, index: usize) -> Result<f64, Self::Error>;
+    /// A flag: SQLite's 0/1 integer, PostgreSQL's BOOLEAN.
+    fn boolean(&self, index: usize) -> Result<bool, Self::Error>;
+}
+
+/// `Columns` for a backend's row type, whose `$get` reads a column as
+/// any type it converts to.
+macro_rules! columns {
+    ($row:ty, $error:ty, $get:ident) => {
+        impl Columns for $row {
+            type Error = $error;
+            fn integer(&self, index: usize) -> Result<i64, $error> {
+                self.$get(index)
+            }
+            fn optional_integer(&self, index: usize) -> Result<Option<i64>, $error> {
+                self.$get(index)
+            }
+            fn text(&self, index: usize) -> Result<String, $error> {
+                self.$get(index)
+            }
+            fn optional_text(&self, index: usize) -> Result<Option<String>, $error> {
+                self.$get(index)
+            }
+            fn real(&self, index: usize) -> Result<f64, $error> {
+                self.$get(index)
+            }
+            fn boolean(&self, index: usize) -> Result<bool, $error> {
+                self.$get(index)
+            }
+        }
+    };
+}
+
+columns!(rusqlite::Row<'_>, rusqlite::Error, get);
+columns!(postgres::Row, postgres::Error, try_get);
+
+/// How a backend names a stored value that does not decode.
+pub(crate) type Corrupt<'a> = &'a dyn Fn(&str, String) -> StoreError;
+
+/// The columns of a run that `SELECT`s, in order: id, name, kind, status,
+/// experiment_text, experiment_sha256, experiment_json, tool_version, seed,
+/// host, planned, started_at_ms, finished_at_ms, environment_start,
+/// environment_end, command_line, then the counts of its samples and of
+/// its failed samples.
+pub(crate) struct RawRun {
+    id: i64,
+    name: String,
+    kind: String,
+    status: String,
+    experiment_text: String,
+    experiment_sha256: String,
+    experiment_json: String,
+    tool_version: String,
+    seed: i64,
+    host: String,
+    planned: i64,
+    started_at_ms: i64,
+    finished_at_ms: Option<i64>,
+    environment_start: String,
+    environment_end: Option<String>,
+    command_line: String,
+    done: i64,
+    failed: i64,
+}
+
+impl RawRun {
+    pub(crate) fn read<Row: Columns>(row: &Row) -> Result<RawRun, Row::Error> {
+        Ok(RawRun {
+            id: row.integer(0)?,
+            name: row.text(1)?,
+            kind: row.text(2)?,
+            status: row.text(3)?,
+            experiment_text: row.text(4)?,
+            experiment_sha256: row.text(5)?,
+            experiment_json: row.text(6)?,
+            tool_version: row.text(7)?,
+            seed: row.integer(8)?,
+            host: row.text(9)?,
+            planned: row.integer(10)?,
+            started_at_ms: row.integer(11)?,
+            finished_at_ms: row.optional_integer(12)?,
+            environment_start: row.text(13)?,
+            environment_end: row.optional_text(14)?,
+            command_line: row.text(15)?,
+            done: row.integer(16)?,
+            failed: row.integer(17)?,
+        })
+    }
+
+    pub(crate) fn record(self, corrupt: Corrupt<'_>) -> Result<RunRecord, StoreError> {
+        let what = format!("run {}", self.id);
+        let environment_end = self
+            .environment_end
+            .map(|text| {
+                serde_json::from_str(&text)
+                    .map_err(|error| corrupt(&what, format!("environment_end: {error}")))
+            })
+            .transpose()?;
+        Ok(RunRecord {
+            id: RunId(self.id),
+            status: RunStatus::parse(&self.status)
+                .ok_or_else(|| corrupt(&what, format!("unknown status `{}`", self.status)))?,
+            environment_start: serde_json::from_str(&self.environment_start)
+                .map_err(|error| corrupt(&what, format!("environment_start: {error}")))?,
+            environment_end,
+            command_line: serde_json::from_str(&self.command_line)
+                .map_err(|error| corrupt(&what, format!("command_line: {error}")))?,
+            planned: u64::try_from(self.planned)
+                .map_err(|_| corrupt(&what, "negative planned".to_string()))?,
+            done: u64::try_from(self.done).unwrap_or(0),
+            failed: u64::try_from(self.failed).unwrap_or(0),
+            seed: self.seed as u64,
+            name: self.name,
+            kind: self.kind,
+            experiment_text: self.experiment_text,
+            experiment_sha256: self.experiment_sha256,
+            experiment_json: self.experiment_json,
+            tool_version: self.tool_version,
+            host: self.host,
+            started_at_ms: self.started_at_ms,
+            finished_at_ms: self.finished_at_ms,
+        })
+    }
+}
+
+/// The columns of a bisection that `SELECT`s, in order: id, repo, good,
+/// bad, experiment_text, config_json, status, started_at_ms,
+/// finished_at_ms, result_json, then the count of its events.
+pub(crate) struct RawBisect {
+    id: i64,
+    repo: String,
+    good: String,
+    bad: String,
+    experiment_text: String,
+    config_json: String,
+    status: String,
+    started_at_ms: i64,
+    finished_at_ms: Option<i64>,
+    result_json: Option<String>,
+    events: i64,
+}
+
+impl RawBisect {
+    pub(crate) fn read<Row: Columns>(row: &Row) -> Result<RawBisect, Row::Error> {
+        Ok(RawBisect {
+            id: row.integer(0)?,
+            repo: row.text(1)?,
+            good: row.text(2)?,
+            bad: row.text(3)?,
+            experiment_text: row.text(4)?,
+            config_json: row.text(5)?,
+            status: row.text(6)?,
+            started_at_ms: row.integer(7)?,
+            finished_at_ms: row.optional_integer(8)?,
+            result_json: row.optional_text(9)?,
+            events: row.integer(10)?,
+        })
+    }
+
+    pub(crate) fn record(self, corrupt: Corrupt<'_>) -> Result<BisectRecord, StoreError> {
+        let what = format!("bisection {}", self.id);
+        Ok(BisectRecord {
+            id: BisectId(self.id),
+            status: RunStatus::parse(&self.status)
+                .ok_or_else(|| corrupt(&what, format!("unknown status `{}`", self.status)))?,
+            config: serde_json::from_str(&self.config_json)
+                .map_err(|error| corrupt(&what, format!("config: {error}")))?,
+            result: self
+                .result_json
+                .map(|text| {
+                    serde_json::from_str(&text)
+                        .map_err(|error| corrupt(&what, format!("result: {error}")))
+                })
+                .transpose()?,
+            events: u64::try_from(self.events).unwrap_or(0),
+            repo: self.repo,
+            good: self.good,
+            bad: self.bad,
+            experiment_text: self.experiment_text,
+            started_at_ms: self.started_at_ms,
+            finished_at_ms: self.finished_at_ms,
+        })
+    }
+}
+
+/// The columns of a sample that `SELECT`s, in order: sequence, cell,
+/// block, warmup, started_at_ms, wall_seconds, user_seconds, sys_seconds,
+/// max_rss_kib, exit_code, signal, timed_out, failed, the failure's reason
+/// and output tail (NULL without a failure row), builtin_metrics.
+pub(crate) struct RawSample {
+    sequence: i64,
+    cell: i64,
+    block: i64,
+    warmup: bool,
+    started_at_ms: i64,
+    wall_seconds: f64,
+    user_seconds: f64,
+    sys_seconds: f64,
+    max_rss_kib: i64,
+    exit_code: Option<i64>,
+    signal: Option<i64>,
+    timed_out: bool,
+    failed: bool,
+    reason: Option<String>,
+    output_tail: Option<String>,
+    builtin_metrics: i64,
+}
+
+impl RawSample {
+    pub(crate) fn read<Row: Columns>(row: &Row) -> Result<RawSample, Row::Error> {
+        Ok(RawSample {
+            sequence: row.integer(0)?,
+            cell: row.integer(1)?,
+            block: row.integer(2)?,
+            warmup: row.boolean(3)?,
+            started_at_ms: row.integer(4)?,
+            wall_seconds: row.real(5)?,
+            user_seconds: row.real(6)?,
+            sys_seconds: row.real(7)?,
+            max_rss_kib: row.integer(8)?,
+            exit_code: row.optional_integer(9)?,
+            signal: row.optional_integer(10)?,
+            timed_out: row.boolean(11)?,
+            failed: row.boolean(12)?,
+            reason: row.optional_text(13)?,
+            output_tail: row.optional_text(14)?,
+            builtin_metrics: row.integer(15)?,
+        })
+    }
+
+    /// The sample of run `run`, its built-in metrics expanded (its other
+    /// metrics are rows of their own, added by the caller).
+    pub(crate) fn sample(self, run: RunId, corrupt: Corrupt<'_>) -> Result<Sample, StoreError> {
+        let what = format!("sample {} of run {run}", self.sequence);
+        let narrow = |value: i64, name: &str| {
+            u32::try_from(value).map_err(|_| corrupt(&what, format!("{name} {value}")))
+        };
+        let small = |value: Option<i64>, name: &str| {
+            value
+                .map(|value| {
+                    i32::try_from(value).map_err(|_| corrupt(&what, format!("{name} {value}")))
+                })
+                .transpose()
+        };
+        let mut sample = Sample {
+            cell: usize::try_from(self.cell)
+                .map_err(|_| corrupt(&what, "negative cell index".to_string()))?,
+            block: narrow(self.block, "block")?,
+            sequence: narrow(self.sequence, "sequence")?,
+            warmup: self.warmup,
+            started_at_ms: self.started_at_ms,
+            wall_seconds: self.wall_seconds,
+            user_seconds: self.user_seconds,
+            sys_seconds: self.sys_seconds,
+            max_rss_kib: u64::try_from(self.max_rss_kib)
+                .map_err(|_| corrupt(&what, "negative max RSS".to_string()))?,
+            exit_code: small(self.exit_code, "exit code")?,
+            signal: small(self.signal, "signal")?,
+            timed_out: self.timed_out,
+            metrics: BTreeMap::new(),
+            failure: (self.failed || self.reason.is_some()).then(|| Failure {
+                reason: self.reason.unwrap_or_default(),
+                output_tail: self.output_tail.unwrap_or_default(),
+            }),
+            missing: BTreeMap::new(),
+            leftovers: Vec::new(),
+        };
+        crate::builtin::expand(&mut sample, self.builtin_metrics);
+        Ok(sample)
+    }
+}
+
+/// A boot from the columns id, slot, attempt, level_key, first_sequence,
+/// status, kernel, command_line, nonce, boot_id, kernel_release,
+/// accelerator, message, console_tail, started_at_ms, ready_at_ms,
+/// finished_at_ms; `Ok(None)` when a boot number is out of range.
+pub(crate) fn boot_row<Row: Columns>(row: &Row) -> Result<Option<BootRow>, Row::Error> {
+    let mut numbers = [0_u32; 4];
+    for (slot, index) in numbers.iter_mut().zip([0, 1, 2, 4]) {
+        match u32::try_from(row.integer(index)?) {
+            Ok(number) => *slot = number,
+            Err(_) => return Ok(None),
+        }
+    }
+    let [id, slot, attempt, first_sequence] = numbers;
+    Ok(Some(BootRow {
+        id,
+        slot,
+        attempt,
+        level_key: row.text(3)?,
+        first_sequence,
+        status: row.text(5)?,
+        kernel: row.text(6)?,
+        command_line: row.text(7)?,
+        nonce: row.optional_text(8)?,
+        boot_id: row.optional_text(9)?,
+        kernel_release: row.optional_text(10)?,
+        accelerator: row.optional_text(11)?,
+        message: row.optional_text(12)?,
+        console_tail: row.optional_text(13)?,
+        started_at_ms: row.integer(14)?,
+        ready_at_ms: row.optional_integer(15)?,
+        finished_at_ms: row.optional_integer(16)?,
+    }))
+}
