@@ -5,6 +5,7 @@
 
 mod config;
 mod diff;
+mod difference;
 mod error;
 mod evaluate;
 mod expr;
@@ -16,6 +17,7 @@ mod tree;
 
 pub use config::{DotConfig, decode_config_bytes};
 pub use diff::{ConfigDiff, DiffCounts, DiffDocument, DiffEntry, DiffKind};
+pub use difference::{NamedDifference, named_difference};
 pub use error::KconfigError;
 pub use evaluate::{Cause, Evaluation, blame_causes, similar_symbols};
 pub use expr::{Expr, Tristate};

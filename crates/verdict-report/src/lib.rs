@@ -10,6 +10,8 @@ pub mod format;
 pub mod html;
 pub mod pivot;
 pub mod run;
+pub mod sequential;
+pub mod sources;
 pub mod table;
 
 pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};
