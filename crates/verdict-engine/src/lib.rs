@@ -10,6 +10,7 @@ pub mod adaptive;
 pub mod bisect;
 pub mod boots;
 pub mod calibrate;
+pub mod commit;
 pub mod compare;
 pub mod history;
 pub mod hosts;

@@ -11,9 +11,9 @@
 //! Must not: measure anything on this machine, or start before every host is
 //! reachable and has a usable agent.
 
-use crate::commands::report::{ReportOptionsArgs, print_run_report};
 use crate::common::{DbArgs, TargetArgs};
 use crate::error::CliError;
+use crate::run_report::{ReportOptionsArgs, print_run_report};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::{HostPart, HostWork, Observer, RunSummary, StartOptions};
@@ -295,13 +295,7 @@ fn host_report(
 ) -> Result<verdict_report::RunReport, CliError> {
     let (record, experiment, samples) = crate::stored_run::loaded(store, run)?;
     let info = crate::stored_run::run_info(store, &record, &experiment)?;
-    let report_options = verdict_report::run::RunReportOptions {
-        metric: options.metric.clone(),
-        metrics: options.metrics.clone(),
-        threshold: options.threshold,
-        alpha: options.alpha.unwrap_or(experiment.sampling.alpha),
-        adjust: !options.no_adjust,
-    };
+    let report_options = options.resolve(&experiment);
     verdict_report::RunReport::build(
         info,
         &experiment,
