@@ -31,6 +31,14 @@ pub fn verdict_without_store() -> Command {
     command
 }
 
+/// [`verdict_without_store`] run in `directory` (whose files the command
+/// reads by relative paths).
+pub fn verdict_without_store_in(directory: &Path) -> Command {
+    let mut command = verdict_without_store();
+    command.current_dir(directory);
+    command
+}
+
 /// Runs `command`, which must exit 0 (else the test fails with its
 /// standard error); returns its standard output.
 pub fn succeed(command: &mut Command) -> String {
