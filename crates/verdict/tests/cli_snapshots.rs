@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{succeed, verdict, verdict_without_store};
+use common::{quick_bisect, succeed, verdict, verdict_without_store};
 use std::path::Path;
 
 #[test]
@@ -91,21 +91,7 @@ fn bisect_log_of_a_deterministic_bisection() {
          source = \"regex\"\npattern = '(\\d+)'\nunit = \"ops\"\ndirection = \"lower\"\n",
     )
     .unwrap();
-    succeed(verdict(directory.path()).args([
-        "bisect",
-        "--repo",
-        repo.to_str().unwrap(),
-        "--good",
-        &hashes[0],
-        "--bad",
-        &hashes[4],
-        "--experiment",
-        "exp.toml",
-        "--batch",
-        "1",
-        "--step-error",
-        "0.05",
-    ]));
+    succeed(verdict(directory.path()).args(quick_bisect(&repo, &hashes[0], &hashes[4])));
     let log = succeed(verdict(directory.path()).args(["bisect", "log"]));
     insta::with_settings!({filters => vec![
         (r"\b[0-9a-f]{40}\b", "[hash]"),
