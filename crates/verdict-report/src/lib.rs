@@ -7,6 +7,7 @@ pub mod boots;
 pub mod compare;
 pub mod escape;
 pub mod format;
+pub mod hosts;
 pub mod html;
 pub mod pivot;
 pub mod run;
