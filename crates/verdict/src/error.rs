@@ -70,3 +70,15 @@ impl From<verdict_engine::compare::CompareError> for CliError {
         }
     }
 }
+
+/// Exit codes of reading `history`'s series: both exit 2.
+impl From<verdict_engine::history_source::SourceError> for CliError {
+    fn from(error: verdict_engine::history_source::SourceError) -> Self {
+        use verdict_engine::history_source::SourceError;
+        let message = error.to_string();
+        match error {
+            SourceError::Input(_) => Self::Input(message),
+            SourceError::Internal(_) => Self::Internal(message),
+        }
+    }
+}
