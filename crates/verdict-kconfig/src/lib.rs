@@ -5,17 +5,24 @@
 
 mod config;
 mod diff;
+mod difference;
+mod edit;
 mod error;
 mod evaluate;
 mod expr;
 mod load;
 mod macros;
 mod parser;
+mod ranking;
 mod reason;
 mod tree;
 
 pub use config::{DotConfig, decode_config_bytes};
 pub use diff::{ConfigDiff, DiffCounts, DiffDocument, DiffEntry, DiffKind};
+pub use difference::{NamedDifference, named_difference};
+pub use edit::{
+    apply_edit, assignment_line, changed_symbols, edit_config, goal_value, symbol_name,
+};
 pub use error::KconfigError;
 pub use evaluate::{Cause, Evaluation, blame_causes, similar_symbols};
 pub use expr::{Expr, Tristate};
@@ -25,6 +32,7 @@ pub use load::{
 };
 pub use macros::{NoProbes, PROBE_MARKER, ProbeRunner, mentions_probe};
 pub use parser::{ParseOptions, parse_tree, parse_tree_expanded};
+pub use ranking::render_causes;
 pub use reason::{Blame, Explainer, ReasonNode, render_blame, render_tree};
 pub use tree::{
     Block, BlockKind, Choice, Default, Definition, Dependency, Kconfig, Location, Node, NodeKind,

@@ -32,27 +32,6 @@ fn config(oracle: &std::path::Path, name: &str) -> String {
     std::fs::read_to_string(oracle.join(format!("{name}.olddefconfig"))).expect("oracle output")
 }
 
-fn edit(text: &str, name: &str, line: &str) -> String {
-    let set = format!("CONFIG_{name}=");
-    let unset = format!("# CONFIG_{name} is not set");
-    let mut found = false;
-    let mut lines: Vec<String> = text
-        .lines()
-        .map(|current| {
-            if current.starts_with(&set) || current == unset {
-                found = true;
-                line.to_string()
-            } else {
-                current.to_string()
-            }
-        })
-        .collect();
-    if !found {
-        lines.push(line.to_string());
-    }
-    lines.join("\n") + "\n"
-}
-
 #[test]
 fn x86_probes_tristates_choices_and_foreign_values() {
     let Some((source, oracle)) = paths() else {
@@ -75,7 +54,7 @@ fn x86_probes_tristates_choices_and_foreign_values() {
 
     // NO_HZ_FULL needs SMP: without SMP the choice falls back, and the
     // member it falls back to says so.
-    let text = edit(&amd64, "SMP", "# CONFIG_SMP is not set");
+    let text = verdict_kconfig::edit_config(&amd64, "SMP", "# CONFIG_SMP is not set");
     let mut evaluation = Evaluation::new(&tree, &text);
     let full = evaluation.reason("NO_HZ_FULL").unwrap();
     assert!(
@@ -95,7 +74,7 @@ fn x86_probes_tristates_choices_and_foreign_values() {
     );
 
     // PREEMPT_RT=y written into a config of a tree without RT support.
-    let text = edit(&amd64, "PREEMPT_RT", "CONFIG_PREEMPT_RT=y");
+    let text = verdict_kconfig::edit_config(&amd64, "PREEMPT_RT", "CONFIG_PREEMPT_RT=y");
     let mut evaluation = Evaluation::new(&tree, &text);
     assert_eq!(evaluation.value("PREEMPT_RT").as_deref(), Some("n"));
     let rt = evaluation.reason("PREEMPT_RT").unwrap();

@@ -149,26 +149,7 @@ fn edit(text: &str, name: &str, value: Tristate) -> String {
         Tristate::No => format!("# CONFIG_{name} is not set"),
         other => format!("CONFIG_{name}={}", other.letter()),
     };
-    let set_prefix = format!("CONFIG_{name}=");
-    let unset = format!("# CONFIG_{name} is not set");
-    let mut found = false;
-    let mut lines: Vec<String> = text
-        .lines()
-        .map(|line| {
-            if line.starts_with(&set_prefix) || line == unset {
-                found = true;
-                new_line.clone()
-            } else {
-                line.to_string()
-            }
-        })
-        .collect();
-    if !found {
-        lines.push(new_line);
-    }
-    let mut result = lines.join("\n");
-    result.push('\n');
-    result
+    verdict_kconfig::edit_config(text, name, &new_line)
 }
 
 fn first_difference(expected: &str, actual: &str) -> String {

@@ -7,9 +7,12 @@ pub mod boots;
 pub mod compare;
 pub mod escape;
 pub mod format;
+pub mod hosts;
 pub mod html;
 pub mod pivot;
 pub mod run;
+pub mod sequential;
+pub mod sources;
 pub mod table;
 
 pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};

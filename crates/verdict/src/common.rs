@@ -321,6 +321,13 @@ pub(crate) fn capture_environment() -> verdict_model::Environment {
     local_environment().capture()
 }
 
+/// This machine's host name, as runs record it (`localhost` when unknown).
+pub(crate) fn hostname() -> String {
+    capture_environment()
+        .hostname
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
 /// The engine on this machine: real processes, the given store, environment
 /// captured from /proc and /sys.
 pub(crate) fn system_engine(
@@ -479,6 +486,25 @@ pub(crate) fn doctor_annotation() -> serde_json::Value {
     let summary = report.summary_line();
     eprintln!("verdict: noise: {summary}");
     serde_json::json!({ "summary": summary, "report": serde_json::to_value(&report).unwrap_or_default() })
+}
+
+/// The commit a new run of the experiment at `path` measures (`--commit`,
+/// else the file's repository's HEAD, found by git on this machine).
+pub(crate) fn experiment_commit(
+    path: &std::path::Path,
+    commit: Option<&str>,
+) -> Result<Option<verdict_engine::commit::RunCommit>, CliError> {
+    verdict_engine::commit::experiment_commit(&verdict_exec::SystemExecutor, path, commit)
+        .map_err(CliError::input)
+}
+
+/// Stores the commit found by `experiment_commit` with run `run`.
+pub(crate) fn record_commit(
+    store: &Database,
+    run: verdict_model::RunId,
+    commit: Option<verdict_engine::commit::RunCommit>,
+) -> Result<(), CliError> {
+    verdict_engine::commit::record_commit(store, run, commit).map_err(CliError::internal)
 }
 
 pub(crate) fn tool_version() -> String {

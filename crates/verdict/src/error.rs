@@ -58,3 +58,27 @@ impl From<verdict_engine::bisect::BisectRunError> for CliError {
         }
     }
 }
+
+/// Exit codes of loading and pairing `compare`'s sides: both exit 2.
+impl From<verdict_engine::compare::CompareError> for CliError {
+    fn from(error: verdict_engine::compare::CompareError) -> Self {
+        use verdict_engine::compare::CompareError;
+        let message = error.to_string();
+        match error {
+            CompareError::Input(_) => Self::Input(message),
+            CompareError::Internal(_) => Self::Internal(message),
+        }
+    }
+}
+
+/// Exit codes of reading `history`'s series: both exit 2.
+impl From<verdict_engine::history_source::SourceError> for CliError {
+    fn from(error: verdict_engine::history_source::SourceError) -> Self {
+        use verdict_engine::history_source::SourceError;
+        let message = error.to_string();
+        match error {
+            SourceError::Input(_) => Self::Input(message),
+            SourceError::Internal(_) => Self::Internal(message),
+        }
+    }
+}

@@ -6,10 +6,14 @@ mod commands;
 mod common;
 mod error;
 mod fail_on;
+mod hosts;
+mod launch;
 mod progress;
 mod remote_build;
+mod run_report;
 mod stored_run;
 mod target;
+mod vm;
 mod warnings;
 
 use clap::{Parser, Subcommand};

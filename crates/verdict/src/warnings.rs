@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 
 use serde::Serialize;
+use verdict_engine::compare::SideSpan;
 use verdict_model::RunId;
 use verdict_report::Format;
 use verdict_store::Store;
@@ -89,13 +90,28 @@ pub(crate) fn overlaps_of(
         .collect())
 }
 
-/// Where a stored side's values came from.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SideSpan {
-    pub(crate) runs: Vec<RunId>,
-    /// Start of the first and of the last selected iteration.
-    pub(crate) first_ms: i64,
-    pub(crate) last_ms: i64,
+/// The warnings about a comparison's sides (`None` for a file): runs that
+/// overlapped others on a host (looked up in `store`), and sides from
+/// different runs.
+pub(crate) fn side_warnings(
+    store: Option<&dyn Store>,
+    sides: [Option<&SideSpan>; 2],
+) -> Result<Vec<Warning>, CliError> {
+    let mut warnings = Vec::new();
+    if let Some(store) = store {
+        let runs: BTreeSet<RunId> = sides
+            .iter()
+            .flatten()
+            .flat_map(|span| span.runs.iter().copied())
+            .collect();
+        warnings.extend(overlaps_of(store, &runs)?);
+    }
+    if let [Some(base), Some(cand)] = sides
+        && let Some(warning) = different_runs(base, cand)
+    {
+        warnings.push(warning);
+    }
+    Ok(warnings)
 }
 
 fn run_list(runs: &[RunId]) -> String {
@@ -108,7 +124,7 @@ fn run_list(runs: &[RunId]) -> String {
 
 /// A warning when the two sides do not come from the same runs, saying
 /// how far apart they were measured.
-pub(crate) fn different_runs(baseline: &SideSpan, candidate: &SideSpan) -> Option<Warning> {
+fn different_runs(baseline: &SideSpan, candidate: &SideSpan) -> Option<Warning> {
     if baseline.runs == candidate.runs {
         return None;
     }

@@ -1,13 +1,14 @@
 //! Whole-output snapshots (insta) of commands whose text other tests only
 //! check in part: `verdict runs` on a store the test fills with a real
 //! `verdict ab` run, `verdict plan`, `verdict simulate` with a fixed seed,
-//! and `verdict kconfig why-not` on the fixture tree. Filters replace what
+//! `verdict kconfig why-not` on the fixture tree, and `verdict bisect log`
+//! of a real bisection whose workload prints fixed values. Filters replace what
 //! changes between runs (dates, ids, temporary paths); everything else must
 //! match the reviewed snapshot in tests/snapshots/.
 
 mod common;
 
-use common::{succeed, verdict, verdict_without_store};
+use common::{quick_bisect, succeed, verdict, verdict_without_store};
 use std::path::Path;
 
 #[test]
@@ -69,4 +70,36 @@ fn an_invalid_format_is_clap_usage_error_2() {
             "{command}: {stderr}"
         );
     }
+}
+
+/// `verdict bisect log` of a bisection whose workload prints a fixed value
+/// (100 before commit 3, 300 from it on): every commit's values, and so
+/// its classification, its run counts and the log, are the same in every
+/// run of the test whatever the machine's load or the drawn seed. Hashes,
+/// dates and temporary paths are filtered.
+#[test]
+fn bisect_log_of_a_deterministic_bisection() {
+    let directory = tempfile::tempdir().unwrap();
+    let repo = directory.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    // `sleep 0; echo VALUE` as each commit's work.sh.
+    let hashes =
+        verdict_testkit::sleep_repository(&repo, 4, 3, None, ["0; echo 100", "0; echo 300"]);
+    std::fs::write(
+        directory.path().join("exp.toml"),
+        "name = \"steps\"\ncommand = [\"sh\", \"work.sh\"]\n\n[[metrics]]\nname = \"value\"\n\
+         source = \"regex\"\npattern = '(\\d+)'\nunit = \"ops\"\ndirection = \"lower\"\n",
+    )
+    .unwrap();
+    succeed(verdict(directory.path()).args(quick_bisect(&repo, &hashes[0], &hashes[4])));
+    let log = succeed(verdict(directory.path()).args(["bisect", "log"]));
+    insta::with_settings!({filters => vec![
+        (r"\b[0-9a-f]{40}\b", "[hash]"),
+        (r"\b[0-9a-f]{12}\b", "[short]"),
+        (r"\b[0-9a-f]{7}\b", "[short]"),
+        (r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})?( UTC)?", "[date]"),
+        (r"/tmp/[^\s']+", "[path]"),
+    ]}, {
+        insta::assert_snapshot!("bisect_log_deterministic", log);
+    });
 }

@@ -1,17 +1,15 @@
 //! `verdict doctor` end to end: the real binary on this machine, JSON and
 //! text output, time limits, and flag errors.
 
-use assert_cmd::Command;
-use std::time::Instant;
+mod common;
 
-fn verdict() -> Command {
-    Command::cargo_bin("verdict").unwrap()
-}
+use common::verdict_without_store;
+use std::time::Instant;
 
 #[test]
 fn quick_json_names_schema_and_reports_this_machine() {
     let started = Instant::now();
-    let output = verdict()
+    let output = verdict_without_store()
         .args(["doctor", "--quick", "--format", "json"])
         .output()
         .unwrap();
@@ -81,7 +79,10 @@ fn verdict_stats_runs(cv: f64) -> u64 {
 
 #[test]
 fn quick_text_fits_80_columns() {
-    let output = verdict().args(["doctor", "--quick"]).output().unwrap();
+    let output = verdict_without_store()
+        .args(["doctor", "--quick"])
+        .output()
+        .unwrap();
     assert!(output.status.success());
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.starts_with("verdict doctor (quick"), "{text}");
@@ -100,14 +101,14 @@ fn quick_text_fits_80_columns() {
 
 #[test]
 fn bad_threshold_is_a_usage_error() {
-    verdict()
+    verdict_without_store()
         .args(["doctor", "--quick", "--threshold", "5"])
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
             "`5` is out of range; expected a fraction between 0 and 1",
         ));
-    verdict()
+    verdict_without_store()
         .args(["doctor", "--quick", "--long"])
         .assert()
         .code(2);
@@ -122,7 +123,7 @@ fn experiment_workload_is_calibrated_too() {
         "name = \"sleepy\"\ncommand = [\"sleep\", \"0.02\"]\n",
     )
     .unwrap();
-    let output = verdict()
+    let output = verdict_without_store()
         .args([
             "doctor",
             "--quick",

@@ -336,18 +336,7 @@ fn bisect_log_page_marks_the_culprit() {
     succeed(
         verdict()
             .current_dir(directory.path())
-            .arg("bisect")
-            .arg("--repo")
-            .arg(&repo)
-            .args(["--good", &hashes[0], "--bad", &hashes[4]])
-            .args([
-                "--experiment",
-                "exp.toml",
-                "--batch",
-                "1",
-                "--step-error",
-                "0.05",
-            ])
+            .args(common::quick_bisect(&repo, &hashes[0], &hashes[4]))
             .arg("--db")
             .arg(&database),
     );

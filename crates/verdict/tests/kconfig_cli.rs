@@ -2,7 +2,9 @@
 //! fixture tree and configs in crates/verdict-kconfig/tests/fixtures, on
 //! broken inputs, and (when installed) on Debian's real 6.1 tree and configs.
 
-use assert_cmd::Command;
+mod common;
+
+use common::verdict_without_store_in;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -10,14 +12,11 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../verdict-kconfig/tests/fixtures")
 }
 
-fn verdict() -> Command {
-    let mut command = Command::cargo_bin("verdict").unwrap();
-    command.current_dir(fixtures());
-    command
-}
-
 fn stdout_of(arguments: &[&str]) -> String {
-    let output = verdict().args(arguments).output().unwrap();
+    let output = verdict_without_store_in(&fixtures())
+        .args(arguments)
+        .output()
+        .unwrap();
     assert!(
         output.status.success(),
         "verdict {arguments:?} failed: {}",
@@ -65,7 +64,7 @@ fn diff_prints_diffconfig_format_for_plain_and_gzip_input() {
         "^PREEMPT_(DYNAMIC|RCU)$",
     ]);
     assert_eq!(preempt, "+PREEMPT_DYNAMIC y\n+PREEMPT_RCU y\n");
-    verdict()
+    verdict_without_store_in(&fixtures())
         .args([
             "kconfig",
             "diff",
@@ -268,7 +267,7 @@ fn blame_shows_both_trees_and_the_changed_leaves() {
 
 #[test]
 fn bad_input_exits_2_with_file_and_line() {
-    verdict()
+    verdict_without_store_in(&fixtures())
         .args([
             "kconfig",
             "why",
@@ -283,12 +282,12 @@ fn bad_input_exits_2_with_file_and_line() {
         .stderr(predicate::str::contains(
             "no-such-dir/Kconfig: --tree must be a kernel source directory",
         ));
-    verdict()
+    verdict_without_store_in(&fixtures())
         .args(["kconfig", "why", "NOPE", "--tree", "preempt-tree", "--config", "configs/new.config"])
         .assert()
         .code(2)
         .stderr("verdict: error: failed to explain NOPE: no `config NOPE` in the Kconfig tree for arch powerpc\n");
-    verdict()
+    verdict_without_store_in(&fixtures())
         .args([
             "kconfig",
             "diff",
@@ -314,7 +313,7 @@ fn bad_input_exits_2_with_file_and_line() {
         "CONFIG_A=y\nnot a config line\n",
     )
     .unwrap();
-    verdict()
+    verdict_without_store_in(&fixtures())
         .args(["kconfig", "why", "A", "--arch", "x86_64", "--config", "configs/new.config", "--tree"])
         .arg(broken.path())
         .assert()
@@ -322,7 +321,7 @@ fn bad_input_exits_2_with_file_and_line() {
         .stderr(
             "verdict: error: failed to parse sub/Kconfig:3: expected a symbol, string or `(`, found end of line\n",
         );
-    verdict()
+    verdict_without_store_in(&fixtures())
         .args(["kconfig", "diff", "configs/old.config"])
         .arg(broken.path().join("bad.config"))
         .assert()
@@ -358,7 +357,7 @@ fn real_debian_tree_when_installed() {
     let directory = tempfile::tempdir().unwrap();
     let config = directory.path().join("config");
     std::fs::write(&config, &output.stdout).unwrap();
-    let mut command = verdict();
+    let mut command = verdict_without_store_in(&fixtures());
     command
         .args(["kconfig", "why", "PREEMPT_RCU", "--tree"])
         .arg(&source)
@@ -376,7 +375,7 @@ fn real_debian_tree_when_installed() {
         .stdout(predicate::str::contains(
             "selected by PREEMPT_DYNAMIC  [kernel/Kconfig.preempt:",
         ));
-    let mut command = verdict();
+    let mut command = verdict_without_store_in(&fixtures());
     command
         .args(["kconfig", "why-not", "PREEMPT", "--tree"])
         .arg(&source)

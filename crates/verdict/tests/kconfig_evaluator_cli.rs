@@ -4,7 +4,9 @@
 //! VERDICT_KCONFIG_ORACLE override the places), plus the refusals of bad
 //! input. Must not modify the tree or the oracle files.
 
-use assert_cmd::Command;
+mod common;
+
+use common::verdict_without_store;
 use predicates::prelude::*;
 use std::path::PathBuf;
 
@@ -22,10 +24,6 @@ fn paths() -> Option<(PathBuf, PathBuf)> {
     Some((source, oracle))
 }
 
-fn verdict() -> Command {
-    Command::cargo_bin("verdict").unwrap()
-}
-
 #[test]
 fn olddefconfig_writes_what_make_olddefconfig_wrote() {
     let Some((source, oracle)) = paths() else {
@@ -36,7 +34,7 @@ fn olddefconfig_writes_what_make_olddefconfig_wrote() {
         let expected =
             std::fs::read_to_string(oracle.join(format!("{name}.olddefconfig"))).unwrap();
         let out = output.path().join(format!("{name}.config"));
-        verdict()
+        verdict_without_store()
             .args(["kconfig", "olddefconfig", "--tree"])
             .arg(&source)
             .arg("--config")
@@ -60,7 +58,7 @@ fn set_prints_the_changes_with_reasons_and_how_finds_preempt() {
         return;
     };
     let powerpc = oracle.join("powerpc.olddefconfig");
-    verdict()
+    verdict_without_store()
         .args(["kconfig", "set", "CONFIG_PREEMPT=y", "--tree"])
         .arg(&source)
         .arg("--config")
@@ -77,7 +75,7 @@ fn set_prints_the_changes_with_reasons_and_how_finds_preempt() {
             "+PREEMPT_RCU y\n    because y: no prompt: computed from defaults and selects; default y = y\n",
         ));
     // The done-when of issue 18: PREEMPT=y is the way, and the only one.
-    let output = verdict()
+    let output = verdict_without_store()
         .args(["kconfig", "how", "PREEMPT_RCU=y", "--tree"])
         .arg(&source)
         .arg("--config")
@@ -90,7 +88,7 @@ fn set_prints_the_changes_with_reasons_and_how_finds_preempt() {
         text.starts_with("PREEMPT_RCU=y (now n): 1 way(s), each checked by the evaluator, fewest other changes first:\n  1. PREEMPT=y  (changes 15 other symbol(s): "),
         "{text}"
     );
-    verdict()
+    verdict_without_store()
         .args(["kconfig", "how", "PREEMPT_RT=y", "--tree"])
         .arg(&source)
         .arg("--config")
@@ -108,7 +106,7 @@ fn misspelled_symbols_and_non_configs_are_refused() {
         return;
     };
     let powerpc = oracle.join("powerpc.olddefconfig");
-    verdict()
+    verdict_without_store()
         .args(["kconfig", "set", "PREMPT=y", "--tree"])
         .arg(&source)
         .arg("--config")
@@ -116,7 +114,7 @@ fn misspelled_symbols_and_non_configs_are_refused() {
         .assert()
         .code(2)
         .stderr(predicate::str::ends_with("did you mean PREEMPT?\n"));
-    verdict()
+    verdict_without_store()
         .args(["kconfig", "why", "PREEMPT_RCUU", "--tree"])
         .arg(&source)
         .arg("--config")
@@ -127,7 +125,7 @@ fn misspelled_symbols_and_non_configs_are_refused() {
     let directory = tempfile::tempdir().unwrap();
     let empty = directory.path().join("empty.config");
     std::fs::write(&empty, "").unwrap();
-    verdict()
+    verdict_without_store()
         .args(["kconfig", "olddefconfig", "--tree"])
         .arg(&source)
         .arg("--config")
@@ -137,7 +135,7 @@ fn misspelled_symbols_and_non_configs_are_refused() {
         .stderr(predicate::str::contains("it has no `CONFIG_NAME=value` or `# CONFIG_NAME is not set` line; is it a kernel .config?"));
     let script = directory.path().join("script.sh");
     std::fs::write(&script, "#!/bin/sh\necho hello\n").unwrap();
-    verdict()
+    verdict_without_store()
         .args(["kconfig", "olddefconfig", "--tree"])
         .arg(&source)
         .arg("--config")

@@ -4,11 +4,11 @@
 //! into arguments like a shell would split words (quotes, backslashes) but
 //! runs without a shell unless `--shell` asks for one.
 
-use crate::commands::report::ReportOptionsArgs;
-use crate::commands::run::{finish, start};
 use crate::common::doctor_annotation;
 use crate::common::{DbArgs, cancel_on_interrupt, tool_version};
 use crate::error::CliError;
+use crate::launch::{finish, start};
+use crate::run_report::ReportOptionsArgs;
 use std::process::ExitCode;
 use verdict_engine::StartOptions;
 use verdict_model::Experiment;
@@ -79,13 +79,7 @@ pub(crate) fn run(args: &AbArgs) -> Result<ExitCode, CliError> {
         bisect: None,
     };
     if args.target.remote() {
-        return crate::commands::hosts::start_on_hosts(
-            &args.target,
-            options,
-            &args.db,
-            &args.report,
-            cancel,
-        );
+        return crate::hosts::start_on_hosts(&args.target, options, &args.db, &args.report, cancel);
     }
     let engine = crate::common::system_engine(&store, cancel);
     let doctor = args.doctor.then(doctor_annotation);

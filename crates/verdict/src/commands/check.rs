@@ -8,7 +8,6 @@
 //! the current tree's build output is measured on that host
 //! (`remote_build`).
 
-use crate::commands::compare::{load_selection, parse_selection};
 use crate::common::{DbArgs, cancel_on_interrupt, parse_fraction, tool_version};
 use crate::common::{load_experiment, random_seed};
 use crate::error::CliError;
@@ -17,6 +16,7 @@ use crate::remote_build::RemoteBuildArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::StartOptions;
+use verdict_engine::compare::{load_selection, parse_selection};
 use verdict_model::RunStatus;
 use verdict_report::Format;
 use verdict_report::compare::{ComparisonInput, comparison_rows};
@@ -187,7 +187,7 @@ fn measure_and_compare(
 }
 
 fn baseline_values(store: &dyn Store, spec: &str) -> Result<Vec<f64>, CliError> {
-    let selection = parse_selection(spec)?.ok_or_else(|| {
+    let selection = parse_selection(spec).ok_or_else(|| {
         CliError::input(format!(
             "`{spec}`: expected RUN, RUN:factor=level or factor=level"
         ))

@@ -15,12 +15,14 @@ use std::process::ExitCode;
 use verdict_engine::history::{
     Change, HistoryRequest, HostSeries, Order, Point, bisect_range, stored_history, values_history,
 };
-use verdict_model::Experiment;
+use verdict_engine::history_source::{
+    HistorySpec, file_series, metric_of, parse_history_selection,
+};
 use verdict_report::escape::text as plain_text;
 use verdict_report::format::{percent, value};
 use verdict_stats::changepoint::Settings;
 use verdict_stats::shift::Interval;
-use verdict_store::{Database, HistorySelection, HistoryStore, Store};
+use verdict_store::{Database, HistorySelection, Store};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct HistoryArgs {
@@ -84,17 +86,13 @@ pub(crate) fn run(args: &HistoryArgs) -> Result<ExitCode, CliError> {
     }
 }
 
-fn file(args: &HistoryArgs, path: &PathBuf, settings: &Settings) -> Result<ExitCode, CliError> {
+fn file(
+    args: &HistoryArgs,
+    path: &std::path::Path,
+    settings: &Settings,
+) -> Result<ExitCode, CliError> {
     let column = args.column.as_deref().expect("clap requires --column");
-    let text = std::fs::read_to_string(path)
-        .map_err(|error| CliError::input(format!("read {}: {error}", path.display())))?;
-    let values = verdict_parse::csv_column(&text, column)
-        .map_err(|error| CliError::input(format!("{}: {error}", path.display())))?;
-    let labels = match &args.time_column {
-        Some(time) => verdict_parse::csv_text_column(&text, time)
-            .map_err(|error| CliError::input(format!("{}: {error}", path.display())))?,
-        None => (1..=values.len()).map(|row| format!("row {row}")).collect(),
-    };
+    let (values, labels) = file_series(path, column, args.time_column.as_deref())?;
     let (changes, _) = values_history(&values, settings).map_err(CliError::input)?;
     let label = |index: usize| labels.get(index).cloned().unwrap_or_default();
     if args.format == crate::common::TextOrJson::Json {
@@ -148,7 +146,7 @@ fn file(args: &HistoryArgs, path: &PathBuf, settings: &Settings) -> Result<ExitC
 }
 
 fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCode, CliError> {
-    let (experiment, levels) = parse_selection(spec)?;
+    let HistorySpec { experiment, levels } = parse_history_selection(spec)?;
     let store = args.db.open_existing()?;
     let (metric, unit) = metric_of(&store, experiment.as_deref(), args.metric.as_deref(), spec)?;
     let order = match args.by.as_str() {
@@ -336,79 +334,6 @@ fn shell_word(word: &str) -> String {
     }
 }
 
-/// An experiment name and (factor, level) filters.
-type ParsedSelection = (Option<String>, Vec<(String, String)>);
-
-/// `EXPERIMENT[:factor=level,...]` or `factor=level,...`.
-fn parse_selection(spec: &str) -> Result<ParsedSelection, CliError> {
-    let (experiment, filters) = match spec.split_once(':') {
-        Some((experiment, filters)) => (Some(experiment), filters),
-        None if spec.contains('=') => (None, spec),
-        None => (Some(spec), ""),
-    };
-    let mut levels = Vec::new();
-    for filter in filters.split(',').filter(|filter| !filter.is_empty()) {
-        match filter.split_once('=') {
-            Some((factor, level)) if !factor.trim().is_empty() => {
-                levels.push((factor.trim().to_string(), level.trim().to_string()))
-            }
-            _ => {
-                return Err(CliError::input(format!(
-                    "selection `{spec}`: expected factor=level in `{filter}`"
-                )));
-            }
-        }
-    }
-    let experiment = experiment.map(str::trim).filter(|name| !name.is_empty());
-    if experiment.is_none() && levels.is_empty() {
-        return Err(CliError::input(format!(
-            "selection `{spec}`: expected EXPERIMENT, EXPERIMENT:factor=level,... or factor=level,..."
-        )));
-    }
-    Ok((experiment.map(str::to_string), levels))
-}
-
-/// The metric (and its unit): `--metric` or the primary metric of the
-/// newest run of the experiment (or of the database).
-fn metric_of(
-    store: &Database,
-    experiment: Option<&str>,
-    metric: Option<&str>,
-    spec: &str,
-) -> Result<(String, String), CliError> {
-    let newest = store
-        .newest_run_named(experiment)
-        .map_err(CliError::internal)?
-        .ok_or_else(|| {
-            CliError::input(format!(
-                "`{spec}`: no stored run{}",
-                experiment.map_or(String::new(), |name| format!(" of experiment `{name}`"))
-            ))
-        })?;
-    let record = store.run(newest).map_err(CliError::internal)?;
-    let parsed: Option<Experiment> = serde_json::from_str(&record.experiment_json).ok();
-    let unit_of = |name: &str| {
-        parsed
-            .as_ref()
-            .and_then(|experiment| experiment.metrics.iter().find(|m| m.name == name))
-            .map(|m| m.unit.clone())
-            .unwrap_or_default()
-    };
-    match metric {
-        Some(name) => Ok((name.to_string(), unit_of(name))),
-        None => {
-            let experiment = parsed.ok_or_else(|| {
-                CliError::input(format!(
-                    "run {} has no readable experiment; name the metric with --metric",
-                    record.id
-                ))
-            })?;
-            let primary = experiment.primary_metric();
-            Ok((primary.name.clone(), primary.unit.clone()))
-        }
-    }
-}
-
 fn count(number: usize, one: &str, many: &str) -> String {
     format!("{number} {}", if number == 1 { one } else { many })
 }
@@ -539,53 +464,4 @@ fn series_json(series: &HostSeries) -> Value {
         "reused_points": series.reused_points,
         "windows_examined": series.windows_examined,
     })
-}
-
-/// The commit a new run of the experiment at `path` measures: `--commit`,
-/// else `git rev-parse HEAD` in the file's directory (with the repository
-/// and the experiment's absolute path, for `--bisect`), else none.
-pub(crate) fn experiment_commit(
-    path: &std::path::Path,
-    commit: Option<&str>,
-) -> Result<Option<(String, Value)>, CliError> {
-    if let Some(commit) = commit {
-        return Ok(Some((commit.to_string(), Value::Null)));
-    }
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let directory = absolute
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_default();
-    let found = verdict_engine::history::repository_commit(
-        &verdict_exec::SystemExecutor,
-        &verdict_exec::Cancel::new(),
-        &directory,
-    )
-    .map_err(CliError::input)?;
-    Ok(found.map(|(commit, top)| {
-        (
-            commit,
-            json!({"path": top, "experiment": absolute.display().to_string()}),
-        )
-    }))
-}
-
-/// Stores the commit (and repository) found by `experiment_commit`.
-pub(crate) fn record_commit(
-    store: &Database,
-    run: verdict_model::RunId,
-    commit: Option<(String, Value)>,
-) -> Result<(), CliError> {
-    let Some((commit, repository)) = commit else {
-        return Ok(());
-    };
-    store
-        .set_run_commit(run, &commit)
-        .map_err(CliError::internal)?;
-    if !repository.is_null() {
-        store
-            .put_annotation(run, "repository", &repository)
-            .map_err(CliError::internal)?;
-    }
-    Ok(())
 }

@@ -17,6 +17,10 @@ use verdict_kconfig::{
     load_tree, load_tree_expanded, make_environment, render_blame, render_tree, similar_symbols,
     srcarch_for_arch,
 };
+use verdict_kconfig::{
+    apply_edit, assignment_line, changed_symbols, edit_config, goal_value, render_causes,
+    symbol_name,
+};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct KconfigArgs {
@@ -288,68 +292,6 @@ fn run_olddefconfig(args: &OlddefconfigArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Replaces (or appends) the line of `name` in config text.
-fn edit_config(text: &str, name: &str, line: &str) -> String {
-    let set_prefix = format!("CONFIG_{name}=");
-    let unset = format!("# CONFIG_{name} is not set");
-    let mut found = false;
-    let mut lines: Vec<String> = text
-        .lines()
-        .map(|current| {
-            if current.starts_with(&set_prefix) || current == unset {
-                found = true;
-                line.to_string()
-            } else {
-                current.to_string()
-            }
-        })
-        .collect();
-    if !found {
-        lines.push(line.to_string());
-    }
-    let mut result = lines.join("\n");
-    result.push('\n');
-    result
-}
-
-/// The `.config` line for an assignment, checked against the symbol's type.
-fn assignment_line(evaluation: &Evaluation, name: &str, value: &str) -> Result<String, String> {
-    let tristate = |letter: &str| match letter {
-        "n" => Some(Tristate::No),
-        "m" => Some(Tristate::Module),
-        "y" => Some(Tristate::Yes),
-        _ => None,
-    };
-    match evaluation.symbol_type(name) {
-        Some(SymbolType::Bool) => match tristate(value) {
-            Some(Tristate::No) => Ok(format!("# CONFIG_{name} is not set")),
-            Some(Tristate::Yes) => Ok(format!("CONFIG_{name}=y")),
-            _ => Err(format!(
-                "{name} is a bool: expected y or n, found `{value}`"
-            )),
-        },
-        Some(SymbolType::Tristate) => match tristate(value) {
-            Some(Tristate::No) => Ok(format!("# CONFIG_{name} is not set")),
-            Some(other) => Ok(format!("CONFIG_{name}={}", other.letter())),
-            None => Err(format!(
-                "{name} is a tristate: expected y, m or n, found `{value}`"
-            )),
-        },
-        Some(SymbolType::String) => {
-            let inner = value
-                .strip_prefix('"')
-                .and_then(|rest| rest.strip_suffix('"'))
-                .map_or_else(
-                    || value.replace('\\', "\\\\").replace('"', "\\\""),
-                    str::to_string,
-                );
-            Ok(format!("CONFIG_{name}=\"{inner}\""))
-        }
-        Some(SymbolType::Int | SymbolType::Hex) => Ok(format!("CONFIG_{name}={value}")),
-        _ => Err(format!("{name} has no type in this tree")),
-    }
-}
-
 fn run_set(args: &SetArgs) -> Result<ExitCode, CliError> {
     let (text, config) = read_config_text(&args.evaluate.config)?;
     let (tree, arch) = load_for_evaluation(&args.evaluate, &config)?;
@@ -424,10 +366,6 @@ fn run_set(args: &SetArgs) -> Result<ExitCode, CliError> {
         write_output(path, &after_text)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn symbol_name(raw: &str) -> String {
-    raw.strip_prefix("CONFIG_").unwrap_or(raw).to_string()
 }
 
 /// Writes to stdout; a closed pipe (`| head`) ends output quietly.
@@ -647,48 +585,7 @@ fn blame_ranking(args: &BlameArgs, arch: &str, symbol: &str) -> Result<String, C
     };
     let (tree, _) = load_for_evaluation(&evaluate, &new_config)?;
     let causes = blame_causes(&tree, &old_text, &new_text, symbol);
-    if causes.is_empty() {
-        return Ok("no changed user setting can influence it in this tree\n\n".to_string());
-    }
-    let shown: Vec<_> = if args.full {
-        causes.iter().collect()
-    } else {
-        let flipping: Vec<_> = causes.iter().filter(|cause| cause.flips).take(3).collect();
-        if flipping.is_empty() {
-            causes.iter().take(3).collect()
-        } else {
-            flipping
-        }
-    };
-    let mut text = String::from("changed user settings, the best explanation first:\n");
-    for (number, cause) in shown.iter().enumerate() {
-        let effect = if cause.flips {
-            format!("alone gives {symbol} its new value")
-        } else {
-            format!("alone does not change {symbol}")
-        };
-        let rest = if cause.unexplained == 0 {
-            ", and explains the whole difference".to_string()
-        } else {
-            format!(", {} other line(s) still differ", cause.unexplained)
-        };
-        text.push_str(&format!(
-            "  {}. {} {} -> {}  ({effect}{rest}; chain: {})\n",
-            number + 1,
-            cause.symbol,
-            cause.old,
-            cause.new,
-            cause.chain.join(" -> ")
-        ));
-    }
-    if causes.len() > shown.len() {
-        text.push_str(&format!(
-            "  ... {} more changed user setting(s) that can influence {symbol} (--full)\n",
-            causes.len() - shown.len()
-        ));
-    }
-    text.push('\n');
-    Ok(text)
+    Ok(render_causes(&causes, symbol, args.full))
 }
 
 fn run_blame(args: &BlameArgs) -> Result<ExitCode, CliError> {
@@ -745,55 +642,6 @@ fn run_blame(args: &BlameArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Applies `name=value` (a bool/tristate letter) to config text; choosing a
-/// choice member un-chooses the others.
-fn apply_edit(evaluation: &Evaluation, text: &str, name: &str, value: Tristate) -> String {
-    let line = match value {
-        Tristate::No => format!("# CONFIG_{name} is not set"),
-        other => format!("CONFIG_{name}={}", other.letter()),
-    };
-    let mut edited = edit_config(text, name, &line);
-    if value == Tristate::Yes {
-        for sibling in evaluation.choice_siblings(name) {
-            edited = edit_config(&edited, &sibling, &format!("# CONFIG_{sibling} is not set"));
-        }
-    }
-    edited
-}
-
-/// Symbols whose written value differs between two olddefconfig outputs.
-fn changed_symbols(before: &str, after: &str) -> Result<Vec<String>, CliError> {
-    let old = DotConfig::parse(before, "before").map_err(input_error)?;
-    let new = DotConfig::parse(after, "after").map_err(input_error)?;
-    let diff = ConfigDiff::between(&old, &new);
-    Ok(diff
-        .render_text()
-        .lines()
-        .filter_map(|line| line.get(1..)?.split_whitespace().next().map(str::to_string))
-        .collect())
-}
-
-/// The goal's tristate, checked against the symbol's type.
-fn goal_value(evaluation: &Evaluation, name: &str, value: &str) -> Result<Tristate, CliError> {
-    let wanted = match value {
-        "y" => Tristate::Yes,
-        "m" => Tristate::Module,
-        "n" => Tristate::No,
-        other => {
-            return Err(CliError::input(format!(
-                "failed to read goal {name}={other}: `how` answers for y, m or n"
-            )));
-        }
-    };
-    match evaluation.symbol_type(name) {
-        Some(SymbolType::Tristate) => Ok(wanted),
-        Some(SymbolType::Bool) if wanted != Tristate::Module => Ok(wanted),
-        _ => Err(CliError::input(format!(
-            "failed to read goal {name}={value}: {name} is not a bool or tristate that can be {value}"
-        ))),
-    }
-}
-
 /// A way to a goal: the edits, and the other symbols it changes.
 type Way = (Vec<(String, Tristate)>, Vec<String>);
 
@@ -811,7 +659,7 @@ fn run_how(args: &HowArgs) -> Result<ExitCode, CliError> {
     if !evaluation.is_defined(&name) {
         return Err(unknown_symbol(&tree, &name, &arch));
     }
-    let wanted = goal_value(&evaluation, &name, raw_value.trim())?;
+    let wanted = goal_value(&evaluation, &name, raw_value.trim()).map_err(CliError::input)?;
     let base = evaluation.write_config();
     let current = evaluation.value(&name).unwrap_or_default();
     if current == wanted.letter() {
@@ -878,7 +726,8 @@ fn run_how(args: &HowArgs) -> Result<ExitCode, CliError> {
             }
         }
         let output = evaluation.write_config();
-        let others: Vec<String> = changed_symbols(&base, &output)?
+        let others: Vec<String> = changed_symbols(&base, &output)
+            .map_err(input_error)?
             .into_iter()
             .filter(|changed| changed != &name && !edits.iter().any(|(edit, _)| edit == changed))
             .collect();

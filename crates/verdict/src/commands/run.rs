@@ -1,16 +1,17 @@
 //! `verdict run EXPERIMENT.toml` and `verdict run --resume RUN_ID`: execute
 //! an experiment through the engine, then print its report.
 
-use crate::commands::report::{ReportOptionsArgs, print_run_report};
 use crate::common::{
     DbArgs, cancel_on_interrupt, doctor_annotation, is_live_verdict, load_experiment, random_seed,
-    store_kernel_config, tool_version,
+    tool_version,
 };
 use crate::error::CliError;
+use crate::launch::{finish, start};
 use crate::progress::Progress;
-use std::path::{Path, PathBuf};
+use crate::run_report::ReportOptionsArgs;
+use std::path::PathBuf;
 use std::process::ExitCode;
-use verdict_engine::{Engine, RunSummary, StartOptions};
+use verdict_engine::StartOptions;
 use verdict_model::{Experiment, RunId, RunStatus};
 use verdict_store::Store;
 
@@ -66,7 +67,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
             .map_err(CliError::input)?
             .remove("target")
     {
-        return crate::commands::hosts::resume_group(
+        return crate::hosts::resume_group(
             &store,
             RunId(run),
             &target,
@@ -97,7 +98,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
                 .check_shell_splices(&format!("run {run}"))
                 .map_err(CliError::input)?;
             if experiment.vm.is_some() {
-                return crate::commands::vm::resume_on_vm(
+                return crate::vm::resume_on_vm(
                     &store,
                     RunId(run),
                     &experiment,
@@ -167,12 +168,12 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
                 tool_version: tool_version(),
                 bisect: None,
             };
-            let commit = crate::commands::history::experiment_commit(path, args.commit.as_deref())?;
+            let commit = crate::common::experiment_commit(path, args.commit.as_deref())?;
             if args.detach {
-                return crate::commands::work::detach(&store, &options, commit);
+                return crate::launch::detach(&store, &options, commit);
             }
             if target.remote() {
-                return crate::commands::hosts::start_on_hosts(
+                return crate::hosts::start_on_hosts(
                     &target,
                     options,
                     &args.db,
@@ -181,64 +182,17 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
                 );
             }
             if options.experiment.vm.is_some() {
-                let code = crate::commands::vm::start_on_vm(
-                    &store,
-                    &options,
-                    &args.db,
-                    &args.report,
-                    cancel,
-                )?;
+                let code =
+                    crate::vm::start_on_vm(&store, &options, &args.db, &args.report, cancel)?;
                 if let Some(latest) = store.latest_run().map_err(CliError::internal)? {
-                    crate::commands::history::record_commit(&store, latest.id, commit)?;
+                    crate::common::record_commit(&store, latest.id, commit)?;
                 }
                 return Ok(code);
             }
             let summary = start(&engine, &options, doctor)?;
-            crate::commands::history::record_commit(&store, summary.run, commit)?;
+            crate::common::record_commit(&store, summary.run, commit)?;
             summary
         }
     };
     finish(&store, &summary, &args.db, &args.report)
-}
-
-/// Start a run, attaching a doctor report when one was measured.
-pub(crate) fn start(
-    engine: &Engine<'_>,
-    options: &StartOptions,
-    doctor: Option<serde_json::Value>,
-) -> Result<RunSummary, CliError> {
-    let mut progress = Progress::new(&options.experiment.primary_metric().name);
-    let summary = engine
-        .start(options, &mut progress)
-        .map_err(CliError::input)?;
-    store_kernel_config(engine.store, crate::common::local_environment());
-    if let Some(doctor) = doctor {
-        engine
-            .store
-            .put_annotation(summary.run, "doctor", &doctor)
-            .map_err(CliError::internal)?;
-    }
-    Ok(summary)
-}
-
-/// Print the report and map the run's end to an exit code.
-pub(crate) fn finish(
-    store: &dyn Store,
-    summary: &RunSummary,
-    db: &DbArgs,
-    report: &ReportOptionsArgs,
-) -> Result<ExitCode, CliError> {
-    let code = print_run_report(store, summary.run, report)?;
-    if summary.status == RunStatus::Interrupted {
-        let db_flag = if db.db == Path::new("verdict.db") {
-            String::new()
-        } else {
-            format!(" --db {}", db.display())
-        };
-        return Err(CliError::Interrupted(format!(
-            "run {} interrupted after {} recorded iterations; resume with: verdict run --resume {}{db_flag}",
-            summary.run, summary.recorded, summary.run
-        )));
-    }
-    Ok(code)
 }

@@ -1,16 +1,13 @@
-//! `verdict run FILE --db URL --detach` (the run and its schedule, nothing
-//! measured; prints the run id) and `verdict work RUN --db URL [--host H…]`
-//! (one controller measuring a detached run's blocks alongside others; the
+//! `verdict work RUN --db URL [--host H…]` (one controller measuring a detached run's blocks alongside others; the
 //! loop is verdict-engine's `Worker`). Must not hold SQL or orchestration.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::common::{DbArgs, cancel_on_interrupt, capture_environment};
+use crate::common::{DbArgs, cancel_on_interrupt, capture_environment, hostname};
 use crate::error::CliError;
 use crate::progress::Progress;
-use serde_json::Value;
-use verdict_engine::{StartOptions, WorkOptions, Worker};
+use verdict_engine::{WorkOptions, Worker};
 use verdict_model::RunId;
 use verdict_store::{Database, Store, WorkStore};
 
@@ -31,25 +28,6 @@ pub(crate) struct WorkArgs {
     pub(crate) worker: Option<String>,
     #[command(flatten)]
     pub(crate) db: DbArgs,
-}
-
-fn hostname() -> String {
-    capture_environment()
-        .hostname
-        .unwrap_or_else(|| "localhost".to_string())
-}
-
-pub(crate) fn detach(
-    store: &Database,
-    options: &StartOptions,
-    commit: Option<(String, Value)>,
-) -> Result<ExitCode, CliError> {
-    let work = store.work_store().map_err(CliError::input)?;
-    let run = verdict_engine::detach(work, options, &hostname(), capture_environment())
-        .map_err(CliError::input)?;
-    crate::commands::history::record_commit(store, run, commit)?;
-    println!("{run}");
-    Ok(ExitCode::SUCCESS)
 }
 
 pub(crate) fn run(args: &WorkArgs) -> Result<ExitCode, CliError> {

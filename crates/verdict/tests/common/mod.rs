@@ -11,6 +11,25 @@
 use assert_cmd::Command;
 use std::path::Path;
 
+/// `verdict bisect` of `repo` from `good` to `bad`, measuring the
+/// experiment file `exp.toml` of the current directory, short: blocks of
+/// one run and a step error of 0.05.
+pub fn quick_bisect(repo: &Path, good: &str, bad: &str) -> Vec<String> {
+    let repo = repo.display().to_string();
+    ["bisect", "--repo", &repo, "--good", good, "--bad", bad]
+        .into_iter()
+        .chain([
+            "--experiment",
+            "exp.toml",
+            "--batch",
+            "1",
+            "--step-error",
+            "0.05",
+        ])
+        .map(str::to_string)
+        .collect()
+}
+
 /// `verdict` run in `directory`, its store `directory/v.db`, no colour.
 pub fn verdict(directory: &Path) -> Command {
     let mut command = Command::cargo_bin("verdict").unwrap();
@@ -28,6 +47,14 @@ pub fn verdict_without_store() -> Command {
     command
         .env("NO_COLOR", "1")
         .env("VERDICT_DB", "/nonexistent/verdict.db");
+    command
+}
+
+/// [`verdict_without_store`] run in `directory` (whose files the command
+/// reads by relative paths).
+pub fn verdict_without_store_in(directory: &Path) -> Command {
+    let mut command = verdict_without_store();
+    command.current_dir(directory);
     command
 }
 

@@ -8,10 +8,10 @@
 //! Must not start QEMU itself (verdict-exec's `VmBooter` does) or decide
 //! anything about the schedule.
 
-use crate::commands::report::{ReportOptionsArgs, print_run_report};
 use crate::common::DbArgs;
 use crate::error::CliError;
 use crate::progress::Progress;
+use crate::run_report::{ReportOptionsArgs, print_run_report};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use verdict_engine::{BootRunner, EngineError, RunSummary, StartOptions};
@@ -121,7 +121,7 @@ fn finish(
     report: &ReportOptionsArgs,
 ) -> Result<ExitCode, CliError> {
     match result {
-        Ok(summary) => crate::commands::run::finish(store, &summary, db, report),
+        Ok(summary) => crate::launch::finish(store, &summary, db, report),
         Err(EngineError::BootFailed {
             run,
             boot,

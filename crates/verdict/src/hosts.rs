@@ -11,16 +11,15 @@
 //! Must not: measure anything on this machine, or start before every host is
 //! reachable and has a usable agent.
 
-use crate::commands::report::{ReportOptionsArgs, print_run_report};
 use crate::common::{DbArgs, TargetArgs};
 use crate::error::CliError;
+use crate::run_report::{ReportOptionsArgs, print_run_report};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::{HostPart, HostWork, Observer, RunSummary, StartOptions};
 use verdict_exec::{Cancel, SshTarget, Target};
 use verdict_model::{Cell, Experiment, RunId, RunStatus, Sample};
-use verdict_stats::combine::{Stratum, one_sided, weighted_z};
-use verdict_stats::verdict::{Better, Verdict};
+use verdict_report::hosts::{combined_lines, comparison_rows_of};
 use verdict_store::{Database, Store};
 
 /// Prints one host's progress to stderr, a line per note and one every
@@ -111,17 +110,8 @@ pub(crate) fn resume_group(
     report: &ReportOptionsArgs,
     cancel: Cancel,
 ) -> Result<ExitCode, CliError> {
-    let group = annotation["group"].clone();
-    let mut members = Vec::new();
-    for summary in store.list_runs().map_err(CliError::internal)? {
-        let annotations = store.annotations(summary.id).map_err(CliError::internal)?;
-        if let Some(target) = annotations.get("target")
-            && target["group"] == group
-        {
-            members.push((summary, target["host"].as_str().unwrap_or("").to_string()));
-        }
-    }
-    members.sort_by_key(|(summary, _)| summary.id);
+    let members = verdict_engine::host_group::group_runs(store, &annotation["group"])
+        .map_err(CliError::internal)?;
     let unfinished: Vec<_> = members
         .iter()
         .filter(|(summary, _)| summary.status != RunStatus::Complete)
@@ -243,10 +233,8 @@ fn render(
                 if summary.status == RunStatus::Interrupted {
                     interrupted.push(summary.run);
                 }
-                per_host.push((
-                    target.host().to_string(),
-                    host_rows(store, summary.run, report)?,
-                ));
+                let rows = comparison_rows_of(&host_report(store, summary.run, report)?);
+                per_host.push((target.host().to_string(), rows));
             }
             Err(error) => {
                 eprintln!("verdict: [{}] stopped: {error}", target.host());
@@ -258,7 +246,8 @@ fn render(
         report.format,
         crate::common::ReportFormat::Text | crate::common::ReportFormat::Markdown
     ) {
-        print!("{}", combined_lines(&per_host, connected.len(), report));
+        let alpha = report.alpha.unwrap_or(0.05);
+        print!("{}", combined_lines(&per_host, connected.len(), alpha));
     }
     if !interrupted.is_empty() {
         return Err(CliError::Interrupted(format!(
@@ -275,18 +264,6 @@ fn render(
     Ok(code)
 }
 
-/// One host's comparison rows, as its report computes them.
-fn host_rows(
-    store: &dyn Store,
-    run: RunId,
-    options: &ReportOptionsArgs,
-) -> Result<Vec<verdict_report::compare::ComparisonRow>, CliError> {
-    Ok(host_report(store, run, options)?
-        .comparisons
-        .map(|comparisons| comparisons.comparisons)
-        .unwrap_or_default())
-}
-
 /// One host's report, built as `verdict report RUN` builds it.
 fn host_report(
     store: &dyn Store,
@@ -295,13 +272,7 @@ fn host_report(
 ) -> Result<verdict_report::RunReport, CliError> {
     let (record, experiment, samples) = crate::stored_run::loaded(store, run)?;
     let info = crate::stored_run::run_info(store, &record, &experiment)?;
-    let report_options = verdict_report::run::RunReportOptions {
-        metric: options.metric.clone(),
-        metrics: options.metrics.clone(),
-        threshold: options.threshold,
-        alpha: options.alpha.unwrap_or(experiment.sampling.alpha),
-        adjust: !options.no_adjust,
-    };
+    let report_options = options.resolve(&experiment);
     verdict_report::RunReport::build(
         info,
         &experiment,
@@ -310,111 +281,6 @@ fn host_report(
         &report_options,
     )
     .map_err(CliError::input)
-}
-
-/// `Across hosts` lines: per comparison, the verdict counts and the
-/// weighted Z-method p-values for "worse" and "better".
-fn combined_lines(
-    per_host: &[(String, Vec<verdict_report::compare::ComparisonRow>)],
-    hosts: usize,
-    options: &ReportOptionsArgs,
-) -> String {
-    let alpha = options.alpha.unwrap_or(0.05);
-    let mut names: Vec<String> = Vec::new();
-    for (_, rows) in per_host {
-        for row in rows {
-            if !names.contains(&row.name) {
-                names.push(row.name.clone());
-            }
-        }
-    }
-    let mut text = format!(
-        "Across {hosts} hosts (each host compared within itself; combined with the weighted Z-method, Stouffer/Lipták, over per-host Mann–Whitney tests; samples never pooled):\n"
-    );
-    for name in names {
-        let mut counts: Vec<(Verdict, usize)> = Vec::new();
-        let mut worse = Vec::new();
-        let mut better = Vec::new();
-        for (_, rows) in per_host {
-            let Some(row) = rows.iter().find(|row| row.name == name) else {
-                continue;
-            };
-            match counts
-                .iter_mut()
-                .find(|(verdict, _)| *verdict == row.verdict)
-            {
-                Some((_, count)) => *count += 1,
-                None => counts.push((row.verdict, 1)),
-            }
-            let looks_worse = if row.better == Better::Higher {
-                row.delta < 0.0
-            } else {
-                row.delta > 0.0
-            };
-            let weight = ((row.baseline.n + row.candidate.n) as f64).sqrt();
-            worse.push(Stratum {
-                one_sided_p: one_sided(row.p_value, looks_worse),
-                weight,
-            });
-            better.push(Stratum {
-                one_sided_p: one_sided(row.p_value, !looks_worse),
-                weight,
-            });
-        }
-        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.as_str().cmp(b.0.as_str())));
-        let summary = counts
-            .iter()
-            .map(|(verdict, count)| format!("{verdict} on {count} of {hosts} hosts"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let p_worse = weighted_z(&worse);
-        let p_better = weighted_z(&better);
-        // Two one-sided tests, each at alpha/2.
-        let combined = if p_worse < alpha / 2.0 {
-            "worse across hosts"
-        } else if p_better < alpha / 2.0 {
-            "better across hosts"
-        } else {
-            "no consistent change across hosts"
-        };
-        text.push_str(&format!(
-            "  {name}: {summary}; combined: {combined} (p worse = {}, p better = {})\n",
-            format_p(p_worse),
-            format_p(p_better)
-        ));
-    }
-    // Labels come from commands: no control character reaches the terminal.
-    text.lines()
-        .map(|line| format!("{}\n", verdict_report::escape::text(line)))
-        .collect()
-}
-
-fn format_p(p: f64) -> String {
-    if p < 0.0001 {
-        "<0.0001".to_string()
-    } else {
-        format!("{p:.4}")
-    }
-}
-
-/// The runs of the host group `run` belongs to, in run order, with their
-/// host names; empty when `run` is not part of one.
-fn group_members(store: &dyn Store, run: RunId) -> Result<Vec<(RunId, String)>, CliError> {
-    let annotations = store.annotations(run).map_err(CliError::input)?;
-    let Some(target) = annotations.get("target") else {
-        return Ok(Vec::new());
-    };
-    let mut members = Vec::new();
-    for summary in store.list_runs().map_err(CliError::internal)? {
-        let annotations = store.annotations(summary.id).map_err(CliError::internal)?;
-        if let Some(other) = annotations.get("target")
-            && other["group"] == target["group"]
-        {
-            members.push((summary.id, other["host"].as_str().unwrap_or("").to_string()));
-        }
-    }
-    members.sort_by_key(|(id, _)| *id);
-    Ok(members)
 }
 
 /// `verdict report RUN --rows host` for a run of a host group: one row per
@@ -427,7 +293,7 @@ pub(crate) fn print_host_rows(
     run: RunId,
     options: &ReportOptionsArgs,
 ) -> Result<Option<ExitCode>, CliError> {
-    let members = group_members(store, run)?;
+    let members = verdict_engine::host_group::group_members(store, run).map_err(CliError::input)?;
     if members.is_empty() {
         return Ok(None);
     }
@@ -448,107 +314,16 @@ pub(crate) fn print_host_rows(
             "unknown --format `html`; expected text, markdown, csv, json or html".to_string(),
         )
     })?;
-    let mut reports = Vec::new();
+    let mut hosts = Vec::new();
     for (id, host) in &members {
-        reports.push((host.clone(), *id, host_report(store, *id, options)?));
+        hosts.push(verdict_report::hosts::HostRun {
+            host: host.clone(),
+            run: id.0,
+            report: host_report(store, *id, options)?,
+        });
     }
-    let cells: Vec<String> = reports[0]
-        .2
-        .cells
-        .iter()
-        .map(|cell| cell.label.clone())
-        .collect();
-    let comparisons: Vec<String> = reports[0]
-        .2
-        .comparisons
-        .as_ref()
-        .map(|report| {
-            report
-                .comparisons
-                .iter()
-                .map(|row| row.name.clone())
-                .collect()
-        })
-        .unwrap_or_default();
-    let unit = reports[0].2.metric.unit.clone();
-    let mut header = vec!["host".to_string(), "run".to_string()];
-    header.extend(cells.iter().map(|label| format!("{label} median")));
-    header.extend(comparisons.iter().cloned());
-    let mut table = verdict_report::table::Table::new(header);
-    let mut verdicts = Vec::new();
-    let mut json_rows = Vec::new();
-    for (host, id, report) in &reports {
-        let mut row = vec![host.clone(), id.to_string()];
-        for label in &cells {
-            let median = report
-                .cells
-                .iter()
-                .find(|cell| &cell.label == label)
-                .and_then(|cell| cell.median);
-            row.push(median.map_or("-".to_string(), |value| {
-                verdict_report::format::value(value, &unit)
-            }));
-        }
-        let rows = report
-            .comparisons
-            .as_ref()
-            .map(|report| report.comparisons.clone())
-            .unwrap_or_default();
-        for name in &comparisons {
-            row.push(match rows.iter().find(|row| &row.name == name) {
-                Some(found) => {
-                    verdicts.push(found.verdict);
-                    format!(
-                        "{} {}",
-                        verdict_report::format::percent(found.delta),
-                        found.verdict
-                    )
-                }
-                None => "-".to_string(),
-            });
-        }
-        json_rows.push(serde_json::json!({
-            "host": host,
-            "run": id.0,
-            "cells": report.cells.iter().map(|cell| serde_json::json!({"label": cell.label, "median": cell.median})).collect::<Vec<_>>(),
-            "comparisons": rows.iter().map(|row| serde_json::json!({"name": row.name, "delta": row.delta, "p_value": row.p_value, "verdict": row.verdict})).collect::<Vec<_>>(),
-        }));
-        table.push(row);
-    }
-    let per_host: Vec<_> = reports
-        .iter()
-        .map(|(host, _, report)| {
-            (
-                host.clone(),
-                report
-                    .comparisons
-                    .as_ref()
-                    .map(|report| report.comparisons.clone())
-                    .unwrap_or_default(),
-            )
-        })
-        .collect();
-    match format {
-        verdict_report::Format::Text => {
-            print!("{}", table.text());
-            println!();
-            print!("{}", combined_lines(&per_host, reports.len(), options));
-        }
-        verdict_report::Format::Markdown => {
-            print!("{}", table.markdown());
-            println!();
-            print!("{}", combined_lines(&per_host, reports.len(), options));
-        }
-        verdict_report::Format::Csv => print!("{}", table.csv()),
-        verdict_report::Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "schema": "verdict.hosts/v1",
-                "metric": reports[0].2.metric.name,
-                "hosts": json_rows,
-            }))
-            .map_err(CliError::internal)?
-        ),
-    }
+    let (text, verdicts) =
+        verdict_report::hosts::host_rows(&hosts, format, options.alpha.unwrap_or(0.05));
+    print!("{text}");
     Ok(Some(crate::fail_on::exit_code(options.fail_on, verdicts)))
 }

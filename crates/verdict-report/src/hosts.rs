@@ -1,0 +1,226 @@
+//! A host group's results (`verdict run --host A --host B`, `verdict report
+//! RUN --rows host`): the `Across N hosts` lines (per comparison, the
+//! verdict counts and the weighted Z-method p-values over the per-host
+//! tests, Stouffer 1949 / Lipták 1958, through verdict-stats `combine`;
+//! samples are never pooled) and the table of one row per host. Pure:
+//! the per-host reports are given.
+
+use verdict_stats::combine::{Stratum, one_sided, weighted_z};
+use verdict_stats::verdict::{Better, Verdict};
+
+use crate::compare::ComparisonRow;
+use crate::table::Table;
+use crate::{Format, RunReport};
+
+/// `Across hosts` lines: per comparison, the verdict counts and the
+/// weighted Z-method p-values for "worse" and "better", each tested at
+/// `alpha / 2`.
+pub fn combined_lines(
+    per_host: &[(String, Vec<ComparisonRow>)],
+    hosts: usize,
+    alpha: f64,
+) -> String {
+    let mut names: Vec<String> = Vec::new();
+    for (_, rows) in per_host {
+        for row in rows {
+            if !names.contains(&row.name) {
+                names.push(row.name.clone());
+            }
+        }
+    }
+    let mut text = format!(
+        "Across {hosts} hosts (each host compared within itself; combined with the weighted Z-method, Stouffer/Lipták, over per-host Mann–Whitney tests; samples never pooled):\n"
+    );
+    for name in names {
+        let mut counts: Vec<(Verdict, usize)> = Vec::new();
+        let mut worse = Vec::new();
+        let mut better = Vec::new();
+        for (_, rows) in per_host {
+            let Some(row) = rows.iter().find(|row| row.name == name) else {
+                continue;
+            };
+            match counts
+                .iter_mut()
+                .find(|(verdict, _)| *verdict == row.verdict)
+            {
+                Some((_, count)) => *count += 1,
+                None => counts.push((row.verdict, 1)),
+            }
+            let looks_worse = if row.better == Better::Higher {
+                row.delta < 0.0
+            } else {
+                row.delta > 0.0
+            };
+            let weight = ((row.baseline.n + row.candidate.n) as f64).sqrt();
+            worse.push(Stratum {
+                one_sided_p: one_sided(row.p_value, looks_worse),
+                weight,
+            });
+            better.push(Stratum {
+                one_sided_p: one_sided(row.p_value, !looks_worse),
+                weight,
+            });
+        }
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.as_str().cmp(b.0.as_str())));
+        let summary = counts
+            .iter()
+            .map(|(verdict, count)| format!("{verdict} on {count} of {hosts} hosts"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let p_worse = weighted_z(&worse);
+        let p_better = weighted_z(&better);
+        // Two one-sided tests, each at alpha/2.
+        let combined = if p_worse < alpha / 2.0 {
+            "worse across hosts"
+        } else if p_better < alpha / 2.0 {
+            "better across hosts"
+        } else {
+            "no consistent change across hosts"
+        };
+        text.push_str(&format!(
+            "  {name}: {summary}; combined: {combined} (p worse = {}, p better = {})\n",
+            format_p(p_worse),
+            format_p(p_better)
+        ));
+    }
+    // Labels come from commands: no control character reaches the terminal.
+    text.lines()
+        .map(|line| format!("{}\n", crate::escape::text(line)))
+        .collect()
+}
+
+fn format_p(p: f64) -> String {
+    if p < 0.0001 {
+        "<0.0001".to_string()
+    } else {
+        format!("{p:.4}")
+    }
+}
+
+/// One host's run in a host group.
+#[derive(Debug, Clone)]
+pub struct HostRun {
+    pub host: String,
+    pub run: i64,
+    pub report: RunReport,
+}
+
+/// The comparison rows of a report (none when it has no comparisons).
+pub fn comparison_rows_of(report: &RunReport) -> Vec<ComparisonRow> {
+    report
+        .comparisons
+        .as_ref()
+        .map(|report| report.comparisons.clone())
+        .unwrap_or_default()
+}
+
+/// `verdict report RUN --rows host`: one row per host with each cell's
+/// median and each comparison's delta and verdict (the first host's cells
+/// and comparisons are the columns), then the combined lines for text and
+/// markdown; `verdict.hosts/v1` for JSON. Also every verdict shown, for
+/// the exit code. `hosts` must not be empty.
+pub fn host_rows(hosts: &[HostRun], format: Format, alpha: f64) -> (String, Vec<Verdict>) {
+    let first = &hosts[0].report;
+    let cells: Vec<String> = first.cells.iter().map(|cell| cell.label.clone()).collect();
+    let comparisons: Vec<String> = comparison_rows_of(first)
+        .into_iter()
+        .map(|row| row.name)
+        .collect();
+    let unit = first.metric.unit.clone();
+    let mut header = vec!["host".to_string(), "run".to_string()];
+    header.extend(cells.iter().map(|label| format!("{label} median")));
+    header.extend(comparisons.iter().cloned());
+    let mut table = Table::new(header);
+    let mut verdicts = Vec::new();
+    let mut json_rows = Vec::new();
+    let mut per_host = Vec::new();
+    for HostRun { host, run, report } in hosts {
+        let mut row = vec![host.clone(), run.to_string()];
+        for label in &cells {
+            let median = report
+                .cells
+                .iter()
+                .find(|cell| &cell.label == label)
+                .and_then(|cell| cell.median);
+            row.push(median.map_or("-".to_string(), |value| crate::format::value(value, &unit)));
+        }
+        let rows = comparison_rows_of(report);
+        for name in &comparisons {
+            row.push(match rows.iter().find(|row| &row.name == name) {
+                Some(found) => {
+                    verdicts.push(found.verdict);
+                    format!("{} {}", crate::format::percent(found.delta), found.verdict)
+                }
+                None => "-".to_string(),
+            });
+        }
+        json_rows.push(serde_json::json!({
+            "host": host,
+            "run": run,
+            "cells": report.cells.iter().map(|cell| serde_json::json!({"label": cell.label, "median": cell.median})).collect::<Vec<_>>(),
+            "comparisons": rows.iter().map(|row| serde_json::json!({"name": row.name, "delta": row.delta, "p_value": row.p_value, "verdict": row.verdict})).collect::<Vec<_>>(),
+        }));
+        table.push(row);
+        per_host.push((host.clone(), rows));
+    }
+    let combined = || combined_lines(&per_host, hosts.len(), alpha);
+    let text = match format {
+        Format::Text => format!("{}\n{}", table.text(), combined()),
+        Format::Markdown => format!("{}\n{}", table.markdown(), combined()),
+        Format::Csv => table.csv(),
+        Format::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "schema": "verdict.hosts/v1",
+                "metric": first.metric.name,
+                "hosts": json_rows,
+            }))
+            .unwrap_or_default()
+        ),
+    };
+    (text, verdicts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{ComparisonInput, comparison_rows};
+
+    fn rows(shift: f64) -> Vec<ComparisonRow> {
+        let baseline: Vec<f64> = (0..12).map(|index| 100.0 + f64::from(index % 4)).collect();
+        let input = ComparisonInput {
+            name: "cmd=b vs cmd=a".to_string(),
+            unit: "s".to_string(),
+            better: Better::Lower,
+            threshold: 0.02,
+            candidate: baseline.iter().map(|value| value * shift).collect(),
+            baseline,
+        };
+        comparison_rows(&[input], 0.05, true).unwrap().comparisons
+    }
+
+    #[test]
+    fn a_slowdown_on_every_host_is_worse_across_hosts_and_none_is_no_change() {
+        let slower = [("a".to_string(), rows(1.3)), ("b".to_string(), rows(1.3))];
+        let text = combined_lines(&slower, 2, 0.05);
+        assert!(text.starts_with("Across 2 hosts"), "{text}");
+        assert!(
+            text.contains(
+                "cmd=b vs cmd=a: regression on 2 of 2 hosts; combined: worse across hosts"
+            ),
+            "{text}"
+        );
+        let same = [("a".to_string(), rows(1.0)), ("b".to_string(), rows(1.0))];
+        assert!(
+            combined_lines(&same, 2, 0.05).contains("no consistent change across hosts"),
+            "{}",
+            combined_lines(&same, 2, 0.05)
+        );
+    }
+
+    #[test]
+    fn p_values_below_one_in_ten_thousand_are_bounded() {
+        assert_eq!(format_p(0.00001), "<0.0001");
+        assert_eq!(format_p(0.25), "0.2500");
+    }
+}

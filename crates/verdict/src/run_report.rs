@@ -1,0 +1,166 @@
+//! The report a run ends with, and `verdict report RUN`'s: the options
+//! `report`, `run` and `ab` share (`--format`, `--metric`, `--fail-on`,
+//! ...), building it from the store (with a VM run's boots) and printing
+//! it in the requested format; the exit code follows `--fail-on`. Shared
+//! by the commands and the host and VM launchers, so none of them imports
+//! another command.
+
+use crate::common::{ReportFormat, emit, parse_fraction};
+use crate::error::CliError;
+use crate::fail_on::{FailOn, exit_code};
+use crate::stored_run::{loaded, run_info};
+use crate::warnings::{overlaps_of, print_with_warnings};
+use std::process::ExitCode;
+use verdict_model::{Environment, RunId};
+use verdict_report::RunReport;
+use verdict_report::run::RunReportOptions;
+use verdict_store::Store;
+
+/// Options shared by `report` and by `run`/`ab` (which print a report at
+/// the end).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ReportOptionsArgs {
+    /// text, markdown, csv, json (`verdict.report/v1`) or html (one self-contained page with plots).
+    #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
+    pub(crate) format: ReportFormat,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub(crate) output: Option<std::path::PathBuf>,
+    /// Metric to report in detail: its per-cell table (CV, robust CV, min,
+    /// max) and its comparisons (default: the primary metric, after every
+    /// metric side by side).
+    #[arg(long)]
+    pub(crate) metric: Option<String>,
+    /// Metrics side by side, one table, e.g. `bogo-ops/s,user,sys,wall`
+    /// (default: every metric the run has).
+    #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
+    pub(crate) metrics: Option<Vec<String>>,
+    /// Practical threshold as a fraction or percentage (0.02 or 2%).
+    #[arg(long, value_parser = parse_fraction)]
+    pub(crate) threshold: Option<f64>,
+    /// Family-wise error rate (0.05 or 5%; default: the experiment's `alpha`).
+    #[arg(long, value_parser = parse_fraction)]
+    pub(crate) alpha: Option<f64>,
+    /// Do not adjust for multiple comparisons (the header says so).
+    #[arg(long)]
+    pub(crate) no_adjust: bool,
+    /// Exit 1 when a comparison is a regression (`regression`) or any change (`change`).
+    #[arg(long, value_name = "WHAT", value_enum)]
+    pub(crate) fail_on: Option<FailOn>,
+}
+
+impl ReportOptionsArgs {
+    /// The report's options for a run of `experiment` (its `alpha` unless
+    /// `--alpha` is given).
+    pub(crate) fn resolve(&self, experiment: &verdict_model::Experiment) -> RunReportOptions {
+        RunReportOptions {
+            metric: self.metric.clone(),
+            metrics: self.metrics.clone(),
+            threshold: self.threshold,
+            alpha: self.alpha.unwrap_or(experiment.sampling.alpha),
+            adjust: !self.no_adjust,
+        }
+    }
+}
+
+/// Print a run's report in the requested format; the exit code follows `--fail-on`.
+pub(crate) fn print_run_report(
+    store: &dyn Store,
+    run: RunId,
+    options: &ReportOptionsArgs,
+) -> Result<ExitCode, CliError> {
+    let html = options.format == ReportFormat::Html;
+    let format = options
+        .format
+        .table()
+        .unwrap_or(verdict_report::Format::Text);
+    let (record, experiment, samples) = loaded(store, run)?;
+    let info = run_info(store, &record, &experiment)?;
+    let report_options = options.resolve(&experiment);
+    let environment: &Environment = &record.environment_start;
+    let report = RunReport::build(info, &experiment, &samples, environment, &report_options)
+        .map_err(CliError::input)?;
+    let report = with_boots(store, run, report, &experiment, &samples, &report_options)?;
+    if html {
+        let page = verdict_report::html::render_run(
+            &report,
+            &verdict_report::html::cell_series(&experiment, &samples, &report.metric.name),
+            &environment_columns(&record),
+        );
+        emit(&page, options.output.as_deref())?;
+    } else {
+        let warnings = overlaps_of(store, &[run].into())?;
+        let rendered = if format == verdict_report::Format::Json {
+            String::new()
+        } else {
+            report.render(format)
+        };
+        print_with_warnings(
+            &rendered,
+            &report,
+            format,
+            &warnings,
+            serde_json::Map::new(),
+            options.output.as_deref(),
+        )?;
+    }
+    let verdicts = report
+        .comparisons
+        .iter()
+        .flat_map(|comparisons| comparisons.comparisons.iter().map(|row| row.verdict));
+    Ok(exit_code(options.fail_on, verdicts))
+}
+
+/// The run's environment at its start and, when recorded, its end (the
+/// HTML page shows them side by side when they differ).
+pub(crate) fn environment_columns(
+    record: &verdict_store::RunRecord,
+) -> Vec<verdict_report::html::EnvironmentColumn> {
+    let mut columns = vec![verdict_report::html::EnvironmentColumn {
+        title: format!("run {} start", record.id),
+        lines: verdict_report::run::environment_lines(&record.environment_start),
+    }];
+    if let Some(end) = &record.environment_end {
+        columns.push(verdict_report::html::EnvironmentColumn {
+            title: format!("run {} end", record.id),
+            lines: verdict_report::run::environment_lines(end),
+        });
+    }
+    columns
+}
+
+/// A run on a VM target: its boots (spread, failures with their console
+/// tails, the accelerator) and boot levels compared boot by boot.
+fn with_boots(
+    store: &dyn Store,
+    run: RunId,
+    report: RunReport,
+    experiment: &verdict_model::Experiment,
+    samples: &[verdict_model::Sample],
+    options: &RunReportOptions,
+) -> Result<RunReport, CliError> {
+    let rows = store.boots(run).map_err(CliError::internal)?;
+    if rows.is_empty() {
+        return Ok(report);
+    }
+    let sample_boot: std::collections::BTreeMap<u32, u32> = samples
+        .iter()
+        .filter_map(|sample| {
+            verdict_store::BootRow::of_sample(&rows, sample.sequence)
+                .map(|boot| (sample.sequence, boot))
+        })
+        .collect();
+    let boots: Vec<verdict_report::boots::ReportBoot> = rows
+        .into_iter()
+        .map(|row| verdict_report::boots::ReportBoot {
+            id: row.id,
+            level_key: row.level_key,
+            status: row.status,
+            accelerator: row.accelerator,
+            kernel_release: row.kernel_release,
+            message: row.message,
+            console_tail: row.console_tail,
+        })
+        .collect();
+    Ok(report.with_boots(experiment, samples, &boots, &sample_boot, options))
+}
