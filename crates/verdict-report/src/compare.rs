@@ -1,252 +1,31 @@
-//! Comparisons as reported: the `verdict.compare/v1` model, built from
-//! samples with verdict-stats (multiplicity handled across the family), and
-//! rendered as a benchstat-like text table, markdown, CSV or JSON.
+//! Comparisons as reported: the `verdict.compare/v1` model (built in
+//! verdict-analysis, re-exported here) rendered as a benchstat-like text
+//! table, markdown, CSV or JSON.
 
 use crate::escape;
 use crate::format::{self, Format};
 use crate::table::Table;
-use serde::Serialize;
-use verdict_stats::multiplicity::holm;
-use verdict_stats::paired::{Analysis, compare_paired};
-use verdict_stats::verdict::{
-    Better, CompareSettings, Comparison, Magnitude, Scale, Verdict, compare,
-};
+use std::ops::Deref;
+pub use verdict_analysis::compare::*;
 
-pub const COMPARE_SCHEMA: &str = "verdict.compare/v1";
-
-/// Which side of a metric is good, from its declared direction: the one
-/// mapping from `verdict_model::Direction` to `verdict_stats` `Better`.
-pub const fn better_of(direction: verdict_model::Direction) -> Better {
-    match direction {
-        verdict_model::Direction::HigherIsBetter => Better::Higher,
-        verdict_model::Direction::LowerIsBetter => Better::Lower,
+impl verdict_analysis::Renderer<CompareReport> for Format {
+    fn render(self, report: &CompareReport) -> String {
+        View(report).render(self)
     }
 }
 
-/// One side of a comparison.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SideSummary {
-    pub n: usize,
-    pub median: f64,
-    /// 95% distribution-free interval of the median (absent below n = 6).
-    pub ci_low: Option<f64>,
-    pub ci_high: Option<f64>,
-    pub cv: Option<f64>,
+/// The header lines of `report`: what the intervals and p-values mean.
+pub fn header(report: &CompareReport) -> String {
+    View(report).header()
 }
 
-/// One comparison, as in the JSON schema `verdict.compare/v1`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ComparisonRow {
-    pub name: String,
-    pub unit: String,
-    /// `higher` or `lower` is better.
-    pub better: Better,
-    pub baseline: SideSummary,
-    pub candidate: SideSummary,
-    /// Relative change C/B - 1 (Hodges-Lehmann on log values); on the
-    /// absolute scale C - B in `unit`.
-    pub delta: f64,
-    pub delta_ci_low: Option<f64>,
-    pub delta_ci_high: Option<f64>,
-    /// Confidence of the delta interval (1 - alpha/k).
-    pub delta_confidence: f64,
-    /// Mann-Whitney p-value, Holm-adjusted when `adjusted` says so.
-    pub p_value: f64,
-    pub verdict: Verdict,
-    pub magnitude: Option<Magnitude>,
-    /// Runs per cell that would resolve +-threshold (when inconclusive).
-    pub runs_needed: Option<usize>,
-    /// `none`, or `holm-bonferroni (k=N)`.
-    pub adjusted: String,
-    pub threshold: f64,
-    /// `relative`, or `absolute` when a value is 0 or negative (`delta` and
-    /// its interval are then C - B in `unit`).
-    pub scale: Scale,
-    /// Absolute scale: the threshold in `unit`, threshold x |median of B|.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub absolute_threshold: Option<f64>,
-}
+/// A comparison report as the renderer sees it.
+struct View<'a>(&'a CompareReport);
 
-/// The end of a comparison's name when its levels differ by boot and it is
-/// decided with the boot as the unit (`verdict_stats::boots`).
-pub const BOOT_ROW_MARK: &str = " (per-boot medians)";
-
-/// A set of comparisons shown together.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CompareReport {
-    pub schema: &'static str,
-    /// `fixed`: every sample at once; `sequential` documents (from
-    /// `compare --sequential`) carry per-comparison stopping points instead.
-    pub mode: &'static str,
-    pub alpha: f64,
-    pub adjustment: String,
-    pub comparisons: Vec<ComparisonRow>,
-    /// Present when the experiment chose `analysis = "paired"`: the
-    /// comparisons are of per-block values (`n` counts complete blocks).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub paired: Option<PairedBlocks>,
-}
-
-/// How the block-paired comparisons were formed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PairedBlocks {
-    /// The procedure, for people.
-    pub procedure: &'static str,
-    /// Per comparison (same order): incomplete blocks left out (one cell
-    /// ran in them and the other did not, or a different number of times).
-    pub dropped_blocks: Vec<usize>,
-}
-
-/// What to compare: a name, the two samples, and how to judge them.
-#[derive(Debug, Clone)]
-pub struct ComparisonInput {
-    pub name: String,
-    pub unit: String,
-    pub better: Better,
-    pub threshold: f64,
-    pub baseline: Vec<f64>,
-    pub candidate: Vec<f64>,
-}
-
-/// Compare every input; with k > 1 inputs and `adjust`, intervals are at
-/// 1 - alpha/k (Bonferroni) and p-values Holm-adjusted, as docs/statistics.md
-/// asks for reports showing several comparisons.
-pub fn comparison_rows(
-    inputs: &[ComparisonInput],
-    alpha: f64,
-    adjust: bool,
-) -> Result<CompareReport, verdict_stats::StatsError> {
-    rows_by(inputs, alpha, adjust, Analysis::Independent)
-}
-
-/// [`comparison_rows`] for two cells measured in the same interleaved
-/// blocks: each input's `baseline[i]` and `candidate[i]` are the cells'
-/// values in block i (from `verdict_stats::paired::block_pairs`), compared
-/// by `verdict_stats::paired::compare_paired` (signed-rank on the
-/// within-block log ratios); `dropped[i]` is how many incomplete blocks
-/// input i left out.
-pub fn paired_comparison_rows(
-    inputs: &[ComparisonInput],
-    dropped: &[usize],
-    alpha: f64,
-    adjust: bool,
-) -> Result<CompareReport, verdict_stats::StatsError> {
-    let mut report = rows_by(inputs, alpha, adjust, Analysis::Paired)?;
-    report.paired = Some(PairedBlocks {
-        procedure: Analysis::Paired.describe(),
-        dropped_blocks: dropped.to_vec(),
-    });
-    Ok(report)
-}
-
-fn rows_by(
-    inputs: &[ComparisonInput],
-    alpha: f64,
-    adjust: bool,
-    analysis: Analysis,
-) -> Result<CompareReport, verdict_stats::StatsError> {
-    let family = if adjust { inputs.len().max(1) } else { 1 };
-    let mut comparisons: Vec<Comparison> = Vec::with_capacity(inputs.len());
-    for input in inputs {
-        let settings = CompareSettings {
-            threshold: input.threshold,
-            better: input.better,
-            alpha,
-            family_size: family,
-        };
-        comparisons.push(match analysis {
-            Analysis::Independent => compare(&input.baseline, &input.candidate, &settings)?,
-            Analysis::Paired => compare_paired(&input.baseline, &input.candidate, &settings)?,
-        });
-    }
-    let raw: Vec<f64> = comparisons
-        .iter()
-        .map(|comparison| comparison.p_value)
-        .collect();
-    let adjusted_p = if family > 1 { holm(&raw) } else { raw };
-    let adjustment = if family > 1 {
-        format!("holm-bonferroni (k={family})")
-    } else if adjust {
-        "none (one comparison)".to_string()
-    } else {
-        "none (--no-adjust)".to_string()
-    };
-    let confidence = 1.0 - alpha / family as f64;
-    let rows = inputs
-        .iter()
-        .zip(&comparisons)
-        .zip(adjusted_p)
-        .map(|((input, comparison), p_value)| ComparisonRow {
-            name: input.name.clone(),
-            unit: input.unit.clone(),
-            better: input.better,
-            baseline: side(&comparison.baseline),
-            candidate: side(&comparison.candidate),
-            delta: comparison.shift.estimate,
-            delta_ci_low: comparison.shift.interval.map(|interval| interval.low),
-            delta_ci_high: comparison.shift.interval.map(|interval| interval.high),
-            delta_confidence: comparison
-                .shift
-                .interval
-                .map_or(confidence, |interval| interval.confidence),
-            p_value,
-            verdict: comparison.verdict,
-            magnitude: comparison.magnitude,
-            runs_needed: comparison.runs_needed,
-            adjusted: adjustment.clone(),
-            threshold: input.threshold,
-            scale: comparison.scale,
-            absolute_threshold: comparison.absolute_threshold,
-        })
-        .collect();
-    Ok(CompareReport {
-        schema: COMPARE_SCHEMA,
-        mode: "fixed",
-        alpha,
-        adjustment,
-        comparisons: rows,
-        paired: None,
-    })
-}
-
-/// [`paired_comparison_rows`] for a table that may have nothing to
-/// compare: `None` when `inputs` is empty, errors as text.
-pub fn paired_comparisons_if_any(
-    inputs: &[ComparisonInput],
-    dropped: &[usize],
-    alpha: f64,
-    adjust: bool,
-) -> Result<Option<CompareReport>, String> {
-    if inputs.is_empty() {
-        return Ok(None);
-    }
-    paired_comparison_rows(inputs, dropped, alpha, adjust)
-        .map(Some)
-        .map_err(|error| error.to_string())
-}
-
-/// [`comparison_rows`] for a table that may have nothing to compare:
-/// `None` when `inputs` is empty, errors as text.
-pub fn comparisons_if_any(
-    inputs: &[ComparisonInput],
-    alpha: f64,
-    adjust: bool,
-) -> Result<Option<CompareReport>, String> {
-    if inputs.is_empty() {
-        return Ok(None);
-    }
-    comparison_rows(inputs, alpha, adjust)
-        .map(Some)
-        .map_err(|error| error.to_string())
-}
-
-fn side(summary: &verdict_stats::summary::Summary) -> SideSummary {
-    SideSummary {
-        n: summary.n,
-        median: summary.median,
-        ci_low: summary.median_ci.map(|interval| interval.low),
-        ci_high: summary.median_ci.map(|interval| interval.high),
-        cv: summary.cv,
+impl Deref for View<'_> {
+    type Target = CompareReport;
+    fn deref(&self) -> &CompareReport {
+        self.0
     }
 }
 
@@ -343,7 +122,7 @@ pub fn verdict_text(row: &ComparisonRow) -> String {
     }
 }
 
-impl CompareReport {
+impl View<'_> {
     /// The header lines: what the intervals and p-values mean. Holds no
     /// quoted value, so its line break may be kept by the escaping.
     pub fn header(&self) -> String {
@@ -402,7 +181,7 @@ impl CompareReport {
 
     pub fn render(&self, format: Format) -> String {
         match format {
-            Format::Json => serde_json::to_string_pretty(self).unwrap_or_default() + "\n",
+            Format::Json => serde_json::to_string_pretty(self.0).unwrap_or_default() + "\n",
             Format::Text => format!(
                 "{}\n\n{}",
                 escape::text_lines(&self.header()),

@@ -1,7 +1,8 @@
 //! verdict-report: pure renderers. A report model in, text out: plain ASCII
 //! for email (80 columns where the data allows), markdown, CSV and JSON with
-//! a named schema. No I/O, no clock, no database; building the model from
-//! statistics is here too because it is pure.
+//! a named schema. No I/O, no clock, no database, no statistics: the models
+//! (and their building from samples) are verdict-analysis's, re-exported
+//! here under their old paths.
 
 pub mod boots;
 pub mod compare;

@@ -109,7 +109,7 @@ fn story_one_pivot_with_the_selinux_tax() {
         pivot
             .verdicts()
             .iter()
-            .all(|verdict| *verdict == verdict_stats::verdict::Verdict::Inconclusive),
+            .all(|verdict| *verdict == verdict_report::compare::Verdict::Inconclusive),
         "{text}"
     );
     insta::assert_snapshot!("story_one_pivot_text", text);

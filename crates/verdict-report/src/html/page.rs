@@ -317,7 +317,7 @@ pub fn environment(columns: &[EnvironmentColumn]) -> String {
 /// verdicts, same intervals, same words), with the verdict coloured.
 pub fn comparison_table(report: &CompareReport) -> String {
     let mut output = String::new();
-    for line in report.header().lines() {
+    for line in crate::compare::header(report).lines() {
         let _ = writeln!(output, "<p class=\"note\">{}</p>", escape::text(line));
     }
     let rows: Vec<(Vec<Cell>, Option<&str>)> = report

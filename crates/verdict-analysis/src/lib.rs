@@ -1,0 +1,23 @@
+//! verdict-analysis: the typed analysis built from stored samples. Run
+//! summaries, comparisons with their verdicts (multiplicity handled across
+//! the family), pivots with their ratio bootstrap, and boots decided with
+//! the boot as the unit; every figure is computed through verdict-stats.
+//! Never renders, no I/O, no clock: the models here are what
+//! verdict-report renders, and their `Serialize` field names are the JSON
+//! report schemas (`verdict.report/v1`, `verdict.compare/v1`,
+//! `verdict.pivot/v1`).
+
+pub mod boots;
+pub mod compare;
+pub mod pivot;
+pub mod run;
+
+pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};
+pub use run::{CellRow, FailureRow, LeftoverRow, MissingRow, RunReport};
+
+/// A format that renders a report model of type `Report`. The models only
+/// hand themselves to it (`report.render(format)`); the formats and their
+/// implementations live in the renderer crate.
+pub trait Renderer<Report: ?Sized> {
+    fn render(self, report: &Report) -> String;
+}
