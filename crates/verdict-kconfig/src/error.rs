@@ -61,4 +61,10 @@ pub enum KconfigError {
     /// message reads after "failed to".
     #[error("{message}")]
     Request { message: String },
+    /// An error about an unknown symbol with the names it may have meant.
+    #[error("{error}; did you mean {suggestions}?")]
+    Suggested {
+        error: Box<KconfigError>,
+        suggestions: String,
+    },
 }

@@ -4,10 +4,61 @@
 //! `verdict.kconfig-blame/v1`. Never reads a file or prints.
 
 use crate::{
-    Blame, DotConfig, Evaluation, Kconfig, ReasonNode, SymbolType, changed_symbols, guess_arch,
-    srcarch_for_arch,
+    Blame, DotConfig, Evaluation, Explainer, Kconfig, KconfigError, ReasonNode, SymbolType,
+    changed_symbols, guess_arch, similar_symbols, srcarch_for_arch,
 };
 use serde::Serialize;
+
+/// `why` (or `why_not`) for a symbol with the value it displays; an
+/// unknown symbol's error names up to three similar ones.
+pub fn explain(
+    tree: &Kconfig,
+    config: &DotConfig,
+    symbol: &str,
+    why_not: bool,
+) -> Result<(ReasonNode, String), KconfigError> {
+    let explainer = Explainer::new(tree, config);
+    let node = if why_not {
+        explainer.why_not(symbol)
+    } else {
+        explainer.why(symbol)
+    }
+    .map_err(|error| match error {
+        KconfigError::UnknownSymbol { .. } => {
+            let suggestions = similar_symbols(tree, symbol);
+            if suggestions.is_empty() {
+                error
+            } else {
+                KconfigError::Suggested {
+                    error: Box::new(error),
+                    suggestions: suggestions.join(" or "),
+                }
+            }
+        }
+        other => other,
+    })?;
+    Ok((node, explainer.display_value(symbol)))
+}
+
+/// What `blame` compares: both reason trees (old config on the old tree,
+/// new on the new) and the displayed old and new values.
+pub fn blame(
+    old_tree: &Kconfig,
+    new_tree: &Kconfig,
+    old_config: &DotConfig,
+    new_config: &DotConfig,
+    symbol: &str,
+) -> Result<(Blame, String, String), KconfigError> {
+    let old_explainer = Explainer::new(old_tree, old_config);
+    let new_explainer = Explainer::new(new_tree, new_config);
+    let old = old_explainer.why(symbol)?;
+    let new = new_explainer.why(symbol)?;
+    Ok((
+        Blame::between(symbol, old, new),
+        old_explainer.display_value(symbol),
+        new_explainer.display_value(symbol),
+    ))
+}
 
 /// What the evaluator says before the reason tree: warnings when the
 /// config's header or arch does not match the tree, "this config does not
@@ -195,6 +246,23 @@ mod tests {
             lines[2].starts_with("this config does not match the tree: ALWAYS=n in the file, but the tree computes ALWAYS=y"),
             "{preamble}"
         );
+    }
+
+    #[test]
+    fn unknown_symbols_get_suggestions_and_blame_compares_values() {
+        let text = "CONFIG_NET=y\nCONFIG_X86_64=y\n";
+        let config = DotConfig::parse(text, "config").unwrap();
+        let (_, value) = explain(&tree(), &config, "NET", false).unwrap();
+        assert_eq!(value, "y");
+        let error = explain(&tree(), &config, "NETT", true).unwrap_err();
+        assert!(
+            error.to_string().ends_with("; did you mean NET?"),
+            "{error}"
+        );
+        let old = DotConfig::parse("# CONFIG_NET is not set\n", "old").unwrap();
+        let (blame, old_value, new_value) = blame(&tree(), &tree(), &old, &config, "NET").unwrap();
+        assert_eq!((old_value.as_str(), new_value.as_str()), ("n", "y"));
+        assert_eq!(blame.symbol, "NET");
     }
 
     #[test]

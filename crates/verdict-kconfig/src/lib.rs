@@ -27,7 +27,7 @@ pub use edit::{
 };
 pub use error::KconfigError;
 pub use evaluate::{Cause, Evaluation, blame_causes, similar_symbols};
-pub use explain::{BlameDocument, WhyDocument, blame_heading, evaluator_preamble};
+pub use explain::{BlameDocument, WhyDocument, blame, blame_heading, evaluator_preamble, explain};
 pub use expr::{Expr, Tristate};
 pub use load::{
     DirectorySource, MemoryFiles, SourceFiles, guess_arch, kernel_version, load_tree,

@@ -12,10 +12,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 use verdict_exec::{Cancel, Executor, Invocation, SystemExecutor};
 use verdict_kconfig::{
-    Blame, BlameDocument, ConfigDiff, DotConfig, Evaluation, Explainer, Kconfig, KconfigError,
-    NoProbes, ProbeRunner, WhyDocument, blame_causes, blame_heading, decode_config_bytes,
-    evaluator_preamble, guess_arch, how, load_tree, load_tree_expanded, make_environment,
-    render_blame, render_causes, render_tree, set_symbols, similar_symbols, symbol_name,
+    BlameDocument, ConfigDiff, DotConfig, Evaluation, Kconfig, KconfigError, NoProbes, ProbeRunner,
+    WhyDocument, blame, blame_causes, blame_heading, decode_config_bytes, evaluator_preamble,
+    explain, guess_arch, how, load_tree, load_tree_expanded, make_environment, render_blame,
+    render_causes, render_tree, set_symbols, symbol_name,
 };
 
 #[derive(Debug, clap::Args)]
@@ -354,36 +354,13 @@ fn run_why(args: &WhyArgs, why_not: bool) -> Result<ExitCode, CliError> {
     let arch = resolve_arch(args.tree.arch.as_deref(), &config);
     let tree = load(&args.tree.tree, &arch)?;
     let symbol = symbol_name(&args.symbol);
-    let explainer = Explainer::new(&tree, &config);
-    let node = if why_not {
-        explainer.why_not(&symbol)
-    } else {
-        explainer.why(&symbol)
-    }
-    .map_err(|error| match error {
-        KconfigError::UnknownSymbol { .. } => {
-            let suggestions = similar_symbols(&tree, &symbol);
-            match suggestions.as_slice() {
-                [] => input_error(error),
-                several => CliError::input(format!(
-                    "failed to {error}; did you mean {}?",
-                    several.join(" or ")
-                )),
-            }
-        }
-        other => input_error(other),
-    })?;
+    let (node, value) = explain(&tree, &config, &symbol, why_not).map_err(input_error)?;
     match args.tree.format {
         Format::Text => {
             let preamble = preamble(args, &text, &config, &arch, &symbol);
             emit(&(preamble + &render_tree(&node)))?;
         }
-        Format::Json => emit_json(&WhyDocument::new(
-            &symbol,
-            explainer.display_value(&symbol),
-            &arch,
-            &node,
-        ))?,
+        Format::Json => emit_json(&WhyDocument::new(&symbol, value, &arch, &node))?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -418,18 +395,11 @@ fn run_blame(args: &BlameArgs) -> Result<ExitCode, CliError> {
         None => old_tree.clone(),
     };
     let symbol = symbol_name(&args.symbol);
-    let old_explainer = Explainer::new(&old_tree, &old_config);
-    let new_explainer = Explainer::new(&new_tree, &new_config);
-    let old = old_explainer.why(&symbol).map_err(input_error)?;
-    let new = new_explainer.why(&symbol).map_err(input_error)?;
-    let blame = Blame::between(&symbol, old, new);
+    let (blame, old_value, new_value) =
+        blame(&old_tree, &new_tree, &old_config, &new_config, &symbol).map_err(input_error)?;
     match args.tree.format {
         Format::Text => {
-            let heading = blame_heading(
-                &symbol,
-                &old_explainer.display_value(&symbol),
-                &new_explainer.display_value(&symbol),
-            );
+            let heading = blame_heading(&symbol, &old_value, &new_value);
             let causes = blame_ranking(args, &arch, &symbol)
                 .unwrap_or_else(|error| format!("(causes not ranked: {error})\n\n"));
             let rest = if args.full {
@@ -439,12 +409,7 @@ fn run_blame(args: &BlameArgs) -> Result<ExitCode, CliError> {
             };
             emit(&(heading + &causes + &rest))?;
         }
-        Format::Json => emit_json(&BlameDocument::new(
-            &blame,
-            &arch,
-            old_explainer.display_value(&symbol),
-            new_explainer.display_value(&symbol),
-        ))?,
+        Format::Json => emit_json(&BlameDocument::new(&blame, &arch, old_value, new_value))?,
     }
     Ok(ExitCode::SUCCESS)
 }
