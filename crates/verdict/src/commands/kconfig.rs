@@ -5,6 +5,7 @@
 //! runs toolchain probes through verdict-exec only when `--run-probes` asks,
 //! and prints; the parsing, evaluation and rendering live in verdict-kconfig.
 
+use crate::common::TextOrJson as Format;
 use crate::error::CliError;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -91,12 +92,6 @@ struct SetArgs {
     /// Also write the resulting config here.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     output: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Format {
-    Text,
-    Json,
 }
 
 #[derive(Debug, clap::Args)]
@@ -228,12 +223,7 @@ fn load_for_evaluation(
     config: &DotConfig,
 ) -> Result<(Kconfig, String), CliError> {
     let arch = resolve_arch(args.arch.as_deref(), config);
-    if !args.tree.join("Kconfig").is_file() {
-        return Err(CliError::input(format!(
-            "failed to find {}: --tree must be a kernel source directory with a top-level Kconfig",
-            args.tree.join("Kconfig").display()
-        )));
-    }
+    require_kconfig(&args.tree)?;
     let tree_path = std::fs::canonicalize(&args.tree).unwrap_or_else(|_| args.tree.clone());
     let overrides: HashMap<String, String> = std::env::vars()
         .filter(|(name, _)| name != "ARCH" && name != "SRCARCH")
@@ -324,13 +314,18 @@ fn resolve_arch(arch: Option<&str>, config: &DotConfig) -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
-fn load(tree: &Path, arch: &str) -> Result<Kconfig, CliError> {
+fn require_kconfig(tree: &Path) -> Result<(), CliError> {
     if !tree.join("Kconfig").is_file() {
         return Err(CliError::input(format!(
             "failed to find {}: --tree must be a kernel source directory with a top-level Kconfig",
             tree.join("Kconfig").display()
         )));
     }
+    Ok(())
+}
+
+fn load(tree: &Path, arch: &str) -> Result<Kconfig, CliError> {
+    require_kconfig(tree)?;
     load_tree(tree, arch).map_err(input_error)
 }
 
