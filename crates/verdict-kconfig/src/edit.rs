@@ -102,7 +102,7 @@ pub fn changed_symbols(before: &str, after: &str) -> Result<Vec<String>, Kconfig
 }
 
 /// The goal's tristate for `how NAME=VALUE`, checked against the symbol's
-/// type; the error is the user's message.
+/// type; the error reads after "failed to".
 pub fn goal_value(evaluation: &Evaluation, name: &str, value: &str) -> Result<Tristate, String> {
     let wanted = match value {
         "y" => Tristate::Yes,
@@ -110,7 +110,7 @@ pub fn goal_value(evaluation: &Evaluation, name: &str, value: &str) -> Result<Tr
         "n" => Tristate::No,
         other => {
             return Err(format!(
-                "failed to read goal {name}={other}: `how` answers for y, m or n"
+                "read goal {name}={other}: `how` answers for y, m or n"
             ));
         }
     };
@@ -118,7 +118,7 @@ pub fn goal_value(evaluation: &Evaluation, name: &str, value: &str) -> Result<Tr
         Some(SymbolType::Tristate) => Ok(wanted),
         Some(SymbolType::Bool) if wanted != Tristate::Module => Ok(wanted),
         _ => Err(format!(
-            "failed to read goal {name}={value}: {name} is not a bool or tristate that can be {value}"
+            "read goal {name}={value}: {name} is not a bool or tristate that can be {value}"
         )),
     }
 }

@@ -49,4 +49,22 @@ pub enum KconfigError {
     /// The symbol asked about is not defined anywhere in the tree.
     #[error("explain {symbol}: no `config {symbol}` in the Kconfig tree for arch {arch}")]
     UnknownSymbol { symbol: String, arch: String },
+    /// A symbol named on the command line is not defined anywhere in the
+    /// tree; `hint` is "; did you mean X?" or empty.
+    #[error("find symbol {symbol}: no `config {symbol}` in the Kconfig tree for arch {arch}{hint}")]
+    NotInTree {
+        symbol: String,
+        arch: String,
+        hint: String,
+    },
+    /// A request (an assignment, a goal) that cannot be carried out; the
+    /// message reads after "failed to".
+    #[error("{message}")]
+    Request { message: String },
+    /// An error about an unknown symbol with the names it may have meant.
+    #[error("{error}; did you mean {suggestions}?")]
+    Suggested {
+        error: Box<KconfigError>,
+        suggestions: String,
+    },
 }

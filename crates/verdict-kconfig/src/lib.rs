@@ -9,6 +9,7 @@ mod difference;
 mod edit;
 mod error;
 mod evaluate;
+mod explain;
 mod expr;
 mod load;
 mod macros;
@@ -16,6 +17,7 @@ mod parser;
 mod ranking;
 mod reason;
 mod tree;
+mod whatif;
 
 pub use config::{DotConfig, decode_config_bytes};
 pub use diff::{ConfigDiff, DiffCounts, DiffDocument, DiffEntry, DiffKind};
@@ -25,6 +27,7 @@ pub use edit::{
 };
 pub use error::KconfigError;
 pub use evaluate::{Cause, Evaluation, blame_causes, similar_symbols};
+pub use explain::{BlameDocument, WhyDocument, blame, blame_heading, evaluator_preamble, explain};
 pub use expr::{Expr, Tristate};
 pub use load::{
     DirectorySource, MemoryFiles, SourceFiles, guess_arch, kernel_version, load_tree,
@@ -38,3 +41,4 @@ pub use tree::{
     Block, BlockKind, Choice, Default, Definition, Dependency, Kconfig, Location, Node, NodeKind,
     Prompt, Range, ReverseDependency, SymbolType,
 };
+pub use whatif::{HowAnswer, SetOutcome, Way, how, set_symbols, unknown_symbol};
