@@ -1,6 +1,8 @@
 //! Prints the "Paired blocks against two independent samples" section of
 //! docs/validation-paired.md: `cargo run --release -p verdict-stats
-//! --example paired_validation -- [TRIALS] [SEED]` (defaults 2000, 1).
+//! --example paired_validation -- [TRIALS] [SEED]` (defaults 2000, 1); with
+//! a third argument `null`, only the paired analysis's A/A false alarms
+//! beside their exact rate.
 //! Must not: write files (scripts/validate.sh redirects its output).
 
 fn main() {
@@ -11,8 +13,10 @@ fn main() {
     let seed = arguments
         .next()
         .map_or(1, |value| value.parse().expect("SEED: a whole number"));
-    print!(
-        "{}",
-        verdict_stats::simulate::paired::paired_report(trials, seed)
-    );
+    let report = match arguments.next().as_deref() {
+        None => verdict_stats::simulate::paired::paired_report(trials, seed),
+        Some("null") => verdict_stats::simulate::paired::paired_null_report(trials, seed),
+        Some(other) => panic!("unknown section `{other}` (expected `null`)"),
+    };
+    print!("{report}");
 }

@@ -1,6 +1,9 @@
 //! Prints the "Adaptive stopping without a cap" section of
 //! docs/validation-uncapped.md: `cargo run --release -p verdict-stats
-//! --example uncapped_validation -- [TRIALS] [SEED]` (defaults 1000, 1).
+//! --example uncapped_validation -- [TRIALS] [SEED]` (defaults 1000, 1), or
+//! with a third argument `precise` the section that replays only verdict's
+//! design without a cap (`precise GAMMA`: with Hwang–Shih–DeCani spending
+//! of that γ instead of the design's own).
 //! Must not: write files (scripts/replay-uncapped.sh redirects its output).
 
 fn main() {
@@ -11,8 +14,16 @@ fn main() {
     let seed = arguments
         .next()
         .map_or(1, |value| value.parse().expect("SEED: a whole number"));
-    print!(
-        "{}",
-        verdict_stats::sequential::validation::uncapped_report(trials, seed)
-    );
+    let report = match arguments.next().as_deref() {
+        None => verdict_stats::sequential::validation::uncapped_report(trials, seed),
+        Some("precise") => verdict_stats::sequential::validation::uncapped_precise_report(
+            trials,
+            seed,
+            arguments
+                .next()
+                .map(|gamma| gamma.parse().expect("GAMMA: a number")),
+        ),
+        Some(other) => panic!("unknown section `{other}` (expected `precise`)"),
+    };
+    print!("{report}");
 }

@@ -146,6 +146,42 @@ pub fn runs_per_cell_absolute(sd: f64, difference: f64, alpha: f64, power: f64) 
     Some((runs.ceil() as usize).max(2))
 }
 
+/// Fewest values [`neighbour_correlation`] estimates from.
+pub const NEIGHBOUR_MIN_VALUES: usize = 10;
+
+/// Correlation of the logs of consecutive values of a time series (the
+/// lag-1 sample autocorrelation r₁ = Σ(xₜ − x̄)(xₜ₊₁ − x̄) / Σ(xₜ − x̄)², Box,
+/// Jenkins & Reinsel, *Time Series Analysis*, 4th ed. 2008, §2.1.4), for
+/// planning the block-paired design: two runs measured in the same
+/// interleaved block are consecutive runs of the machine, so on a machine
+/// whose state drifts or is autocorrelated their log values correlate about
+/// as consecutive runs of one workload do (a series from `verdict doctor`'s
+/// probe, for example). Clamped to [0, 0.99]: a negative estimate (noise,
+/// or r₁'s −1/n bias) plans as independent noise, and a perfect correlation
+/// would plan zero runs. `None` below [`NEIGHBOUR_MIN_VALUES`] values, for
+/// a value that is not positive and finite, or when every value is equal.
+/// Complexity O(n).
+pub fn neighbour_correlation(values: &[f64]) -> Option<f64> {
+    if values.len() < NEIGHBOUR_MIN_VALUES
+        || values
+            .iter()
+            .any(|value| !(value.is_finite() && *value > 0.0))
+    {
+        return None;
+    }
+    let logs: Vec<f64> = values.iter().map(|value| value.ln()).collect();
+    let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+    let squares: f64 = logs.iter().map(|log| (log - mean).powi(2)).sum();
+    if squares <= 0.0 {
+        return None;
+    }
+    let lagged: f64 = logs
+        .windows(2)
+        .map(|pair| (pair[0] - mean) * (pair[1] - mean))
+        .sum();
+    Some((lagged / squares).clamp(0.0, 0.99))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,5 +211,39 @@ mod tests {
         // 2·(1.95996+0.84162)²·(0.29356/0.0198026)²/0.955 = 3612.3 -> 3613.
         assert_eq!(runs, 3613);
         assert_eq!(runs_per_cell(sd, 0.0, 0.05, 0.8), None);
+    }
+
+    #[test]
+    fn neighbour_correlation_reads_autocorrelated_noise() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut normal = || {
+            let radius = (-2.0 * (1.0 - rng.random::<f64>()).ln()).sqrt();
+            radius * (std::f64::consts::TAU * rng.random::<f64>()).cos()
+        };
+        // AR(1) with phi 0.8 on the log scale: r1 near 0.8.
+        let mut state = 0.0;
+        let series: Vec<f64> = (0..2000)
+            .map(|_| {
+                state = 0.8 * state + 0.6 * normal();
+                (0.1 * state).exp()
+            })
+            .collect();
+        let correlated = neighbour_correlation(&series).unwrap();
+        assert!((correlated - 0.8).abs() < 0.05, "{correlated}");
+        // Independent noise: near 0 (clamped at 0 when negative).
+        let independent: Vec<f64> = (0..2000).map(|_| (0.1 * normal()).exp()).collect();
+        assert!(neighbour_correlation(&independent).unwrap() < 0.06);
+        // Alternating values: negative r1, planned as independent.
+        let alternating: Vec<f64> = (0..20)
+            .map(|i| if i % 2 == 0 { 1.0 } else { 2.0 })
+            .collect();
+        assert_eq!(neighbour_correlation(&alternating), Some(0.0));
+        assert_eq!(neighbour_correlation(&[1.0; 20]), None);
+        assert_eq!(neighbour_correlation(&[1.0, 2.0, 3.0]), None);
+        assert_eq!(
+            neighbour_correlation(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, -1.0]),
+            None
+        );
     }
 }

@@ -7,10 +7,14 @@
 use assert_cmd::Command;
 
 fn plan(arguments: &[&str]) -> String {
+    verdict(&[&["plan"], arguments].concat())
+}
+
+/// Runs verdict (no database), asserts success, returns its stdout.
+fn verdict(arguments: &[&str]) -> String {
     let output = Command::cargo_bin("verdict")
         .unwrap()
         .env("VERDICT_DB", "/nonexistent/verdict.db")
-        .arg("plan")
         .args(arguments)
         .output()
         .unwrap();
@@ -141,4 +145,73 @@ fn plan_reports_the_three_designs() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn plan_reads_the_correlation_from_a_doctor_report_and_says_so() {
+    // Issue 19: the block-paired design's within-block correlation from a
+    // real `verdict doctor --format json` report (its probe iterations), and
+    // the output names where the figure came from.
+    let directory = tempfile::tempdir().unwrap();
+    let report = directory.path().join("doctor.json");
+    let path = report.to_str().unwrap();
+    verdict(&["doctor", "--quick", "--format", "json", "-o", path]);
+    let doctor: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let seconds: Vec<f64> = doctor["calibration"]["iterations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|iteration| iteration["seconds"].as_f64().unwrap())
+        .collect();
+    let expected = verdict_stats::plan::neighbour_correlation(&seconds).unwrap();
+    let json = plan(&[
+        "--cv",
+        "30%",
+        "--threshold",
+        "19%",
+        "--doctor",
+        path,
+        "--format",
+        "json",
+    ]);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["paired"]["correlation"].as_f64().unwrap(), expected);
+    let source = value["paired"]["correlation_source"].as_str().unwrap();
+    assert!(source.starts_with("doctor report "), "{source}");
+    assert!(
+        source.ends_with(&format!("{} probe iterations' log times", seconds.len())),
+        "{source}"
+    );
+    let text = plan(&["--cv", "30%", "--threshold", "19%", "--doctor", path]);
+    assert!(
+        text.contains(&format!(
+            "at within-block correlation {expected:.2} (from doctor report "
+        )),
+        "{text}"
+    );
+    // --correlation wins and says so; without either, independent noise.
+    let text = plan(&["--cv", "30%", "--doctor", path, "--correlation", "0.5"]);
+    assert!(
+        text.contains("correlation 0.50 (from --correlation;"),
+        "{text}"
+    );
+    let text = plan(&["--cv", "30%"]);
+    assert!(
+        text.contains("correlation 0.00 (from default: independent noise;"),
+        "{text}"
+    );
+    // Not a doctor report: an input error naming the file and position.
+    let bad = directory.path().join("bad.json");
+    std::fs::write(&bad, "{\n  \"calibration\": [\n").unwrap();
+    let output = Command::cargo_bin("verdict")
+        .unwrap()
+        .env("VERDICT_DB", "/nonexistent/verdict.db")
+        .args(["plan", "--cv", "30%", "--doctor"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("bad.json:3:"), "{stderr}");
 }

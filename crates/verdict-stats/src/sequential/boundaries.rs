@@ -183,12 +183,23 @@ impl Monitor {
                         if first > end {
                             return 0.0;
                         }
-                        old_grid[first..=end]
-                            .iter()
-                            .zip(&old_weighted[first..=end])
-                            .map(|(&from, &mass)| mass * normal_density((point - from) / sd))
-                            .sum::<f64>()
-                            / sd
+                        // The kernel at consecutive old points by recurrence:
+                        // with x = point − from and u = old_step / sd,
+                        // e(x − h) = e(x)·exp(x·u/sd − u²/2), and the ratio
+                        // itself falls by exp(−u²) per step (two products per
+                        // point instead of an exponential).
+                        let u = old_step / sd;
+                        let decay = (-u * u).exp();
+                        let offset = (point - old_grid[first]) / sd;
+                        let mut kernel = normal_density(offset);
+                        let mut ratio = (offset * u - 0.5 * u * u).exp();
+                        let mut sum = 0.0;
+                        for &mass in &old_weighted[first..=end] {
+                            sum += mass * kernel;
+                            kernel *= ratio;
+                            ratio *= decay;
+                        }
+                        sum / sd
                     })
                     .collect()
             }
@@ -216,16 +227,24 @@ impl Monitor {
 }
 
 /// Score-scale boundary b with P(continue so far, |S_k| ≥ b) = `target`,
-/// where S_k = S_{k−1} + N(0, variance). Bisection; the exit probability is
-/// decreasing in b. Returns +∞ when `target` is (numerically) zero.
+/// where S_k = S_{k−1} + N(0, variance). The exit probability is decreasing
+/// in b; the root is bracketed and found by the Illinois variant of regula
+/// falsi (Dowell & Jarratt 1971, BIT 11:168), which keeps the bracket and
+/// converges superlinearly, on the logarithm of the exit probability (a
+/// bisection step where that is −∞): the same root to 1e-10 as plain
+/// bisection in a fraction of the evaluations. Grid points farther than 9 sd from both ±b contribute less
+/// than 1e-19 of their mass and are skipped. Returns +∞ when `target` is
+/// (numerically) zero.
 fn solve_boundary(grid: &[f64], weighted_density: &[f64], variance: f64, target: f64) -> f64 {
     if target <= 1e-300 {
         return f64::INFINITY;
     }
     let sd = variance.sqrt();
+    let reach = 9.0 * sd;
     let exit = |boundary: f64| -> f64 {
         grid.iter()
             .zip(weighted_density)
+            .filter(|(from, _)| boundary - from.abs() < reach)
             .map(|(&from, &mass)| {
                 mass * (normal_cdf((-boundary - from) / sd) + normal_cdf((from - boundary) / sd))
             })
@@ -233,18 +252,54 @@ fn solve_boundary(grid: &[f64], weighted_density: &[f64], variance: f64, target:
     };
     let mut low = 0.0;
     let mut high = grid.last().copied().unwrap_or(0.0).abs() + 40.0 * sd;
-    if exit(high) > target {
+    // The excess on the log scale, ln exit(b) − ln target, which is nearly
+    // linear in b over the tail (−∞ where the exit probability underflows:
+    // those steps bisect).
+    let log_target = target.ln();
+    let excess_at = |boundary: f64| exit(boundary).ln() - log_target;
+    let mut high_excess = excess_at(high);
+    if high_excess > 0.0 {
         return high;
     }
-    for _ in 0..100 {
-        let middle = 0.5 * (low + high);
-        if exit(middle) > target {
+    let mut low_excess = excess_at(low);
+    if low_excess <= 0.0 {
+        return low;
+    }
+    // Which end moved last: the Illinois rule halves the other end's excess
+    // when the same end moves twice in a row.
+    let mut last_moved = 0i8;
+    let mut previous = f64::NAN;
+    for _ in 0..200 {
+        let tolerance = 1e-10 * high.max(1.0);
+        if high - low < tolerance {
+            break;
+        }
+        let secant = high - high_excess * (high - low) / (high_excess - low_excess);
+        let middle = if secant.is_finite() && secant > low && secant < high {
+            secant
+        } else {
+            0.5 * (low + high)
+        };
+        if (middle - previous).abs() < 0.25 * tolerance {
+            // Successive estimates agree well within the tolerance.
+            return middle;
+        }
+        previous = middle;
+        let excess = excess_at(middle);
+        if excess > 0.0 {
             low = middle;
+            low_excess = excess;
+            if last_moved < 0 {
+                high_excess *= 0.5;
+            }
+            last_moved = -1;
         } else {
             high = middle;
-        }
-        if high - low < 1e-10 * high.max(1.0) {
-            break;
+            high_excess = excess;
+            if last_moved > 0 {
+                low_excess *= 0.5;
+            }
+            last_moved = 1;
         }
     }
     0.5 * (low + high)

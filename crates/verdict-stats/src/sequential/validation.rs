@@ -40,6 +40,18 @@ use super::{
 use crate::plan::{log_sd_from_cv, runs_per_cell};
 use crate::simulate::{Noise, Shape};
 
+/// The interleaved noise shapes the A/A replays run on (every shape but
+/// sequential-order drift, which no test can tell from a change).
+const NULL_SHAPES: [Shape; 7] = [
+    Shape::Lognormal,
+    Shape::Bimodal,
+    Shape::StudentT,
+    Shape::Contaminated,
+    Shape::Ties,
+    Shape::DriftInterleaved,
+    Shape::Normal,
+];
+
 /// Runs per arm each trial draws (the length of the issue's replays).
 pub const SEQUENCE_LENGTH: usize = 300;
 
@@ -232,8 +244,15 @@ pub fn replay_trials(
 }
 
 pub fn information(threshold: f64) -> Candidate {
+    information_with(threshold, super::information::INFORMATION_SPENDING)
+}
+
+/// The information-based design with another spending function (to
+/// measure alternatives).
+pub fn information_with(threshold: f64, spending: super::Spending) -> Candidate {
     let mut settings = InformationSettings::new(threshold, Better::Higher);
     settings.alpha = 0.05;
+    settings.spending = spending;
     Candidate::Information(InformationDesign::new(settings).expect("valid settings"))
 }
 
@@ -373,15 +392,7 @@ pub fn uncapped_report(trials: usize, seed: u64) -> String {
         "| noise | information: false alarms, equivalent, undecided, mean runs (p95) | confidence sequence: false alarms, equivalent, undecided, mean runs (p95) |"
     );
     let _ = writeln!(out, "|---|---|---|");
-    let shapes = [
-        Shape::Lognormal,
-        Shape::Bimodal,
-        Shape::StudentT,
-        Shape::Contaminated,
-        Shape::Ties,
-        Shape::DriftInterleaved,
-        Shape::Normal,
-    ];
+    let shapes = NULL_SHAPES;
     let threshold = 0.10;
     let cv = 0.13;
     let designs = [information(threshold), confidence(cv, threshold)];
@@ -422,6 +433,163 @@ pub fn uncapped_report(trials: usize, seed: u64) -> String {
     out
 }
 
+/// Clopper–Pearson (1934) one-sided upper 95% bound of a rate from
+/// `events` in `trials`, by bisection on the binomial tail. O(trials·60).
+pub fn upper_bound_95(events: usize, trials: usize) -> f64 {
+    if events >= trials {
+        return 1.0;
+    }
+    // P(X <= events | p) for X ~ Binomial(trials, p), summed in logs.
+    let tail = |p: f64| -> f64 {
+        let (log_p, log_q) = (p.ln(), (-p).ln_1p());
+        let mut log_term = trials as f64 * log_q;
+        let mut sum = log_term.exp();
+        for k in 0..events {
+            log_term += ((trials - k) as f64 / (k + 1) as f64).ln() + log_p - log_q;
+            sum += log_term.exp();
+        }
+        sum
+    };
+    let (mut low, mut high) = (events as f64 / trials as f64, 1.0);
+    for _ in 0..60 {
+        let middle = 0.5 * (low + high);
+        if tail(middle) > 0.05 {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
+    high
+}
+
+/// The precise section for docs/validation.md: verdict's design without a
+/// cap only, `trials` per line (10,000 by default in
+/// scripts/replay-uncapped.sh), `seed`: power and runs at a change of the
+/// threshold in both directions (CV 30%, threshold 19%), and A/A false
+/// alarms on every interleaved noise shape (CV 13%, threshold 10%) with
+/// their Monte-Carlo standard error and upper 95% bound.
+/// `gamma`: the Hwang–Shih–DeCani γ to measure instead of the design's
+/// own spending (`None`: verdict's design as it is).
+pub fn uncapped_precise_report(trials: usize, seed: u64, gamma: Option<f64>) -> String {
+    let mut out = String::new();
+    let spending = gamma.map_or(super::information::INFORMATION_SPENDING, |gamma| {
+        super::Spending::HwangShihDeCani { gamma }
+    });
+    let variant = gamma.map_or_else(String::new, |gamma| format!(" {gamma}"));
+    let standard_error = (0.05f64 * 0.95 / trials as f64).sqrt();
+    let _ = writeln!(
+        out,
+        "### Verdict's design without a cap, {trials} trials per line\n\n\
+         Reproduce: `cargo run --release -p verdict-stats --example uncapped_validation -- \
+         {trials} {seed} precise{variant}` (scripts/replay-uncapped.sh runs it after the table \
+         above when PRECISE_TRIALS is set). Only the information-based design \
+         (`--until-decided` without `-n`, `compare --sequential` without `--max`) with {}, \
+         replayed in-process on fresh 300-run sequences as above. Monte-Carlo standard error of a rate near 0.05: {standard_error:.4}; of a power \
+         near 0.9: {:.4}.\n",
+        (0.9f64 * 0.1 / trials as f64).sqrt(),
+        spending.describe()
+    );
+    let _ = writeln!(
+        out,
+        "Lognormal CV 30%, threshold 19%. A true -19% is a regression of the threshold on \
+         this higher-is-better metric (ln 0.81 = -0.211 on the log scale); a true +19% is a \
+         change of the threshold on the scale the information is planned for (ln 1.19 = \
+         0.174), where the design promises power 0.9.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| true change | regression | improvement | equivalent | undecided | mean runs per arm (p95) |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|");
+    let rate = |count: usize| count as f64 / trials.max(1) as f64;
+    let mut target = None;
+    for (index, change) in [-0.19, 0.19].into_iter().enumerate() {
+        let tally = replay_trials(
+            &[information_with(0.19, spending)],
+            Noise {
+                shape: Shape::Lognormal,
+                cv: 0.30,
+            },
+            change,
+            trials,
+            seed.wrapping_add(200 + index as u64),
+        )[0];
+        let _ = writeln!(
+            out,
+            "| {:+.0}% | {:.4} | {:.4} | {:.4} | {:.4} | {:.2} ({}) |",
+            change * 100.0,
+            rate(tally.regression),
+            rate(tally.improvement),
+            rate(tally.equivalent),
+            rate(tally.undecided),
+            tally.mean_runs,
+            tally.p95_runs
+        );
+        if index == 0 {
+            target = Some(tally);
+        }
+    }
+    if let Some(tally) = target {
+        let met = tally.mean_runs <= 36.0 && tally.regression_rate() >= 0.9;
+        let _ = writeln!(
+            out,
+            "\nAt a true -19%: mean {:.2} runs per arm at power {:.4}; target (<= 36 at >= 0.9) \
+             {}.\n",
+            tally.mean_runs,
+            tally.regression_rate(),
+            if met { "**met**" } else { "**not met**" }
+        );
+    }
+    let _ = writeln!(
+        out,
+        "A/A, CV 13%, threshold 10%: a regression or improvement called is a false alarm. \
+         \"Upper 95%\" is the one-sided Clopper-Pearson bound of the rate.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| noise | false alarms | upper 95% | equivalent | undecided | mean runs per arm (p95) |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|");
+    let shapes = NULL_SHAPES;
+    let (mut worst, mut worst_bound) = (0.0f64, 0.0f64);
+    for (index, shape) in shapes.iter().enumerate() {
+        let cv = 0.13;
+        let tally = replay_trials(
+            &[information_with(0.10, spending)],
+            Noise { shape: *shape, cv },
+            0.0,
+            trials,
+            seed.wrapping_add(300 + index as u64),
+        )[0];
+        let alarms = tally.regression + tally.improvement;
+        let bound = upper_bound_95(alarms, trials);
+        worst = worst.max(tally.change_rate());
+        worst_bound = worst_bound.max(bound);
+        let _ = writeln!(
+            out,
+            "| {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.1} ({}) |",
+            shape.describe(cv),
+            tally.change_rate(),
+            bound,
+            tally.equivalent_rate(),
+            rate(tally.undecided),
+            tally.mean_runs,
+            tally.p95_runs
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nLargest A/A false-alarm rate: {worst:.4} (alpha 0.05, standard error \
+         {standard_error:.4}); largest upper 95% bound {worst_bound:.4}: every rate {}.\n",
+        if worst <= 0.05 {
+            "is at or below alpha"
+        } else {
+            "is **not** at or below alpha"
+        }
+    );
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,6 +609,15 @@ mod tests {
         // (docs/validation.md); it still ends, mostly "equivalent".
         assert!(null[0].change_rate() > 0.08, "{null:?}");
         assert!(null[0].equivalent_rate() > 0.8, "{null:?}");
+    }
+
+    #[test]
+    fn upper_bound_matches_clopper_pearson() {
+        // Clopper-Pearson: 0 of 100 -> 1 - 0.05^(1/100) = 0.02951,
+        // 500 of 10000 -> 0.05373 (the binomial tail solved exactly).
+        assert!((upper_bound_95(0, 100) - 0.029_52).abs() < 1e-4);
+        assert!((upper_bound_95(500, 10_000) - 0.053_73).abs() < 1e-4);
+        assert_eq!(upper_bound_95(5, 5), 1.0);
     }
 
     #[test]

@@ -216,14 +216,7 @@ pub fn paired_results(trials: usize, seed: u64) -> Vec<MachineResult> {
                     trials,
                     seed,
                 ),
-                detection_rate(
-                    machine,
-                    Analysis::Paired,
-                    FALSE_ALARM_RUNS,
-                    0.0,
-                    trials,
-                    seed,
-                ),
+                paired_false_alarms(machine, trials, seed),
             ),
             runs: (
                 runs_for_power(machine, Analysis::Independent, 0.10, 0.9, trials, seed),
@@ -289,9 +282,77 @@ pub fn paired_report(trials: usize, seed: u64) -> String {
     out
 }
 
+/// A/A false alarms of the paired analysis at [`FALSE_ALARM_RUNS`] blocks.
+fn paired_false_alarms(machine: Machine, trials: usize, seed: u64) -> f64 {
+    detection_rate(
+        machine,
+        Analysis::Paired,
+        FALSE_ALARM_RUNS,
+        0.0,
+        trials,
+        seed,
+    )
+}
+
+/// Exact false-alarm rate of the paired analysis on `blocks` untied
+/// within-block differences whose null is symmetric (every continuous
+/// noise with A and B exchangeable within a block): its interval is dual to
+/// the exact signed-rank test, so it excludes 0 with probability
+/// 2·P(T⁺ ≤ c) for the critical count c ([`crate::paired::critical_count`];
+/// Hollander & Wolfe 2014, §3.3). `None` when no interval is possible.
+pub fn paired_exact_size(blocks: usize, alpha: f64) -> Option<f64> {
+    crate::paired::critical_count(blocks, alpha / 2.0).map(|(_, tail)| 2.0 * tail)
+}
+
+/// A/A false alarms of the paired analysis alone, at [`FALSE_ALARM_RUNS`]
+/// blocks, with `trials` trials per machine (a check of the table's
+/// paired column at more trials), beside the exact rate on untied
+/// continuous noise.
+pub fn paired_null_report(trials: usize, seed: u64) -> String {
+    let mut out = String::new();
+    let exact = paired_exact_size(FALSE_ALARM_RUNS, 0.05).unwrap_or(f64::NAN);
+    let standard_error = (exact * (1.0 - exact) / trials as f64).sqrt();
+    let _ = writeln!(
+        out,
+        "### Paired A/A at {trials} trials\n\n\
+         Reproduce: `cargo run --release -p verdict-stats --example paired_validation -- \
+         {trials} {seed} null`. A/A, {FALSE_ALARM_RUNS} blocks, the paired analysis only. Its \
+         interval is dual to the exact signed-rank test, so on continuous noise (no tied \
+         differences) its false-alarm rate is exactly 2·P(T+ <= c) = {:.3}% at \
+         {FALSE_ALARM_RUNS} blocks, below alpha by the test's discreteness; the Monte-Carlo \
+         standard error of a rate near it over {trials} trials is {:.3}%.\n",
+        exact * 100.0,
+        standard_error * 100.0
+    );
+    let _ = writeln!(
+        out,
+        "| machine | false alarms paired | (rate - exact) / standard error |"
+    );
+    let _ = writeln!(out, "|---|---|---|");
+    for machine in Machine::ALL {
+        let rate = paired_false_alarms(machine, trials, seed);
+        let _ = writeln!(
+            out,
+            "| {} | {:.3}% | {:+.1} |",
+            machine.describe(),
+            rate * 100.0,
+            (rate - exact) / standard_error
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exact_size_at_32_blocks() {
+        // 2·P(T+ <= 159) for n = 32: 2·(number of subsets of 1..32 with sum
+        // <= 159) / 2^32 = 0.049769 (the pmf counted exactly in Python).
+        let size = paired_exact_size(32, 0.05).unwrap();
+        assert!((size - 0.049_769).abs() < 1e-6, "{size}");
+    }
 
     #[test]
     fn paired_blocks_need_fewer_runs_on_autocorrelated_noise_without_false_alarms() {

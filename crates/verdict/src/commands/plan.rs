@@ -7,7 +7,8 @@
 //! well under a second whatever the cap; `--trials N` adds a Monte-Carlo
 //! check), the same for the adaptive design without a cap (it ends at the
 //! information the threshold needs), and the block-paired fixed design's
-//! runs for a within-block correlation (`--correlation`); with a
+//! runs for a within-block correlation (`--correlation`, or from a doctor
+//! report's probe iterations with `--doctor FILE`); with a
 //! per-iteration duration, the expected wall time.
 //! Must not: simulate unless asked to (`--trials`).
 
@@ -51,6 +52,11 @@ pub(crate) struct PlanArgs {
     /// positive; default 0, independent noise), for the block-paired design.
     #[arg(long, value_parser = parse_fraction)]
     pub(crate) correlation: Option<f64>,
+    /// Take the within-block correlation from a `verdict doctor --format
+    /// json` report: the lag-1 autocorrelation of its probe iterations' log
+    /// times (`--correlation` wins when both are given).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) doctor: Option<std::path::PathBuf>,
     /// Number of cells (for wall time; default: the experiment's or the run's, else 2).
     #[arg(long)]
     pub(crate) cells: Option<usize>,
@@ -212,11 +218,16 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     let uncapped_figures = |change: f64| {
         let mut settings = SequentialSettings::new(uncapped_end(change), threshold, Better::Lower);
         settings.alpha = alpha;
+        settings.spending = uncapped.spending;
         operating_characteristics(&settings, cv, change)
     };
     let uncapped_threshold = uncapped_figures(threshold).map_err(CliError::input)?;
     let uncapped_none = uncapped_figures(0.0).map_err(CliError::input)?;
-    let correlation = args.correlation.unwrap_or(0.0);
+    let (correlation, correlation_source) = match (args.correlation, &args.doctor) {
+        (Some(correlation), _) => (correlation, "--correlation".to_string()),
+        (None, Some(path)) => doctor_correlation(path)?,
+        (None, None) => (0.0, "default: independent noise".to_string()),
+    };
     if !(0.0..1.0).contains(&correlation) {
         return Err(CliError::input(format!(
             "--correlation {correlation} is not in [0, 1): the within-block correlation of the two cells' log values"
@@ -272,6 +283,7 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
             },
             "paired": {
                 "correlation": correlation,
+                "correlation_source": correlation_source,
                 "runs_per_cell": paired,
                 "wall_hours": hours(paired as f64),
             },
@@ -331,11 +343,59 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         time(uncapped_none.mean_runs)
     );
     println!(
-        "block-paired:    {paired} runs per cell at within-block correlation {:.2} (fixed N, signed-rank on within-block log ratios){}",
+        "block-paired:    {paired} runs per cell at within-block correlation {:.2} (from {}; fixed N, signed-rank on within-block log ratios){}",
         correlation,
+        correlation_source,
         time(paired as f64)
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The within-block correlation from a doctor JSON report (`verdict doctor
+/// --format json`): the lag-1 autocorrelation of the probe iterations' log
+/// times (`verdict_stats::plan::neighbour_correlation`), with where it came
+/// from for the output.
+fn doctor_correlation(path: &std::path::Path) -> Result<(f64, String), CliError> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| CliError::input(format!("--doctor {shown}: {error}")))?;
+    let report: serde_json::Value = serde_json::from_str(&text).map_err(|error| {
+        CliError::input(format!(
+            "{shown}:{}:{}: not a doctor JSON report: {error}",
+            error.line(),
+            error.column()
+        ))
+    })?;
+    let seconds: Option<Vec<f64>> = report
+        .pointer("/calibration/iterations")
+        .and_then(|iterations| iterations.as_array())
+        .map(|iterations| {
+            iterations
+                .iter()
+                .filter_map(|iteration| iteration.get("seconds").and_then(|value| value.as_f64()))
+                .collect()
+        });
+    let Some(seconds) = seconds else {
+        return Err(CliError::input(format!(
+            "{shown}: no calibration.iterations: expected the output of `verdict doctor --format json`"
+        )));
+    };
+    let correlation =
+        verdict_stats::plan::neighbour_correlation(&seconds).ok_or_else(|| {
+            CliError::input(format!(
+                "{shown}: {} probe iterations with a positive time: at least {} needed for a correlation",
+                seconds.len(),
+                verdict_stats::plan::NEIGHBOUR_MIN_VALUES
+            ))
+        })?;
+    Ok((
+        correlation,
+        format!(
+            "doctor report {}: lag-1 autocorrelation of {} probe iterations' log times",
+            verdict_report::escape::text(&shown.to_string()),
+            seconds.len()
+        ),
+    ))
 }
 
 /// The Monte-Carlo the estimate replaced, on request: `args.trials` trials
