@@ -96,8 +96,8 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
             experiment
                 .check_shell_splices(&format!("run {run}"))
                 .map_err(CliError::input)?;
-            if experiment.vm.is_some() {
-                return crate::commands::vm::resume_on_vm(
+            if experiment.runs_by_boot() {
+                return crate::commands::vm::resume_booted(
                     &store,
                     RunId(run),
                     &experiment,
@@ -171,18 +171,10 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
             if args.detach {
                 return crate::commands::work::detach(&store, &options, commit);
             }
-            if target.remote() {
-                return crate::commands::hosts::start_on_hosts(
-                    &target,
-                    options,
-                    &args.db,
-                    &args.report,
-                    cancel,
-                );
-            }
-            if options.experiment.vm.is_some() {
-                let code = crate::commands::vm::start_on_vm(
+            if options.experiment.runs_by_boot() {
+                let code = crate::commands::vm::start_booted(
                     &store,
+                    &target,
                     &options,
                     &args.db,
                     &args.report,
@@ -192,6 +184,15 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
                     crate::commands::history::record_commit(&store, latest.id, commit)?;
                 }
                 return Ok(code);
+            }
+            if target.remote() {
+                return crate::commands::hosts::start_on_hosts(
+                    &target,
+                    options,
+                    &args.db,
+                    &args.report,
+                    cancel,
+                );
             }
             let summary = start(&engine, &options, doctor)?;
             crate::commands::history::record_commit(&store, summary.run, commit)?;
