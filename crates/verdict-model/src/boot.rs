@@ -331,6 +331,22 @@ pub(crate) fn boot_from(value: toml::Value) -> Result<LevelBoot, String> {
         .map_err(|error: toml::de::Error| format!("`boot`: {}", error.message().trim()))?;
     if let Some(hook) = &raw.hook {
         argv_from(hook, "boot.hook")?;
+        // `{nonce}` and `{cmdline}` are substituted in its words: never
+        // where a shell (or a wrapper running one) parses them.
+        let placeholders: std::collections::BTreeMap<String, Vec<String>> = [
+            ("nonce".to_string(), vec!["0".repeat(32)]),
+            (
+                "cmdline".to_string(),
+                vec![format!("{} verdict.boot=0", raw.cmdline)],
+            ),
+        ]
+        .into();
+        if let Some(splice) = crate::shell_guard::find_splice(hook, &placeholders) {
+            return Err(format!(
+                "`boot.hook` puts `{{{}}}` in argument {} (`{}`), which {}; values are never spliced into shell code: pass it as its own argument (`sh -c '… \"$1\"' sh {{{}}}`) or read $VERDICT_BOOT_NONCE / $VERDICT_BOOT_CMDLINE",
+                splice.factor, splice.index, hook[splice.index], splice.reason, splice.factor
+            ));
+        }
         if raw.kernel.is_some() || raw.initrd.is_some() {
             return Err(
                 "`boot.hook` arranges the next boot itself; give either `hook` or `kernel`/`initrd` (which kexec loads)"
@@ -516,6 +532,20 @@ mod tests {
         assert!(boot("cmdline_mode = \"prepend\"").contains("cmdline_mode"));
         assert!(boot("cmdline = \"a=\\\"b c\\\"\"").contains("quotes"));
         assert!(boot("hook = []").contains("empty"));
+        let spliced = boot("hook = [\"sh\", \"-c\", \"grubby --args={cmdline}\"]");
+        assert!(
+            spliced.contains("{cmdline}") && spliced.contains("shell"),
+            "{spliced}"
+        );
+        assert!(
+            boot_from(
+                toml::from_str(
+                    "hook = [\"sh\", \"-c\", \"grubby --args=\\\"$1\\\"\", \"sh\", \"{cmdline}\"]"
+                )
+                .unwrap()
+            )
+            .is_ok()
+        );
         assert!(boot("hook = [\"grub-reboot\"]\nkernel = \"/k\"").contains("either"));
         let host = |text: &str| host_boot_from(toml::from_str(text).unwrap()).unwrap_err();
         assert!(host("kernel = \"vmlinuz\"").contains("absolute"));
