@@ -8,7 +8,9 @@
 //! anything is measured; a boot that fails is recorded with its console's
 //! tail, tried again up to `boot_retries` times, then stops the run or is
 //! skipped (`on_boot_failure`). `--resume` continues from the first boot
-//! whose iterations are not all stored, in a fresh boot.
+//! whose iterations are not all stored, in a fresh boot. The booted
+//! machine's own environment (kernel, command line, CPU, SMT) is read
+//! through its target after each proof and stored with the run, per boot.
 //!
 //! Must not: start QEMU or any process itself (the booter and the target
 //! do), or store a sample of a boot that did not prove itself.
@@ -22,7 +24,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
-use verdict_exec::{BootSpec, Booter, Cancel, ExecError};
+use verdict_exec::{BootSpec, Booter, Cancel, ExecError, Target};
 use verdict_model::{BootPlan, Environment, Experiment, OnBootFailure, RunId, RunStatus, Sample};
 use verdict_store::{BootRow, NewBoot, NewRun, Store};
 
@@ -127,15 +129,28 @@ pub fn boot_schedule(experiment: &Experiment, seed: u64) -> Vec<BootSlot> {
     slots
 }
 
-/// The kernel, initrd and command line of a boot slot.
+/// The kernel, initrd and command line (or hook) of a boot slot: from the
+/// VM's settings, or from `[target] boot` on ssh hosts.
 pub fn boot_plan(experiment: &Experiment, slot: &BootSlot) -> Option<BootPlan> {
-    let vm = experiment.vm.as_ref()?;
     let boots = experiment
         .boot_factors()
         .into_iter()
         .zip(&slot.levels)
         .filter_map(|(factor, &level)| experiment.factors[factor].levels[level].boot.as_ref());
-    Some(BootPlan::combine(vm, boots))
+    match (&experiment.vm, &experiment.host_boot) {
+        (Some(vm), _) => Some(BootPlan::combine(vm, boots)),
+        (None, Some(host)) => Some(BootPlan::combine_host(host, boots)),
+        (None, None) => None,
+    }
+}
+
+/// What a boot row names as its kernel: the image, or the hook's argv.
+fn plan_kernel(plan: &BootPlan) -> String {
+    match (&plan.hook, &plan.kernel) {
+        (Some(hook), _) => format!("hook: {}", hook.join(" ")),
+        (None, Some(kernel)) => kernel.display().to_string(),
+        (None, None) => String::new(),
+    }
 }
 
 /// Runs experiments whose unit is the boot; see the module documentation.
@@ -145,6 +160,15 @@ pub struct BootRunner<'a> {
     pub cancel: Cancel,
     /// The controller's environment (each boot's kernel is in its record).
     pub environment: &'a dyn Fn() -> Environment,
+    /// The booted machine's environment, read through its target after
+    /// the boot is proven; stored per boot as the run's annotation
+    /// `boot_environment.ID` (ID the boot's id in the `boots` table).
+    pub boot_environment: &'a dyn Fn(&dyn Target) -> Environment,
+}
+
+/// The annotation holding boot `id`'s environment.
+pub fn boot_environment_key(id: u32) -> String {
+    format!("boot_environment.{id}")
 }
 
 impl std::fmt::Debug for BootRunner<'_> {
@@ -170,9 +194,10 @@ impl BootRunner<'_> {
     ) -> Result<RunSummary, EngineError> {
         check_design(&options.experiment)?;
         let environment = (self.environment)();
-        let host = match &options.experiment.vm {
-            Some(vm) => format!("vm:{}", vm.kernel.display()),
-            None => environment.hostname.clone().unwrap_or_default(),
+        let host = match (&options.experiment.vm, self.booter.host_name()) {
+            (Some(vm), _) => format!("vm:{}", vm.kernel.display()),
+            (None, Some(host)) => host,
+            (None, None) => environment.hostname.clone().unwrap_or_default(),
         };
         let run = self.store.create_run(&NewRun {
             name: options.experiment.name.clone(),
@@ -354,7 +379,9 @@ impl BootRunner<'_> {
             kernel: plan.kernel.clone(),
             initrd: plan.initrd.clone(),
             command_line: plan.cmdline.clone(),
+            hook: plan.hook.clone(),
         };
+        let kernel = plan_kernel(&plan);
         let first_sequence = remaining[0].1;
         let mut attempt = boots.iter().filter(|boot| boot.slot == slot.slot).count() as u32;
         let mut tries = 0u32;
@@ -366,7 +393,7 @@ impl BootRunner<'_> {
                     attempt,
                     level_key: slot.level_key.clone(),
                     first_sequence,
-                    kernel: plan.kernel.display().to_string(),
+                    kernel: kernel.clone(),
                     command_line: plan.cmdline.clone(),
                     started_at_ms: now_ms(),
                 },
@@ -378,7 +405,7 @@ impl BootRunner<'_> {
                 level_key: slot.level_key.clone(),
                 first_sequence,
                 status: "booting".to_string(),
-                kernel: plan.kernel.display().to_string(),
+                kernel: kernel.clone(),
                 command_line: plan.cmdline.clone(),
                 ..BootRow::default()
             };
@@ -397,18 +424,30 @@ impl BootRunner<'_> {
             let failure = match self.booter.boot(&spec) {
                 Ok(record) => {
                     row.status = "proven".to_string();
-                    row.nonce = Some(record.nonce.clone());
+                    row.nonce = record.nonce.clone();
                     row.boot_id = Some(record.boot_id.clone());
                     row.kernel_release = Some(record.kernel_release.clone());
                     row.accelerator = Some(record.accelerator.clone());
                     row.ready_at_ms = Some(now_ms());
                     self.store.update_boot(run, &row)?;
+                    if let Some(target) = self.booter.target() {
+                        let environment = (self.boot_environment)(target);
+                        self.store.put_annotation(
+                            run,
+                            &boot_environment_key(id),
+                            &serde_json::to_value(&environment).unwrap_or_default(),
+                        )?;
+                    }
                     observer.note(&format!(
-                        "boot {id} proven: {} ({}), boot id {}, nonce {} in /proc/cmdline, ready in {:.1}s",
+                        "boot {id} proven: {} ({}), boot id {}, {}, ready in {:.1}s",
                         record.kernel_release,
                         record.accelerator,
                         record.boot_id,
-                        record.nonce,
+                        match &record.nonce {
+                            Some(nonce) => format!("nonce {nonce} in /proc/cmdline"),
+                            None => "no nonce (the hook did not pass it on): boot id and options"
+                                .to_string(),
+                        },
                         record.boot_time.as_secs_f64()
                     ));
                     let before = samples.len();

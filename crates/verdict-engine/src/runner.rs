@@ -106,7 +106,7 @@ pub enum EngineError {
         source: ExecError,
     },
     #[error(
-        "{}the experiment has a VM target (`[target] vm`): only `verdict run` boots VMs",
+        "{}the experiment boots its target (`[target] vm` or `[target] boot`): only `verdict run` boots",
         run.map(|run| format!("run {run}: ")).unwrap_or_default()
     )]
     NeedsBooter { run: Option<RunId> },
@@ -184,8 +184,8 @@ pub fn planned_iterations(experiment: &Experiment) -> usize {
         // first look's size is what is planned for sure.
         SamplingMode::Uncapped { min } => min,
     };
-    // On a VM every cell runs in each of its boots.
-    let boots = if experiment.vm.is_some() {
+    // On a booted target every cell runs in each of its boots.
+    let boots = if experiment.runs_by_boot() {
         experiment.sampling.boots.max(1) as usize
     } else {
         1
@@ -219,7 +219,7 @@ impl Engine<'_> {
         observer: &mut dyn Observer,
     ) -> Result<RunSummary, EngineError> {
         check_design(&options.experiment)?;
-        if options.experiment.vm.is_some() {
+        if options.experiment.runs_by_boot() {
             return Err(EngineError::NeedsBooter { run: None });
         }
         let environment = (self.environment)();
@@ -271,7 +271,7 @@ impl Engine<'_> {
                 }
             })?;
         check_design(&experiment)?;
-        if experiment.vm.is_some() {
+        if experiment.runs_by_boot() {
             return Err(EngineError::NeedsBooter { run: Some(run) });
         }
         let existing = self.store.samples(run)?;

@@ -55,7 +55,7 @@ impl Booter for ScriptedBooter {
             Ok(outcome)
         }));
         Ok(BootRecord {
-            nonce: format!("n{}", self.specs.len()),
+            nonce: Some(format!("n{}", self.specs.len())),
             boot_id: format!("id{}", self.specs.len()),
             kernel_release: "6.1.0-test".into(),
             command_line: spec.command_line.clone(),
@@ -80,6 +80,15 @@ impl Booter for ScriptedBooter {
 
 fn no_environment() -> Environment {
     Environment::default()
+}
+
+/// What the engine is handed as the booted machine's environment: read
+/// through the boot's target (its name stands for the capture).
+fn target_environment(target: &dyn Target) -> Environment {
+    Environment {
+        hostname: Some(target.target_name().to_string()),
+        ..Environment::default()
+    }
 }
 
 fn options(policy: &str, full_verify: &str) -> StartOptions {
@@ -113,6 +122,7 @@ fn a_boot_that_fails_twice_is_skipped_and_recorded() {
         store: &store,
         cancel: Cancel::new(),
         environment: &no_environment,
+        boot_environment: &target_environment,
     }
     .start(&options("skip", r"\(full\)"), &[], &mut Silent)
     .unwrap();
@@ -125,6 +135,20 @@ fn a_boot_that_fails_twice_is_skipped_and_recorded() {
     );
     assert_eq!((boots[1].slot, boots[1].attempt), (1, 0));
     assert_eq!((boots[2].slot, boots[2].attempt), (1, 1));
+    // Each proven boot's machine environment is stored under its id; a
+    // failed boot has none.
+    let annotations = store.annotations(summary.run).unwrap();
+    for boot in &boots {
+        let stored = annotations.get(&verdict_engine::boot_environment_key(boot.id));
+        if boot.status == "complete" {
+            let environment: Environment =
+                serde_json::from_value(stored.expect("a proven boot's environment").clone())
+                    .unwrap();
+            assert_eq!(environment.hostname.as_deref(), Some("local"));
+        } else {
+            assert!(stored.is_none(), "{boot:?}");
+        }
+    }
     assert_eq!(
         boots[2].console_tail.as_deref(),
         Some("Kernel panic - not syncing")
@@ -142,7 +166,7 @@ fn a_boot_that_fails_twice_is_skipped_and_recorded() {
         booter
             .specs
             .iter()
-            .all(|spec| spec.kernel.to_str() == Some("/vmlinuz"))
+            .all(|spec| spec.kernel.as_deref() == Some(std::path::Path::new("/vmlinuz")))
     );
 }
 
@@ -156,6 +180,7 @@ fn a_stopped_run_resumes_with_exactly_the_missing_iterations() {
         store: &store,
         cancel: Cancel::new(),
         environment: &no_environment,
+        boot_environment: &target_environment,
     }
     .start(&options("stop", r"\(full\)"), &[], &mut Silent)
     .unwrap_err();
@@ -171,6 +196,7 @@ fn a_stopped_run_resumes_with_exactly_the_missing_iterations() {
         store: &store,
         cancel: Cancel::new(),
         environment: &no_environment,
+        boot_environment: &target_environment,
     }
     .resume(run, &mut Silent)
     .unwrap();
@@ -197,6 +223,7 @@ fn a_verify_that_does_not_match_refuses_the_boot() {
         store: &store,
         cancel: Cancel::new(),
         environment: &no_environment,
+        boot_environment: &target_environment,
     }
     .start(&options("skip", r"\(voluntary\)"), &[], &mut Silent)
     .unwrap();

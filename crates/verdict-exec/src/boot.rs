@@ -1,7 +1,8 @@
 //! The boot seam: a target that can be booted into a given kernel and
 //! command line ([`Booter`]), as the engine sees it, and its VM
 //! implementation ([`VmBooter`]: a fresh QEMU per boot, through
-//! [`VmTarget`]). Every boot is proven (nonce, options, release, a boot id
+//! [`VmTarget`]); ssh hosts are [`crate::SshBooter`] (kexec, or a hook and a
+//! reboot). Every boot is proven (nonce, options, release, a boot id
 //! other than the previous boot's) before the booter hands out the target;
 //! a boot that does not prove itself is [`ExecError::BootFailed`] with the
 //! console's tail.
@@ -17,23 +18,29 @@ use crate::{Acceleration, AgentBinary, ExecError, Target, VmOptions, VmTarget};
 /// What to boot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BootSpec {
-    pub kernel: PathBuf,
+    /// The kernel image: a file on the controller for a VM (always given),
+    /// on the host for kexec (`None` with a hook).
+    pub kernel: Option<PathBuf>,
     pub initrd: Option<PathBuf>,
     /// The options the guest's /proc/cmdline must show (verdict adds its
     /// console and nonce).
     pub command_line: String,
+    /// ssh hosts: the user's argv that arranges the next boot, run on the
+    /// host before a reboot (instead of kexec).
+    pub hook: Option<Vec<String>>,
 }
 
 /// A proven boot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BootRecord {
-    /// `verdict.boot=NONCE` was on the guest's command line.
-    pub nonce: String,
+    /// `verdict.boot=NONCE` was on the guest's command line (`None`: a
+    /// hook's boot that did not carry it, proven by boot id and options).
+    pub nonce: Option<String>,
     pub boot_id: String,
     pub kernel_release: String,
     /// The guest's /proc/cmdline.
     pub command_line: String,
-    /// `kvm` or `tcg`.
+    /// `kvm` or `tcg` for a VM; `kexec` or `reboot` for an ssh host.
     pub accelerator: String,
     /// From the hypervisor's start to `ssh true` answering.
     pub boot_time: Duration,
@@ -53,8 +60,14 @@ pub trait Booter {
     /// The last 4 KiB of the current boot's console (for a failure found
     /// after the boot, such as a level's verify).
     fn console_tail(&self) -> String;
-    /// Ends the current boot.
+    /// Ends the current boot (a VM stops; an ssh host stays up and only
+    /// the connection ends).
     fn shut_down(&mut self);
+    /// The machine's name for the run record (an ssh host's name); `None`
+    /// lets the engine name it.
+    fn host_name(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Boots a fresh QEMU per [`Booter::boot`] from a template of options.
@@ -99,7 +112,9 @@ impl Booter for VmBooter {
             previous.shut_down();
         }
         let mut options = self.template.clone();
-        options.kernel = spec.kernel.clone();
+        if let Some(kernel) = &spec.kernel {
+            options.kernel = kernel.clone();
+        }
         options.initrd = spec.initrd.clone();
         options.command_line = spec.command_line.clone();
         options.previous_boot_id = self.previous_boot_id.clone();
@@ -112,7 +127,7 @@ impl Booter for VmBooter {
         let facts = vm.facts().clone();
         self.previous_boot_id = Some(facts.boot_id.clone());
         let record = BootRecord {
-            nonce: vm.expectation().nonce.clone(),
+            nonce: Some(vm.expectation().nonce.clone()),
             boot_id: facts.boot_id,
             kernel_release: facts.kernel_release,
             command_line: facts.command_line,

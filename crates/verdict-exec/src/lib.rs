@@ -66,6 +66,7 @@ pub mod remote;
 mod signal;
 mod spawn;
 mod ssh;
+mod ssh_boot;
 mod system;
 mod tail;
 mod vm;
@@ -82,6 +83,7 @@ pub use leftovers::LEFTOVER_GRACE;
 pub use outcome::{Outcome, Status};
 pub use signal::signal_name;
 pub use ssh::{AgentBinary, SshOptions, SshTarget, valid_host};
+pub use ssh_boot::{SshBootOptions, SshBooter};
 pub use system::{SystemExecutor, TERMINATION_GRACE};
 pub use vm::{
     Acceleration, BootExpectation, BootFacts, VmOptions, VmTarget, boot_mismatches, kernel_release,

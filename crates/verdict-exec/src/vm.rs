@@ -12,12 +12,18 @@
 //! the authorized client key; a client config whose `known_hosts` holds that
 //! host key under a per-boot alias, so host-key checking stays on. QEMU runs
 //! with user networking (the guest's port 22 forwarded to 127.0.0.1), the
-//! serial console written to a file, `-no-reboot`. Ready means `ssh HOST
+//! serial console written to a file, `-no-reboot` (unless
+//! [`VmOptions::reboot`]). Ready means `ssh HOST
 //! true` succeeded; then the boot is proven (nonce, options, release,
 //! boot_id) before anything is measured, and any mismatch is
 //! [`ExecError::BootFailed`] carrying the console's tail.
 //!
-//! Must not: download anything, share a host directory with the guest,
+//! [`VmOptions::share`] (off by default, not reachable from an experiment
+//! file) shares one host directory read-only over 9p, mounted at
+//! `/mnt/verdict`: how the tests give a guest the kernel and initrd it
+//! kexecs into when they treat it as an ssh host.
+//!
+//! Must not: download anything, share a host directory unasked,
 //! weaken host-key checking (no `StrictHostKeyChecking=no`), pass a value
 //! through a shell, or leave QEMU running after the target is dropped.
 
@@ -96,6 +102,11 @@ pub struct VmOptions {
     /// archive QEMU loads (the kernel unpacks both; verdict's `/init` and
     /// files win where both have one).
     pub initrd: Option<PathBuf>,
+    /// A host directory the guest sees read-only at `/mnt/verdict` (9p).
+    pub share: Option<PathBuf>,
+    /// Let the guest reboot (QEMU restarts it with the same kernel, initrd
+    /// and command line) instead of QEMU exiting.
+    pub reboot: bool,
 }
 
 impl VmOptions {
@@ -117,6 +128,8 @@ impl VmOptions {
             programs: Vec::new(),
             modules: None,
             initrd: None,
+            share: None,
+            reboot: false,
         }
     }
 }
@@ -147,10 +160,35 @@ pub struct BootExpectation {
 
 /// The reasons `facts` do not prove the boot `expected`, empty when they do.
 pub fn boot_mismatches(expected: &BootExpectation, facts: &BootFacts) -> Vec<String> {
+    mismatches(expected, facts, Proof::Full)
+}
+
+/// What a boot proves itself by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Proof {
+    /// Nonce, options, release and boot id.
+    Full,
+    /// A boot arranged by a user's hook: the nonce only if the hook put it
+    /// on the command line, and no release known beforehand; options and
+    /// boot id as always.
+    Hook,
+}
+
+/// The whitespace-separated word `verdict.boot=NONCE` is in `command_line`.
+pub(crate) fn has_nonce(command_line: &str, nonce: &str) -> bool {
+    let wanted = format!("verdict.boot={nonce}");
+    command_line.split_whitespace().any(|word| word == wanted)
+}
+
+pub(crate) fn mismatches(
+    expected: &BootExpectation,
+    facts: &BootFacts,
+    proof: Proof,
+) -> Vec<String> {
     let words: Vec<&str> = facts.command_line.split_whitespace().collect();
     let mut reasons = Vec::new();
     let nonce = format!("verdict.boot={}", expected.nonce);
-    if !words.contains(&nonce.as_str()) {
+    if proof == Proof::Full && !words.contains(&nonce.as_str()) {
         reasons.push(format!(
             "the boot nonce `{nonce}` is not in /proc/cmdline (`{}`)",
             facts.command_line
@@ -161,7 +199,7 @@ pub fn boot_mismatches(expected: &BootExpectation, facts: &BootFacts) -> Vec<Str
             reasons.push(format!("the option `{option}` is not in /proc/cmdline"));
         }
     }
-    if facts.kernel_release != expected.kernel_release {
+    if proof == Proof::Full && facts.kernel_release != expected.kernel_release {
         reasons.push(format!(
             "uname -r is `{}`, the kernel image is `{}`",
             facts.kernel_release, expected.kernel_release
@@ -181,6 +219,8 @@ pub fn boot_mismatches(expected: &BootExpectation, facts: &BootFacts) -> Vec<Str
 /// The NIC QEMU emulates and the modules that drive it.
 const NIC_MODEL: &str = "virtio-net-pci";
 const NIC_MODULES: [&str; 2] = ["virtio_pci", "virtio_net"];
+/// The 9p file system over virtio, for [`VmOptions::share`].
+const SHARE_MODULES: [&str; 2] = ["9pnet_virtio", "9p"];
 
 /// The guest's `/init`: mounts, the NIC's modules (listed in
 /// `/etc/verdict/modules` in load order), QEMU user networking, sshd.
@@ -194,6 +234,10 @@ mount -t devpts devpts /dev/pts
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tmpfs tmpfs /tmp
 while read -r module; do insmod "/lib/modules/$module" || echo "verdict-vm: insmod $module failed"; done < /etc/verdict/modules
+if [ -e /etc/verdict/share ]; then
+  mkdir -p /mnt/verdict
+  mount -t 9p -o trans=virtio,version=9p2000.L,ro verdict /mnt/verdict || echo "verdict-vm: mount of the share failed"
+fi
 ip link set lo up
 ip link set eth0 up
 ip addr add 10.0.2.15/24 dev eth0
@@ -201,7 +245,9 @@ ip route add default via 10.0.2.2
 echo "verdict-vm: network up"
 /usr/sbin/sshd -e -f /etc/ssh/sshd_config
 echo "verdict-vm: sshd started"
-while true; do sleep 3600; done
+# `reboot` (busybox) asks PID 1 with SIGTERM; a wait is interrupted by it.
+trap 'echo "verdict-vm: rebooting"; sync; reboot -f' TERM
+while true; do sleep 3600 & wait $!; done
 "#;
 
 const SSHD_CONFIG: &str = "Port 22\nHostKey /etc/ssh/ssh_host_ed25519_key\n\
@@ -224,6 +270,8 @@ pub struct VmTarget {
     boot_time: Duration,
     /// Why KVM was not used with [`Acceleration::Auto`], if it was tried.
     kvm_fallback: Option<String>,
+    /// The initramfs QEMU loaded (verdict's, after the user's initrd).
+    initramfs: PathBuf,
 }
 
 impl VmTarget {
@@ -243,12 +291,26 @@ impl VmTarget {
             .work_directory
             .clone()
             .unwrap_or_else(std::env::temp_dir);
+        // Per-boot directories of controllers that died (SIGKILL) hold an
+        // initramfs each (the agent inside: about 150 MB).
+        sweep_stale_directories(&base);
         let directory = private_directory(&base).map_err(|error| {
             target_error(format!(
                 "create a directory under {}: {error}",
                 base.display()
             ))
         })?;
+        if let Some(share) = options
+            .share
+            .as_ref()
+            .filter(|share| share.to_string_lossy().contains(','))
+        {
+            let _ = std::fs::remove_dir_all(&directory);
+            return Err(target_error(format!(
+                "the share {} contains a comma, which QEMU's option syntax cannot carry",
+                share.display()
+            )));
+        }
         if directory.to_string_lossy().contains(',') {
             return Err(target_error(format!(
                 "{} contains a comma, which QEMU's option syntax cannot carry",
@@ -310,6 +372,7 @@ impl VmTarget {
             &agent,
             &modules_root,
             &options.programs,
+            options.share.is_some(),
         )?;
         let initramfs = match &options.initrd {
             None => initramfs,
@@ -395,6 +458,7 @@ impl VmTarget {
                         acceleration,
                         boot_time: started.elapsed(),
                         kvm_fallback: kvm_fallback.take(),
+                        initramfs: initramfs.clone(),
                     };
                     let ssh_options = SshOptions {
                         config_file: Some(config.clone()),
@@ -425,28 +489,8 @@ impl VmTarget {
 
     /// Reads the boot facts through the agent.
     fn read_facts(&self) -> Result<BootFacts, ExecError> {
-        let ssh = self.ssh.as_ref().expect("connected");
-        let read = |path: &str| -> Result<String, ExecError> {
-            ssh.read_file(Path::new(path))
-                .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string())
-                .map_err(|error| self.boot_failed(format!("read {path} in the guest: {error}")))
-        };
-        let command_line = read("/proc/cmdline")?;
-        let boot_id = read("/proc/sys/kernel/random/boot_id")?;
-        let outcome = ssh
-            .run(
-                &Invocation::argv(["uname", "-r"]).with_timeout(Duration::from_secs(60)),
-                &Cancel::new(),
-            )
-            .map_err(|error| self.boot_failed(format!("uname -r in the guest: {error}")))?;
-        if outcome.status != Status::Exited(0) {
-            return Err(self.boot_failed(format!("uname -r in the guest: {}", outcome.status)));
-        }
-        Ok(BootFacts {
-            command_line,
-            boot_id,
-            kernel_release: String::from_utf8_lossy(&outcome.stdout).trim().to_string(),
-        })
+        read_boot_facts(self.ssh.as_ref().expect("connected"))
+            .map_err(|message| self.boot_failed(format!("{message} in the guest")))
     }
 
     /// Checks this boot's facts against `expected`: an error naming every
@@ -510,6 +554,12 @@ impl VmTarget {
         self.directory.join("ssh_config")
     }
 
+    /// The initramfs this boot loaded (removed with the target): e.g. for a
+    /// guest that kexecs into itself again.
+    pub fn initramfs(&self) -> &Path {
+        &self.initramfs
+    }
+
     /// The ssh target inside the guest.
     pub fn ssh(&self) -> &SshTarget {
         self.ssh.as_ref().expect("connected")
@@ -567,6 +617,33 @@ impl Executor for VmTarget {
     }
 }
 
+/// `/proc/cmdline`, the boot id and `uname -r` of a booted machine, read
+/// through its agent; the error names what could not be read.
+pub(crate) fn read_boot_facts(target: &dyn Executor) -> Result<BootFacts, String> {
+    let read = |path: &str| -> Result<String, String> {
+        target
+            .read_file(Path::new(path))
+            .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string())
+            .map_err(|error| format!("read {path}: {error}"))
+    };
+    let command_line = read("/proc/cmdline")?;
+    let boot_id = read("/proc/sys/kernel/random/boot_id")?;
+    let outcome = target
+        .run(
+            &Invocation::argv(["uname", "-r"]).with_timeout(Duration::from_secs(60)),
+            &Cancel::new(),
+        )
+        .map_err(|error| format!("uname -r: {error}"))?;
+    if outcome.status != Status::Exited(0) {
+        return Err(format!("uname -r: {}", outcome.status));
+    }
+    Ok(BootFacts {
+        command_line,
+        boot_id,
+        kernel_release: String::from_utf8_lossy(&outcome.stdout).trim().to_string(),
+    })
+}
+
 fn target_error(message: String) -> ExecError {
     ExecError::Target {
         host: ALIAS.to_string(),
@@ -586,6 +663,12 @@ fn console_tail(path: &Path) -> String {
 pub fn kernel_release(kernel: &Path) -> Result<String, String> {
     let bytes =
         std::fs::read(kernel).map_err(|error| format!("read {}: {error}", kernel.display()))?;
+    kernel_release_in(&bytes, kernel)
+}
+
+/// The release named by `bytes`, the start of the bzImage `kernel` (its
+/// first 64 KiB hold the setup header and the version string).
+pub(crate) fn kernel_release_in(bytes: &[u8], kernel: &Path) -> Result<String, String> {
     let not_bzimage = || {
         format!(
             "{} is not a bzImage kernel (no HdrS header)",
@@ -606,7 +689,7 @@ pub fn kernel_release(kernel: &Path) -> Result<String, String> {
         .ok_or_else(not_bzimage)
 }
 
-fn random_bytes(count: usize) -> Result<Vec<u8>, String> {
+pub(crate) fn random_bytes(count: usize) -> Result<Vec<u8>, String> {
     let mut bytes = vec![0u8; count];
     File::open("/dev/urandom")
         .and_then(|mut file| file.read_exact(&mut bytes))
@@ -636,6 +719,44 @@ fn write_private(path: &Path, text: &str) -> io::Result<()> {
         .mode(0o600)
         .open(path)?;
     file.write_all(text.as_bytes())
+}
+
+/// Removes the per-boot directories under `base` (`verdict-vm-PID-…`,
+/// this user's) whose controller process PID no longer exists; the removed
+/// ones. A directory whose PID lives (this process, another verdict, or an
+/// unrelated process that reused the number) is kept.
+pub(crate) fn sweep_stale_directories(base: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return Vec::new();
+    };
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|name| name.strip_prefix("verdict-vm-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<libc::pid_t>().ok())
+            .filter(|&pid| pid > 0)
+        else {
+            continue;
+        };
+        let Ok(metadata) = std::fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        if !metadata.is_dir() || metadata.uid() != uid {
+            continue;
+        }
+        // SAFETY: signal 0 only checks that the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
+        if !alive && std::fs::remove_dir_all(entry.path()).is_ok() {
+            removed.push(entry.path());
+        }
+    }
+    removed
 }
 
 fn private_directory(base: &Path) -> io::Result<PathBuf> {
@@ -693,10 +814,21 @@ fn start_qemu(
         "none".into(),
         "-serial".into(),
         format!("file:{}", console.display()),
-        "-no-reboot".into(),
         "-nic".into(),
         format!("user,model={NIC_MODEL},hostfwd=tcp:127.0.0.1:{port}-:22"),
     ];
+    if !options.reboot {
+        argv.push("-no-reboot".into());
+    }
+    if let Some(share) = &options.share {
+        argv.extend([
+            "-virtfs".to_string(),
+            format!(
+                "local,path={},mount_tag=verdict,security_model=none,readonly=on",
+                share.display()
+            ),
+        ]);
+    }
     if let Some(cpu) = &options.cpu {
         argv.extend(["-cpu".to_string(), cpu.clone()]);
     }
@@ -881,6 +1013,7 @@ fn build_initramfs(
     agent: &AgentBinary,
     modules_root: &Path,
     programs: &[PathBuf],
+    share: bool,
 ) -> Result<(), ExecError> {
     let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
     for name in [
@@ -947,7 +1080,15 @@ fn build_initramfs(
     entries.insert("root/.cache".into(), Entry::Directory(0o700));
     entries.insert("root/.cache/verdict".into(), Entry::Directory(0o700));
 
-    let modules = nic_modules(modules_root)?;
+    let mut modules = nic_modules(modules_root)?;
+    if share {
+        for module in modules_in_order(modules_root, &SHARE_MODULES, "a 9p share")? {
+            if !modules.contains(&module) {
+                modules.push(module);
+            }
+        }
+        entries.insert("etc/verdict/share".into(), Entry::Bytes(0o644, Vec::new()));
+    }
     for module in &modules {
         entries.insert(
             format!("lib/modules/{module}"),
@@ -1083,11 +1224,20 @@ fn add_with_libraries(
 /// first), as paths relative to the release's module directory; empty for
 /// drivers built into the kernel (`modules.builtin`).
 fn nic_modules(modules_root: &Path) -> Result<Vec<String>, ExecError> {
+    modules_in_order(modules_root, &NIC_MODULES, &format!("QEMU's {NIC_MODEL}"))
+}
+
+/// The modules `wanted` and their dependencies in load order, for `what`.
+fn modules_in_order(
+    modules_root: &Path,
+    wanted_modules: &[&str],
+    what: &str,
+) -> Result<Vec<String>, ExecError> {
     let dep_path = modules_root.join("modules.dep");
     let dependencies = std::fs::read_to_string(&dep_path).unwrap_or_default();
     let builtin = std::fs::read_to_string(modules_root.join("modules.builtin")).unwrap_or_default();
     let mut order: Vec<String> = Vec::new();
-    for wanted in NIC_MODULES {
+    for &wanted in wanted_modules {
         let line = dependencies.lines().find(|line| {
             line.split(':')
                 .next()
@@ -1112,7 +1262,7 @@ fn nic_modules(modules_root: &Path) -> Result<Vec<String>, ExecError> {
             None if builtin.lines().any(|line| module_name(line) == wanted) => {}
             None => {
                 return Err(target_error(format!(
-                    "the kernel needs the module {wanted} for QEMU's {NIC_MODEL} but {} does not list it (is the kernel's modules package installed?)",
+                    "the kernel needs the module {wanted} for {what} but {} does not list it (is the kernel's modules package installed?)",
                     dep_path.display()
                 )));
             }
@@ -1307,6 +1457,35 @@ mod tests {
         .unwrap();
         let error = nic_modules(root).unwrap_err().to_string();
         assert!(error.contains("compressed"), "{error}");
+    }
+
+    #[test]
+    fn only_directories_of_dead_controllers_are_swept() {
+        let base = tempfile::tempdir().unwrap();
+        let mut child = Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let stale = base
+            .path()
+            .join(format!("verdict-vm-{dead}-1700000000000-0"));
+        std::fs::create_dir(&stale).unwrap();
+        std::fs::write(stale.join("initramfs.cpio"), b"070701").unwrap();
+        let live = base
+            .path()
+            .join(format!("verdict-vm-{}-1700000000000-0", std::process::id()));
+        std::fs::create_dir(&live).unwrap();
+        // PID 1 lives; a name that is not a per-boot directory; a file.
+        let init = base.path().join("verdict-vm-1-1700000000000-0");
+        std::fs::create_dir(&init).unwrap();
+        let other = base.path().join(format!("verdict-vmx-{dead}"));
+        std::fs::create_dir(&other).unwrap();
+        let file = base.path().join(format!("verdict-vm-{dead}-file"));
+        std::fs::write(&file, b"").unwrap();
+        assert_eq!(sweep_stale_directories(base.path()), vec![stale.clone()]);
+        assert!(!stale.exists());
+        for kept in [&live, &init, &other, &file] {
+            assert!(kept.exists(), "{} was removed", kept.display());
+        }
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Kernels as a factor, as experiment files state them: the VM target
-//! (`[target] vm = { kernel = …, … }`), a level's boot (`boot = { cmdline =
-//! …, cmdline_mode = …, kernel = …, initrd = … }`) and a level's runtime
+//! (`[target] vm = { kernel = …, … }`), ssh hosts verdict may boot
+//! (`[target] boot = { kernel = …, cmdline = …, timeout = …, power_cycle =
+//! [argv] }`), a level's boot (`boot = { cmdline = …, cmdline_mode = …,
+//! kernel = …, initrd = … }` or `boot = { hook = [argv], cmdline = … }`)
+//! and a level's runtime
 //! proof (`verify = { command = [argv], matches = "REGEX" }`). Validated
 //! here (paths, durations, the regex, the shell guard of the verify
 //! command); the errors are strings the experiment loader places at
@@ -64,6 +67,31 @@ pub struct LevelBoot {
     pub cmdline_mode: CmdlineMode,
     pub kernel: Option<PathBuf>,
     pub initrd: Option<PathBuf>,
+    /// ssh hosts: a command run on the host that arranges its next boot
+    /// (e.g. `grub-reboot`), followed by a reboot, instead of kexec. Its
+    /// arguments get `{nonce}` and `{cmdline}` substituted (never through
+    /// a shell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook: Option<Vec<String>>,
+}
+
+/// `[target] boot`: how verdict boots the ssh hosts of an experiment with
+/// boot levels (kexec by default, a level's `hook` otherwise).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostBoot {
+    /// The kernel kexec loads (a path on the host) unless a level names
+    /// one.
+    pub kernel: Option<PathBuf>,
+    /// Its initrd (a path on the host).
+    pub initrd: Option<PathBuf>,
+    /// The options every kexec boot gets (a level's `cmdline_mode =
+    /// "replace"` replaces them).
+    pub cmdline: String,
+    /// How long a boot may take until `ssh HOST true` answers.
+    pub timeout: Duration,
+    /// A command run on the controller (never on the host) when the host
+    /// does not come back within `timeout`; `{host}` is substituted.
+    pub power_cycle: Option<Vec<String>>,
 }
 
 /// A runtime proof of a level: `command` runs on the target after the
@@ -111,7 +139,18 @@ struct RawBoot {
     cmdline_mode: Option<String>,
     kernel: Option<PathBuf>,
     initrd: Option<PathBuf>,
-    hook: Option<toml::Value>,
+    hook: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHostBoot {
+    kernel: Option<PathBuf>,
+    initrd: Option<PathBuf>,
+    #[serde(default)]
+    cmdline: String,
+    timeout: Option<toml::Value>,
+    power_cycle: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -152,6 +191,61 @@ fn absolute(path: &std::path::Path, key: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// A positive duration (`"300s"` or seconds), `default` seconds when absent.
+fn timeout_from(value: Option<&toml::Value>, key: &str, default: u64) -> Result<Duration, String> {
+    match value {
+        None => Ok(Duration::from_secs(default)),
+        Some(toml::Value::String(text)) => parse_duration(text)
+            .filter(|duration| !duration.is_zero())
+            .ok_or_else(|| format!("`{key}` = {text:?}; expected a duration such as \"300s\"")),
+        Some(toml::Value::Integer(seconds)) if *seconds > 0 => {
+            Ok(Duration::from_secs(*seconds as u64))
+        }
+        Some(other) => Err(format!(
+            "`{key}` = {other}; expected a duration such as \"300s\""
+        )),
+    }
+}
+
+/// An argv of the file: not empty, no empty program.
+fn argv_from(argv: &[String], key: &str) -> Result<(), String> {
+    match argv.first() {
+        None => Err(format!(
+            "`{key}` is an empty array; expected a program and its arguments"
+        )),
+        Some(program) if program.is_empty() => Err(format!("`{key}` names an empty program")),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Validates `[target] boot` (ssh hosts verdict boots).
+pub(crate) fn host_boot_from(value: toml::Value) -> Result<HostBoot, String> {
+    let raw: RawHostBoot = value
+        .try_into()
+        .map_err(|error: toml::de::Error| format!("`[target] boot`: {}", error.message().trim()))?;
+    check_cmdline(&raw.cmdline, "boot.cmdline")?;
+    for (path, key) in [(&raw.kernel, "boot.kernel"), (&raw.initrd, "boot.initrd")] {
+        if let Some(path) = path
+            && !path.is_absolute()
+        {
+            return Err(format!(
+                "`{key}` = {}: expected an absolute path on the host",
+                path.display()
+            ));
+        }
+    }
+    if let Some(argv) = &raw.power_cycle {
+        argv_from(argv, "boot.power_cycle")?;
+    }
+    Ok(HostBoot {
+        kernel: raw.kernel,
+        initrd: raw.initrd,
+        cmdline: raw.cmdline,
+        timeout: timeout_from(raw.timeout.as_ref(), "boot.timeout", 600)?,
+        power_cycle: raw.power_cycle,
+    })
 }
 
 /// Validates `[target] vm`.
@@ -216,20 +310,7 @@ pub(crate) fn vm_from(value: toml::Value) -> Result<VmSpec, String> {
             ));
         }
     }
-    let boot_timeout = match &raw.boot_timeout {
-        None => Duration::from_secs(300),
-        Some(toml::Value::String(text)) => parse_duration(text)
-            .filter(|duration| !duration.is_zero())
-            .ok_or_else(|| {
-                format!("`vm.boot_timeout` = {text:?}; expected a duration such as \"300s\"")
-            })?,
-        Some(toml::Value::Integer(seconds)) if *seconds > 0 => Duration::from_secs(*seconds as u64),
-        Some(other) => {
-            return Err(format!(
-                "`vm.boot_timeout` = {other}; expected a duration such as \"300s\""
-            ));
-        }
-    };
+    let boot_timeout = timeout_from(raw.boot_timeout.as_ref(), "vm.boot_timeout", 300)?;
     Ok(VmSpec {
         kernel: raw.kernel,
         initrd: raw.initrd,
@@ -248,11 +329,30 @@ pub(crate) fn boot_from(value: toml::Value) -> Result<LevelBoot, String> {
     let raw: RawBoot = value
         .try_into()
         .map_err(|error: toml::de::Error| format!("`boot`: {}", error.message().trim()))?;
-    if raw.hook.is_some() {
-        return Err(
-            "`boot.hook` (a command that arranges the next boot of an ssh host) is not supported yet; boot levels run on a VM target (`[target] vm`)"
-                .to_string(),
-        );
+    if let Some(hook) = &raw.hook {
+        argv_from(hook, "boot.hook")?;
+        // `{nonce}` and `{cmdline}` are substituted in its words: never
+        // where a shell (or a wrapper running one) parses them.
+        let placeholders: std::collections::BTreeMap<String, Vec<String>> = [
+            ("nonce".to_string(), vec!["0".repeat(32)]),
+            (
+                "cmdline".to_string(),
+                vec![format!("{} verdict.boot=0", raw.cmdline)],
+            ),
+        ]
+        .into();
+        if let Some(splice) = crate::shell_guard::find_splice(hook, &placeholders) {
+            return Err(format!(
+                "`boot.hook` puts `{{{}}}` in argument {} (`{}`), which {}; values are never spliced into shell code: pass it as its own argument (`sh -c '… \"$1\"' sh {{{}}}`) or read $VERDICT_BOOT_NONCE / $VERDICT_BOOT_CMDLINE",
+                splice.factor, splice.index, hook[splice.index], splice.reason, splice.factor
+            ));
+        }
+        if raw.kernel.is_some() || raw.initrd.is_some() {
+            return Err(
+                "`boot.hook` arranges the next boot itself; give either `hook` or `kernel`/`initrd` (which kexec loads)"
+                    .to_string(),
+            );
+        }
     }
     check_cmdline(&raw.cmdline, "boot.cmdline")?;
     let cmdline_mode = match raw.cmdline_mode.as_deref() {
@@ -275,6 +375,7 @@ pub(crate) fn boot_from(value: toml::Value) -> Result<LevelBoot, String> {
         cmdline_mode,
         kernel: raw.kernel,
         initrd: raw.initrd,
+        hook: raw.hook,
     })
 }
 
@@ -301,13 +402,18 @@ pub(crate) fn verify_from(value: toml::Value) -> Result<Verify, String> {
 }
 
 /// The boot of one combination of boot levels: the kernel, initrd and
-/// command line the levels (in factor order) and the VM make together.
+/// command line (or the hook) the levels (in factor order) and the target
+/// make together.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BootPlan {
-    pub kernel: PathBuf,
+    /// Always set on a VM; on an ssh host, the kernel kexec loads (`None`
+    /// with a hook, or when neither the target nor a level names one).
+    pub kernel: Option<PathBuf>,
     pub initrd: Option<PathBuf>,
     /// The options verdict puts after its own (console, nonce).
     pub cmdline: String,
+    /// The last level's hook, if any boots by one (ssh hosts).
+    pub hook: Option<Vec<String>>,
 }
 
 impl BootPlan {
@@ -315,10 +421,40 @@ impl BootPlan {
     /// options, each `replace` drops what came before; the last kernel and
     /// initrd named win.
     pub fn combine<'a>(vm: &VmSpec, boots: impl IntoIterator<Item = &'a LevelBoot>) -> BootPlan {
+        Self::combine_from(
+            Some(vm.kernel.clone()),
+            vm.initrd.clone(),
+            &vm.cmdline,
+            boots,
+        )
+    }
+
+    /// As [`BootPlan::combine`] on an ssh host: the target's `[target]
+    /// boot` is the base; a level with a hook boots by that hook (the last
+    /// such level's).
+    pub fn combine_host<'a>(
+        host: &HostBoot,
+        boots: impl IntoIterator<Item = &'a LevelBoot>,
+    ) -> BootPlan {
+        Self::combine_from(
+            host.kernel.clone(),
+            host.initrd.clone(),
+            &host.cmdline,
+            boots,
+        )
+    }
+
+    fn combine_from<'a>(
+        kernel: Option<PathBuf>,
+        initrd: Option<PathBuf>,
+        cmdline: &str,
+        boots: impl IntoIterator<Item = &'a LevelBoot>,
+    ) -> BootPlan {
         let mut plan = BootPlan {
-            kernel: vm.kernel.clone(),
-            initrd: vm.initrd.clone(),
-            cmdline: vm.cmdline.trim().to_string(),
+            kernel,
+            initrd,
+            cmdline: cmdline.trim().to_string(),
+            hook: None,
         };
         for boot in boots {
             match boot.cmdline_mode {
@@ -333,11 +469,18 @@ impl BootPlan {
                 }
             }
             if let Some(kernel) = &boot.kernel {
-                plan.kernel = kernel.clone();
+                plan.kernel = Some(kernel.clone());
             }
             if let Some(initrd) = &boot.initrd {
                 plan.initrd = Some(initrd.clone());
             }
+            if let Some(hook) = &boot.hook {
+                plan.hook = Some(hook.clone());
+            }
+        }
+        if plan.hook.is_some() {
+            plan.kernel = None;
+            plan.initrd = None;
         }
         plan
     }
@@ -358,12 +501,14 @@ mod tests {
             cmdline_mode: CmdlineMode::Append,
             kernel: None,
             initrd: None,
+            hook: None,
         };
         let replace = LevelBoot {
             cmdline: "nosmt".into(),
             cmdline_mode: CmdlineMode::Replace,
             kernel: Some("/boot/other".into()),
             initrd: None,
+            hook: None,
         };
         assert_eq!(
             BootPlan::combine(&vm(), [&append]).cmdline,
@@ -371,7 +516,7 @@ mod tests {
         );
         let plan = BootPlan::combine(&vm(), [&append, &replace]);
         assert_eq!(plan.cmdline, "nosmt");
-        assert_eq!(plan.kernel, PathBuf::from("/boot/other"));
+        assert_eq!(plan.kernel, Some(PathBuf::from("/boot/other")));
         assert_eq!(BootPlan::combine(&vm(), []).cmdline, "quiet");
     }
 
@@ -386,7 +531,27 @@ mod tests {
         let boot = |text: &str| boot_from(toml::from_str(text).unwrap()).unwrap_err();
         assert!(boot("cmdline_mode = \"prepend\"").contains("cmdline_mode"));
         assert!(boot("cmdline = \"a=\\\"b c\\\"\"").contains("quotes"));
-        assert!(boot("hook = [\"grub-reboot\", \"1\"]").contains("not supported yet"));
+        assert!(boot("hook = []").contains("empty"));
+        let spliced = boot("hook = [\"sh\", \"-c\", \"grubby --args={cmdline}\"]");
+        assert!(
+            spliced.contains("{cmdline}") && spliced.contains("shell"),
+            "{spliced}"
+        );
+        assert!(
+            boot_from(
+                toml::from_str(
+                    "hook = [\"sh\", \"-c\", \"grubby --args=\\\"$1\\\"\", \"sh\", \"{cmdline}\"]"
+                )
+                .unwrap()
+            )
+            .is_ok()
+        );
+        assert!(boot("hook = [\"grub-reboot\"]\nkernel = \"/k\"").contains("either"));
+        let host = |text: &str| host_boot_from(toml::from_str(text).unwrap()).unwrap_err();
+        assert!(host("kernel = \"vmlinuz\"").contains("absolute"));
+        assert!(host("power_cycle = []").contains("power_cycle"));
+        assert!(host("timeout = \"soon\"").contains("boot.timeout"));
+        assert!(host("cmdline = \"verdict.boot=1\"").contains("verdict.boot"));
         let verify = |text: &str| verify_from(toml::from_str(text).unwrap()).unwrap_err();
         assert!(verify("command = [\"cat\"]\nmatches = \"(full\"").contains("regular expression"));
         assert!(verify("command = []\nmatches = \"x\"").contains("empty"));

@@ -3,7 +3,7 @@
 //! re-checks what is validated here. No processes, no files other than the
 //! experiment itself.
 
-use crate::boot::{LevelBoot, OnBootFailure, Verify, VmSpec};
+use crate::boot::{HostBoot, LevelBoot, OnBootFailure, Verify, VmSpec};
 use crate::metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
 use crate::shell_guard;
 use serde::{Deserialize, Serialize};
@@ -241,6 +241,10 @@ pub struct Experiment {
     /// The virtual machine verdict boots (`[target] vm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vm: Option<VmSpec>,
+    /// How verdict boots the ssh hosts (`[target] boot`), for boot levels
+    /// on hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_boot: Option<HostBoot>,
     pub name: String,
     pub command: CommandSpec,
     pub workdir: Option<PathBuf>,
@@ -341,6 +345,12 @@ impl Experiment {
             });
         own.unwrap_or_else(|| self.command.clone())
             .substitute(&cell.levels)
+    }
+
+    /// The boot is the unit of the schedule: verdict boots the target (a
+    /// VM, or ssh hosts with `[target] boot`).
+    pub fn runs_by_boot(&self) -> bool {
+        self.vm.is_some() || self.host_boot.is_some()
     }
 
     /// Indices of the factors with a level that takes a boot.
@@ -446,6 +456,7 @@ struct RawTarget {
     #[serde(default)]
     hosts: Vec<Spanned<String>>,
     vm: Option<Spanned<toml::Value>>,
+    boot: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -666,9 +677,9 @@ impl RawExperiment {
             metrics.push(MetricSpec::wall());
         }
 
-        let (raw_hosts, raw_vm) = match self.target {
-            Some(target) => (target.hosts, target.vm),
-            None => (Vec::new(), None),
+        let (raw_hosts, raw_vm, raw_boot) = match self.target {
+            Some(target) => (target.hosts, target.vm, target.boot),
+            None => (Vec::new(), None, None),
         };
         let hosts_offset = raw_hosts.first().map(|host| host.span().start);
         let vm = match raw_vm {
@@ -687,12 +698,44 @@ impl RawExperiment {
                 )
             }
         };
+        let host_boot = match raw_boot {
+            None => None,
+            Some(spanned) => {
+                let offset = spanned.span().start;
+                if vm.is_some() {
+                    return Err(context.error(
+                        offset,
+                        "`[target]` has both `vm` and `boot`; `boot` says how verdict boots ssh hosts, a VM's boots are set in `vm`",
+                    ));
+                }
+                Some(
+                    crate::boot::host_boot_from(spanned.into_inner())
+                        .map_err(|message| context.error(offset, message))?,
+                )
+            }
+        };
+        let bootable = vm.is_some() || host_boot.is_some();
         for factor in &factors {
-            if vm.is_none() && factor.levels.iter().any(|level| level.boot.is_some()) {
+            let offset = context.find_key("factors", &factor.name);
+            if !bootable && factor.levels.iter().any(|level| level.boot.is_some()) {
                 return Err(context.error(
-                    context.find_key("factors", &factor.name),
+                    offset,
                     format!(
-                        "factor `{}` has levels with `boot`, which need a target that verdict can boot: add `[target] vm = {{ kernel = \"/vmlinuz\" }}` (boot levels on ssh hosts are not supported yet)",
+                        "factor `{}` has levels with `boot`, which need a target that verdict can boot: add `[target] vm = {{ kernel = \"/vmlinuz\" }}`, or `[target] boot = {{ kernel = \"/boot/vmlinuz\" }}` for ssh hosts (kexec, or a level's `hook`)",
+                        factor.name
+                    ),
+                ));
+            }
+            if vm.is_some()
+                && factor
+                    .levels
+                    .iter()
+                    .any(|level| level.boot.as_ref().is_some_and(|boot| boot.hook.is_some()))
+            {
+                return Err(context.error(
+                    offset,
+                    format!(
+                        "factor `{}`: `boot.hook` arranges the next boot of an ssh host; a VM target boots each level's kernel and command line itself",
                         factor.name
                     ),
                 ));
@@ -735,19 +778,19 @@ impl RawExperiment {
             Some(raw) => raw.into_inner().validate(&context)?,
             None => RawSampling::default_sampling(),
         };
-        if vm.is_none() && (sampling.boots != 1) {
+        if !bootable && (sampling.boots != 1) {
             return Err(context.error(
                 boots_offset,
-                "`boots` needs a target verdict can boot: add `[target] vm = { kernel = \"/vmlinuz\" }`",
+                "`boots` needs a target verdict can boot: add `[target] vm = { kernel = \"/vmlinuz\" }` (or `[target] boot` for ssh hosts)",
             ));
         }
-        if vm.is_some() && matches!(sampling.mode, SamplingMode::Adaptive { .. }) {
+        if bootable && matches!(sampling.mode, SamplingMode::Adaptive { .. }) {
             return Err(context.error(
                 sampling_offset,
                 "`mode = \"adaptive\"` cannot run on a VM target: the boot is the unit of the schedule, and a fixed number of boots and iterations per boot is planned",
             ));
         }
-        if vm.is_some() && sampling.analysis == Analysis::Paired {
+        if bootable && sampling.analysis == Analysis::Paired {
             return Err(context.error(
                 sampling_offset,
                 "`analysis = \"paired\"` cannot run on a VM target: iterations of different boots share no block; levels are compared by their per-boot medians",
@@ -774,6 +817,7 @@ impl RawExperiment {
             success_codes,
             hosts,
             vm,
+            host_boot,
         })
     }
 
@@ -1477,6 +1521,51 @@ mod target_tests {
             serde_json::from_str::<Experiment>(&json).unwrap(),
             experiment
         );
+    }
+
+    #[test]
+    fn ssh_hosts_with_a_boot_section_take_boot_levels() {
+        let text = "name = \"t\"\ncommand = [\"true\"]\n[factors]\n\
+            mode = [{ value = \"a\", boot = { cmdline = \"quiet\" } }, { value = \"b\", boot = { hook = [\"grub-reboot\", \"{nonce}\"] } }]\n\
+            [sampling]\nboots = 2\n[target]\nboot = { kernel = \"/boot/vmlinuz\", cmdline = \"ro\", timeout = \"90s\", power_cycle = [\"cycle\", \"{host}\"] }\n";
+        let experiment = Experiment::parse(text, "t.toml").unwrap();
+        let host = experiment.host_boot.as_ref().unwrap();
+        assert_eq!(host.timeout, std::time::Duration::from_secs(90));
+        assert_eq!(host.power_cycle.as_deref().unwrap(), ["cycle", "{host}"]);
+        let levels = &experiment.factors[0].levels;
+        let kexec = crate::BootPlan::combine_host(host, [levels[0].boot.as_ref().unwrap()]);
+        assert_eq!(
+            kexec.kernel.as_deref(),
+            Some(std::path::Path::new("/boot/vmlinuz"))
+        );
+        assert_eq!(kexec.cmdline, "ro quiet");
+        let hook = crate::BootPlan::combine_host(host, [levels[1].boot.as_ref().unwrap()]);
+        assert_eq!(hook.kernel, None);
+        assert_eq!(hook.hook.as_deref().unwrap(), ["grub-reboot", "{nonce}"]);
+        // Round trip through the stored JSON.
+        let json = serde_json::to_string(&experiment).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Experiment>(&json).unwrap(),
+            experiment
+        );
+        // A hook on a VM, and `boot` beside `vm`, are refused.
+        let error = Experiment::parse(
+            &text.replace("boot = { kernel", "vm = { kernel").replace(
+                ", timeout = \"90s\", power_cycle = [\"cycle\", \"{host}\"]",
+                "",
+            ),
+            "t.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("boot.hook") && error.starts_with("t.toml:4:"),
+            "{error}"
+        );
+        let error = Experiment::parse(&format!("{text}vm = {{ kernel = \"/k\" }}\n"), "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("both `vm` and `boot`"), "{error}");
     }
 
     #[test]

@@ -15,7 +15,9 @@ pub mod sample;
 pub mod shell_guard;
 
 pub use adaptive::{AdaptiveRecord, ComparisonState, ComparisonStatus};
-pub use boot::{Accelerator, BootPlan, CmdlineMode, LevelBoot, OnBootFailure, Verify, VmSpec};
+pub use boot::{
+    Accelerator, BootPlan, CmdlineMode, HostBoot, LevelBoot, OnBootFailure, Verify, VmSpec,
+};
 pub use environment::Environment;
 pub use experiment::{
     Analysis, Cell, CommandSpec, ComparisonSpec, Experiment, Factor, Level, ModelError, Order,

@@ -1,12 +1,14 @@
-//! `verdict run` of an experiment with `[target] vm`: the boot is the unit
-//! of the schedule. Builds the VM booter from the file's settings (host
-//! programs found on PATH, this executable as the agent), hands it to the
-//! engine's `BootRunner`, prints the report, and maps a boot that failed
-//! for good (`on_boot_failure = "stop"`) to exit 1 after the report, which
-//! shows the boot's console tail.
+//! `verdict run` of an experiment whose target verdict boots: `[target] vm`
+//! (a QEMU verdict starts) or an ssh host with `[target] boot` (kexec, or a
+//! level's hook and a reboot). The boot is the unit of the schedule. Builds
+//! the booter from the file's settings (host programs found on PATH, this
+//! executable as the agent), hands it to the engine's `BootRunner`, prints
+//! the report, and maps a boot that failed for good (`on_boot_failure =
+//! "stop"`) to exit 1 after the report, which shows the boot's console tail
+//! (an ssh host's: the boot's log of steps).
 //!
-//! Must not start QEMU itself (verdict-exec's `VmBooter` does) or decide
-//! anything about the schedule.
+//! Must not start QEMU or ssh itself (verdict-exec's `VmBooter` and
+//! `SshBooter` do) or decide anything about the schedule.
 
 use crate::common::DbArgs;
 use crate::error::CliError;
@@ -15,8 +17,10 @@ use crate::run_report::{ReportOptionsArgs, print_run_report};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use verdict_engine::{BootRunner, EngineError, RunSummary, StartOptions};
-use verdict_exec::{Acceleration, Cancel, VmBooter, VmOptions};
-use verdict_model::{Accelerator, Experiment, RunId, VmSpec};
+use verdict_exec::{
+    Acceleration, Booter, Cancel, SshBootOptions, SshBooter, SshOptions, VmBooter, VmOptions,
+};
+use verdict_model::{Accelerator, Experiment, HostBoot, RunId, VmSpec};
 use verdict_store::Store;
 
 /// The booter for `vm`: its kernel and command line change per boot.
@@ -64,33 +68,29 @@ fn find_program(program: &str) -> Result<PathBuf, CliError> {
         })
 }
 
-/// Starts `options` on the VM its experiment names.
-pub(crate) fn start_on_vm(
+/// Starts `options` on the target its experiment boots: the VM of
+/// `[target] vm`, or the one ssh host of `target` with `[target] boot`.
+pub(crate) fn start_booted(
     store: &dyn Store,
+    target: &crate::common::TargetArgs,
     options: &StartOptions,
     db: &DbArgs,
     report: &ReportOptionsArgs,
     cancel: Cancel,
 ) -> Result<ExitCode, CliError> {
-    let vm = options
-        .experiment
-        .vm
-        .as_ref()
-        .expect("the caller checked [target] vm");
-    let mut booter = booter(vm)?;
-    let mut runner = BootRunner {
-        booter: &mut booter,
-        store,
-        cancel,
-        environment: &crate::common::capture_environment,
-    };
-    let mut progress = Progress::new(&options.experiment.primary_metric().name);
-    let result = runner.start(options, &[], &mut progress);
-    finish(store, result, db, report)
+    match (&options.experiment.vm, &options.experiment.host_boot) {
+        (Some(vm), _) => {
+            let mut booter = booter(vm)?;
+            run_booted(store, &mut booter, options, &[], db, report, cancel)
+        }
+        (None, Some(boot)) => start_on_host(store, target, boot, options, db, report, cancel),
+        (None, None) => unreachable!("the caller checked that the experiment boots"),
+    }
 }
 
-/// Continues run `run` of an experiment with `[target] vm`.
-pub(crate) fn resume_on_vm(
+/// Continues run `run` of an experiment that boots its target, on the VM
+/// or the ssh host it was started on.
+pub(crate) fn resume_booted(
     store: &dyn Store,
     run: RunId,
     experiment: &Experiment,
@@ -98,19 +98,145 @@ pub(crate) fn resume_on_vm(
     report: &ReportOptionsArgs,
     cancel: Cancel,
 ) -> Result<ExitCode, CliError> {
-    let vm = experiment
-        .vm
-        .as_ref()
-        .expect("the caller checked [target] vm");
-    let mut booter = booter(vm)?;
+    let mut booter: Box<dyn Booter> = match (&experiment.vm, &experiment.host_boot) {
+        (Some(vm), _) => Box::new(booter(vm)?),
+        (None, Some(boot)) => Box::new(stored_host_booter(store, run, boot)?),
+        (None, None) => unreachable!("the caller checked that the experiment boots"),
+    };
     let mut runner = BootRunner {
-        booter: &mut booter,
+        booter: booter.as_mut(),
         store,
         cancel,
         environment: &crate::common::capture_environment,
+        boot_environment: &booted_environment,
     };
     let mut progress = Progress::new(&experiment.primary_metric().name);
     let result = runner.resume(run, &mut progress);
+    finish(store, result, db, report)
+}
+
+/// The annotation naming the ssh host a booted run runs on (what
+/// `--resume` connects to again).
+const BOOT_HOST: &str = "boot_host";
+
+/// The booter for an ssh host of `[target] boot`.
+fn host_booter(
+    host: &str,
+    ssh_config: Option<&Path>,
+    reconnect_timeout: std::time::Duration,
+    boot: &HostBoot,
+) -> Result<SshBooter, CliError> {
+    if !verdict_exec::valid_host(host) {
+        return Err(CliError::input(format!(
+            "`{host}` is not a host name (it must not start with `-` or contain spaces)"
+        )));
+    }
+    let ssh = SshOptions {
+        config_file: ssh_config.map(Path::to_path_buf),
+        host_down_after: reconnect_timeout,
+        ..SshOptions::default()
+    };
+    Ok(SshBooter::new(
+        host,
+        ssh,
+        crate::target::own_identity()?,
+        SshBootOptions {
+            timeout: boot.timeout,
+            power_cycle: boot.power_cycle.clone(),
+        },
+    ))
+}
+
+/// Starts `options` on the one ssh host of `target`, booting it per boot
+/// level (`[target] boot`).
+fn start_on_host(
+    store: &dyn Store,
+    target: &crate::common::TargetArgs,
+    boot: &HostBoot,
+    options: &StartOptions,
+    db: &DbArgs,
+    report: &ReportOptionsArgs,
+    cancel: Cancel,
+) -> Result<ExitCode, CliError> {
+    let host = match target.hosts.as_slice() {
+        [host] => host,
+        [] => {
+            return Err(CliError::input(
+                "`[target] boot` boots ssh hosts: give one with --host or `[target] hosts`",
+            ));
+        }
+        _ => {
+            return Err(CliError::input(
+                "`[target] boot`: a run boots one ssh host; give one --host per run",
+            ));
+        }
+    };
+    let ssh_config = match &target.ssh_config {
+        Some(path) => Some(std::fs::canonicalize(path).map_err(|error| {
+            CliError::input(format!("--ssh-config {}: {error}", path.display()))
+        })?),
+        None => None,
+    };
+    let mut booter = host_booter(host, ssh_config.as_deref(), target.reconnect_timeout, boot)?;
+    let annotation = serde_json::json!({
+        "host": host,
+        "ssh_config": ssh_config.as_ref().map(|path| path.display().to_string()),
+        "reconnect_timeout_ms": target.reconnect_timeout.as_millis() as u64,
+    });
+    run_booted(
+        store,
+        &mut booter,
+        options,
+        &[(BOOT_HOST, annotation)],
+        db,
+        report,
+        cancel,
+    )
+}
+
+/// The booter of the ssh host run `run` was started on.
+fn stored_host_booter(
+    store: &dyn Store,
+    run: RunId,
+    boot: &HostBoot,
+) -> Result<SshBooter, CliError> {
+    let annotations = store.annotations(run).map_err(CliError::input)?;
+    let Some(stored) = annotations.get(BOOT_HOST) else {
+        return Err(CliError::input(format!(
+            "run {run} has no `{BOOT_HOST}` annotation: the host it booted is unknown"
+        )));
+    };
+    let host = stored["host"].as_str().unwrap_or_default();
+    let ssh_config = stored["ssh_config"].as_str().map(PathBuf::from);
+    let reconnect =
+        std::time::Duration::from_millis(stored["reconnect_timeout_ms"].as_u64().unwrap_or(60_000));
+    host_booter(host, ssh_config.as_deref(), reconnect, boot)
+}
+
+/// The booted machine's environment, read through its target.
+fn booted_environment(target: &dyn verdict_exec::Target) -> verdict_model::Environment {
+    crate::target::EnvironmentSource::new(target).capture()
+}
+
+/// Starts `options` with `booter`.
+fn run_booted(
+    store: &dyn Store,
+    booter: &mut dyn Booter,
+    options: &StartOptions,
+    annotations: &[(&str, serde_json::Value)],
+    db: &DbArgs,
+    report: &ReportOptionsArgs,
+    cancel: Cancel,
+) -> Result<ExitCode, CliError> {
+    let mut runner = BootRunner {
+        booter,
+        store,
+        cancel,
+        environment: &crate::common::capture_environment,
+        boot_environment: &booted_environment,
+    };
+    let mut progress = Progress::new(&options.experiment.primary_metric().name);
+    let result = runner.start(options, annotations, &mut progress);
     finish(store, result, db, report)
 }
 

@@ -8,34 +8,13 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 use support::sshd::SshFixture;
-use verdict_exec::{AgentBinary, Cancel, Executor, Invocation, SshOptions, SshTarget, Status};
+use verdict_exec::{Cancel, Executor, Invocation, SshOptions, SshTarget, Status};
+
+mod common;
+
+use common::vm::agent_binary as agent;
 
 const VERDICT: &str = env!("CARGO_BIN_EXE_verdict");
-
-/// The agent as the binary describes itself (`verdict agent --identity`).
-fn agent() -> AgentBinary {
-    let output = std::process::Command::new(VERDICT)
-        .args(["agent", "--identity"])
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    let identity = String::from_utf8(output.stdout).unwrap().trim().to_string();
-    let words: Vec<&str> = identity.split(' ').collect();
-    assert_eq!(words.len(), 3, "{identity}");
-    let machine = std::process::Command::new("uname")
-        .arg("-m")
-        .output()
-        .unwrap();
-    AgentBinary {
-        local_path: VERDICT.into(),
-        file_name: format!("agent-{}-{}", words[1], &words[2][..16]),
-        identity,
-        architecture: String::from_utf8(machine.stdout)
-            .unwrap()
-            .trim()
-            .to_string(),
-    }
-}
 
 fn options(fixture: &SshFixture) -> SshOptions {
     SshOptions {

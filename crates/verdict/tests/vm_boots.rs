@@ -10,7 +10,7 @@
 //!
 //! The tests take turns (one VM at a time): TCG boots are CPU-bound.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -19,39 +19,9 @@ use verdict_store::{SqliteStore, Store};
 
 mod common;
 
-static ONE_VM_AT_A_TIME: Mutex<()> = Mutex::new(());
+use common::vm::debian_kernel;
 
-/// The newest Debian kernel image in /boot (linux-image-amd64), or the
-/// test fails naming the package (unless missing tools are allowed).
-fn debian_kernel() -> Option<PathBuf> {
-    verdict_testkit::require_program("qemu-system-x86_64", "qemu-system-x86")?;
-    for (program, package) in [
-        ("busybox", "busybox-static"),
-        ("sshd", "openssh-server"),
-        ("ssh", "openssh-client"),
-        ("ssh-keygen", "openssh-client"),
-    ] {
-        verdict_testkit::require_program(program, package)?;
-    }
-    let mut kernels: Vec<PathBuf> = std::fs::read_dir("/boot")
-        .ok()?
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| {
-            path.file_name()
-                .and_then(|name| name.to_str())
-                .is_some_and(|name| name.starts_with("vmlinuz-"))
-        })
-        .collect();
-    kernels.sort();
-    match kernels.pop() {
-        Some(kernel) => Some(kernel),
-        None => verdict_testkit::missing(
-            "a kernel image in /boot",
-            "apt-get install linux-image-amd64",
-        ),
-    }
-}
+static ONE_VM_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// The VM of every test: TCG, and `no_timer_check`, without which an
 /// overloaded host makes some TCG boots panic in the kernel's IO-APIC

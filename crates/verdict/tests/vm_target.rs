@@ -7,48 +7,16 @@
 //! not match. One boot for the whole file: TCG boots take tens of seconds on
 //! a loaded machine.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 use verdict_exec::{
-    Acceleration, AgentBinary, BootExpectation, Cancel, ExecError, Executor, Invocation, Status,
-    VmOptions, VmTarget,
+    Acceleration, BootExpectation, Cancel, ExecError, Executor, Invocation, Status, VmOptions,
+    VmTarget,
 };
 
-const VERDICT: &str = env!("CARGO_BIN_EXE_verdict");
+mod common;
 
-/// The agent as the binary describes itself (`verdict agent --identity`).
-fn agent() -> AgentBinary {
-    let output = std::process::Command::new(VERDICT)
-        .args(["agent", "--identity"])
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    let identity = String::from_utf8(output.stdout).unwrap().trim().to_string();
-    let words: Vec<&str> = identity.split(' ').collect();
-    assert_eq!(words.len(), 3, "{identity}");
-    AgentBinary {
-        local_path: VERDICT.into(),
-        file_name: format!("agent-{}-{}", words[1], &words[2][..16]),
-        identity,
-        architecture: std::env::consts::ARCH.to_string(),
-    }
-}
-
-/// The newest Debian kernel image in /boot (linux-image-amd64).
-fn debian_kernel() -> Option<PathBuf> {
-    let mut kernels: Vec<PathBuf> = std::fs::read_dir("/boot")
-        .ok()?
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| {
-            path.file_name()
-                .and_then(|name| name.to_str())
-                .is_some_and(|name| name.starts_with("vmlinuz-"))
-        })
-        .collect();
-    kernels.sort();
-    kernels.pop()
-}
+use common::vm::{agent_binary as agent, debian_kernel};
 
 #[test]
 fn a_booted_vm_runs_the_agent_and_proves_its_boot() {
@@ -56,21 +24,7 @@ fn a_booted_vm_runs_the_agent_and_proves_its_boot() {
     else {
         return;
     };
-    for (program, package) in [
-        ("busybox", "busybox-static"),
-        ("sshd", "openssh-server"),
-        ("ssh", "openssh-client"),
-        ("ssh-keygen", "openssh-client"),
-    ] {
-        if verdict_testkit::require_program(program, package).is_none() {
-            return;
-        }
-    }
     let Some(kernel) = debian_kernel() else {
-        verdict_testkit::missing::<()>(
-            "a kernel image in /boot",
-            "apt-get install linux-image-amd64",
-        );
         return;
     };
     let Some(stress_ng) = verdict_testkit::require_program("stress-ng", "stress-ng") else {
@@ -294,20 +248,7 @@ fn a_kernel_that_panics_is_a_failed_boot_with_the_console_tail() {
     else {
         return;
     };
-    for (program, package) in [
-        ("busybox", "busybox-static"),
-        ("sshd", "openssh-server"),
-        ("ssh-keygen", "openssh-client"),
-    ] {
-        if verdict_testkit::require_program(program, package).is_none() {
-            return;
-        }
-    }
     let Some(kernel) = debian_kernel() else {
-        verdict_testkit::missing::<()>(
-            "a kernel image in /boot",
-            "apt-get install linux-image-amd64",
-        );
         return;
     };
     let work = tempfile::tempdir().unwrap();

@@ -97,8 +97,8 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
             experiment
                 .check_shell_splices(&format!("run {run}"))
                 .map_err(CliError::input)?;
-            if experiment.vm.is_some() {
-                return crate::vm::resume_on_vm(
+            if experiment.runs_by_boot() {
+                return crate::vm::resume_booted(
                     &store,
                     RunId(run),
                     &experiment,
@@ -172,6 +172,20 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
             if args.detach {
                 return crate::launch::detach(&store, &options, commit);
             }
+            if options.experiment.runs_by_boot() {
+                let code = crate::vm::start_booted(
+                    &store,
+                    &target,
+                    &options,
+                    &args.db,
+                    &args.report,
+                    cancel,
+                )?;
+                if let Some(latest) = store.latest_run().map_err(CliError::internal)? {
+                    crate::common::record_commit(&store, latest.id, commit)?;
+                }
+                return Ok(code);
+            }
             if target.remote() {
                 return crate::hosts::start_on_hosts(
                     &target,
@@ -180,14 +194,6 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
                     &args.report,
                     cancel,
                 );
-            }
-            if options.experiment.vm.is_some() {
-                let code =
-                    crate::vm::start_on_vm(&store, &options, &args.db, &args.report, cancel)?;
-                if let Some(latest) = store.latest_run().map_err(CliError::internal)? {
-                    crate::common::record_commit(&store, latest.id, commit)?;
-                }
-                return Ok(code);
             }
             let summary = start(&engine, &options, doctor)?;
             crate::common::record_commit(&store, summary.run, commit)?;
