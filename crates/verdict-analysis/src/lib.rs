@@ -9,8 +9,10 @@
 
 pub mod boots;
 pub mod compare;
+pub mod hosts;
 pub mod pivot;
 pub mod run;
+pub mod sequential;
 
 pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};
 pub use run::{CellRow, FailureRow, LeftoverRow, MissingRow, RunReport};

@@ -1,86 +1,40 @@
 //! A host group's results (`verdict run --host A --host B`, `verdict report
 //! RUN --rows host`): the `Across N hosts` lines (per comparison, the
 //! verdict counts and the weighted Z-method p-values over the per-host
-//! tests, Stouffer 1949 / Lipták 1958, through verdict-stats `combine`;
-//! samples are never pooled) and the table of one row per host. Pure:
-//! the per-host reports are given.
+//! tests, Stouffer 1949 / Lipták 1958, computed by verdict-analysis
+//! `hosts`; samples are never pooled) and the table of one row per host.
+//! Pure: the per-host reports are given.
 
-use verdict_stats::combine::{Stratum, one_sided, weighted_z};
-use verdict_stats::verdict::{Better, Verdict};
+use verdict_analysis::hosts::combine_hosts;
 
-use crate::compare::ComparisonRow;
+use crate::compare::{ComparisonRow, Verdict};
 use crate::table::Table;
 use crate::{Format, RunReport};
 
 /// `Across hosts` lines: per comparison, the verdict counts and the
 /// weighted Z-method p-values for "worse" and "better", each tested at
-/// `alpha / 2`.
+/// `alpha / 2` (computed by verdict-analysis `hosts`).
 pub fn combined_lines(
     per_host: &[(String, Vec<ComparisonRow>)],
     hosts: usize,
     alpha: f64,
 ) -> String {
-    let mut names: Vec<String> = Vec::new();
-    for (_, rows) in per_host {
-        for row in rows {
-            if !names.contains(&row.name) {
-                names.push(row.name.clone());
-            }
-        }
-    }
     let mut text = format!(
         "Across {hosts} hosts (each host compared within itself; combined with the weighted Z-method, Stouffer/Lipták, over per-host Mann–Whitney tests; samples never pooled):\n"
     );
-    for name in names {
-        let mut counts: Vec<(Verdict, usize)> = Vec::new();
-        let mut worse = Vec::new();
-        let mut better = Vec::new();
-        for (_, rows) in per_host {
-            let Some(row) = rows.iter().find(|row| row.name == name) else {
-                continue;
-            };
-            match counts
-                .iter_mut()
-                .find(|(verdict, _)| *verdict == row.verdict)
-            {
-                Some((_, count)) => *count += 1,
-                None => counts.push((row.verdict, 1)),
-            }
-            let looks_worse = if row.better == Better::Higher {
-                row.delta < 0.0
-            } else {
-                row.delta > 0.0
-            };
-            let weight = ((row.baseline.n + row.candidate.n) as f64).sqrt();
-            worse.push(Stratum {
-                one_sided_p: one_sided(row.p_value, looks_worse),
-                weight,
-            });
-            better.push(Stratum {
-                one_sided_p: one_sided(row.p_value, !looks_worse),
-                weight,
-            });
-        }
-        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.as_str().cmp(b.0.as_str())));
-        let summary = counts
+    for combination in combine_hosts(per_host, alpha) {
+        let summary = combination
+            .counts
             .iter()
             .map(|(verdict, count)| format!("{verdict} on {count} of {hosts} hosts"))
             .collect::<Vec<_>>()
             .join(", ");
-        let p_worse = weighted_z(&worse);
-        let p_better = weighted_z(&better);
-        // Two one-sided tests, each at alpha/2.
-        let combined = if p_worse < alpha / 2.0 {
-            "worse across hosts"
-        } else if p_better < alpha / 2.0 {
-            "better across hosts"
-        } else {
-            "no consistent change across hosts"
-        };
         text.push_str(&format!(
-            "  {name}: {summary}; combined: {combined} (p worse = {}, p better = {})\n",
-            format_p(p_worse),
-            format_p(p_better)
+            "  {}: {summary}; combined: {} (p worse = {}, p better = {})\n",
+            combination.name,
+            combination.combined.as_str(),
+            format_p(combination.p_worse),
+            format_p(combination.p_better)
         ));
     }
     // Labels come from commands: no control character reaches the terminal.
@@ -184,7 +138,7 @@ pub fn host_rows(hosts: &[HostRun], format: Format, alpha: f64) -> (String, Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::{ComparisonInput, comparison_rows};
+    use crate::compare::{Better, ComparisonInput, comparison_rows};
 
     fn rows(shift: f64) -> Vec<ComparisonRow> {
         let baseline: Vec<f64> = (0..12).map(|index| 100.0 + f64::from(index % 4)).collect();

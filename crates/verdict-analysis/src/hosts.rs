@@ -1,0 +1,112 @@
+//! A host group's comparisons combined (`verdict run --host A --host B`):
+//! per comparison, the verdict counts over the hosts and the weighted
+//! Z-method p-values over the per-host tests (Stouffer 1949 / Lipták 1958,
+//! through verdict-stats `combine`; weights √(n₁ + n₂)). Samples are never
+//! pooled: each host is compared within itself first.
+
+use serde::Serialize;
+use verdict_stats::combine::{Stratum, one_sided, weighted_z};
+use verdict_stats::verdict::{Better, Verdict};
+
+use crate::compare::ComparisonRow;
+
+/// What the combined one-sided tests say, each at `alpha / 2`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AcrossHosts {
+    Worse,
+    Better,
+    NoConsistentChange,
+}
+
+impl AcrossHosts {
+    /// The words the reports print.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AcrossHosts::Worse => "worse across hosts",
+            AcrossHosts::Better => "better across hosts",
+            AcrossHosts::NoConsistentChange => "no consistent change across hosts",
+        }
+    }
+}
+
+/// One comparison combined over the hosts that have it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostCombination {
+    pub name: String,
+    /// Each verdict with the number of hosts that gave it, most frequent
+    /// first (ties by the verdict's name).
+    pub counts: Vec<(Verdict, usize)>,
+    /// Weighted Z-method p-value for "worse than the baseline".
+    pub p_worse: f64,
+    /// Weighted Z-method p-value for "better than the baseline".
+    pub p_better: f64,
+    pub combined: AcrossHosts,
+}
+
+/// Combines each comparison (by name, in first-seen order) over the
+/// per-host rows.
+pub fn combine_hosts(
+    per_host: &[(String, Vec<ComparisonRow>)],
+    alpha: f64,
+) -> Vec<HostCombination> {
+    let mut names: Vec<String> = Vec::new();
+    for (_, rows) in per_host {
+        for row in rows {
+            if !names.contains(&row.name) {
+                names.push(row.name.clone());
+            }
+        }
+    }
+    let mut combinations = Vec::new();
+    for name in names {
+        let mut counts: Vec<(Verdict, usize)> = Vec::new();
+        let mut worse = Vec::new();
+        let mut better = Vec::new();
+        for (_, rows) in per_host {
+            let Some(row) = rows.iter().find(|row| row.name == name) else {
+                continue;
+            };
+            match counts
+                .iter_mut()
+                .find(|(verdict, _)| *verdict == row.verdict)
+            {
+                Some((_, count)) => *count += 1,
+                None => counts.push((row.verdict, 1)),
+            }
+            let looks_worse = if row.better == Better::Higher {
+                row.delta < 0.0
+            } else {
+                row.delta > 0.0
+            };
+            let weight = ((row.baseline.n + row.candidate.n) as f64).sqrt();
+            worse.push(Stratum {
+                one_sided_p: one_sided(row.p_value, looks_worse),
+                weight,
+            });
+            better.push(Stratum {
+                one_sided_p: one_sided(row.p_value, !looks_worse),
+                weight,
+            });
+        }
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.as_str().cmp(b.0.as_str())));
+        let p_worse = weighted_z(&worse);
+        let p_better = weighted_z(&better);
+        // Two one-sided tests, each at alpha/2.
+        let combined = if p_worse < alpha / 2.0 {
+            AcrossHosts::Worse
+        } else if p_better < alpha / 2.0 {
+            AcrossHosts::Better
+        } else {
+            AcrossHosts::NoConsistentChange
+        };
+        combinations.push(HostCombination {
+            name,
+            counts,
+            p_worse,
+            p_better,
+            combined,
+        });
+    }
+    combinations
+}

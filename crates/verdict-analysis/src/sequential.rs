@@ -1,0 +1,104 @@
+//! `verdict compare --sequential`: each comparison replayed in order
+//! through the adaptive procedure (verdict-stats `sequential`: the
+//! planned-cap design with a cap, the information-based one without) and
+//! the point where it stops. verdict-report renders the rows.
+
+use serde::Serialize;
+use verdict_stats::sequential::{
+    InformationDesign, InformationSettings, SequentialDesign, SequentialError, SequentialSettings,
+    replay, replay_information,
+};
+use verdict_stats::verdict::{Magnitude, Verdict};
+
+use crate::compare::ComparisonInput;
+
+/// One comparison replayed: where the procedure stopped and what it said.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SequentialRow {
+    pub name: String,
+    pub available: usize,
+    pub stopped_at: usize,
+    pub looks: usize,
+    pub state: String,
+    pub verdict: Verdict,
+    pub magnitude: Option<Magnitude>,
+    pub delta: Option<f64>,
+    pub delta_ci_low: Option<f64>,
+    pub delta_ci_high: Option<f64>,
+    pub confidence: Option<f64>,
+    pub procedure: String,
+}
+
+/// Replay every input; with `adjust`, each at alpha / k (Bonferroni over
+/// the k comparisons). `max`: the cap on runs per arm (at least 2).
+pub fn sequential_rows(
+    inputs: &[ComparisonInput],
+    max: Option<usize>,
+    alpha: f64,
+    adjust: bool,
+) -> Result<Vec<SequentialRow>, SequentialError> {
+    let family = if adjust { inputs.len().max(1) } else { 1 };
+    let mut rows = Vec::new();
+    for input in inputs {
+        let available = input.baseline.len().min(input.candidate.len());
+        // With a cap, the planned-cap design; without one, the design ends
+        // at the information the threshold needs (docs/statistics.md).
+        let outcome = match max {
+            Some(max) => {
+                let max = max.max(2);
+                let mut settings = SequentialSettings::new(max, input.threshold, input.better);
+                settings.alpha = alpha / family as f64;
+                settings.min = settings.min.min(max);
+                let design = SequentialDesign::new(settings)?;
+                replay(&design, &input.baseline, &input.candidate)
+            }
+            None => {
+                let mut settings = InformationSettings::new(input.threshold, input.better);
+                settings.alpha = alpha / family as f64;
+                let design = InformationDesign::new(settings)?;
+                replay_information(&design, &input.baseline, &input.candidate)
+            }
+        };
+        let word = |value: serde_json::Value| value.as_str().unwrap_or_default().replace('-', "_");
+        rows.push(SequentialRow {
+            name: input.name.clone(),
+            available,
+            stopped_at: outcome.stopped_at,
+            looks: outcome.looks,
+            state: word(serde_json::to_value(outcome.state).unwrap_or_default()),
+            verdict: outcome
+                .decision
+                .map_or(Verdict::Inconclusive, Verdict::from),
+            magnitude: outcome.magnitude,
+            delta: outcome.estimate,
+            delta_ci_low: outcome.interval.map(|interval| interval.low),
+            delta_ci_high: outcome.interval.map(|interval| interval.high),
+            confidence: outcome.nominal_confidence,
+            procedure: outcome.procedure,
+        });
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use verdict_stats::verdict::Better;
+
+    #[test]
+    fn a_large_slowdown_stops_early_as_a_regression() {
+        let baseline: Vec<f64> = (0..40).map(|index| 100.0 + f64::from(index % 5)).collect();
+        let input = ComparisonInput {
+            name: "wall".to_string(),
+            unit: "s".to_string(),
+            better: Better::Lower,
+            threshold: 0.02,
+            candidate: baseline.iter().map(|value| value * 1.5).collect(),
+            baseline,
+        };
+        let rows = sequential_rows(&[input], Some(40), 0.05, true).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].verdict, Verdict::Regression);
+        assert!(rows[0].stopped_at < 40, "{:?}", rows[0]);
+    }
+}
