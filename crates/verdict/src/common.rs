@@ -451,6 +451,28 @@ impl TargetArgs {
     }
 }
 
+/// Refuses to resume `run` while another live verdict process still
+/// executes it (the `process` annotation a running run carries).
+pub(crate) fn refuse_if_still_running(
+    store: &dyn verdict_store::Store,
+    run: verdict_model::RunId,
+    status: verdict_model::RunStatus,
+) -> Result<(), CliError> {
+    if status == verdict_model::RunStatus::Running
+        && let Some(pid) = store
+            .annotations(run)
+            .map_err(CliError::internal)?
+            .get("process")
+            .and_then(|process| process["pid"].as_u64())
+        && is_live_verdict(pid)
+    {
+        return Err(CliError::input(format!(
+            "run {run} is still being executed by verdict process {pid}; stop it first (kill -INT {pid}) or let it finish"
+        )));
+    }
+    Ok(())
+}
+
 /// Whether `pid` is a live verdict process other than this one (a killed
 /// run's process is gone, or its pid reused by something else).
 pub(crate) fn is_live_verdict(pid: u64) -> bool {

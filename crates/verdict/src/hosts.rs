@@ -117,19 +117,7 @@ pub(crate) fn resume_group(
         .filter(|(summary, _)| summary.status != RunStatus::Complete)
         .collect();
     for (summary, _) in &unfinished {
-        if summary.status == RunStatus::Running
-            && let Some(pid) = store
-                .annotations(summary.id)
-                .map_err(CliError::internal)?
-                .get("process")
-                .and_then(|process| process["pid"].as_u64())
-            && crate::common::is_live_verdict(pid)
-        {
-            return Err(CliError::input(format!(
-                "run {} is still being executed by verdict process {pid}; stop it first (kill -INT {pid}) or let it finish",
-                summary.id
-            )));
-        }
+        crate::common::refuse_if_still_running(store, summary.id, summary.status)?;
     }
     if unfinished.is_empty() {
         return Err(CliError::input(format!(

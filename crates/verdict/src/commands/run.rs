@@ -2,8 +2,7 @@
 //! an experiment through the engine, then print its report.
 
 use crate::common::{
-    DbArgs, cancel_on_interrupt, doctor_annotation, is_live_verdict, load_experiment, random_seed,
-    tool_version,
+    DbArgs, cancel_on_interrupt, doctor_annotation, load_experiment, random_seed, tool_version,
 };
 use crate::error::CliError;
 use crate::launch::{finish, start};
@@ -12,7 +11,7 @@ use crate::run_report::ReportOptionsArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::StartOptions;
-use verdict_model::{Experiment, RunId, RunStatus};
+use verdict_model::{Experiment, RunId};
 use verdict_store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -80,18 +79,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
     let summary = match args.resume {
         Some(run) => {
             let record = store.run(RunId(run)).map_err(CliError::input)?;
-            if record.status == RunStatus::Running
-                && let Some(pid) = store
-                    .annotations(record.id)
-                    .map_err(CliError::internal)?
-                    .get("process")
-                    .and_then(|process| process["pid"].as_u64())
-                && is_live_verdict(pid)
-            {
-                return Err(CliError::input(format!(
-                    "run {run} is still being executed by verdict process {pid}; stop it first (kill -INT {pid}) or let it finish"
-                )));
-            }
+            crate::common::refuse_if_still_running(&store, record.id, record.status)?;
             let experiment: Experiment =
                 serde_json::from_str(&record.experiment_json).map_err(CliError::internal)?;
             experiment
