@@ -5,8 +5,8 @@
 
 use serde::Serialize;
 use verdict_stats::sequential::{
-    InformationDesign, InformationSettings, SequentialDesign, SequentialError, SequentialSettings,
-    replay, replay_information,
+    InformationDesign, InformationSettings, ReplayState, SequentialDesign, SequentialError,
+    SequentialSettings, replay, replay_information,
 };
 use verdict_stats::verdict::{Magnitude, Verdict};
 
@@ -19,7 +19,7 @@ pub struct SequentialRow {
     pub available: usize,
     pub stopped_at: usize,
     pub looks: usize,
-    pub state: String,
+    pub state: ReplayState,
     pub verdict: Verdict,
     pub magnitude: Option<Magnitude>,
     pub delta: Option<f64>,
@@ -59,13 +59,12 @@ pub fn sequential_rows(
                 replay_information(&design, &input.baseline, &input.candidate)
             }
         };
-        let word = |value: serde_json::Value| value.as_str().unwrap_or_default().replace('-', "_");
         rows.push(SequentialRow {
             name: input.name.clone(),
             available,
             stopped_at: outcome.stopped_at,
             looks: outcome.looks,
-            state: word(serde_json::to_value(outcome.state).unwrap_or_default()),
+            state: outcome.state,
             verdict: outcome
                 .decision
                 .map_or(Verdict::Inconclusive, Verdict::from),

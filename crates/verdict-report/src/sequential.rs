@@ -27,7 +27,7 @@ pub fn render(rows: &[SequentialRow], format: Format) -> String {
         table.push(vec![
             row.name.clone(),
             format!("{}/{} per arm", row.stopped_at, row.available),
-            row.state.clone(),
+            row.state.as_str().to_string(),
             row.verdict.to_string(),
             interval,
         ]);

@@ -451,6 +451,17 @@ pub enum ReplayState {
     OutOfData,
 }
 
+impl ReplayState {
+    /// The serialized name, for text output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReplayState::Decided => "decided",
+            ReplayState::InconclusiveAtCap => "inconclusive_at_cap",
+            ReplayState::OutOfData => "out_of_data",
+        }
+    }
+}
+
 /// Replays `baseline` and `candidate` (execution order) through `design`,
 /// looking after every `design.settings().block` runs per arm, as the engine
 /// would have, and reports where and how it stops. Complexity: one
