@@ -626,6 +626,21 @@ mod tests {
     }
 
     #[test]
+    fn precise_report_names_its_design_and_both_changes_of_the_threshold() {
+        let report = uncapped_precise_report(8, 3, None);
+        assert!(
+            report.contains(&format!(
+                "with {}, replayed",
+                super::super::information::INFORMATION_SPENDING.describe()
+            )),
+            "{report}"
+        );
+        assert!(report.contains("near 0.9: 0.1061."), "{report}");
+        assert!(report.contains("| -19% |") && report.contains("| +19% |"));
+        assert_eq!(report.matches("| lognormal, CV 13% |").count(), 1);
+    }
+
+    #[test]
     fn replay_is_deterministic_for_a_seed() {
         let noise = Noise {
             shape: Shape::Lognormal,
