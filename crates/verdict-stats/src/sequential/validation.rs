@@ -486,15 +486,20 @@ pub fn uncapped_precise_report(trials: usize, seed: u64, gamma: Option<f64>) -> 
          (`--until-decided` without `-n`, `compare --sequential` without `--max`) with {}, \
          replayed in-process on fresh 300-run sequences as above. Monte-Carlo standard error of a rate near 0.05: {standard_error:.4}; of a power \
          near 0.9: {:.4}.\n",
-        (0.9f64 * 0.1 / trials as f64).sqrt(),
-        spending.describe()
+        spending.describe(),
+        (0.9f64 * 0.1 / trials as f64).sqrt()
     );
     let _ = writeln!(
         out,
-        "Lognormal CV 30%, threshold 19%. A true -19% is a regression of the threshold on \
-         this higher-is-better metric (ln 0.81 = -0.211 on the log scale); a true +19% is a \
-         change of the threshold on the scale the information is planned for (ln 1.19 = \
-         0.174), where the design promises power 0.9.\n"
+        "Lognormal CV 30%, threshold 19%. Verdict's threshold is symmetric on the relative \
+         scale: \"equivalent\" needs the interval inside (-19%, +19%) (`verdict::classify`), so \
+         both -19% and +19% are changes of the threshold, not inside it. On the log scale they \
+         are ln 0.81 = -0.211 and ln 1.19 = 0.174; the design plans its information for the \
+         smaller, ln(1 + t), so that a change of the threshold in either direction is detected \
+         with power >= 0.9. A true -19% is a regression of the threshold on this \
+         higher-is-better metric; a true +19% is the direction the information is planned \
+         for (an improvement here, a regression of a lower-is-better metric such as a run \
+         time).\n"
     );
     let _ = writeln!(
         out,
@@ -618,6 +623,21 @@ mod tests {
         assert!((upper_bound_95(0, 100) - 0.029_52).abs() < 1e-4);
         assert!((upper_bound_95(500, 10_000) - 0.053_73).abs() < 1e-4);
         assert_eq!(upper_bound_95(5, 5), 1.0);
+    }
+
+    #[test]
+    fn precise_report_names_its_design_and_both_changes_of_the_threshold() {
+        let report = uncapped_precise_report(8, 3, None);
+        assert!(
+            report.contains(&format!(
+                "with {}, replayed",
+                super::super::information::INFORMATION_SPENDING.describe()
+            )),
+            "{report}"
+        );
+        assert!(report.contains("near 0.9: 0.1061."), "{report}");
+        assert!(report.contains("| -19% |") && report.contains("| +19% |"));
+        assert_eq!(report.matches("| lognormal, CV 13% |").count(), 1);
     }
 
     #[test]
