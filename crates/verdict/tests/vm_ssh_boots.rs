@@ -96,13 +96,14 @@ fn levels_on_an_ssh_host_are_entered_by_kexec_and_by_a_hook_each_proven() {
     let boots = store.boots(RunId(1)).unwrap();
     assert_eq!(boots.len(), 3, "{boots:?}");
     let mut boot_ids = vec![first_boot_id];
-    let annotations = store.annotations(RunId(1)).unwrap();
     for boot in &boots {
         // The booted machine's own environment, read through the target
-        // after the proof: its command line is this boot's.
-        let environment: verdict_model::Environment =
-            serde_json::from_value(annotations[&format!("boot_environment.{}", boot.id)].clone())
-                .unwrap();
+        // after the proof and stored with the boot: its command line is
+        // this boot's.
+        let environment = boot
+            .environment
+            .clone()
+            .expect("a proven boot's environment");
         let cmdline = environment.kernel_cmdline.clone().unwrap_or_default();
         assert!(
             cmdline.contains(&format!(
