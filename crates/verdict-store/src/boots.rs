@@ -1,7 +1,8 @@
 //! The boots of a run in SQLite (schema version 10; their environments
 //! since 12): one row per boot attempt, written before the boot's first
-//! sample and updated as the boot is proven, fails or completes. Must not decide anything about boots
-//! (the engine does) or hold queries of other tables.
+//! sample and updated as the boot is proven, fails or completes. Must not
+//! decide anything about boots (the engine does) or hold queries of other
+//! tables.
 
 use rusqlite::{OptionalExtension, params};
 use verdict_model::RunId;

@@ -1,9 +1,8 @@
 //! The boots of a run in PostgreSQL (schema version 10; their environments
-//! since 12), the same rows as
-//! SQLite's (`boots.rs`): one per boot attempt, written before the boot's
-//! first sample and updated as the boot is proven, fails or completes.
-//! Must not decide anything about boots (the engine does) or hold queries
-//! of other tables.
+//! since 12), the same rows as SQLite's (`boots.rs`): one per boot
+//! attempt, written before the boot's first sample and updated as the boot
+//! is proven, fails or completes. Must not decide anything about boots
+//! (the engine does) or hold queries of other tables.
 
 use verdict_model::RunId;
 
