@@ -3,7 +3,10 @@
 //! (the range of the per-boot medians, the between-boot CV next to the
 //! within-boot CV), the boots that failed with their console tails, the
 //! accelerator that ran, and the comparisons of boot levels redone with
-//! the boot as the unit (verdict-stats' `boot_spread::boot_medians`).
+//! the boot as the unit (verdict-stats' `boot_spread::boot_medians`), and
+//! per boot level the booted machine's environment as its proven boots
+//! showed it (kernel release and version, command line, CPU...), with
+//! the facts on which boots of one level disagree flagged.
 //! The figures come from verdict-stats (`boot_spread`, `compare_boots`).
 //! Pure: stored boots and samples in, the section's model out; must not
 //! read files or the store. verdict-report renders it.
@@ -11,7 +14,7 @@ use crate::compare::{ComparisonInput, better_of, comparisons_if_any};
 use crate::run::{RunReport, RunReportOptions, available_metrics, comparison_label};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use verdict_model::{Builtin, Experiment, Sample};
+use verdict_model::{Builtin, Environment, Experiment, Sample};
 use verdict_stats::boot_spread::{boot_medians, boot_spread};
 use verdict_stats::boots::{BootMethod, BootOptions, compare_boots};
 
@@ -29,6 +32,8 @@ pub struct ReportBoot {
     pub kernel_release: Option<String>,
     pub message: Option<String>,
     pub console_tail: Option<String>,
+    /// The booted machine's environment, read after the proof.
+    pub environment: Option<Environment>,
 }
 
 /// The boots section of a run report.
@@ -39,6 +44,133 @@ pub struct BootsSection {
     pub proven: usize,
     pub spread: Vec<BootSpreadRow>,
     pub failed: Vec<FailedBoot>,
+    /// Per boot level (in the order of its first boot), the booted
+    /// machine's environment; empty when no boot's was recorded.
+    pub environments: Vec<LevelEnvironment>,
+}
+
+/// The environment the proven boots of one boot level showed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LevelEnvironment {
+    /// `preempt=full` (the boot factors' levels), `(all)` without any.
+    pub level_key: String,
+    /// The boots whose environment was read, by id.
+    pub boots: Vec<u32>,
+    pub facts: Vec<BootFact>,
+}
+
+/// One fact of a booted machine (`kernel release`, `command line`, `cpu`,
+/// ...) over the boots of one level.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BootFact {
+    pub name: String,
+    /// Each value seen, with the boots that showed it (first seen first);
+    /// one entry when the boots agree. `(not read)` for a boot whose
+    /// capture lacks the fact.
+    pub values: Vec<FactValue>,
+    /// The boots of this level disagree: every fact listed should be the
+    /// same in each boot of a level (a different kernel release or CPU
+    /// model means the level was not measured on one machine).
+    pub differs: bool,
+}
+
+/// A fact's value and the boots that showed it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FactValue {
+    pub value: String,
+    pub boots: Vec<u32>,
+}
+
+/// The facts of a booted machine that a kernel A/B compares, each of which
+/// should be the same in every boot of one level (the load, steal time and
+/// host name are left out: they change without the machine changing). The
+/// command line leaves out `verdict.boot=NONCE`, new on every boot by
+/// design.
+fn boot_facts(environment: &Environment) -> Vec<(&'static str, Option<String>)> {
+    let cpus = match (environment.cpu_count, &environment.cpus_online) {
+        (Some(count), Some(online)) => Some(format!("{count} (online {online})")),
+        (Some(count), None) => Some(count.to_string()),
+        (None, online) => online.clone(),
+    };
+    vec![
+        ("kernel release", environment.kernel_release.clone()),
+        ("kernel version", environment.kernel_version.clone()),
+        (
+            "command line",
+            environment.kernel_cmdline.as_deref().map(|line| {
+                line.split_whitespace()
+                    .filter(|word| !word.starts_with("verdict.boot="))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }),
+        ),
+        ("architecture", environment.architecture.clone()),
+        ("cpu", environment.cpu_model.clone()),
+        ("cpus", cpus),
+        ("cpu flags", environment.cpu_flags.clone()),
+        ("smt", environment.smt.clone()),
+        ("governor", environment.cpufreq_governor.clone()),
+        ("preempt", environment.preempt.clone()),
+        ("clocksource", environment.clocksource.clone()),
+        ("selinux", environment.selinux.clone()),
+        ("virtualization", environment.virtualization.clone()),
+        ("config sha256", environment.kernel_config_sha256.clone()),
+    ]
+}
+
+/// A boot's id and its facts ([`boot_facts`]).
+type BootFacts = (u32, Vec<(&'static str, Option<String>)>);
+
+/// Per boot level, the environments of its boots that recorded one.
+fn level_environments(boots: &[ReportBoot]) -> Vec<LevelEnvironment> {
+    let mut levels: Vec<(String, Vec<BootFacts>)> = Vec::new();
+    for boot in boots.iter().filter(|boot| boot.status != "failed") {
+        let Some(environment) = &boot.environment else {
+            continue;
+        };
+        let facts = boot_facts(environment);
+        match levels.iter_mut().find(|(key, _)| *key == boot.level_key) {
+            Some((_, seen)) => seen.push((boot.id, facts)),
+            None => levels.push((boot.level_key.clone(), vec![(boot.id, facts)])),
+        }
+    }
+    levels
+        .into_iter()
+        .map(|(level_key, seen)| {
+            let names: Vec<&'static str> = seen[0].1.iter().map(|(name, _)| *name).collect();
+            let facts = names
+                .iter()
+                .enumerate()
+                .filter(|(index, _)| seen.iter().any(|(_, facts)| facts[*index].1.is_some()))
+                .map(|(index, name)| {
+                    let mut values: Vec<FactValue> = Vec::new();
+                    for (boot, facts) in &seen {
+                        let value = facts[index]
+                            .1
+                            .clone()
+                            .unwrap_or_else(|| "(not read)".to_string());
+                        match values.iter_mut().find(|known| known.value == value) {
+                            Some(known) => known.boots.push(*boot),
+                            None => values.push(FactValue {
+                                value,
+                                boots: vec![*boot],
+                            }),
+                        }
+                    }
+                    BootFact {
+                        name: name.to_string(),
+                        differs: values.len() > 1,
+                        values,
+                    }
+                })
+                .collect();
+            LevelEnvironment {
+                level_key,
+                boots: seen.iter().map(|(boot, _)| *boot).collect(),
+                facts,
+            }
+        })
+        .collect()
 }
 
 /// Boot-to-boot variation of one cell's primary metric.
@@ -262,6 +394,7 @@ impl RunReport {
             accelerators,
             spread,
             failed,
+            environments: level_environments(boots),
         });
         self
     }
@@ -372,5 +505,111 @@ mod tests {
         );
         assert!((row.delta - 0.30).abs() < 0.03, "{row:?}");
         assert!(row.delta_ci_low.is_some_and(|low| low > 0.2), "{row:?}");
+    }
+
+    fn booted(id: u32, level: &str, status: &str, cpu: &str, cmdline: &str) -> ReportBoot {
+        ReportBoot {
+            id,
+            level_key: level.into(),
+            status: status.into(),
+            accelerator: Some("kexec".into()),
+            kernel_release: Some("6.1.0-57-amd64".into()),
+            message: None,
+            console_tail: None,
+            environment: (status != "failed").then(|| Environment {
+                kernel_release: Some("6.1.0-57-amd64".into()),
+                kernel_cmdline: Some(cmdline.into()),
+                cpu_model: Some(cpu.into()),
+                cpu_count: Some(4),
+                cpus_online: Some("0-3".into()),
+                load_average: Some([id as f64, 0.0, 0.0]),
+                ..Environment::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn each_levels_environment_is_shown_and_disagreeing_boots_flagged() {
+        let boots = [
+            booted(
+                0,
+                "preempt=full",
+                "complete",
+                "Skylake",
+                "preempt=full verdict.boot=aa",
+            ),
+            booted(
+                1,
+                "preempt=none",
+                "complete",
+                "Skylake",
+                "preempt=none verdict.boot=bb",
+            ),
+            booted(2, "preempt=full", "failed", "Skylake", ""),
+            booted(
+                3,
+                "preempt=full",
+                "complete",
+                "Icelake",
+                "preempt=full verdict.boot=cc",
+            ),
+            booted(
+                4,
+                "preempt=none",
+                "complete",
+                "Skylake",
+                "preempt=none verdict.boot=dd",
+            ),
+        ];
+        let levels = level_environments(&boots);
+        assert_eq!(
+            levels
+                .iter()
+                .map(|level| (level.level_key.as_str(), level.boots.clone()))
+                .collect::<Vec<_>>(),
+            [("preempt=full", vec![0, 3]), ("preempt=none", vec![1, 4])]
+        );
+        let fact = |level: usize, name: &str| {
+            levels[level]
+                .facts
+                .iter()
+                .find(|fact| fact.name == name)
+                .unwrap_or_else(|| panic!("no {name}: {levels:?}"))
+                .clone()
+        };
+        // The nonce is new on every boot by design: not a difference.
+        let cmdline = fact(0, "command line");
+        assert!(!cmdline.differs, "{cmdline:?}");
+        assert_eq!(cmdline.values[0].value, "preempt=full");
+        assert_eq!(fact(0, "cpus").values[0].value, "4 (online 0-3)");
+        // Another CPU model in one boot of a level is flagged, with each
+        // value's boots; the load is not a fact (it changes freely).
+        let cpu = fact(0, "cpu");
+        assert!(cpu.differs, "{cpu:?}");
+        assert_eq!(
+            cpu.values,
+            [
+                FactValue {
+                    value: "Skylake".into(),
+                    boots: vec![0]
+                },
+                FactValue {
+                    value: "Icelake".into(),
+                    boots: vec![3]
+                },
+            ]
+        );
+        assert!(
+            levels[1].facts.iter().all(|fact| !fact.differs),
+            "{levels:?}"
+        );
+        assert!(
+            levels[0].facts.iter().all(|fact| fact.name != "smt"),
+            "never read"
+        );
+        assert!(
+            level_environments(&boots[2..3]).is_empty(),
+            "a failed boot has none"
+        );
     }
 }

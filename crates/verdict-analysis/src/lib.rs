@@ -1,7 +1,7 @@
 //! verdict-analysis: the typed analysis built from stored samples. Run
 //! summaries, comparisons with their verdicts (multiplicity handled across
-//! the family), pivots with their ratio bootstrap, and boots decided with
-//! the boot as the unit; every figure is computed through verdict-stats.
+//! the family), pivots with their ratio bootstrap, boots decided with
+//! the boot as the unit, and where a comparison's sides came from; every figure is computed through verdict-stats.
 //! Never renders, no I/O, no clock: the models here are what
 //! verdict-report renders, and their `Serialize` field names are the JSON
 //! report schemas (`verdict.report/v1`, `verdict.compare/v1`,
@@ -13,6 +13,7 @@ pub mod hosts;
 pub mod pivot;
 pub mod run;
 pub mod sequential;
+pub mod sources;
 
 pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};
 pub use run::{CellRow, FailureRow, LeftoverRow, MissingRow, RunReport};

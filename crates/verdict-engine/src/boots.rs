@@ -10,7 +10,7 @@
 //! skipped (`on_boot_failure`). `--resume` continues from the first boot
 //! whose iterations are not all stored, in a fresh boot. The booted
 //! machine's own environment (kernel, command line, CPU, SMT) is read
-//! through its target after each proof and stored with the run, per boot.
+//! through its target after each proof and stored in the boot's row.
 //!
 //! Must not: start QEMU or any process itself (the booter and the target
 //! do), or store a sample of a boot that did not prove itself.
@@ -161,14 +161,8 @@ pub struct BootRunner<'a> {
     /// The controller's environment (each boot's kernel is in its record).
     pub environment: &'a dyn Fn() -> Environment,
     /// The booted machine's environment, read through its target after
-    /// the boot is proven; stored per boot as the run's annotation
-    /// `boot_environment.ID` (ID the boot's id in the `boots` table).
+    /// the boot is proven; stored in the boot's row (`BootRow::environment`).
     pub boot_environment: &'a dyn Fn(&dyn Target) -> Environment,
-}
-
-/// The annotation holding boot `id`'s environment.
-pub fn boot_environment_key(id: u32) -> String {
-    format!("boot_environment.{id}")
 }
 
 impl std::fmt::Debug for BootRunner<'_> {
@@ -429,15 +423,8 @@ impl BootRunner<'_> {
                     row.kernel_release = Some(record.kernel_release.clone());
                     row.accelerator = Some(record.accelerator.clone());
                     row.ready_at_ms = Some(now_ms());
+                    row.environment = self.booter.target().map(self.boot_environment);
                     self.store.update_boot(run, &row)?;
-                    if let Some(target) = self.booter.target() {
-                        let environment = (self.boot_environment)(target);
-                        self.store.put_annotation(
-                            run,
-                            &boot_environment_key(id),
-                            &serde_json::to_value(&environment).unwrap_or_default(),
-                        )?;
-                    }
                     observer.note(&format!(
                         "boot {id} proven: {} ({}), boot id {}, {}, ready in {:.1}s",
                         record.kernel_release,

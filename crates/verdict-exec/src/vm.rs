@@ -21,7 +21,9 @@
 //! [`VmOptions::share`] (off by default, not reachable from an experiment
 //! file) shares one host directory read-only over 9p, mounted at
 //! `/mnt/verdict`: how the tests give a guest the kernel and initrd it
-//! kexecs into when they treat it as an ssh host.
+//! kexecs into when they treat it as an ssh host. [`VmOptions::monitor`]
+//! (likewise) puts QEMU's monitor on two FIFOs, so a test can reset the
+//! guest as a power cycle would.
 //!
 //! Must not: download anything, share a host directory unasked,
 //! weaken host-key checking (no `StrictHostKeyChecking=no`), pass a value
@@ -107,6 +109,12 @@ pub struct VmOptions {
     /// Let the guest reboot (QEMU restarts it with the same kernel, initrd
     /// and command line) instead of QEMU exiting.
     pub reboot: bool,
+    /// QEMU's human monitor on the FIFOs `PATH.in` and `PATH.out` (made
+    /// by the caller, e.g. with `mkfifo`) instead of none: writing
+    /// `system_reset` to `PATH.in` resets the guest as a power cycle
+    /// would (how the tests stand in for a BMC). Not reachable from an
+    /// experiment file.
+    pub monitor: Option<PathBuf>,
 }
 
 impl VmOptions {
@@ -130,6 +138,7 @@ impl VmOptions {
             initrd: None,
             share: None,
             reboot: false,
+            monitor: None,
         }
     }
 }
@@ -300,16 +309,17 @@ impl VmTarget {
                 base.display()
             ))
         })?;
-        if let Some(share) = options
-            .share
-            .as_ref()
-            .filter(|share| share.to_string_lossy().contains(','))
-        {
-            let _ = std::fs::remove_dir_all(&directory);
-            return Err(target_error(format!(
-                "the share {} contains a comma, which QEMU's option syntax cannot carry",
-                share.display()
-            )));
+        for (what, path) in [("share", &options.share), ("monitor", &options.monitor)] {
+            if let Some(path) = path
+                .as_ref()
+                .filter(|path| path.to_string_lossy().contains(','))
+            {
+                let _ = std::fs::remove_dir_all(&directory);
+                return Err(target_error(format!(
+                    "the {what} {} contains a comma, which QEMU's option syntax cannot carry",
+                    path.display()
+                )));
+            }
         }
         if directory.to_string_lossy().contains(',') {
             return Err(target_error(format!(
@@ -811,7 +821,10 @@ fn start_qemu(
         "-display".into(),
         "none".into(),
         "-monitor".into(),
-        "none".into(),
+        match &options.monitor {
+            Some(monitor) => format!("pipe:{}", monitor.display()),
+            None => "none".into(),
+        },
         "-serial".into(),
         format!("file:{}", console.display()),
         "-nic".into(),

@@ -3,7 +3,9 @@
 //! (the range of the per-boot medians, the between-boot CV next to the
 //! within-boot CV), the boots that failed with their console tails, the
 //! accelerator that ran, and the comparisons of boot levels redone with
-//! the boot as the unit (verdict-stats' `boot_spread::boot_medians`).
+//! the boot as the unit (verdict-stats' `boot_spread::boot_medians`), and
+//! per boot level the booted machine's environment, facts on which boots
+//! of one level disagree marked `DIFFERS`.
 //! The section is built in verdict-analysis (re-exported here), its
 //! figures by verdict-stats; this module renders it.
 use crate::escape;
@@ -35,53 +37,18 @@ impl View<'_> {
         };
         output.push_str(&format!(
             "\n{}\n",
-            escape_line(&format!(
-                "boots: {} proven ({}), {} failed; boot levels compared with {}; {metric} boot to boot (each boot summarised by its median):",
-                self.proven,
-                if self.accelerators.is_empty() {
-                    "no accelerator recorded".to_string()
-                } else {
-                    self.accelerators.join(", ")
-                },
-                self.failed.len(),
-                boot_method()
-            ))
+            escape_line(&format!("boots: {}:", summary(self, metric)))
         ));
-        let mut table = Table::new(
-            [
-                "cell",
-                "boots",
-                "per-boot medians",
-                "between-boot CV",
-                "within-boot CV",
-            ]
-            .map(String::from)
-            .to_vec(),
-        );
-        let number =
-            |value: Option<f64>| value.map_or("-".to_string(), |value| format::value(value, unit));
-        let percent = |value: Option<f64>| {
-            value.map_or("-".to_string(), |value| format!("{:.1}%", value * 100.0))
-        };
+        let mut table = Table::new(SPREAD_COLUMNS.map(String::from).to_vec());
         for row in &self.spread {
-            table.push(vec![
-                row.cell.clone(),
-                row.boots.to_string(),
-                match (row.median_low, row.median_high) {
-                    (Some(low), Some(high)) => {
-                        format!("{} .. {}", number(Some(low)), number(Some(high)))
-                    }
-                    _ => "-".to_string(),
-                },
-                percent(row.between_boot_cv),
-                percent(row.within_boot_cv),
-            ]);
+            table.push(spread_cells(row, unit).to_vec());
         }
         output.push_str(&if markdown {
             table.markdown()
         } else {
             table.text()
         });
+        output.push_str(&self.environments_text(markdown));
         if !self.failed.is_empty() {
             output.push_str(&format!(
                 "\n{} failed boot(s), never data:\n",
@@ -126,6 +93,146 @@ impl View<'_> {
     }
 }
 
+impl View<'_> {
+    /// Per boot level, the booted machine's environment: one line per
+    /// fact, the boots' values where they disagree, then a warning naming
+    /// every level whose boots disagree.
+    fn environments_text(&self, markdown: bool) -> String {
+        if self.environments.is_empty() {
+            return String::new();
+        }
+        let line = |indent: usize, text: &str| {
+            if markdown {
+                format!("{}- {}\n", "  ".repeat(indent), escape::markdown(text))
+            } else {
+                format!("{}{}\n", "  ".repeat(indent + 1), escape::text(text))
+            }
+        };
+        let mut output = format!(
+            "\n{}\n",
+            if markdown {
+                escape::markdown(ENVIRONMENT_HEADING)
+            } else {
+                escape::text(ENVIRONMENT_HEADING)
+            }
+        );
+        let mut differing = Vec::new();
+        for level in &self.environments {
+            output.push_str(&line(
+                0,
+                &format!("{} ({}):", level.level_key, boot_list(&level.boots)),
+            ));
+            for fact in &level.facts {
+                output.push_str(&line(1, &format!("{}: {}", fact.name, fact_text(fact))));
+            }
+            let names: Vec<&str> = level
+                .facts
+                .iter()
+                .filter(|fact| fact.differs)
+                .map(|fact| fact.name.as_str())
+                .collect();
+            if !names.is_empty() {
+                differing.push(format!("{} ({})", level.level_key, names.join(", ")));
+            }
+        }
+        if !differing.is_empty() {
+            let warning = format!(
+                "warning: boots of the same level differ in what should not change between them: {}",
+                differing.join("; ")
+            );
+            output.push_str(&if markdown {
+                format!("\n{}\n", escape::markdown(&warning))
+            } else {
+                format!("{}\n", escape::text(&warning))
+            });
+        }
+        output
+    }
+}
+
+/// The spread table's columns.
+pub(crate) const SPREAD_COLUMNS: [&str; 5] = [
+    "cell",
+    "boots",
+    "per-boot medians",
+    "between-boot CV",
+    "within-boot CV",
+];
+
+/// `N proven (tcg), M failed; boot levels compared with ...; METRIC boot
+/// to boot (each boot summarised by its median)`.
+pub(crate) fn summary(section: &BootsSection, metric: &str) -> String {
+    format!(
+        "{} proven ({}), {} failed; boot levels compared with {}; {metric} boot to boot (each boot summarised by its median)",
+        section.proven,
+        if section.accelerators.is_empty() {
+            "no accelerator recorded".to_string()
+        } else {
+            section.accelerators.join(", ")
+        },
+        section.failed.len(),
+        boot_method()
+    )
+}
+
+/// One cell's row of the spread table, as [`SPREAD_COLUMNS`].
+pub(crate) fn spread_cells(row: &BootSpreadRow, unit: &str) -> [String; 5] {
+    let percent = |value: Option<f64>| {
+        value.map_or("-".to_string(), |value| format!("{:.1}%", value * 100.0))
+    };
+    [
+        row.cell.clone(),
+        row.boots.to_string(),
+        match (row.median_low, row.median_high) {
+            (Some(low), Some(high)) => {
+                format!(
+                    "{} .. {}",
+                    format::value(low, unit),
+                    format::value(high, unit)
+                )
+            }
+            _ => "-".to_string(),
+        },
+        percent(row.between_boot_cv),
+        percent(row.within_boot_cv),
+    ]
+}
+
+/// The heading of the booted environments.
+pub(crate) const ENVIRONMENT_HEADING: &str = "booted environment per boot level (read in each proven boot after its proof; the command line without verdict.boot=NONCE):";
+
+/// `boot 3` or `boots 1, 4`.
+pub(crate) fn boot_list(boots: &[u32]) -> String {
+    format!(
+        "boot{} {}",
+        if boots.len() == 1 { "" } else { "s" },
+        boots
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// A fact's value when the boots agree (CPU flags as their count); every
+/// value with its boots after `DIFFERS:` when they do not.
+pub(crate) fn fact_text(fact: &BootFact) -> String {
+    match fact.values.as_slice() {
+        [only] if fact.name == "cpu flags" => {
+            format!("{} flags", only.value.split_whitespace().count())
+        }
+        [only] => only.value.clone(),
+        values => format!(
+            "DIFFERS: {}",
+            values
+                .iter()
+                .map(|value| format!("`{}` ({})", value.value, boot_list(&value.boots)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,6 +248,7 @@ mod tests {
         let section = BootsSection {
             accelerators: vec!["tcg".into()],
             proven: 0,
+            environments: Vec::new(),
             spread: Vec::new(),
             failed: vec![FailedBoot {
                 id: 3,
@@ -157,5 +265,66 @@ mod tests {
         assert!(!text.contains('\u{1b}'), "{text}");
         let markdown = View(&section).text(true, "wall", "s");
         assert!(markdown.contains("red \\| \\`x\\`"), "{markdown}");
+    }
+
+    #[test]
+    fn each_levels_environment_is_listed_and_a_difference_warned_escaped() {
+        let fact = |name: &str, values: &[(&str, &[u32])]| BootFact {
+            name: name.into(),
+            differs: values.len() > 1,
+            values: values
+                .iter()
+                .map(|(value, boots)| FactValue {
+                    value: value.to_string(),
+                    boots: boots.to_vec(),
+                })
+                .collect(),
+        };
+        let section = BootsSection {
+            accelerators: vec!["kexec".into()],
+            proven: 3,
+            spread: Vec::new(),
+            failed: Vec::new(),
+            environments: vec![
+                LevelEnvironment {
+                    level_key: "preempt=full".into(),
+                    boots: vec![0, 3],
+                    facts: vec![
+                        fact("kernel release", &[("6.1.0-57-amd64", &[0, 3])]),
+                        fact("cpu", &[("Skylake", &[0]), ("Ice|lake `x`", &[3])]),
+                        fact("cpu flags", &[("fpu sse2 avx", &[0, 3])]),
+                    ],
+                },
+                LevelEnvironment {
+                    level_key: "preempt=none".into(),
+                    boots: vec![1],
+                    facts: vec![fact("command line", &[("preempt=none", &[1])])],
+                },
+            ],
+        };
+        let text = View(&section).text(false, "wall", "s");
+        for line in [
+            "  preempt=full (boots 0, 3):\n",
+            "    kernel release: 6.1.0-57-amd64\n",
+            "    cpu: DIFFERS: `Skylake` (boot 0); `Ice|lake `x`` (boot 3)\n",
+            "    cpu flags: 3 flags\n",
+            "  preempt=none (boot 1):\n",
+            "    command line: preempt=none\n",
+            "warning: boots of the same level differ in what should not change between them: preempt=full (cpu)\n",
+        ] {
+            assert!(text.contains(line), "{line}\n{text}");
+        }
+        let markdown = View(&section).text(true, "wall", "s");
+        assert!(markdown.contains("Ice\\|lake"), "{markdown}");
+        // Without recorded environments, nothing of this is shown.
+        let bare = BootsSection {
+            environments: Vec::new(),
+            ..section
+        };
+        assert!(
+            !View(&bare)
+                .text(false, "wall", "s")
+                .contains("booted environment")
+        );
     }
 }

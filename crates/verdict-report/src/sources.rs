@@ -1,36 +1,11 @@
 //! Where the two sides of a comparison came from (`verdict compare`'s
-//! `sources`): a file, or the runs and cells a stored selection pooled; as
-//! the JSON document's entries and as text or markdown lines. Renders
+//! `sources`) as text or markdown lines. The model (`Source`,
+//! `SourceKind`: a file, or the runs and cells a stored selection pooled)
+//! is verdict-analysis's, re-exported here under its old path. Renders
 //! only: the runs and counts are given.
 
-use serde::Serialize;
-
 use crate::Format;
-
-/// One side of a comparison, as the JSON document's `sources` lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Source {
-    /// `baseline` or `candidate`.
-    pub side: String,
-    /// The side as the user wrote it.
-    pub spec: String,
-    #[serde(flatten)]
-    pub kind: SourceKind,
-}
-
-/// A file, or a stored selection with what it pooled.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum SourceKind {
-    File,
-    Selection {
-        runs: Vec<i64>,
-        cells: usize,
-        values: usize,
-        first_at_ms: i64,
-        last_at_ms: i64,
-    },
-}
+pub use verdict_analysis::sources::{Source, SourceKind};
 
 /// Text or markdown lines naming where each stored side came from; empty
 /// for CSV, JSON, and two files.

@@ -1,7 +1,8 @@
-//! The boots of a run in SQLite (schema version 7): one row per boot
-//! attempt, written before the boot's first sample and updated as the boot
-//! is proven, fails or completes. Must not decide anything about boots
-//! (the engine does) or hold queries of other tables.
+//! The boots of a run in SQLite (schema version 10; their environments
+//! since 12): one row per boot attempt, written before the boot's first
+//! sample and updated as the boot is proven, fails or completes. Must not
+//! decide anything about boots (the engine does) or hold queries of other
+//! tables.
 
 use rusqlite::{OptionalExtension, params};
 use verdict_model::RunId;
@@ -48,12 +49,17 @@ impl SqliteStore {
 
     pub(crate) fn update_boot_row(&self, run: RunId, row: &BootRow) -> Result<(), StoreError> {
         let operation = format!("update boot {} of run {run}", row.id);
+        let environment = row
+            .environment
+            .as_ref()
+            .map(|environment| self.environment_json(&operation, environment))
+            .transpose()?;
         let changed = self
             .connection
             .prepare_cached(
                 "UPDATE boots SET status = ?3, nonce = ?4, boot_id = ?5, kernel_release = ?6, \
                     accelerator = ?7, message = ?8, console_tail = ?9, ready_at_ms = ?10, \
-                    finished_at_ms = ?11 \
+                    finished_at_ms = ?11, environment = ?12 \
                  WHERE run_id = ?1 AND id = ?2",
             )
             .and_then(|mut statement| {
@@ -68,7 +74,8 @@ impl SqliteStore {
                     row.message,
                     row.console_tail,
                     row.ready_at_ms,
-                    row.finished_at_ms
+                    row.finished_at_ms,
+                    environment
                 ])
             })
             .map_err(self.sql_error(&operation))?;
@@ -85,7 +92,7 @@ impl SqliteStore {
             .prepare_cached(
                 "SELECT id, slot, attempt, level_key, first_sequence, status, kernel, \
                     command_line, nonce, boot_id, kernel_release, accelerator, message, \
-                    console_tail, started_at_ms, ready_at_ms, finished_at_ms \
+                    console_tail, started_at_ms, ready_at_ms, finished_at_ms, environment \
                  FROM boots WHERE run_id = ?1 ORDER BY id",
             )
             .and_then(|mut statement| {
@@ -95,9 +102,7 @@ impl SqliteStore {
             })
             .map_err(self.sql_error(&operation))?
             .into_iter()
-            .map(|row| {
-                row.ok_or_else(|| self.invalid(operation.clone(), "a boot number out of range"))
-            })
+            .map(|row| row.map_err(|reason| self.invalid(operation.clone(), reason)))
             .collect()
     }
 }

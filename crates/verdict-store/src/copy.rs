@@ -1,6 +1,6 @@
 //! Copying runs between stores (`verdict push` / `verdict pull`): a run
-//! with its samples, cells, annotations, adaptive state, kernel configs and
-//! commit, found again in the target by its identity (`runs.uuid`, schema
+//! with its samples, cells, annotations, adaptive state, boots (with each
+//! boot's environment), kernel configs and commit, found again in the target by its identity (`runs.uuid`, schema
 //! v7), so copying twice stores nothing twice and an interrupted copy is
 //! completed by the next one. The run gets the target's next id; its `origin` records where
 //! it was measured (the first store it came from, password redacted, and
@@ -16,7 +16,7 @@ use crate::database::Database;
 use crate::history::HistoryStore;
 use crate::postgres::PostgresStore;
 use crate::sqlite::{SqliteStore, to_json};
-use crate::store::{RunRecord, Store};
+use crate::store::{NewBoot, RunRecord, Store};
 
 /// Samples copied per transaction (PostgreSQL): an interrupted copy keeps
 /// whole batches, and the next copy adds the rest.
@@ -69,6 +69,7 @@ pub fn copy_run(source: &Database, target: &Database, run: RunId) -> Result<Copi
         Some(existing) => (existing, false),
         None => (target_identity.import_run(&record, &uuid, &origin)?, true),
     };
+    copy_boots(source, target, run, target_run)?;
     let cells: BTreeMap<usize, Cell> = source.cells(run)?.into_iter().collect();
     let present: HashSet<u32> = target
         .samples(target_run)?
@@ -132,6 +133,44 @@ pub fn copy_run(source: &Database, target: &Database, run: RunId) -> Result<Copi
         samples_copied: copied,
         samples_present: present.len(),
     })
+}
+
+/// The run's boots, each with its environment: a boot the target lacks is
+/// created (a run's boots are numbered from 0 in order, so the target
+/// holds the first ones of an interrupted copy), and every boot's facts
+/// are written again (a run resumed since the last copy has moved on).
+fn copy_boots(
+    source: &Database,
+    target: &Database,
+    run: RunId,
+    target_run: RunId,
+) -> Result<(), StoreError> {
+    let present = target.boots(target_run)?.len();
+    for boot in source.boots(run)? {
+        if boot.id as usize >= present {
+            let id = target.create_boot(
+                target_run,
+                &NewBoot {
+                    slot: boot.slot,
+                    attempt: boot.attempt,
+                    level_key: boot.level_key.clone(),
+                    first_sequence: boot.first_sequence,
+                    kernel: boot.kernel.clone(),
+                    command_line: boot.command_line.clone(),
+                    started_at_ms: boot.started_at_ms,
+                },
+            )?;
+            if id != boot.id {
+                return Err(StoreError::Corrupt {
+                    path: target.path().to_path_buf(),
+                    what: format!("boot {} of run {target_run}", boot.id),
+                    reason: format!("it was copied as boot {id}"),
+                });
+            }
+        }
+        target.update_boot(target_run, &boot)?;
+    }
+    Ok(())
 }
 
 impl Database {

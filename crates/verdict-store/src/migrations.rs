@@ -71,6 +71,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sqlite: MIGRATION_11,
         postgres: POSTGRES_11,
     },
+    Migration {
+        sqlite: MIGRATION_12,
+        postgres: POSTGRES_12,
+    },
 ];
 
 /// The PostgreSQL table that marks a database (schema) as verdict's and
@@ -596,6 +600,32 @@ UPDATE adaptive_runs SET
 
 DELETE FROM run_annotations WHERE key IN ('procedure', 'decisions');
 "#;
+
+/// Version 12: each boot's environment in its row (`boots.environment`,
+/// `verdict_model::Environment` as JSON: the booted machine's kernel
+/// release and version, command line, CPU, SMT..., read through the target
+/// after the boot was proven) instead of the run's annotation
+/// `boot_environment.ID`, which was read back by key. The annotations of
+/// runs stored before move into their boot's row, value for value; an
+/// annotation naming no stored boot stays an annotation.
+const MIGRATION_12: &str = r#"
+ALTER TABLE boots ADD COLUMN environment TEXT;
+
+UPDATE boots SET environment = (
+    SELECT a.value_json FROM run_annotations a
+    WHERE a.run_id = boots.run_id AND a.key = 'boot_environment.' || boots.id
+);
+
+DELETE FROM run_annotations
+WHERE key LIKE 'boot_environment.%'
+  AND EXISTS (SELECT 1 FROM boots b
+              WHERE b.run_id = run_annotations.run_id
+                AND run_annotations.key = 'boot_environment.' || b.id);
+"#;
+
+/// Version 12 in PostgreSQL: the same statements (`text || bigint` is
+/// text there too).
+const POSTGRES_12: &str = MIGRATION_12;
 
 #[cfg(test)]
 mod tests {

@@ -292,7 +292,7 @@ impl PostgresStore {
         }
     }
 
-    fn environment_json(
+    pub(crate) fn environment_json(
         &self,
         what: &str,
         environment: &Environment,

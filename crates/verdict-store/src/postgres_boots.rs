@@ -1,8 +1,8 @@
-//! The boots of a run in PostgreSQL (schema version 10), the same rows as
-//! SQLite's (`boots.rs`): one per boot attempt, written before the boot's
-//! first sample and updated as the boot is proven, fails or completes.
-//! Must not decide anything about boots (the engine does) or hold queries
-//! of other tables.
+//! The boots of a run in PostgreSQL (schema version 10; their environments
+//! since 12), the same rows as SQLite's (`boots.rs`): one per boot
+//! attempt, written before the boot's first sample and updated as the boot
+//! is proven, fails or completes. Must not decide anything about boots
+//! (the engine does) or hold queries of other tables.
 
 use verdict_model::RunId;
 
@@ -51,11 +51,16 @@ impl PostgresStore {
 
     pub(crate) fn update_boot_row(&self, run: RunId, row: &BootRow) -> Result<(), StoreError> {
         let operation = format!("update boot {} of run {run}", row.id);
+        let environment = row
+            .environment
+            .as_ref()
+            .map(|environment| self.environment_json(&operation, environment))
+            .transpose()?;
         let changed = self.execute(
             &operation,
             "UPDATE boots SET status = $3, nonce = $4, boot_id = $5, kernel_release = $6, \
                 accelerator = $7, message = $8, console_tail = $9, ready_at_ms = $10, \
-                finished_at_ms = $11 \
+                finished_at_ms = $11, environment = $12 \
              WHERE run_id = $1 AND id = $2",
             &[
                 &run.0,
@@ -69,6 +74,7 @@ impl PostgresStore {
                 &row.console_tail,
                 &row.ready_at_ms,
                 &row.finished_at_ms,
+                &environment,
             ],
         )?;
         if changed == 0 {
@@ -84,7 +90,7 @@ impl PostgresStore {
             &operation,
             "SELECT id, slot, attempt, level_key, first_sequence, status, kernel, \
                 command_line, nonce, boot_id, kernel_release, accelerator, message, \
-                console_tail, started_at_ms, ready_at_ms, finished_at_ms \
+                console_tail, started_at_ms, ready_at_ms, finished_at_ms, environment \
              FROM boots WHERE run_id = $1 ORDER BY id",
             &[&run.0],
         )?;
@@ -92,7 +98,7 @@ impl PostgresStore {
             .map(|row| {
                 boot_row(row)
                     .map_err(self.error(&operation))?
-                    .ok_or_else(|| self.invalid(operation.clone(), "a boot number out of range"))
+                    .map_err(|reason| self.invalid(operation.clone(), reason))
             })
             .collect()
     }

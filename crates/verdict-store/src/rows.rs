@@ -295,17 +295,26 @@ impl RawSample {
 /// A boot from the columns id, slot, attempt, level_key, first_sequence,
 /// status, kernel, command_line, nonce, boot_id, kernel_release,
 /// accelerator, message, console_tail, started_at_ms, ready_at_ms,
-/// finished_at_ms; `Ok(None)` when a boot number is out of range.
-pub(crate) fn boot_row<Row: Columns>(row: &Row) -> Result<Option<BootRow>, Row::Error> {
+/// finished_at_ms, environment; `Ok(Err(why))` when a boot number is out of
+/// range or its environment does not decode.
+pub(crate) fn boot_row<Row: Columns>(row: &Row) -> Result<Result<BootRow, String>, Row::Error> {
     let mut numbers = [0_u32; 4];
     for (slot, index) in numbers.iter_mut().zip([0, 1, 2, 4]) {
         match u32::try_from(row.integer(index)?) {
             Ok(number) => *slot = number,
-            Err(_) => return Ok(None),
+            Err(_) => return Ok(Err("a boot number out of range".to_string())),
         }
     }
     let [id, slot, attempt, first_sequence] = numbers;
-    Ok(Some(BootRow {
+    let environment = match row
+        .optional_text(17)?
+        .map(|text| serde_json::from_str(&text))
+        .transpose()
+    {
+        Ok(environment) => environment,
+        Err(error) => return Ok(Err(format!("the environment of boot {id}: {error}"))),
+    };
+    Ok(Ok(BootRow {
         id,
         slot,
         attempt,
@@ -323,5 +332,6 @@ pub(crate) fn boot_row<Row: Columns>(row: &Row) -> Result<Option<BootRow>, Row::
         started_at_ms: row.integer(14)?,
         ready_at_ms: row.optional_integer(15)?,
         finished_at_ms: row.optional_integer(16)?,
+        environment,
     }))
 }

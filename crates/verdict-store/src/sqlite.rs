@@ -304,7 +304,7 @@ impl SqliteStore {
     /// An environment as JSON that reads back: serde_json writes a NaN
     /// (say, an unparsable load average) as `null`, which would make the run
     /// unreadable later, so it is refused now.
-    fn environment_json(
+    pub(crate) fn environment_json(
         &self,
         what: &str,
         environment: &Environment,

@@ -168,6 +168,10 @@ pub struct BootRow {
     pub started_at_ms: i64,
     pub ready_at_ms: Option<i64>,
     pub finished_at_ms: Option<i64>,
+    /// The booted machine's environment (kernel release and version,
+    /// /proc/cmdline, CPU, SMT...), read through its target once the boot
+    /// was proven (schema 12); `None` before that and for failed boots.
+    pub environment: Option<Environment>,
 }
 
 impl BootRow {

@@ -43,7 +43,7 @@ fn a_schema_v1_database_opens_and_migrates_with_its_data() {
 
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(user_version(&path), SqliteStore::schema_version());
-    assert_eq!(SqliteStore::schema_version(), 11);
+    assert_eq!(SqliteStore::schema_version(), 12);
 
     let runs = store.list_runs().unwrap();
     let summary: Vec<_> = runs
@@ -412,6 +412,66 @@ fn a_schema_v10_database_moves_its_adaptive_annotations_into_the_typed_table() {
             .unwrap()
             .contains("Hwang–Shih–DeCani")
     );
+}
+
+/// tests/fixtures/schema-v11.db was written by verdict at schema version
+/// 11 (`verdict run` of a VM experiment under TCG, Debian's kernel, then
+/// VACUUMed): run 1 with three boot levels, one boot each, the `wrong`
+/// level's boot proven, then refused by its verify (failed, skipped).
+/// Each proven boot's environment was the annotation
+/// `boot_environment.ID`; migration 12 moves each into its boot's row,
+/// value for value.
+#[test]
+fn a_schema_v11_database_moves_its_boot_environments_into_the_boot_rows() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("v11.db");
+    std::fs::copy(fixture("schema-v11.db"), &path).unwrap();
+    assert_eq!(user_version(&path), 11);
+    let before: Vec<(u32, String)> = {
+        let connection = rusqlite::Connection::open(&path).unwrap();
+        let mut statement = connection
+            .prepare(
+                "SELECT key, value_json FROM run_annotations \
+                 WHERE run_id = 1 AND key LIKE 'boot_environment.%' ORDER BY key",
+            )
+            .unwrap();
+        statement
+            .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get(1)?)))
+            .unwrap()
+            .map(|row| {
+                let (key, value) = row.unwrap();
+                (key["boot_environment.".len()..].parse().unwrap(), value)
+            })
+            .collect()
+    };
+    assert_eq!(before.len(), 3, "three proven boots: {before:?}");
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(user_version(&path), SqliteStore::schema_version());
+    let boots = store.boots(RunId(1)).unwrap();
+    assert_eq!(boots.len(), 3, "{boots:?}");
+    for boot in &boots {
+        let expected: Option<verdict_model::Environment> = before
+            .iter()
+            .find(|(id, _)| *id == boot.id)
+            .map(|(_, text)| serde_json::from_str(text).unwrap());
+        assert_eq!(boot.environment, expected, "boot {}", boot.id);
+        let environment = boot.environment.as_ref().unwrap();
+        let cmdline = environment.kernel_cmdline.as_deref().unwrap();
+        assert!(cmdline.contains(&boot.command_line), "{cmdline}");
+        assert!(
+            cmdline.contains(&format!("verdict.boot={}", boot.nonce.as_deref().unwrap())),
+            "{cmdline}"
+        );
+        assert_eq!(environment.kernel_release, boot.kernel_release);
+    }
+    assert_eq!(boots[1].status, "failed");
+    let keys: Vec<String> = store.annotations(RunId(1)).unwrap().into_keys().collect();
+    assert!(
+        keys.iter().all(|key| !key.starts_with("boot_environment.")),
+        "{keys:?}"
+    );
+    assert!(keys.contains(&"boot_schedule".to_string()), "{keys:?}");
 }
 
 #[test]

@@ -458,7 +458,9 @@ on_both_backends! {
             store.put_annotation(run, "process", &json!({"pid": 20466})).unwrap();
             store.put_annotation(fixed, "process", &json!({"pid": 20467})).unwrap();
         }
+        // Back to version 10: without migration 11's table and 12's column.
         backend.raw_rows("DROP TABLE adaptive_runs");
+        backend.raw_rows("ALTER TABLE boots DROP COLUMN environment");
         match backend.sqlite_path() {
             Some(_) => backend.raw_rows("PRAGMA user_version = 10"),
             None => backend.raw_rows("UPDATE verdict_schema SET version = 10"),
@@ -699,5 +701,174 @@ on_both_backends! {
             .update_boot(run, &verdict_store::BootRow { id: 7, ..Default::default() })
             .is_err());
         assert!(store.boots(RunId(999)).is_err());
+    }
+
+    /// A proven boot's environment is stored with its row, typed, and
+    /// read back equal (quotes and SQL in its text stay text); a failed
+    /// boot has none; a NaN that would not read back is refused.
+    fn a_boots_environment_round_trips_typed(backend) {
+        let store = backend.open();
+        let run = store.create_run(&new_run("boots")).unwrap();
+        let new = verdict_store::NewBoot {
+            slot: 0,
+            attempt: 0,
+            level_key: "preempt=full".into(),
+            first_sequence: 0,
+            kernel: "/vmlinuz".into(),
+            command_line: "preempt=full".into(),
+            started_at_ms: 5,
+        };
+        assert_eq!(store.create_boot(run, &new).unwrap(), 0);
+        assert_eq!(store.create_boot(run, &new).unwrap(), 1);
+        let booted = booted_environment("preempt=full verdict.boot=0123 x='; DROP TABLE boots; --'");
+        let proven = verdict_store::BootRow {
+            id: 1,
+            status: "proven".into(),
+            environment: Some(booted.clone()),
+            ..verdict_store::BootRow::default()
+        };
+        store.update_boot(run, &proven).unwrap();
+        let boots = store.boots(run).unwrap();
+        assert_eq!(boots[0].environment, None);
+        assert_eq!(boots[1].environment, Some(booted.clone()));
+        let unreadable = verdict_store::BootRow {
+            environment: Some(Environment {
+                load_average: Some([f64::NAN, 0.0, 0.0]),
+                ..booted
+            }),
+            ..proven
+        };
+        let error = store.update_boot(run, &unreadable).unwrap_err().to_string();
+        assert!(error.contains("not a number"), "{error}");
+    }
+
+    /// push/pull: a copied run keeps its boots, each with its environment
+    /// and console tail; copying again (after the run went on) adds the new
+    /// boots and updates the old, storing nothing twice.
+    fn a_copied_run_keeps_its_boots_and_their_environments(backend) {
+        let source_backend = support::Backend::sqlite();
+        let source = source_backend.open();
+        let run = source.create_run(&new_run("boots")).unwrap();
+        let new = |slot| verdict_store::NewBoot {
+            slot,
+            attempt: 0,
+            level_key: format!("preempt={slot}"),
+            first_sequence: slot * 2,
+            kernel: "/vmlinuz".into(),
+            command_line: "preempt=full".into(),
+            started_at_ms: 5,
+        };
+        source.create_boot(run, &new(0)).unwrap();
+        source
+            .update_boot(
+                run,
+                &verdict_store::BootRow {
+                    id: 0,
+                    slot: 0,
+                    level_key: "preempt=0".into(),
+                    status: "failed".into(),
+                    message: Some("not proven".into()),
+                    console_tail: Some("0s: power_cycle on the controller".into()),
+                    kernel: "/vmlinuz".into(),
+                    command_line: "preempt=full".into(),
+                    started_at_ms: 5,
+                    ..verdict_store::BootRow::default()
+                },
+            )
+            .unwrap();
+        source.create_boot(run, &new(0)).unwrap();
+        let mut proven = source.boots(run).unwrap().remove(1);
+        proven.status = "complete".into();
+        proven.environment = Some(booted_environment("preempt=full verdict.boot=1"));
+        source.update_boot(run, &proven).unwrap();
+        let target = backend.open();
+        let copied = verdict_store::copy_run(&source, &target, run).unwrap();
+        assert_eq!(target.boots(copied.target).unwrap(), source.boots(run).unwrap());
+        // The run went on: one more boot, and the first one's row changed.
+        source.create_boot(run, &new(1)).unwrap();
+        let mut third = source.boots(run).unwrap().remove(2);
+        third.environment = Some(booted_environment("preempt=none verdict.boot=2"));
+        source.update_boot(run, &third).unwrap();
+        let again = verdict_store::copy_run(&source, &target, run).unwrap();
+        assert_eq!(again.target, copied.target);
+        assert_eq!(target.boots(copied.target).unwrap(), source.boots(run).unwrap());
+        assert_eq!(target.boots(copied.target).unwrap().len(), 3);
+    }
+
+    /// A store at schema version 11 kept each boot's environment as the
+    /// run's annotation `boot_environment.ID` (the JSON below is what the
+    /// engine wrote); migration 12, in each dialect, moves each into its
+    /// boot's row and leaves the other annotations (and one naming no
+    /// boot) alone.
+    fn migration_12_moves_the_boot_environments_into_their_rows(backend) {
+        let run;
+        let environments = [
+            booted_environment("preempt=none verdict.boot=aa"),
+            booted_environment("preempt=full verdict.boot=bb"),
+        ];
+        {
+            let store = backend.open();
+            run = store.create_run(&new_run("boots")).unwrap();
+            for slot in 0..3 {
+                store
+                    .create_boot(
+                        run,
+                        &verdict_store::NewBoot {
+                            slot,
+                            attempt: 0,
+                            level_key: "preempt=full".into(),
+                            first_sequence: slot,
+                            kernel: "/vmlinuz".into(),
+                            command_line: "preempt=full".into(),
+                            started_at_ms: 5,
+                        },
+                    )
+                    .unwrap();
+            }
+            // Boots 0 and 2 were proven; boot 1 failed; boot 7 is not stored.
+            for (id, environment) in [(0, &environments[0]), (2, &environments[1]), (7, &environments[1])] {
+                store
+                    .put_annotation(
+                        run,
+                        &format!("boot_environment.{id}"),
+                        &serde_json::to_value(environment).unwrap(),
+                    )
+                    .unwrap();
+            }
+            store.put_annotation(run, "boot_schedule", &json!(["preempt=full"])).unwrap();
+        }
+        backend.raw_rows("ALTER TABLE boots DROP COLUMN environment");
+        match backend.sqlite_path() {
+            Some(_) => backend.raw_rows("PRAGMA user_version = 11"),
+            None => backend.raw_rows("UPDATE verdict_schema SET version = 11"),
+        };
+        let store = backend.open();
+        let boots = store.boots(run).unwrap();
+        assert_eq!(boots[0].environment.as_ref(), Some(&environments[0]));
+        assert_eq!(boots[1].environment, None);
+        assert_eq!(boots[2].environment.as_ref(), Some(&environments[1]));
+        assert_eq!(
+            store.annotations(run).unwrap().keys().collect::<Vec<_>>(),
+            ["boot_environment.7", "boot_schedule"]
+        );
+    }
+}
+
+/// What a booted machine's environment capture holds.
+fn booted_environment(cmdline: &str) -> Environment {
+    Environment {
+        kernel_release: Some("6.1.0-57-amd64".into()),
+        kernel_version: Some("#1 SMP PREEMPT_DYNAMIC Debian 6.1.158-1".into()),
+        architecture: Some("x86_64".into()),
+        kernel_cmdline: Some(cmdline.into()),
+        cpu_model: Some("Intel Xeon Processor (Skylake, IBRS)".into()),
+        cpu_flags: Some("fpu sse2 avx512f".into()),
+        cpu_count: Some(4),
+        cpus_online: Some("0-3".into()),
+        smt: Some("on".into()),
+        preempt: Some("full".into()),
+        clocksource: Some("tsc".into()),
+        load_average: Some([0.5, 0.25, 0.125]),
+        ..Environment::default()
     }
 }

@@ -160,6 +160,7 @@ fn with_boots(
             kernel_release: row.kernel_release,
             message: row.message,
             console_tail: row.console_tail,
+            environment: row.environment,
         })
         .collect();
     Ok(report.with_boots(experiment, samples, &boots, &sample_boot, options))

@@ -7,6 +7,7 @@
 //! user or workload text unescaped (see `escape`).
 
 mod bisect;
+mod boots;
 mod compare;
 mod doctor;
 pub mod escape;

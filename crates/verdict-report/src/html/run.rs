@@ -263,6 +263,9 @@ pub fn render_run(
         &drift,
         &RUN_PICTURES,
     );
+    if let Some(section) = &report.boots {
+        super::boots::boots(&mut page, section, &report.metric.name, &report.metric.unit);
+    }
     failures(&mut page, report);
     page.finish()
 }

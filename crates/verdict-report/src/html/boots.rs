@@ -1,0 +1,147 @@
+//! The boots section of a run's HTML page (a run whose unit is the boot):
+//! the boot-to-boot spread per cell, per boot level the booted machine's
+//! environment (rows on which boots of the level disagree highlighted, with
+//! each value's boots), and the failed boots with their console or step
+//! log. Renders the verdict-analysis model only, as the text report does.
+
+use super::page::{self, Cell, Page};
+use crate::boots::{
+    BootsSection, ENVIRONMENT_HEADING, SPREAD_COLUMNS, boot_list, fact_text, spread_cells, summary,
+};
+
+/// Appends the section.
+pub(super) fn boots(page: &mut Page, section: &BootsSection, metric: &str, unit: &str) {
+    page.heading("Boots", "boots");
+    page.note(&format!("{}.", summary(section, metric)));
+    let rows: Vec<(Vec<Cell>, Option<&str>)> = section
+        .spread
+        .iter()
+        .map(|row| {
+            let [cell, rest @ ..] = spread_cells(row, unit);
+            let mut cells = vec![Cell::Text(cell)];
+            cells.extend(rest.into_iter().map(Cell::Number));
+            (cells, None)
+        })
+        .collect();
+    page.push(&page::table(&SPREAD_COLUMNS, &rows, "boots"));
+    if !section.environments.is_empty() {
+        page.heading_at(3, "Booted environment per boot level", "boot-environments");
+        page.note(ENVIRONMENT_HEADING);
+        for level in &section.environments {
+            page.heading_at(
+                3,
+                &format!("{} ({})", level.level_key, boot_list(&level.boots)),
+                &format!(
+                    "boot-environment-{}",
+                    level.boots.first().copied().unwrap_or(0)
+                ),
+            );
+            let rows: Vec<(Vec<Cell>, Option<&str>)> = level
+                .facts
+                .iter()
+                .map(|fact| {
+                    (
+                        vec![Cell::Text(fact.name.clone()), Cell::Text(fact_text(fact))],
+                        fact.differs.then_some("differs"),
+                    )
+                })
+                .collect();
+            page.push(&page::table(&["fact", "value"], &rows, "environment"));
+        }
+    }
+    if !section.failed.is_empty() {
+        page.heading_at(3, "Failed boots (never data)", "failed-boots");
+        let rows: Vec<(Vec<Cell>, Option<&str>)> = section
+            .failed
+            .iter()
+            .map(|boot| {
+                (
+                    vec![
+                        Cell::Number(boot.id.to_string()),
+                        Cell::Text(boot.level_key.clone()),
+                        Cell::Text(boot.message.clone()),
+                        Cell::Pre(boot.console_tail.clone()),
+                    ],
+                    None,
+                )
+            })
+            .collect();
+        page.push(&page::table(
+            &[
+                "boot",
+                "level",
+                "reason",
+                "console or step log (last 4 KiB)",
+            ],
+            &rows,
+            "failed-boots",
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boots::{BootFact, FactValue, FailedBoot, LevelEnvironment};
+
+    #[test]
+    fn the_section_highlights_a_fact_that_differs_and_escapes_what_it_quotes() {
+        let section = BootsSection {
+            accelerators: vec!["kexec".into()],
+            proven: 2,
+            spread: Vec::new(),
+            failed: vec![FailedBoot {
+                id: 2,
+                level_key: "mode=2".into(),
+                message: "not proven".into(),
+                console_tail: "150s: no new boot; power_cycle on the controller: <script>".into(),
+            }],
+            environments: vec![LevelEnvironment {
+                level_key: "mode=<1>".into(),
+                boots: vec![0, 3],
+                facts: vec![
+                    BootFact {
+                        name: "kernel release".into(),
+                        values: vec![FactValue {
+                            value: "6.1.0-57-amd64".into(),
+                            boots: vec![0, 3],
+                        }],
+                        differs: false,
+                    },
+                    BootFact {
+                        name: "cpu".into(),
+                        values: vec![
+                            FactValue {
+                                value: "Skylake".into(),
+                                boots: vec![0],
+                            },
+                            FactValue {
+                                value: "Icelake & co".into(),
+                                boots: vec![3],
+                            },
+                        ],
+                        differs: true,
+                    },
+                ],
+            }],
+        };
+        let mut page = Page::new("t");
+        boots(&mut page, &section, "wall", "s");
+        let html = page.finish();
+        assert!(html.contains("<h2 id=\"boots\">Boots</h2>"), "{html}");
+        assert!(html.contains("mode=&lt;1&gt; (boots 0, 3)"), "{html}");
+        assert!(
+            html.contains("<tr class=\"differs\"><td class=\"text\">cpu</td><td class=\"text\">DIFFERS: `Skylake` (boot 0); `Icelake &amp; co` (boot 3)</td></tr>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<tr><td class=\"text\">kernel release</td>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("power_cycle on the controller: &lt;script&gt;"),
+            "{html}"
+        );
+        assert!(!html.contains("<script>"), "{html}");
+    }
+}
