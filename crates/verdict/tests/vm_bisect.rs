@@ -222,3 +222,80 @@ fn a_kernel_bisection_boots_each_commits_kernel_and_skips_one_that_does_not_boot
     assert!(text.contains("boots"), "{text}");
     assert!(text.contains("1 (1 failed)"), "{text}");
 }
+
+/// Mistakes are refused before anything is built or booted (no QEMU
+/// needed): a VM without the commit's kernel, boot flags without a VM, an
+/// ssh host booted by kexec, a command line that cannot be checked.
+#[test]
+fn a_kernel_bisection_without_a_vm_or_a_kernel_is_refused_before_anything_runs() {
+    let directory = tempfile::tempdir().unwrap();
+    let repo = directory.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let git = |args: &[&str]| verdict_testkit::git(&repo, args);
+    git(&["init", "-q"]);
+    for index in 0..2 {
+        std::fs::write(repo.join("options"), format!("{index}\n")).unwrap();
+        git(&["add", "options"]);
+        git(&["commit", "-q", "-m", &format!("commit {index}")]);
+    }
+    let files = [
+        ("vm.toml", "vm = { kernel = \"/vmlinuz\" }"),
+        ("plain.toml", ""),
+        ("host.toml", "boot = { kernel = \"/boot/vmlinuz\" }"),
+    ];
+    for (name, target) in files {
+        std::fs::write(
+            directory.path().join(name),
+            format!("name = \"k\"\ncommand = [\"true\"]\n[target]\n{target}\n"),
+        )
+        .unwrap();
+    }
+    let repo_text = repo.display().to_string();
+    let refused = |experiment: &str, extra: &[&str], expected: &str| {
+        let output = common::verdict(directory.path())
+            .args([
+                "bisect",
+                "--repo",
+                &repo_text,
+                "--good",
+                "HEAD~1",
+                "--bad",
+                "HEAD",
+                "--experiment",
+                experiment,
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(expected), "{expected}: {stderr}");
+    };
+    refused("vm.toml", &[], "give --boot-kernel PATH");
+    refused(
+        "plain.toml",
+        &["--boot-kernel", "bzImage"],
+        "has no `[target] vm`",
+    );
+    refused(
+        "host.toml",
+        &["--boot-kernel", "bzImage"],
+        "cannot be bisected yet",
+    );
+    refused(
+        "vm.toml",
+        &[
+            "--boot-kernel",
+            "bzImage",
+            "--boot-cmdline",
+            "verdict.boot=1",
+        ],
+        "boot.cmdline",
+    );
+    // Nothing was stored: no bisection was created.
+    let log = common::verdict(directory.path())
+        .args(["bisect", "log"])
+        .output()
+        .unwrap();
+    assert!(!log.status.success());
+}
