@@ -39,6 +39,21 @@ fn options(index: usize) -> String {
     options
 }
 
+/// `verdict bisect` of `repo` from `good` to `bad` measuring `experiment`,
+/// in `directory`.
+fn bisect(
+    directory: &std::path::Path,
+    repo: &std::path::Path,
+    good: &str,
+    bad: &str,
+    experiment: &str,
+) -> assert_cmd::Command {
+    let mut command = common::verdict(directory);
+    command.arg("bisect").arg("--repo").arg(repo);
+    command.args(["--good", good, "--bad", bad, "--experiment", experiment]);
+    command
+}
+
 #[test]
 fn a_kernel_bisection_boots_each_commits_kernel_and_skips_one_that_does_not_boot() {
     let Some(kernel) = debian_kernel() else {
@@ -73,32 +88,28 @@ fn a_kernel_bisection_boots_each_commits_kernel_and_skips_one_that_does_not_boot
         ),
     )
     .unwrap();
-    let repo_text = repo.display().to_string();
-    let output = common::verdict(directory.path())
-        .args([
-            "bisect",
-            "--repo",
-            &repo_text,
-            "--good",
-            &hashes[0],
-            "--bad",
-            &hashes[COMMITS - 1],
-            "--experiment",
-            "exp.toml",
-            "--worktrees",
-            "--build",
-            &build,
-            "--boot-kernel",
-            "bzImage",
-            "--boot-cmdline",
-            "verdict_bisect.flag=on",
-            "--boot-spec",
-            "verdict-boot.toml",
-            "--fixed-runs",
-            "1",
-        ])
-        .output()
-        .unwrap();
+    let output = bisect(
+        directory.path(),
+        &repo,
+        &hashes[0],
+        &hashes[COMMITS - 1],
+        "exp.toml",
+    )
+    .args([
+        "--worktrees",
+        "--build",
+        &build,
+        "--boot-kernel",
+        "bzImage",
+        "--boot-cmdline",
+        "verdict_bisect.flag=on",
+        "--boot-spec",
+        "verdict-boot.toml",
+        "--fixed-runs",
+        "1",
+    ])
+    .output()
+    .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "{stdout}\n{stderr}");
@@ -250,20 +261,8 @@ fn a_kernel_bisection_without_a_vm_or_a_kernel_is_refused_before_anything_runs()
         )
         .unwrap();
     }
-    let repo_text = repo.display().to_string();
     let refused = |experiment: &str, extra: &[&str], expected: &str| {
-        let output = common::verdict(directory.path())
-            .args([
-                "bisect",
-                "--repo",
-                &repo_text,
-                "--good",
-                "HEAD~1",
-                "--bad",
-                "HEAD",
-                "--experiment",
-                experiment,
-            ])
+        let output = bisect(directory.path(), &repo, "HEAD~1", "HEAD", experiment)
             .args(extra)
             .output()
             .unwrap();
