@@ -7,7 +7,10 @@
 //! and feeds them back. Resume replays the stored events; a measurement cut
 //! off by a kill is resumed from its stored samples, so none is lost or
 //! duplicated. Where the build output is measured (here, or a host over
-//! ssh) is the caller's `Site`.
+//! ssh) is the caller's `Site`. An experiment with `[target] vm` bisects
+//! kernels: each measurement boots the kernel the commit's build left
+//! (`bisect_boots`) through the engine's `BootRunner`, one boot per
+//! measurement, and a commit whose kernel does not boot is skipped.
 //!
 //! Must not: print (notes go to the caller's `BisectObserver`), parse
 //! command lines, decide what to measure next (verdict-bisect does), or
@@ -21,10 +24,12 @@ use verdict_bisect::{
     Outcome, Vcs,
 };
 use verdict_exec::{Cancel, Executor, Invocation, Program, Status};
-use verdict_model::{Environment, Experiment, RunId, RunStatus, SamplingMode};
+use verdict_model::{Environment, Experiment, OnBootFailure, RunId, RunStatus, SamplingMode};
 use verdict_store::{BisectId, BisectRecord, NewBisect, Store};
 
-use crate::runner::{Engine, Observer, StartOptions, now_ms};
+use crate::bisect_boots::{BootBuild, BootCosts, BootSite};
+use crate::boots::BootRunner;
+use crate::runner::{Engine, Observer, RunSummary, StartOptions, now_ms};
 
 /// Errors that end a bisection command.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +87,11 @@ pub struct Settings {
     /// Build here, measure on a host (`--host`); absent: measured here.
     #[serde(default)]
     pub remote: Option<RemoteBuild>,
+    /// Boot the kernel each commit's build yields (`--boot-kernel`,
+    /// `--boot-spec`, ...) on the experiment's `[target] vm`; absent: the
+    /// experiment's command runs in the commit's tree.
+    #[serde(default)]
+    pub boot: Option<BootBuild>,
 }
 
 /// A new bisection, as asked for.
@@ -102,6 +112,8 @@ pub struct NewBisection {
     pub worktrees: bool,
     pub config: Config,
     pub remote: Option<RemoteBuild>,
+    /// The boot level each commit's build yields (a kernel bisection).
+    pub boot: Option<BootBuild>,
     pub seed: u64,
 }
 
@@ -181,6 +193,14 @@ pub trait BisectObserver {
         remote: Option<&RemoteBuild>,
         label: &str,
     ) -> Result<Box<dyn Site>, BisectRunError>;
+    /// The booter of `experiment`'s `[target] vm`, for a bisection that
+    /// boots each commit's kernel (opened once per session).
+    fn open_booter(&mut self, experiment: &Experiment) -> Result<BootSite, BisectRunError> {
+        Err(BisectRunError::input(format!(
+            "experiment `{}` boots a VM, which this caller cannot start",
+            experiment.name
+        )))
+    }
 }
 
 /// Worktrees of a version control system (one checkout per commit).
@@ -246,6 +266,8 @@ pub struct Done {
     /// Its steps and evidence.
     pub bisection: Bisection,
     pub outcome: Outcome,
+    /// What the boots cost (a kernel bisection), else `None`.
+    pub boots: Option<BootCosts>,
 }
 
 /// `experiment` as run at every commit: a working directory that is the
@@ -288,7 +310,12 @@ pub fn run<V: Vcs + Worktrees>(
                 record.id.0,
                 settings.repo.display()
             ));
-            let experiment = with_workdir(experiment, &settings.repo);
+            // A guest has none of this machine's directories.
+            let experiment = if settings.boot.is_some() {
+                experiment
+            } else {
+                with_workdir(experiment, &settings.repo)
+            };
             (record.id, settings, experiment)
         }
         Request::Start(request) => {
@@ -330,6 +357,12 @@ fn start_new(
         .map(|commit| commit.id)
         .collect();
     request.config.validate().map_err(BisectRunError::input)?;
+    crate::bisect_boots::check(
+        &experiment,
+        &path,
+        request.boot.as_ref(),
+        request.remote.is_some(),
+    )?;
     let repo = request.repo;
     let settings = Settings {
         repo: repo.clone(),
@@ -344,6 +377,7 @@ fn start_new(
         seed: request.seed,
         worktrees: request.worktrees,
         remote: request.remote,
+        boot: request.boot,
     };
     let id = driver
         .store
@@ -408,6 +442,10 @@ fn drive<V: Vcs + Worktrees>(
     let site = driver
         .observer
         .open_site(settings.remote.as_ref(), &label)?;
+    let boots = match settings.boot {
+        Some(_) => Some(driver.observer.open_booter(experiment)?),
+        None => None,
+    };
     let mut session = Session {
         driver,
         id,
@@ -421,6 +459,7 @@ fn drive<V: Vcs + Worktrees>(
         unfinished: unfinished_run(&runs),
         environment: site.environment(),
         site,
+        boots,
     };
     let result = loop {
         if session.driver.cancel.is_cancelled() {
@@ -440,11 +479,14 @@ fn drive<V: Vcs + Worktrees>(
                 store
                     .finish_bisect(id, RunStatus::Complete, now_ms(), &result)
                     .map_err(BisectRunError::internal)?;
+                let boots =
+                    crate::bisect_boots::boot_costs(store, id, &settings, &events(store, id)?)?;
                 break Ok(Finished::Done(Box::new(Done {
                     id,
                     settings: settings.clone(),
                     bisection,
                     outcome,
+                    boots,
                 })));
             }
             Action::Abort { reason } => {
@@ -485,6 +527,8 @@ struct Session<'s, 'a, V> {
     environment: Environment,
     /// Where each built commit is measured.
     site: Box<dyn Site>,
+    /// Boots each commit's kernel (a kernel bisection).
+    boots: Option<BootSite>,
 }
 
 impl<V: Vcs + Worktrees> Session<'_, '_, V> {
@@ -577,8 +621,11 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             Ok(directory) => directory,
             Err(skip) => return Ok(Some(skip)),
         };
+        if self.boots.is_some() {
+            return self.measure_booted(commit, runs, &directory, name, unfinished);
+        }
         let experiment = self.experiment_in(&directory);
-        let mut experiment = self
+        let experiment = self
             .site
             .stage(&experiment, &directory, &commit.to_string())?;
         let environment = self.environment.clone();
@@ -599,36 +646,91 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
                 .resume(run, progress.as_mut())
                 .map_err(BisectRunError::input)?,
             None => {
-                experiment.sampling.iterations = runs as u32;
-                experiment.sampling.mode = SamplingMode::Fixed;
-                experiment.sampling.warmups = 0;
-                let mut options = StartOptions {
-                    experiment_text: toml_note(&experiment, commit),
-                    experiment,
-                    seed: self.settings.seed,
-                    kind: "bisect".to_string(),
-                    command_line: self.driver.command_line.clone(),
-                    tool_version: self.driver.tool_version.clone(),
-                    bisect: Some(self.id),
-                };
-                options.experiment.name = name;
+                let options = self.start_options(experiment, commit, runs, name);
                 let summary = engine
                     .start(&options, progress.as_mut())
                     .map_err(BisectRunError::input)?;
                 store
-                    .put_annotation(
-                        summary.run,
-                        "bisect",
-                        &serde_json::json!({ "bisect": self.id.0, "commit": commit.to_string() }),
-                    )
+                    .put_annotation(summary.run, "bisect", &self.annotation(commit))
                     .map_err(BisectRunError::internal)?;
                 summary
             }
         };
+        self.event_of(commit, &summary)
+    }
+
+    /// A measurement run of `commit`: `runs` iterations, no warmups, named
+    /// `name`.
+    fn start_options(
+        &self,
+        mut experiment: Experiment,
+        commit: &CommitId,
+        runs: usize,
+        name: String,
+    ) -> StartOptions {
+        experiment.sampling.iterations = runs as u32;
+        experiment.sampling.mode = SamplingMode::Fixed;
+        experiment.sampling.warmups = 0;
+        let experiment_text = toml_note(&experiment, commit);
+        experiment.name = name;
+        StartOptions {
+            experiment_text,
+            experiment,
+            seed: self.settings.seed,
+            kind: "bisect".to_string(),
+            command_line: self.driver.command_line.clone(),
+            tool_version: self.driver.tool_version.clone(),
+            bisect: Some(self.id),
+        }
+    }
+
+    /// The annotation linking a measurement run to its commit.
+    fn annotation(&self, commit: &CommitId) -> serde_json::Value {
+        serde_json::json!({ "bisect": self.id.0, "commit": commit.to_string() })
+    }
+
+    /// Skips `commit` for `reason`, telling the observer.
+    fn skip(&mut self, commit: &CommitId, reason: String) -> Event {
+        self.driver
+            .observer
+            .note(&format!("{} {reason}; skipping it", commit.short()));
+        Event::Skip {
+            commit: commit.clone(),
+            reason,
+        }
+    }
+
+    /// The event of a finished measurement run: its values, or a skip
+    /// when none succeeded.
+    fn event_of(
+        &mut self,
+        commit: &CommitId,
+        summary: &RunSummary,
+    ) -> Result<Option<Event>, BisectRunError> {
+        let store = self.driver.store;
         if summary.status == RunStatus::Interrupted {
             return Err(BisectRunError::Interrupted(self.id));
         }
         let (values, samples) = run_values(store, summary.run, self.experiment)?;
+        if values.is_empty() && self.boots.is_some() {
+            // No proven boot: the kernel did not boot (after the
+            // experiment's `boot_retries`); its boots and their console
+            // tails are in the run's `boots`.
+            let boots = store.boots(summary.run).map_err(BisectRunError::internal)?;
+            let failed: Vec<_> = boots
+                .iter()
+                .filter(|boot| boot.status == "failed")
+                .collect();
+            if let Some(last) = failed.last() {
+                let reason = format!(
+                    "kernel did not boot ({} failed boot(s), run {}): {}",
+                    failed.len(),
+                    summary.run,
+                    last.message.as_deref().unwrap_or("no reason recorded")
+                );
+                return Ok(Some(self.skip(commit, reason)));
+            }
+        }
         if values.is_empty() {
             let reason = samples
                 .iter()
@@ -648,6 +750,65 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             commit: commit.clone(),
             values,
         }))
+    }
+
+    /// `runs` iterations of `commit` in one boot of the kernel its build
+    /// left in `directory` (see `bisect_boots`), or the rest of a
+    /// measurement a kill cut off (`unfinished`) in a fresh boot.
+    fn measure_booted(
+        &mut self,
+        commit: &CommitId,
+        runs: usize,
+        directory: &Path,
+        name: String,
+        unfinished: Option<RunId>,
+    ) -> Result<Option<Event>, BisectRunError> {
+        // What to start, unless a cut-off measurement is resumed.
+        let start = match unfinished {
+            Some(_) => None,
+            None => {
+                let boot = self.settings.boot.clone().unwrap_or_default();
+                let mut experiment =
+                    match crate::bisect_boots::commit_experiment(self.experiment, &boot, directory)
+                    {
+                        Ok(experiment) => experiment,
+                        Err(reason) => return Ok(Some(self.skip(commit, reason))),
+                    };
+                // One boot per measurement: the block's unit.
+                experiment.sampling.boots = 1;
+                experiment.sampling.on_boot_failure = OnBootFailure::Skip;
+                Some((
+                    self.start_options(experiment, commit, runs, name),
+                    self.annotation(commit),
+                ))
+            }
+        };
+        let environment = self.environment.clone();
+        let capture = move || environment.clone();
+        let mut progress = self
+            .driver
+            .observer
+            .measurement(&self.experiment.primary_metric().name);
+        let Some(site) = self.boots.as_mut() else {
+            return Err(BisectRunError::internal("no booter"));
+        };
+        let mut runner = BootRunner {
+            booter: site.booter.as_mut(),
+            store: self.driver.store,
+            cancel: self.driver.cancel.clone(),
+            environment: &capture,
+            boot_environment: site.environment.as_ref(),
+        };
+        let summary = match (start, unfinished) {
+            (Some((options, annotation)), _) => {
+                runner.start(&options, &[("bisect", annotation)], progress.as_mut())
+            }
+            (None, Some(run)) => runner.resume(run, progress.as_mut()),
+            (None, None) => unreachable!("a measurement is started or resumed"),
+        }
+        .map_err(BisectRunError::input)?;
+        drop(progress);
+        self.event_of(commit, &summary)
     }
 
     /// Removes the worktrees this session made and any an earlier, killed
@@ -783,6 +944,8 @@ pub struct BisectLog {
     pub settings: Settings,
     pub bisection: Bisection,
     pub commits: Vec<LoggedCommit>,
+    /// What the boots cost (a kernel bisection), else `None`.
+    pub boots: Option<BootCosts>,
 }
 
 /// One commit of a bisection log.
@@ -830,6 +993,7 @@ pub fn log<V: Vcs>(
         &recorded,
     )
     .map_err(BisectRunError::internal)?;
+    let boots = crate::bisect_boots::boot_costs(store, record.id, &settings, &recorded)?;
     let vcs = open_vcs(&settings.repo);
     let commits = bisection
         .evidence()
@@ -852,5 +1016,6 @@ pub fn log<V: Vcs>(
         settings,
         bisection,
         commits,
+        boots,
     })
 }

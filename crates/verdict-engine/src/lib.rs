@@ -8,6 +8,7 @@
 
 pub mod adaptive;
 pub mod bisect;
+pub mod bisect_boots;
 pub mod boots;
 pub mod calibrate;
 pub mod commit;

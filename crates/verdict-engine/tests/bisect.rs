@@ -131,6 +131,7 @@ fn the_driver_names_the_culprit_and_links_its_runs_by_the_column() {
             ..Config::default()
         },
         remote: None,
+        boot: None,
         seed: 7,
     }));
     let finished =

@@ -409,7 +409,7 @@ pub enum ModelError {
     Invalid { location: String, message: String },
 }
 
-fn located(text: &str, origin: &str, offset: usize, message: String) -> ModelError {
+pub(crate) fn located(text: &str, origin: &str, offset: usize, message: String) -> ModelError {
     let offset = offset.min(text.len());
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;

@@ -8,6 +8,7 @@
 
 pub mod adaptive;
 pub mod boot;
+pub mod boot_file;
 pub mod environment;
 pub mod experiment;
 pub mod metric;
@@ -18,6 +19,7 @@ pub use adaptive::{AdaptiveRecord, ComparisonState, ComparisonStatus};
 pub use boot::{
     Accelerator, BootPlan, CmdlineMode, HostBoot, LevelBoot, OnBootFailure, Verify, VmSpec,
 };
+pub use boot_file::{level_boot, parse_boot_file};
 pub use environment::Environment;
 pub use experiment::{
     Analysis, Cell, CommandSpec, ComparisonSpec, Experiment, Factor, Level, ModelError, Order,

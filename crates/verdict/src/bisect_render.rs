@@ -6,6 +6,7 @@
 use crate::common::format_time;
 use verdict_bisect::{Bisection, Class, CommitId, Culprit};
 use verdict_engine::bisect::{BisectLog, Settings};
+use verdict_engine::bisect_boots::BootCosts;
 use verdict_report::table::Table;
 
 pub(crate) fn abort_text(reason: &verdict_bisect::AbortReason) -> String {
@@ -42,6 +43,7 @@ pub(crate) fn summary(
     bisection: &Bisection,
     outcome: &verdict_bisect::Outcome,
     settings: &Settings,
+    boots: Option<&BootCosts>,
     subject: &dyn Fn(&CommitId) -> String,
 ) -> String {
     let mut text = String::new();
@@ -110,13 +112,29 @@ pub(crate) fn summary(
         ));
     }
     text.push_str(&format!(
-        "{} steps, {} runs in total\n",
-        outcome.steps, outcome.total_runs
+        "{} steps, {} runs in total{}\n",
+        outcome.steps,
+        outcome.total_runs,
+        boots.map_or(String::new(), |boots| format!(
+            ", {} ({} failed)",
+            boots_word(boots.total),
+            boots.failed
+        ))
     ));
     let mut previous = 0;
-    for step in bisection.steps() {
+    let mut previous_boots = 0;
+    for (index, step) in bisection.steps().iter().enumerate() {
+        // A kernel bisection's cost is its boots: each measurement is one.
+        let step_boots =
+            boots
+                .and_then(|boots| boots.per_step.get(index))
+                .map_or(String::new(), |&total| {
+                    let cost = total.saturating_sub(previous_boots);
+                    previous_boots = total;
+                    format!(", {}", boots_word(cost))
+                });
         text.push_str(&format!(
-            "  {} {:<9} {:>4} runs (step cost {})\n",
+            "  {} {:<9} {:>4} runs (step cost {}{step_boots})\n",
             step.commit.short(),
             class_word(step.decision.class),
             step.decision.runs,
@@ -127,6 +145,15 @@ pub(crate) fn summary(
     text.push_str("\ngit bisect log replay:\n");
     text.push_str(&bisection.bisect_log(settings.first_parent, |commit| subject(commit)));
     text
+}
+
+/// `1 boot`, `3 boots`.
+fn boots_word(count: usize) -> String {
+    if count == 1 {
+        "1 boot".to_string()
+    } else {
+        format!("{count} boots")
+    }
 }
 
 pub(crate) fn class_word(class: Class) -> &'static str {
@@ -220,7 +247,15 @@ pub(crate) fn log_page(log: &BisectLog) -> verdict_report::html::BisectLog {
             ("status".to_string(), record.status.as_str().to_string()),
             ("started".to_string(), format_time(record.started_at_ms)),
             ("runs".to_string(), log.bisection.total_runs().to_string()),
-        ],
+        ]
+        .into_iter()
+        .chain(log.boots.as_ref().map(|boots| {
+            (
+                "boots".to_string(),
+                format!("{} ({} failed)", boots.total, boots.failed),
+            )
+        }))
+        .collect(),
         commits,
         result,
     }
@@ -245,6 +280,8 @@ pub(crate) fn log_json(log: &BisectLog) -> serde_json::Value {
                 "ci_high": logged.ci_high,
                 "class": evidence.class.map(class_word),
                 "decision": evidence.decision,
+                "boots": log.boots.as_ref().map(|boots| boots.of(&evidence.commit).0),
+                "failed_boots": log.boots.as_ref().map(|boots| boots.of(&evidence.commit).1),
             })
         })
         .collect();
@@ -257,6 +294,8 @@ pub(crate) fn log_json(log: &BisectLog) -> serde_json::Value {
         "status": record.status.as_str(),
         "started": format_time(record.started_at_ms),
         "total_runs": log.bisection.total_runs(),
+        "total_boots": log.boots.as_ref().map(|boots| boots.total),
+        "failed_boots": log.boots.as_ref().map(|boots| boots.failed),
         "commits": commits,
         "result": record.result,
     })
@@ -266,25 +305,36 @@ pub(crate) fn log_json(log: &BisectLog) -> serde_json::Value {
 /// or classified commit.
 pub(crate) fn log_text(log: &BisectLog) -> String {
     let mut text = format!(
-        "bisection {} of {} ({}), {} runs so far\n",
+        "bisection {} of {} ({}), {} runs so far{}\n",
         log.record.id.0,
         log.record.repo,
         log.record.status.as_str(),
-        log.bisection.total_runs()
+        log.bisection.total_runs(),
+        log.boots.as_ref().map_or(String::new(), |boots| format!(
+            " in {} ({} failed)",
+            boots_word(boots.total),
+            boots.failed
+        ))
     );
-    let mut table = Table::new(
-        [
-            "commit",
-            "subject",
-            "n",
-            "median [95% CI]",
-            "class",
-            "decision",
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
-    table.left = vec![1, 4, 5];
+    let mut headers: Vec<String> = [
+        "commit",
+        "subject",
+        "n",
+        "median [95% CI]",
+        "class",
+        "decision",
+    ]
+    .map(String::from)
+    .to_vec();
+    if log.boots.is_some() {
+        headers.insert(3, "boots".to_string());
+    }
+    let mut table = Table::new(headers);
+    table.left = if log.boots.is_some() {
+        vec![1, 5, 6]
+    } else {
+        vec![1, 4, 5]
+    };
     for logged in log.commits.iter().filter(|logged| logged.is_measured()) {
         let evidence = &logged.evidence;
         let median = match (logged.median, logged.ci_low, logged.ci_high) {
@@ -320,14 +370,26 @@ pub(crate) fn log_text(log: &BisectLog) -> String {
                 .collect::<Vec<_>>()
                 .join("; ")
             });
-        table.push(vec![
+        let mut row = vec![
             evidence.commit.short().to_string(),
             logged.subject.chars().take(40).collect(),
             evidence.samples.len().to_string(),
             median,
             evidence.class.map_or("measuring", class_word).to_string(),
             decision,
-        ]);
+        ];
+        if let Some(boots) = &log.boots {
+            let (total, failed) = boots.of(&evidence.commit);
+            row.insert(
+                3,
+                if failed > 0 {
+                    format!("{total} ({failed} failed)")
+                } else {
+                    total.to_string()
+                },
+            );
+        }
+        table.push(row);
     }
     text.push_str(&table.text());
     text

@@ -51,7 +51,7 @@ enum Command {
     /// Measure this machine's noise and name its sources.
     Doctor(commands::doctor::DoctorArgs),
     /// Find the commit that changed performance.
-    Bisect(commands::bisect::BisectArgs),
+    Bisect(Box<commands::bisect::BisectArgs>),
     /// Run an experiment on the current tree and compare with a baseline (for `git bisect run`).
     Check(commands::check::CheckArgs),
     /// Kernel config diffs and reason chains.

@@ -24,7 +24,7 @@ use verdict_model::{Accelerator, Experiment, HostBoot, RunId, VmSpec};
 use verdict_store::Store;
 
 /// The booter for `vm`: its kernel and command line change per boot.
-fn booter(vm: &VmSpec) -> Result<VmBooter, CliError> {
+pub(crate) fn booter(vm: &VmSpec) -> Result<VmBooter, CliError> {
     let mut options = VmOptions::new(&vm.kernel, vm.cmdline.clone());
     options.smp = vm.smp.clone();
     options.memory = vm.memory.clone();
@@ -214,7 +214,7 @@ fn stored_host_booter(
 }
 
 /// The booted machine's environment, read through its target.
-fn booted_environment(target: &dyn verdict_exec::Target) -> verdict_model::Environment {
+pub(crate) fn booted_environment(target: &dyn verdict_exec::Target) -> verdict_model::Environment {
     crate::target::EnvironmentSource::new(target).capture()
 }
 

@@ -3,7 +3,9 @@
 //! verdict-engine's `bisect` driver (checkout or worktrees, build, install,
 //! measurement, recovery, resume) and prints its result (`bisect_render`).
 //! With `--host` each commit is still built here and its build output
-//! measured on that host (`remote_build`).
+//! measured on that host (`remote_build`); with `[target] vm` and
+//! `--boot-kernel`/`--boot-spec` each commit's kernel is booted in a VM
+//! (the booter comes from `vm`).
 //!
 //! Must not: drive the bisection, start processes, or read the store
 //! beyond opening it.
@@ -19,6 +21,7 @@ use verdict_engine::Observer;
 use verdict_engine::bisect::{
     BisectObserver, BisectRunError, Done, Driver, Finished, LocalSite, NewBisection, Request, Site,
 };
+use verdict_engine::bisect_boots::{BootBuild, BootSite};
 use verdict_report::Format;
 use verdict_store::BisectId;
 
@@ -104,6 +107,46 @@ pub(crate) struct BisectStart {
     pub(crate) resume: Option<i64>,
     #[command(flatten)]
     pub(crate) remote: RemoteBuildArgs,
+    #[command(flatten)]
+    pub(crate) boot: BootArgs,
+}
+
+/// A kernel bisection: the boot level each commit's build yields, booted on
+/// the experiment's `[target] vm`.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct BootArgs {
+    /// The kernel image the build leaves, relative to the commit's tree (e.g.
+    /// arch/x86/boot/bzImage): every measurement of the commit boots it on the experiment's
+    /// `[target] vm`.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) boot_kernel: Option<PathBuf>,
+    /// The initrd the build leaves, relative to the commit's tree.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) boot_initrd: Option<PathBuf>,
+    /// Kernel options after the VM's `cmdline`.
+    #[arg(long, value_name = "OPTIONS", default_value = "")]
+    pub(crate) boot_cmdline: String,
+    /// A file the build writes in the commit's tree with a `[boot]` table (kernel, initrd, cmdline,
+    /// cmdline_mode: a level's `boot` keys, paths relative to the tree), so the build decides per
+    /// commit; a commit whose build does not write it is skipped.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) boot_spec: Option<PathBuf>,
+}
+
+impl BootArgs {
+    /// The boot level the flags ask for, `None` without any.
+    fn build(&self) -> Option<BootBuild> {
+        let any = self.boot_kernel.is_some()
+            || self.boot_initrd.is_some()
+            || !self.boot_cmdline.is_empty()
+            || self.boot_spec.is_some();
+        any.then(|| BootBuild {
+            kernel: self.boot_kernel.clone(),
+            initrd: self.boot_initrd.clone(),
+            cmdline: self.boot_cmdline.clone(),
+            spec: self.boot_spec.clone(),
+        })
+    }
 }
 
 /// The CLI's side of the driver: progress bars and notes on stderr, the
@@ -133,6 +176,24 @@ impl BisectObserver for Terminal {
                 executor: &verdict_exec::SystemExecutor,
                 environment: crate::common::capture_environment(),
             }),
+        })
+    }
+
+    fn open_booter(
+        &mut self,
+        experiment: &verdict_model::Experiment,
+    ) -> Result<BootSite, BisectRunError> {
+        let Some(vm) = &experiment.vm else {
+            return Err(BisectRunError::Input(format!(
+                "experiment `{}` has no `[target] vm` to boot",
+                experiment.name
+            )));
+        };
+        let booter =
+            crate::vm::booter(vm).map_err(|error| BisectRunError::Input(error.to_string()))?;
+        Ok(BootSite {
+            booter: Box::new(booter),
+            environment: Box::new(crate::vm::booted_environment),
         })
     }
 }
@@ -171,6 +232,7 @@ pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
                 settings,
                 bisection,
                 outcome,
+                boots,
                 ..
             } = *done;
             let git = Git::new(&settings.repo);
@@ -178,7 +240,13 @@ pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
                 |commit: &verdict_bisect::CommitId| git.subject(commit).unwrap_or_default();
             print!(
                 "{}",
-                crate::bisect_render::summary(&bisection, &outcome, &settings, &subject)
+                crate::bisect_render::summary(
+                    &bisection,
+                    &outcome,
+                    &settings,
+                    boots.as_ref(),
+                    &subject
+                )
             );
             Ok(ExitCode::SUCCESS)
         }
@@ -200,7 +268,15 @@ fn new_bisection(start: &BisectStart) -> Result<NewBisection, CliError> {
         .experiment
         .clone()
         .expect("clap requires --experiment");
-    let (experiment, text) = crate::common::load_experiment(&path, None, false)?;
+    let (mut experiment, text) = crate::common::load_experiment(&path, None, false)?;
+    if experiment.vm.is_some() {
+        // The controller's directories are not in the guest: only an
+        // absolute workdir from the file is kept (as for `verdict run`).
+        experiment.workdir = verdict_model::Experiment::parse(&text, &path.display().to_string())
+            .map_err(CliError::input)?
+            .workdir
+            .filter(|directory| directory.is_absolute());
+    }
     let config = Config {
         max_batch: start.batch.max(1),
         max_runs_per_step: start.max_runs_per_step,
@@ -231,6 +307,7 @@ fn new_bisection(start: &BisectStart) -> Result<NewBisection, CliError> {
         worktrees: start.worktrees,
         config,
         remote,
+        boot: start.boot.build(),
         seed: crate::common::random_seed(),
         repo,
     })

@@ -1,0 +1,403 @@
+//! Bisecting kernels: the boot level a commit's build yields
+//! ([`BootBuild`]: `--boot-kernel`, `--boot-initrd`, `--boot-cmdline`, a
+//! `--boot-spec` file the build writes), the experiment that boots it on
+//! the `[target] vm` of the bisection's experiment ([`commit_experiment`]),
+//! and what the boots cost per step and per commit ([`BootCosts`], read
+//! back from the store's `boots` of the bisection's runs).
+//!
+//! Every measurement of a commit is one run through the engine's
+//! [`crate::BootRunner`] (the boot machinery of `verdict run`: nonce,
+//! release, boot id, options, verify), one boot of that commit's kernel.
+//!
+//! Must not: boot anything (the booter the caller hands over does), decide
+//! what to measure (verdict-bisect does), or print.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use verdict_bisect::{Bisection, CommitId, Event};
+use verdict_exec::{Booter, Target};
+use verdict_model::{BootPlan, Environment, Experiment, LevelBoot, RunStatus};
+use verdict_store::{BisectId, Store};
+
+use crate::bisect::{BisectRunError, Settings};
+
+/// Where a commit's build leaves the kernel to boot (stored with the
+/// bisection, so a resume boots the same way). Paths are relative to the
+/// tree the commit was built in (absolute ones are taken as they are).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BootBuild {
+    /// `--boot-kernel`: the image, e.g. `arch/x86/boot/bzImage`.
+    pub kernel: Option<PathBuf>,
+    /// `--boot-initrd`.
+    pub initrd: Option<PathBuf>,
+    /// `--boot-cmdline`: options after the VM's `cmdline`.
+    #[serde(default)]
+    pub cmdline: String,
+    /// `--boot-spec`: a file the build writes in the tree, holding a `boot`
+    /// table with a level's `boot` keys; where it names a kernel or initrd
+    /// it wins over the flags, and its `cmdline` comes after theirs (or
+    /// replaces everything with `cmdline_mode = "replace"`).
+    pub spec: Option<PathBuf>,
+}
+
+/// Reads a booted machine's environment through its target.
+pub type BootEnvironment = Box<dyn Fn(&dyn Target) -> Environment>;
+
+/// How a bisection boots: the booter of the experiment's `[target] vm`
+/// (one for the whole session; each measurement is a fresh boot) and how a
+/// booted machine's environment is read (stored per boot, as for `verdict
+/// run`).
+pub struct BootSite {
+    pub booter: Box<dyn Booter>,
+    pub environment: BootEnvironment,
+}
+
+impl std::fmt::Debug for BootSite {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("BootSite").finish_non_exhaustive()
+    }
+}
+
+/// Refuses a bisection whose experiment and boot flags do not fit: a VM
+/// needs the commit's kernel, the flags need a VM, ssh hosts booted by
+/// kexec are not supported yet. Checks the flags' values as a level's
+/// `boot` is checked.
+pub(crate) fn check(
+    experiment: &Experiment,
+    experiment_path: &Path,
+    boot: Option<&BootBuild>,
+    remote: bool,
+) -> Result<(), BisectRunError> {
+    let path = experiment_path.display();
+    if experiment.host_boot.is_some() {
+        return Err(BisectRunError::Input(format!(
+            "{path}: `[target] boot` (ssh hosts booted by kexec) cannot be bisected yet; bisect kernels on `[target] vm`"
+        )));
+    }
+    match (&experiment.vm, boot) {
+        (Some(_), None) => Err(BisectRunError::Input(format!(
+            "{path}: `[target] vm` boots the kernel each commit's build produces: give --boot-kernel PATH (e.g. arch/x86/boot/bzImage) or --boot-spec FILE"
+        ))),
+        (None, Some(_)) => Err(BisectRunError::Input(format!(
+            "--boot-kernel, --boot-initrd, --boot-cmdline and --boot-spec boot each commit's kernel on a VM: {path} has no `[target] vm`"
+        ))),
+        (Some(_), Some(_)) if remote => Err(BisectRunError::Input(format!(
+            "{path}: `[target] vm` boots each commit's kernel on this machine; --host does not apply"
+        ))),
+        (Some(_), Some(boot)) => {
+            if boot.kernel.is_none() && boot.spec.is_none() {
+                return Err(BisectRunError::Input(
+                    "a kernel bisection needs the kernel each build produces: give --boot-kernel PATH or --boot-spec FILE"
+                        .to_string(),
+                ));
+            }
+            flag_level(boot).map(|_| ())
+        }
+        (None, None) => Ok(()),
+    }
+}
+
+/// The flags' part of a commit's boot, validated as a level's `boot`.
+fn flag_level(boot: &BootBuild) -> Result<LevelBoot, BisectRunError> {
+    verdict_model::level_boot(
+        boot.kernel.as_deref(),
+        boot.initrd.as_deref(),
+        &boot.cmdline,
+    )
+    .map_err(|message| {
+        BisectRunError::Input(format!(
+            "--boot-kernel/--boot-initrd/--boot-cmdline: {message}"
+        ))
+    })
+}
+
+/// `experiment` booting the kernel the build of a commit left in `tree`:
+/// its `[target] vm` with the commit's kernel, initrd and command line (the
+/// VM's `cmdline` first, then `--boot-cmdline`, then the spec file's).
+/// `Err(reason)` when the build did not leave a bootable level (no spec
+/// file, an invalid one, no kernel image, no initrd): the commit is then
+/// skipped, as a failed build is.
+pub(crate) fn commit_experiment(
+    experiment: &Experiment,
+    boot: &BootBuild,
+    tree: &Path,
+) -> Result<Experiment, String> {
+    let Some(vm) = &experiment.vm else {
+        return Err("the experiment has no `[target] vm`".to_string());
+    };
+    let resolve = |path: &Path| tree.join(path);
+    let mut flags = flag_level(boot).map_err(|error| error.to_string())?;
+    flags.kernel = flags.kernel.as_deref().map(resolve);
+    flags.initrd = flags.initrd.as_deref().map(resolve);
+    let mut levels = vec![flags];
+    if let Some(spec) = &boot.spec {
+        let path = resolve(spec);
+        let text = std::fs::read_to_string(&path).map_err(|error| {
+            format!(
+                "--boot-spec {}: the build did not write it ({error})",
+                spec.display()
+            )
+        })?;
+        let mut level = verdict_model::parse_boot_file(&text, &spec.display().to_string())
+            .map_err(|error| format!("--boot-spec {error}"))?;
+        if level.hook.is_some() {
+            return Err(format!(
+                "--boot-spec {}: `hook` arranges the next boot of an ssh host; a VM boots the kernel itself",
+                spec.display()
+            ));
+        }
+        level.kernel = level.kernel.as_deref().map(resolve);
+        level.initrd = level.initrd.as_deref().map(resolve);
+        levels.push(level);
+    }
+    let plan = BootPlan::combine(vm, &levels);
+    let kernel = plan.kernel.unwrap_or_else(|| vm.kernel.clone());
+    if boot.kernel.is_none() && levels.iter().all(|level| level.kernel.is_none()) {
+        return Err(format!(
+            "--boot-spec {}: names no `kernel` (and there is no --boot-kernel)",
+            boot.spec.as_deref().unwrap_or(Path::new("")).display()
+        ));
+    }
+    // The image must name its release (the proof compares it with the
+    // guest's `uname -r`): a build that left no bzImage is skipped here.
+    verdict_exec::kernel_release(&kernel)
+        .map_err(|error| format!("the kernel the build left: {error}"))?;
+    if let Some(initrd) = &plan.initrd
+        && !initrd.is_file()
+    {
+        return Err(format!(
+            "the initrd the build left: {} is not a file",
+            initrd.display()
+        ));
+    }
+    let mut experiment = experiment.clone();
+    let mut vm = vm.clone();
+    vm.kernel = kernel;
+    vm.initrd = plan.initrd;
+    vm.cmdline = plan.cmdline;
+    experiment.vm = Some(vm);
+    Ok(experiment)
+}
+
+/// What a boot bisection's boots cost, from the `boots` of its runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct BootCosts {
+    /// Every boot (proven, failed or cut off).
+    pub total: usize,
+    /// Boots that failed (never data).
+    pub failed: usize,
+    /// Boots up to each step of `Bisection::steps` (cumulative, like
+    /// `Step::total_runs`; the difference between steps is a step's cost).
+    pub per_step: Vec<usize>,
+    /// Per commit of the range, in order (good endpoint first): (boots,
+    /// failed boots).
+    pub per_commit: Vec<(CommitId, usize, usize)>,
+}
+
+impl BootCosts {
+    /// (boots, failed) of `commit`.
+    pub fn of(&self, commit: &CommitId) -> (usize, usize) {
+        self.per_commit
+            .iter()
+            .find(|(known, _, _)| known == commit)
+            .map_or((0, 0), |(_, boots, failed)| (*boots, *failed))
+    }
+}
+
+/// The boot costs of bisection `id` (`None` unless it boots a kernel per
+/// commit). A measurement run belongs to the next event of its commit in
+/// event order (a run that failed with an error has no event; its boots
+/// go to the next one). O(runs + events).
+pub(crate) fn boot_costs(
+    store: &dyn Store,
+    id: BisectId,
+    settings: &Settings,
+    events: &[Event],
+) -> Result<Option<BootCosts>, BisectRunError> {
+    if settings.boot.is_none() {
+        return Ok(None);
+    }
+    let internal = |error: verdict_store::StoreError| BisectRunError::Internal(error.to_string());
+    let mut runs = Vec::new();
+    for run in store.bisect_runs(id).map_err(internal)? {
+        let boots = store.boots(run.id).map_err(internal)?;
+        let failed = boots.iter().filter(|boot| boot.status == "failed").count();
+        let short = run.name.rsplit(' ').next().unwrap_or_default().to_string();
+        runs.push((short, run.status, boots.len(), failed));
+    }
+    let commits: Vec<CommitId> = std::iter::once(settings.good.clone())
+        .chain(settings.candidates.iter().cloned())
+        .collect();
+    let mut costs = BootCosts {
+        per_commit: commits
+            .iter()
+            .map(|commit| (commit.clone(), 0, 0))
+            .collect(),
+        ..BootCosts::default()
+    };
+    let add = |costs: &mut BootCosts, short: &str, boots: usize, failed: usize| {
+        costs.total += boots;
+        costs.failed += failed;
+        if let Some(entry) = costs
+            .per_commit
+            .iter_mut()
+            .find(|(commit, _, _)| commit.to_string().starts_with(short))
+        {
+            entry.1 += boots;
+            entry.2 += failed;
+        }
+    };
+    let mut bisection = Bisection::new(
+        settings.config.clone(),
+        settings.good.clone(),
+        settings.candidates.clone(),
+    )
+    .map_err(|error| BisectRunError::Internal(error.to_string()))?;
+    let mut next = 0;
+    for event in events {
+        let commit = match event {
+            Event::Samples { commit, .. } | Event::Skip { commit, .. } => commit,
+        };
+        // Runs that ended in an error (no event), then this event's run.
+        while let Some((short, status, boots, failed)) = runs.get(next) {
+            let ours = commit.to_string().starts_with(short.as_str());
+            if *status == RunStatus::Failed && !ours {
+                add(&mut costs, short, *boots, *failed);
+                next += 1;
+                continue;
+            }
+            if ours && *status == RunStatus::Complete {
+                add(&mut costs, short, *boots, *failed);
+                next += 1;
+            }
+            break;
+        }
+        let steps = bisection.steps().len();
+        bisection
+            .apply(event)
+            .map_err(|error| BisectRunError::Internal(error.to_string()))?;
+        for _ in steps..bisection.steps().len() {
+            costs.per_step.push(costs.total);
+        }
+    }
+    // A measurement still under way (or cut off by a kill).
+    for (short, _, boots, failed) in &runs[next.min(runs.len())..] {
+        add(&mut costs, short, *boots, *failed);
+    }
+    Ok(Some(costs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn experiment(target: &str) -> Experiment {
+        Experiment::parse(
+            &format!("name = \"k\"\ncommand = [\"true\"]\n[target]\n{target}\n"),
+            "k.toml",
+        )
+        .unwrap()
+    }
+
+    fn vm() -> Experiment {
+        experiment("vm = { kernel = \"/vmlinuz\", cmdline = \"quiet\" }")
+    }
+
+    /// The start of a bzImage naming `release` (the setup header's magic
+    /// and its pointer to the version string).
+    fn bzimage(release: &str) -> Vec<u8> {
+        let mut bytes = vec![0u8; 0x600];
+        bytes[0x202..0x206].copy_from_slice(b"HdrS");
+        bytes[0x20E..0x210].copy_from_slice(&0x200u16.to_le_bytes());
+        let version = format!("{release} (builder@host) #1 SMP");
+        bytes[0x400..0x400 + version.len()].copy_from_slice(version.as_bytes());
+        bytes
+    }
+
+    #[test]
+    fn a_commit_boots_the_kernel_and_command_line_its_build_left() {
+        let tree = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tree.path().join("arch")).unwrap();
+        std::fs::write(tree.path().join("arch/bzImage"), bzimage("6.9.0-test")).unwrap();
+        let boot = BootBuild {
+            kernel: Some("arch/bzImage".into()),
+            cmdline: "mitigations=off".into(),
+            spec: Some("verdict-boot.toml".into()),
+            ..BootBuild::default()
+        };
+        // No spec file written: skipped with the reason.
+        let reason = commit_experiment(&vm(), &boot, tree.path()).unwrap_err();
+        assert!(reason.contains("did not write"), "{reason}");
+        // The flags, then the file, after the VM's options.
+        std::fs::write(
+            tree.path().join("verdict-boot.toml"),
+            "[boot]\ncmdline = \"preempt=full\"\n",
+        )
+        .unwrap();
+        let measured = commit_experiment(&vm(), &boot, tree.path()).unwrap();
+        let vm = measured.vm.unwrap();
+        assert_eq!(vm.kernel, tree.path().join("arch/bzImage"));
+        assert_eq!(vm.cmdline, "quiet mitigations=off preempt=full");
+        // A file naming its own kernel wins; `replace` drops the rest.
+        std::fs::write(tree.path().join("other"), bzimage("6.10.0-rc1")).unwrap();
+        std::fs::write(
+            tree.path().join("verdict-boot.toml"),
+            "[boot]\nkernel = \"other\"\ncmdline = \"nosmt\"\ncmdline_mode = \"replace\"\n",
+        )
+        .unwrap();
+        let vm = commit_experiment(&self::vm(), &boot, tree.path())
+            .unwrap()
+            .vm
+            .unwrap();
+        assert_eq!(vm.kernel, tree.path().join("other"));
+        assert_eq!(vm.cmdline, "nosmt");
+        // A build that left no bzImage, a file that does not load, a hook.
+        std::fs::write(tree.path().join("other"), "not a kernel").unwrap();
+        let reason = commit_experiment(&self::vm(), &boot, tree.path()).unwrap_err();
+        assert!(reason.contains("not a bzImage"), "{reason}");
+        std::fs::write(
+            tree.path().join("verdict-boot.toml"),
+            "[boot]\ncmdline = 3\n",
+        )
+        .unwrap();
+        let reason = commit_experiment(&self::vm(), &boot, tree.path()).unwrap_err();
+        assert!(reason.contains("verdict-boot.toml:"), "{reason}");
+        std::fs::write(
+            tree.path().join("verdict-boot.toml"),
+            "[boot]\nhook = [\"grub-reboot\", \"1\"]\n",
+        )
+        .unwrap();
+        let reason = commit_experiment(&self::vm(), &boot, tree.path()).unwrap_err();
+        assert!(reason.contains("hook"), "{reason}");
+    }
+
+    #[test]
+    fn a_kernel_bisection_needs_a_vm_and_the_commits_kernel() {
+        let path = Path::new("k.toml");
+        let kernel = BootBuild {
+            kernel: Some("bzImage".into()),
+            ..BootBuild::default()
+        };
+        let error = |result: Result<(), BisectRunError>| result.unwrap_err().to_string();
+        assert!(error(check(&vm(), path, None, false)).contains("--boot-kernel"));
+        assert!(
+            error(check(&experiment(""), path, Some(&kernel), false)).contains("no `[target] vm`")
+        );
+        assert!(error(check(&vm(), path, Some(&kernel), true)).contains("--host"));
+        let only_options = BootBuild {
+            cmdline: "quiet".into(),
+            ..BootBuild::default()
+        };
+        assert!(error(check(&vm(), path, Some(&only_options), false)).contains("--boot-spec"));
+        let quoted = BootBuild {
+            cmdline: "a=\"b\"".into(),
+            ..kernel.clone()
+        };
+        assert!(error(check(&vm(), path, Some(&quoted), false)).contains("boot.cmdline"));
+        let host = experiment("boot = { kernel = \"/boot/vmlinuz\" }");
+        assert!(error(check(&host, path, Some(&kernel), false)).contains("cannot be bisected yet"));
+        assert!(check(&vm(), path, Some(&kernel), false).is_ok());
+        assert!(check(&experiment(""), path, None, false).is_ok());
+    }
+}
