@@ -139,7 +139,6 @@ fn a_kernel_bisection_boots_each_commits_kernel_and_skips_one_that_does_not_boot
         measured.push(index);
         let marker = format!("verdict_bisect.commit={index}");
         let boots = store.boots(run.id).unwrap();
-        let annotations = store.annotations(run.id).unwrap();
         for sample in store.samples(run.id).unwrap() {
             samples_seen += 1;
             assert!(sample.is_data(), "{sample:?}");
@@ -156,8 +155,11 @@ fn a_kernel_bisection_boots_each_commits_kernel_and_skips_one_that_does_not_boot
             assert_eq!(boot.kernel_release.as_deref(), Some(release.as_str()));
             assert!(boot.kernel.contains("bzImage"), "{boot:?}");
             // Observed: the guest's /proc/cmdline as read after the proof.
-            let environment = &annotations[&verdict_engine::boot_environment_key(boot.id)];
-            let observed = environment["kernel_cmdline"].as_str().unwrap_or_default();
+            let environment = boot
+                .environment
+                .as_ref()
+                .unwrap_or_else(|| panic!("boot {} without its environment", boot.id));
+            let observed = environment.kernel_cmdline.as_deref().unwrap_or_default();
             assert!(
                 observed.split_whitespace().any(|word| word == marker)
                     && observed
