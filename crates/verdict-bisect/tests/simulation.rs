@@ -39,6 +39,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::Distribution;
 use verdict_bisect::{Config, Culprit, LookDesign};
+/// Clopper–Pearson (1934) one-sided upper 95% bound of a rate.
+use verdict_stats::sequential::validation::upper_bound_95;
 
 const COMMITS: usize = 200;
 const TRIALS: u64 = 200;
@@ -363,37 +365,9 @@ fn print_report(name: &str, trials: u64, report: &mut StepReport) -> (f64, f64, 
         "{:<34} wrong culprit {}/{trials}, one-sided 95% upper bound {:.4} (Clopper-Pearson)",
         "",
         report.wrong_culprit,
-        clopper_pearson_upper(report.wrong_culprit, trials as usize)
+        upper_bound_95(report.wrong_culprit, trials as usize)
     );
     (accuracy, mean, step_error)
-}
-
-/// Clopper–Pearson (1934) one-sided upper 95% bound of a rate from
-/// `events` in `trials`, by bisection on the binomial tail. O(trials·60).
-fn clopper_pearson_upper(events: usize, trials: usize) -> f64 {
-    if events >= trials {
-        return 1.0;
-    }
-    let tail = |p: f64| -> f64 {
-        let (log_p, log_q) = (p.ln(), (-p).ln_1p());
-        let mut log_term = trials as f64 * log_q;
-        let mut sum = log_term.exp();
-        for k in 0..events {
-            log_term += ((trials - k) as f64 / (k + 1) as f64).ln() + log_p - log_q;
-            sum += log_term.exp();
-        }
-        sum
-    };
-    let (mut low, mut high) = (events as f64 / trials as f64, 1.0);
-    for _ in 0..60 {
-        let middle = 0.5 * (low + high);
-        if tail(middle) > 0.05 {
-            low = middle;
-        } else {
-            high = middle;
-        }
-    }
-    high
 }
 
 fn environment(name: &str, default: f64) -> f64 {
@@ -416,26 +390,7 @@ fn environment(name: &str, default: f64) -> f64 {
 #[test]
 fn group_sequential_design_beats_bonferroni_at_the_bench_operating_point() {
     let trials = environment("SIM_TRIALS", 100.0) as u64;
-    let noises = [
-        (
-            "drift",
-            Noise::Drift {
-                cv: CV,
-                swing: 0.30,
-                min_stretch: 20,
-                max_stretch: 60,
-            },
-        ),
-        (
-            "contended",
-            Noise::Contended {
-                cv: BENCH_CV,
-                slow_share: SLOW_SHARE,
-                slow_low: 2.5,
-                slow_high: 10.0,
-            },
-        ),
-    ];
+    let noises = bench_noises();
     let bench = Config {
         max_batch: 1,
         max_runs_per_step: 600,
