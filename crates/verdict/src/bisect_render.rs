@@ -115,8 +115,15 @@ pub(crate) fn summary(
     ));
     let mut previous = 0;
     for step in bisection.steps() {
+        // A search call of the search-confirm design only steered the
+        // search; the answer rests on the others.
+        let provisional = if step.provisional {
+            ", provisional"
+        } else {
+            ""
+        };
         text.push_str(&format!(
-            "  {} {:<9} {:>4} runs (step cost {})\n",
+            "  {} {:<9} {:>4} runs (step cost {}{provisional})\n",
             step.commit.short(),
             class_word(step.decision.class),
             step.decision.runs,
