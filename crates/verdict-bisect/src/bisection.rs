@@ -76,6 +76,24 @@
 //! `fixed_runs` is a baseline without statistics for comparison: N runs of
 //! each endpoint and each commit, classified by the nearer median.
 //!
+//! # Designs
+//! The text above is the `bonferroni` design (stored configs without a
+//! `design` field). `group-sequential` (2026-12-01) judges the same two
+//! comparisons with one Pocock-type boundary over all looks of both rounds
+//! (`design.rs`) and measures a commit against one endpoint once its side
+//! is clear. `search-confirm` (the default since 2026-12-02) keeps that
+//! test as the *strict* one, continued over every visit to a commit, and
+//! adds a looser *search* boundary on the same blocks: the search probes
+//! the median of the posterior over the culprit's position (`search.rs`)
+//! and moves on at a provisional call; the answer needs the culprit
+//! strictly like-bad and its predecessor strictly like-good
+//! (`Bisection::search_target`). Each commit's strict test crosses on the
+//! wrong side with probability ≤ `step_error` however its visits stop and
+//! resume, and a wrong culprit needs a wrong strict call on the culprit or
+//! its predecessor (which the search chose partly from their own blocks):
+//! by the union bound over the commits measured, probability ≤
+//! `step_error` × their number, as in the earlier designs.
+//!
 //! # Cost
 //! `next_action` is O(c) in the number of candidates; classifying a look
 //! at n blocks costs O(n² log n) (Walsh averages) plus O(n³) for the exact
@@ -86,9 +104,10 @@ use verdict_stats::shift::{Shift, relative_shift};
 
 use crate::blocks::{BlockTest, block_differences, blocked_shift, minimum_blocks, sign_shift};
 use crate::commit::CommitId;
-use crate::design::{CandidateDesign, candidate_design};
+use crate::design::{CandidateDesign, candidate_design, search_design};
 use crate::error::{BisectError, Result};
 use crate::looks::schedule;
+use crate::search::{Call, posterior};
 
 /// A commit significantly different from both endpoints is flagged partial
 /// when it carries this share of the endpoints' log shift.
@@ -141,6 +160,15 @@ pub struct Config {
     /// way it ran.
     #[serde(default = "LookDesign::bonferroni")]
     pub design: LookDesign,
+    /// `search-confirm` design: the one-sided error of each search test
+    /// (each comparison of a commit measured to steer the search; its call
+    /// is provisional, see `search.rs`).
+    #[serde(default = "Config::default_search_error")]
+    pub search_error: f64,
+    /// `search-confirm` design: runs of a commit per search test before it
+    /// is left undecided (`None`: a quarter of `max_runs_per_step`).
+    #[serde(default)]
+    pub search_max_runs: Option<usize>,
 }
 
 /// How the looks at a candidate are designed.
@@ -151,12 +179,21 @@ pub enum LookDesign {
     /// geometrically spaced block counts; `step_error` split equally over
     /// every look of every round; each round judged on its own runs.
     Bonferroni,
-    /// Since 2026-12: looks with Lan–DeMets (Pocock-type) group-sequential
-    /// levels over a horizon planned from the endpoints' shift and noise
-    /// (`design.rs`); retest rounds pooled with earlier ones; after a few
-    /// blocks of G, X, B, a candidate is measured only against the
-    /// endpoint it does not resemble (the comparison that can decide it).
+    /// 2026-12-01: one Pocock-type group-sequential boundary over
+    /// geometric looks (`design.rs`); retest rounds pooled with earlier
+    /// ones; after a first block of G, X, B, a candidate is measured only
+    /// against the endpoint it does not resemble (the comparison that can
+    /// decide it).
     GroupSequential,
+    /// Since 2026-12-02: a cheap search and a confirmed answer. Commits
+    /// are probed at the median of the posterior over the culprit's
+    /// position (probabilistic bisection, `search.rs`), a visit ending at
+    /// a provisional call when the looser `search_error` boundary is
+    /// crossed; the answer needs its culprit strictly like-bad and the
+    /// commit before it strictly like-good (the group-sequential test at
+    /// `step_error`, continued on the same blocks). A strict call against
+    /// the provisional ones is one more call and the search goes on.
+    SearchConfirm,
 }
 
 impl LookDesign {
@@ -179,12 +216,20 @@ impl Default for Config {
             endpoint_max_runs: 200,
             probes: 0,
             fixed_runs: None,
-            design: LookDesign::GroupSequential,
+            design: LookDesign::SearchConfirm,
+            search_error: Config::default_search_error(),
+            search_max_runs: None,
         }
     }
 }
 
 impl Config {
+    /// The default `search_error`: 0.1 (measured in
+    /// tests/simulation.rs against 0.05 and 0.2).
+    pub fn default_search_error() -> f64 {
+        0.1
+    }
+
     pub fn validate(&self) -> Result<()> {
         let fail = |message: &str| Err(BisectError::InvalidConfig(message.to_owned()));
         if !(self.step_error > 0.0 && self.step_error < 0.5) {
@@ -204,6 +249,9 @@ impl Config {
         }
         if self.fixed_runs.is_some_and(|runs| runs == 0) {
             return fail("fixed_runs must be at least 1");
+        }
+        if !(self.search_error > 0.0 && self.search_error < 0.5) {
+            return fail("search_error must be in (0, 0.5)");
         }
         Ok(())
     }
@@ -292,6 +340,10 @@ pub struct Step {
     pub total_runs: usize,
     /// Whether this commit was measured as a monotonicity probe.
     pub probe: bool,
+    /// `search-confirm` design: a search call at the loose search error,
+    /// which only steers the search (not in the git bisect log replay).
+    #[serde(default)]
+    pub provisional: bool,
 }
 
 /// The first bad commit, or the commits it may be when skipped or
@@ -423,6 +475,40 @@ struct CommitState {
     /// to as many blocks before the call, to tell a partial change.
     #[serde(default)]
     holding: bool,
+    /// `search-confirm` design: the test in progress (fresh blocks since
+    /// it started), if any.
+    #[serde(default)]
+    test: Option<TestKind>,
+    /// `search-confirm` design: the class given by this commit's latest
+    /// confirmation test.
+    #[serde(default)]
+    confirmed: Option<Class>,
+    /// `search-confirm` design: search tests of this commit that ended
+    /// undecided.
+    #[serde(default)]
+    search_undecided: usize,
+    /// `search-confirm` design: the search test's looks reached (its
+    /// provisional boundary, on the same blocks as the strict test), and
+    /// the commit's blocks when its current visit began.
+    #[serde(default)]
+    search_good_looks_done: usize,
+    #[serde(default)]
+    search_bad_looks_done: usize,
+    #[serde(default)]
+    visit_start: usize,
+}
+
+/// A visit to a commit in the `search-confirm` design (every visit
+/// continues the commit's one pooled test).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum TestKind {
+    /// Until the provisional boundary (`search_error`) or the strict one
+    /// is crossed: a provisional call that steers the search.
+    Search,
+    /// Until the strict boundary (`step_error`) is crossed: a call the
+    /// answer may rest on.
+    Confirm,
 }
 
 impl CommitState {
@@ -444,6 +530,12 @@ impl CommitState {
             blocks: 0,
             round_block_start: 0,
             holding: false,
+            test: None,
+            confirmed: None,
+            search_undecided: 0,
+            search_good_looks_done: 0,
+            search_bad_looks_done: 0,
+            visit_start: 0,
         }
     }
 }
@@ -488,6 +580,19 @@ pub struct Bisection {
     /// apart (before any candidate is measured).
     #[serde(default)]
     block_test: Option<BlockTest>,
+    /// `search-confirm` design: the search tests' looks and levels.
+    #[serde(default)]
+    search_design: Option<CandidateDesign>,
+    /// `search-confirm` design: every good/bad call with its error, for
+    /// the posterior over the culprit's position.
+    #[serde(default)]
+    calls: Vec<Call>,
+    /// `search-confirm` design: search and confirmation tests started.
+    #[serde(default)]
+    search_tests: usize,
+    /// Set while a provisional call is being recorded.
+    #[serde(skip)]
+    provisional: bool,
 }
 
 /// A block in progress: `max_batch` runs of each commit in `turns`, in
@@ -497,6 +602,20 @@ struct OpenBlock {
     candidate: usize,
     turns: Vec<usize>,
     values: Vec<Vec<f64>>,
+}
+
+/// Both comparisons of a candidate at their latest looks
+/// (`Bisection::look`).
+struct Looked {
+    good_done: usize,
+    bad_done: usize,
+    advanced: bool,
+    like_good: bool,
+    like_bad: bool,
+    versus_good: Option<Shift>,
+    good_confidence: f64,
+    versus_bad: Option<Shift>,
+    bad_confidence: f64,
 }
 
 /// Which endpoints a candidate's next block measures it against.
@@ -510,6 +629,11 @@ enum Against {
 /// Blocks against both endpoints before a candidate is measured against
 /// one only.
 const BOTH_BLOCKS: usize = 1;
+
+/// `search-confirm` design: the posterior probability that the culprit
+/// lies in one gap between usable commits at which the search stops and
+/// the gap's ends are confirmed.
+const CONFIRM_MASS: f64 = 0.8;
 
 /// Posterior log odds (`Bisection::side_log_odds`) of a candidate's side
 /// beyond which it is measured against the other endpoint only: ln 2,
@@ -552,7 +676,7 @@ impl Bisection {
             config.step_error * 2.0,
             config.retests + 1,
         );
-        let grouped = config.design == LookDesign::GroupSequential && config.fixed_runs.is_none();
+        let grouped = config.design != LookDesign::Bonferroni && config.fixed_runs.is_none();
         // Group-sequential: the endpoints' two-sided tests (signed-rank and
         // sign, the error split between them) at level `endpoint_error`
         // together over looks up to their cap (one round).
@@ -566,7 +690,19 @@ impl Bisection {
         });
         // Group-sequential: each of a candidate's two one-sided tests at
         // level `step_error` over every round's looks.
-        let candidate_design = grouped.then(|| {
+        let search_confirm = grouped && config.design == LookDesign::SearchConfirm;
+        let search_design = search_confirm.then(|| {
+            let runs = config
+                .search_max_runs
+                .unwrap_or(config.max_runs_per_step / 4)
+                .max(config.first_look);
+            search_design(
+                config.search_error,
+                config.first_look.div_ceil(config.max_batch),
+                (runs / config.max_batch).max(2),
+            )
+        });
+        let candidate_design = (grouped && !search_confirm).then(|| {
             candidate_design(
                 config.step_error,
                 config.first_look.div_ceil(config.max_batch),
@@ -601,6 +737,10 @@ impl Bisection {
             endpoint_design,
             side_agreement: None,
             block_test: None,
+            search_design,
+            calls: Vec::new(),
+            search_tests: 0,
+            provisional: false,
         })
     }
 
@@ -640,14 +780,16 @@ impl Bisection {
                 let is_endpoint = position == 0 || position == self.last();
                 let (retests, settled_at, clock) =
                     (self.config.retests, self.settled_at, self.clock);
+                let search_confirm = self.search_confirm();
                 let state = &mut self.commits[position];
                 if state.samples.is_empty()
                     && self.comparison.is_some()
+                    && !search_confirm
                     && (position <= low || position >= high)
                 {
                     state.probe = true;
                 }
-                if !is_endpoint {
+                if !is_endpoint && !search_confirm {
                     if state.class == Some(Class::Undecided) && state.round < retests {
                         // A retest: a new round with a new window.
                         state.round += 1;
@@ -895,7 +1037,7 @@ impl Bisection {
     pub fn conflicts(&self) -> Vec<Conflict> {
         let (_, high) = self.bounds();
         (high + 1..self.order.len())
-            .filter(|&position| self.commits[position].class == Some(Class::Good))
+            .filter(|&position| self.settled_class(position) == Some(Class::Good))
             .map(|position| Conflict {
                 bad: self.order[high].clone(),
                 good: self.order[position].clone(),
@@ -908,7 +1050,7 @@ impl Bisection {
     pub fn log_entries(&self) -> Vec<(CommitId, Class)> {
         let mut seen = vec![false; self.order.len()];
         let mut entries = Vec::new();
-        for step in self.steps.iter().rev() {
+        for step in self.steps.iter().rev().filter(|step| !step.provisional) {
             if !std::mem::replace(&mut seen[step.position], true) {
                 entries.push((step.commit.clone(), step.decision.class));
             }
@@ -978,17 +1120,126 @@ impl Bisection {
     /// (last like-good before the first like-bad, first like-bad).
     fn bounds(&self) -> (usize, usize) {
         let high = (0..self.order.len())
-            .find(|&position| self.commits[position].class == Some(Class::Bad))
+            .find(|&position| self.settled_class(position) == Some(Class::Bad))
             .unwrap_or(self.last());
         let low = (0..high)
             .rev()
-            .find(|&position| self.commits[position].class == Some(Class::Good))
+            .find(|&position| self.settled_class(position) == Some(Class::Good))
             .unwrap_or(0);
         (low, high)
     }
 
+    /// The class that counts for the answer: a commit's class, or in the
+    /// `search-confirm` design its latest confirmation's (search calls are
+    /// provisional).
+    fn settled_class(&self, position: usize) -> Option<Class> {
+        let state = &self.commits[position];
+        if self.search_confirm() && position != 0 && position != self.last() {
+            state.confirmed
+        } else {
+            state.class
+        }
+    }
+
+    /// `search-confirm` design: the test to run next, if any: the test in
+    /// progress; else, while no gap between usable commits holds
+    /// `CONFIRM_MASS` of the posterior over the culprit, a search test at
+    /// the posterior's median (probabilistic bisection, `search.rs`); else
+    /// a confirmation of that gap's ends (its lower end like-good, its
+    /// upper end like-bad). `None` when both are confirmed (or the test
+    /// limits are reached): the search is over. O(n + c).
+    fn search_target(&self) -> Option<(usize, TestKind)> {
+        if let Some(position) = (1..self.last()).find(|&position| {
+            let state = &self.commits[position];
+            state.test.is_some() && state.class.is_none()
+        }) {
+            return Some((position, self.commits[position].test?));
+        }
+        let last = self.last();
+        let probabilities = self.culprit_posterior();
+        let mut cumulative = Vec::with_capacity(probabilities.len());
+        let mut running = 0.0;
+        for probability in &probabilities {
+            running += probability;
+            cumulative.push(running);
+        }
+        // Commits that can still end a gap: not skipped, not left
+        // undecided by a confirmation or by every search round.
+        let usable = |position: usize| {
+            let state = &self.commits[position];
+            state.class != Some(Class::Skipped)
+                && state.confirmed != Some(Class::Undecided)
+                && state.search_undecided <= self.config.retests
+        };
+        let fences: Vec<usize> = std::iter::once(0)
+            .chain((1..last).filter(|&position| usable(position)))
+            .chain(std::iter::once(last))
+            .collect();
+        let (mut best, mut best_mass) = ((0, last), f64::NEG_INFINITY);
+        for pair in fences.windows(2) {
+            let mass = cumulative[pair[1]] - cumulative[pair[0]];
+            if mass > best_mass {
+                (best, best_mass) = ((pair[0], pair[1]), mass);
+            }
+        }
+        let search_limit = 4 * (usize::BITS - last.leading_zeros()) as usize + 8;
+        if best_mass < CONFIRM_MASS && self.search_tests < search_limit {
+            let median = fences[1..fences.len() - 1]
+                .iter()
+                .copied()
+                .filter(|&position| self.commits[position].confirmed.is_none())
+                .min_by(|&first, &second| {
+                    (cumulative[first] - 0.5)
+                        .abs()
+                        .total_cmp(&(cumulative[second] - 0.5).abs())
+                        .then(first.cmp(&second))
+                });
+            if let Some(position) = median {
+                // A commit visited before is at the median again: the
+                // provisional evidence is split there, so its test goes on
+                // to the strict boundary.
+                let kind = if self.commits[position].samples.is_empty() {
+                    TestKind::Search
+                } else {
+                    TestKind::Confirm
+                };
+                return Some((position, kind));
+            }
+        }
+        let (low, high) = best;
+        let (low_class, high_class) = (self.commits[low].confirmed, self.commits[high].confirmed);
+        if low_class == Some(Class::Bad) || high_class == Some(Class::Good) {
+            // Strict calls contradict the provisional ones here: the search
+            // ends with the strict calls' bounds and their conflicts.
+            return None;
+        }
+        if low != 0 && low_class != Some(Class::Good) {
+            return Some((low, TestKind::Confirm));
+        }
+        if high != last && high_class != Some(Class::Bad) {
+            return Some((high, TestKind::Confirm));
+        }
+        None
+    }
+
+    /// `search-confirm` design: a visit of kind `kind` to `candidate`
+    /// begins; its blocks continue the commit's one test.
+    fn start_test(&mut self, candidate: usize, kind: TestKind) {
+        if kind == TestKind::Search {
+            self.search_tests += 1;
+        }
+        let state = &mut self.commits[candidate];
+        state.holding = false;
+        state.class = None;
+        state.visit_start = state.blocks;
+        state.test = Some(kind);
+    }
+
     /// The commit to measure next, if any.
     fn target(&self) -> Option<usize> {
+        if self.search_confirm() {
+            return self.search_target().map(|(position, _)| position);
+        }
         let (low, high) = self.bounds();
         let middle = (low + high) / 2;
         let nearest = |predicate: &dyn Fn(&CommitState) -> bool,
@@ -1321,10 +1572,38 @@ impl Bisection {
     /// Whether candidates are measured and judged by the group-sequential
     /// design (after the endpoints are told apart).
     fn grouped(&self) -> bool {
-        self.config.design == LookDesign::GroupSequential
-            && self.config.fixed_runs.is_none()
-            && self.comparison.is_some()
-            && self.candidate_design.is_some()
+        match self.config.design {
+            LookDesign::Bonferroni => false,
+            LookDesign::GroupSequential => {
+                self.config.fixed_runs.is_none()
+                    && self.comparison.is_some()
+                    && self.candidate_design.is_some()
+            }
+            LookDesign::SearchConfirm => {
+                self.config.fixed_runs.is_none()
+                    && self.comparison.is_some()
+                    && self.search_design.is_some()
+            }
+        }
+    }
+
+    fn search_confirm(&self) -> bool {
+        self.config.design == LookDesign::SearchConfirm && self.search_design.is_some()
+    }
+
+    /// The strict design of `candidate`'s test: the candidates' design; in
+    /// the `search-confirm` design the same looks and levels, its rounds
+    /// pooled into one test over every visit.
+    fn design_of(&self) -> Option<CandidateDesign> {
+        if !self.search_confirm() {
+            return self.candidate_design.clone();
+        }
+        Some(candidate_design(
+            self.config.step_error,
+            self.config.first_look.div_ceil(self.config.max_batch),
+            (self.config.max_runs_per_step / self.config.max_batch).max(2),
+            self.config.retests + 1,
+        ))
     }
 
     /// The block to measure next in the group-sequential design: its turns
@@ -1406,20 +1685,35 @@ impl Bisection {
     /// ±ln(p/(1 − p)). O(n + c).
     fn side_log_odds(&self, candidate: usize) -> f64 {
         let state = &self.commits[candidate];
-        let (Some(comparison), Some(agreement)) = (&self.comparison, self.side_agreement) else {
+        let Some(likelihood) = self.votes(&state.versus_good, &state.versus_bad) else {
             return 0.0;
         };
-        let shift = comparison.shift.estimate.ln_1p();
-        if !(shift.is_finite() && shift != 0.0) {
-            return 0.0;
-        }
         let (low, high) = self.bounds();
-        let prior = if candidate > low && candidate < high {
+        let prior = if self.search_confirm() {
+            // The posterior probability that X is like B, P(culprit ≤ X),
+            // kept within [0.1, 0.9] so that a few blocks can overturn it.
+            let bad = self.probability_bad(candidate).clamp(0.1, 0.9);
+            (bad / (1.0 - bad)).ln()
+        } else if candidate > low && candidate < high {
             let bad = (candidate - low) as f64 / (high - low) as f64;
             (bad / (1.0 - bad)).ln()
         } else {
             0.0
         };
+        prior + likelihood
+    }
+
+    /// Sign votes of block differences against G and against B: each adds
+    /// ±ln(p/(1 − p)) towards B's side or G's (see `side_log_odds`).
+    /// `None` before the endpoints are told apart. O(n).
+    fn votes(&self, versus_good: &[f64], versus_bad: &[f64]) -> Option<f64> {
+        let (Some(comparison), Some(agreement)) = (&self.comparison, self.side_agreement) else {
+            return None;
+        };
+        let shift = comparison.shift.estimate.ln_1p();
+        if !(shift.is_finite() && shift != 0.0) {
+            return None;
+        }
         let weight = (agreement / (1.0 - agreement)).ln();
         let vote = |centred: f64| {
             let towards_bad = centred * shift.signum();
@@ -1431,18 +1725,30 @@ impl Bisection {
                 0.0
             }
         };
-        let likelihood: f64 = state
-            .versus_good
-            .iter()
-            .map(|difference| vote(difference - shift / 2.0))
-            .chain(
-                state
-                    .versus_bad
-                    .iter()
-                    .map(|difference| vote(difference + shift / 2.0)),
-            )
-            .sum();
-        prior + likelihood
+        Some(
+            versus_good
+                .iter()
+                .map(|difference| vote(difference - shift / 2.0))
+                .chain(
+                    versus_bad
+                        .iter()
+                        .map(|difference| vote(difference + shift / 2.0)),
+                )
+                .sum(),
+        )
+    }
+
+    /// `search-confirm` design: the posterior over the culprit's position
+    /// from every call (provisional ones at `search_error`, strict ones at
+    /// `step_error`). O(n + c).
+    fn culprit_posterior(&self) -> Vec<f64> {
+        posterior(self.last(), self.calls.iter().map(Call::evidence))
+    }
+
+    /// `search-confirm` design: the posterior probability that the commit
+    /// at `position` is like B, P(culprit ≤ position). O(n + c).
+    fn probability_bad(&self, position: usize) -> f64 {
+        self.culprit_posterior()[..=position].iter().sum()
     }
 
     /// Where X sits from G (0) to B (1) on the log scale: the medians of
@@ -1483,6 +1789,10 @@ impl Bisection {
             return;
         }
         let candidate = self.target().expect("a plan has a target");
+        if self.search_confirm() && self.commits[candidate].test.is_none() {
+            let (_, kind) = self.search_target().expect("a plan has a target");
+            self.start_test(candidate, kind);
+        }
         let block = self.config.max_batch;
         let open = match &mut self.open_block {
             Some(open) if open.candidate == candidate && open.turns == turns => open,
@@ -1514,16 +1824,57 @@ impl Bisection {
             .expect("a block measures its candidate");
         let own = mean_log(&open.values[index]);
         let last = self.last();
-        let state = &mut self.commits[candidate];
+        let (mut good, mut bad) = (Vec::new(), Vec::new());
         for (&turn, values) in open.turns.iter().zip(&open.values) {
             if turn == 0 {
-                state.versus_good.push(own - mean_log(values));
+                good.push(own - mean_log(values));
             } else if turn == last {
-                state.versus_bad.push(own - mean_log(values));
+                bad.push(own - mean_log(values));
             }
         }
+        let state = &mut self.commits[candidate];
+        state.versus_good.extend(good);
+        state.versus_bad.extend(bad);
         state.blocks += 1;
         self.evaluate_grouped(candidate);
+        let state = &self.commits[candidate];
+        if state.class.is_none() && state.test == Some(TestKind::Search) {
+            self.evaluate_search(candidate);
+        }
+    }
+
+    /// `search-confirm` design: a search visit ends with a provisional
+    /// call when the search design's boundary (one-sided `search_error`
+    /// per comparison over its looks, on the commit's blocks) is crossed
+    /// with X's estimate on that side, or undecided after
+    /// `search_max_runs` runs of the visit. The strict test
+    /// (`evaluate_grouped`) runs on the same blocks first; a provisional
+    /// call never enters it.
+    fn evaluate_search(&mut self, candidate: usize) {
+        let Some(design) = self.search_design.clone() else {
+            return;
+        };
+        let state = &self.commits[candidate];
+        let exhausted = state.blocks - state.visit_start >= design.round_blocks;
+        let Some(looked) = self.look(
+            &design,
+            candidate,
+            state.search_good_looks_done,
+            state.search_bad_looks_done,
+        ) else {
+            return;
+        };
+        if !looked.advanced && !exhausted {
+            return;
+        }
+        let fraction = self.position_estimate(candidate);
+        let state = &mut self.commits[candidate];
+        state.search_good_looks_done = looked.good_done;
+        state.search_bad_looks_done = looked.bad_done;
+        if let Some(decision) = self.call(candidate, looked, fraction, false, exhausted) {
+            self.provisional = true;
+            self.record(candidate, decision);
+        }
     }
 
     /// Group-sequential looks: each comparison (X against G, X against B)
@@ -1534,38 +1885,39 @@ impl Bisection {
     /// estimated position is also on that side (which can only make calls
     /// rarer). Undecided when its round reaches the round's blocks.
     fn evaluate_grouped(&mut self, candidate: usize) {
-        let (Some(design), Some(comparison)) = (&self.candidate_design, &self.comparison) else {
+        let Some(design) = self.design_of() else {
             return;
         };
-        let direction = comparison.direction;
-        let test = self.block_test.unwrap_or(BlockTest::SignedRank);
         let state = &self.commits[candidate];
         if state.class.is_some() {
             return;
         }
-        let advance = |count: usize, mut done: usize| {
-            while design.looks.get(done).is_some_and(|&look| look <= count) {
-                done += 1;
-            }
-            done
+        let Some(looked) = self.look(
+            &design,
+            candidate,
+            state.good_looks_done,
+            state.bad_looks_done,
+        ) else {
+            return;
         };
-        let good_done = advance(state.versus_good.len(), state.good_looks_done);
-        let bad_done = advance(state.versus_bad.len(), state.bad_looks_done);
-        let advanced = good_done > state.good_looks_done || bad_done > state.bad_looks_done;
-        // The interval of a comparison at its latest look, on that look's
-        // data (a later block changes nothing until the next look).
-        let at_look = |differences: &[f64], done: usize| -> (Option<Shift>, f64) {
-            if done == 0 {
-                return (test.shift(differences, 0.95), 0.0);
-            }
-            let look = design.looks[done - 1];
-            let confidence = design.confidence[done - 1];
-            (test.shift(&differences[..look], confidence), confidence)
-        };
-        let (versus_good, good_confidence) = at_look(&state.versus_good, good_done);
-        let (versus_bad, bad_confidence) = at_look(&state.versus_bad, bad_done);
+        let Looked {
+            good_done,
+            bad_done,
+            advanced,
+            like_good,
+            like_bad,
+            ..
+        } = looked;
         let round_blocks = state.blocks - state.round_block_start;
-        let exhausted = round_blocks >= design.round_blocks;
+        let exhausted = if self.search_confirm() {
+            // One test, its rounds pooled: undecided at its last look.
+            design
+                .looks
+                .last()
+                .is_some_and(|&last| state.blocks >= last)
+        } else {
+            round_blocks >= design.round_blocks
+        };
         let fraction = self.position_estimate(candidate);
         let state = &mut self.commits[candidate];
         state.good_looks_done = good_done;
@@ -1573,16 +1925,6 @@ impl Bisection {
         if !advanced && !exhausted {
             return;
         }
-        let rejects = |shift: Option<Shift>, towards_bad: bool| {
-            shift
-                .and_then(|shift| shift.interval)
-                .is_some_and(|interval| match (direction, towards_bad) {
-                    (Direction::Higher, true) | (Direction::Lower, false) => interval.low > 0.0,
-                    (Direction::Higher, false) | (Direction::Lower, true) => interval.high < 0.0,
-                })
-        };
-        let like_bad = good_done > 0 && rejects(versus_good, true);
-        let like_good = bad_done > 0 && rejects(versus_bad, false);
         let intermediate = (INTERMEDIATE_LOW..=INTERMEDIATE_HIGH).contains(&fraction);
         let partial = like_good && like_bad && intermediate;
         // A call halfway between the endpoints waits until the other
@@ -1593,14 +1935,89 @@ impl Bisection {
         if state.holding {
             return;
         }
-        let (class, confidence) = match (like_good, like_bad) {
-            (true, _) if fraction < 0.5 => (Class::Good, bad_confidence),
-            (_, true) if fraction > 0.5 => (Class::Bad, good_confidence),
-            _ if exhausted => (Class::Undecided, good_confidence.max(bad_confidence)),
-            _ => return,
+        if let Some(decision) = self.call(candidate, looked, fraction, partial, exhausted) {
+            self.record(candidate, decision);
+        }
+    }
+
+    /// Both comparisons of `candidate` at the latest looks of `design`
+    /// their block counts reached (`good_before`, `bad_before`: the looks
+    /// already evaluated): each one's interval on that look's blocks (a
+    /// later block changes nothing until the next look) and whether it
+    /// rejects towards the other endpoint. `None` before the endpoints are
+    /// told apart. O(n² log n) per comparison.
+    fn look(
+        &self,
+        design: &CandidateDesign,
+        candidate: usize,
+        good_before: usize,
+        bad_before: usize,
+    ) -> Option<Looked> {
+        let direction = self.comparison.as_ref()?.direction;
+        let test = self.block_test.unwrap_or(BlockTest::SignedRank);
+        let state = &self.commits[candidate];
+        let advance = |count: usize, mut done: usize| {
+            while design.looks.get(done).is_some_and(|&look| look <= count) {
+                done += 1;
+            }
+            done
         };
+        let good_done = advance(state.versus_good.len(), good_before);
+        let bad_done = advance(state.versus_bad.len(), bad_before);
+        let at_look = |differences: &[f64], done: usize| -> (Option<Shift>, f64) {
+            if done == 0 {
+                return (test.shift(differences, 0.95), 0.0);
+            }
+            let look = design.looks[done - 1];
+            let confidence = design.confidence[done - 1];
+            (test.shift(&differences[..look], confidence), confidence)
+        };
+        let (versus_good, good_confidence) = at_look(&state.versus_good, good_done);
+        let (versus_bad, bad_confidence) = at_look(&state.versus_bad, bad_done);
+        let rejects = |shift: Option<Shift>, towards_bad: bool| {
+            shift
+                .and_then(|shift| shift.interval)
+                .is_some_and(|interval| match (direction, towards_bad) {
+                    (Direction::Higher, true) | (Direction::Lower, false) => interval.low > 0.0,
+                    (Direction::Higher, false) | (Direction::Lower, true) => interval.high < 0.0,
+                })
+        };
+        Some(Looked {
+            good_done,
+            bad_done,
+            advanced: good_done > good_before || bad_done > bad_before,
+            like_bad: good_done > 0 && rejects(versus_good, true),
+            like_good: bad_done > 0 && rejects(versus_bad, false),
+            versus_good,
+            good_confidence,
+            versus_bad,
+            bad_confidence,
+        })
+    }
+
+    /// The decision a look makes, if any: like-good or like-bad when that
+    /// comparison rejects and X's estimated position is on that side,
+    /// undecided when `exhausted`.
+    fn call(
+        &self,
+        candidate: usize,
+        looked: Looked,
+        fraction: f64,
+        partial: bool,
+        exhausted: bool,
+    ) -> Option<Decision> {
+        let (class, confidence) = match (looked.like_good, looked.like_bad) {
+            (true, _) if fraction < 0.5 => (Class::Good, looked.bad_confidence),
+            (_, true) if fraction > 0.5 => (Class::Bad, looked.good_confidence),
+            _ if exhausted => (
+                Class::Undecided,
+                looked.good_confidence.max(looked.bad_confidence),
+            ),
+            _ => return None,
+        };
+        let state = &self.commits[candidate];
         let block = self.config.max_batch;
-        let decision = Decision {
+        Some(Decision {
             class,
             runs: state.samples.len(),
             endpoint_runs: (
@@ -1608,27 +2025,53 @@ impl Bisection {
                 state.versus_bad.len() * block,
             ),
             confidence,
-            versus_good,
-            versus_bad,
+            versus_good: looked.versus_good,
+            versus_bad: looked.versus_bad,
             fraction: Some(fraction),
             partial,
             reason: None,
-        };
-        self.record(candidate, decision);
+        })
     }
 
     fn record(&mut self, position: usize, decision: Decision) {
         let total_runs = self.total_runs();
         self.settled_at = self.clock;
+        let search_confirm = self.search_confirm();
         let state = &mut self.commits[position];
         state.class = Some(decision.class);
         state.decision = Some(decision.clone());
+        state.test = None;
+        let provisional = search_confirm && self.provisional;
+        if search_confirm && decision.class != Class::Skipped {
+            let error = if provisional {
+                if decision.class == Class::Undecided {
+                    state.search_undecided += 1;
+                }
+                // Weighted as wrong with probability half the search
+                // test's error: in the simulation (tests/simulation.rs)
+                // fewer runs than the full error (more probes) and than a
+                // quarter (slower to recover from a wrong call).
+                self.config.search_error / 2.0
+            } else {
+                state.confirmed = Some(decision.class);
+                self.config.step_error
+            };
+            if matches!(decision.class, Class::Good | Class::Bad) {
+                self.calls.push(Call {
+                    position,
+                    bad: decision.class == Class::Bad,
+                    error,
+                });
+            }
+        }
+        self.provisional = false;
         self.steps.push(Step {
             commit: self.order[position].clone(),
             position,
             decision,
             total_runs,
             probe: state.probe,
+            provisional,
         });
     }
 

@@ -30,6 +30,11 @@ use crate::blocks::minimum_blocks;
 /// Each look is at least this factor more blocks than the last.
 const LOOK_GROWTH: f64 = 1.1;
 
+/// The search tests of the `search-confirm` design look less often (each
+/// look ≥ 25% more blocks than the last): fewer looks give a lower
+/// constant boundary, so the first look comes earlier.
+const SEARCH_GROWTH: f64 = 1.25;
+
 /// Looks of one comparison and the nominal two-sided confidence of each.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct CandidateDesign {
@@ -54,13 +59,40 @@ pub(crate) fn candidate_design(
     round_blocks: usize,
     rounds: usize,
 ) -> CandidateDesign {
+    cached_design(error, first_blocks, round_blocks, rounds, LOOK_GROWTH)
+}
+
+/// The design of one search test of the `search-confirm` design: one
+/// round of `round_blocks` blocks, looks ≥ 25% apart, one-sided error
+/// `error` per comparison.
+pub(crate) fn search_design(
+    error: f64,
+    first_blocks: usize,
+    round_blocks: usize,
+) -> CandidateDesign {
+    cached_design(error, first_blocks, round_blocks, 1, SEARCH_GROWTH)
+}
+
+fn cached_design(
+    error: f64,
+    first_blocks: usize,
+    round_blocks: usize,
+    rounds: usize,
+    growth: f64,
+) -> CandidateDesign {
     // Designs are pure functions of their arguments and cost tens of
     // milliseconds; a replay builds the same ones again, so they are kept.
-    type Key = (u64, usize, usize, usize);
+    type Key = (u64, usize, usize, usize, u64);
     static DESIGNS: std::sync::OnceLock<
         std::sync::Mutex<std::collections::HashMap<Key, CandidateDesign>>,
     > = std::sync::OnceLock::new();
-    let key = (error.to_bits(), first_blocks, round_blocks, rounds);
+    let key = (
+        error.to_bits(),
+        first_blocks,
+        round_blocks,
+        rounds,
+        growth.to_bits(),
+    );
     let designs = DESIGNS.get_or_init(Default::default);
     if let Some(design) = designs
         .lock()
@@ -69,7 +101,7 @@ pub(crate) fn candidate_design(
     {
         return design;
     }
-    let design = compute_design(error, first_blocks, round_blocks, rounds);
+    let design = compute_design(error, first_blocks, round_blocks, rounds, growth);
     if let Ok(mut designs) = designs.lock() {
         designs.insert(key, design.clone());
     }
@@ -81,6 +113,7 @@ fn compute_design(
     first_blocks: usize,
     round_blocks: usize,
     rounds: usize,
+    growth: f64,
 ) -> CandidateDesign {
     let round_blocks = round_blocks.max(2);
     let rounds = rounds.max(1);
@@ -88,7 +121,7 @@ fn compute_design(
     let required: Vec<usize> = (1..=rounds).map(|round| round * round_blocks).collect();
     let mut first = first_blocks.clamp(2, last);
     loop {
-        let looks = geometric_looks(first, last, LOOK_GROWTH, &required);
+        let looks = geometric_looks(first, last, growth, &required);
         let information: Vec<f64> = looks.iter().map(|&look| look as f64).collect();
         let critical = constant_boundary(&information, error);
         let level = normal_cdf(-critical);
@@ -122,5 +155,23 @@ mod tests {
         assert!(level < 0.005);
         // The first look lets a signed-rank test reject at its level.
         assert!(minimum_blocks(level) <= design.looks[0]);
+    }
+
+    #[test]
+    fn the_search_design_looks_earlier_than_the_strict_one() {
+        // The bench's settings: blocks of 1, 600 runs per round, 2 rounds;
+        // a search visit gets a quarter of a round.
+        let strict = candidate_design(0.005, 4, 600, 2);
+        let search = search_design(0.1, 4, 150);
+        eprintln!(
+            "strict: first look {} blocks, level {:.5}; search: first look {} blocks, level {:.5}",
+            strict.looks[0],
+            (1.0 - strict.confidence[0]) / 2.0,
+            search.looks[0],
+            (1.0 - search.confidence[0]) / 2.0
+        );
+        assert!(search.looks[0] < strict.looks[0]);
+        assert_eq!(search.looks.last(), Some(&150));
+        assert!(minimum_blocks((1.0 - search.confidence[0]) / 2.0) <= search.looks[0]);
     }
 }

@@ -64,6 +64,7 @@ mod error;
 mod git;
 mod log;
 mod looks;
+mod search;
 mod vcs;
 
 pub use bisection::{

@@ -19,7 +19,23 @@ use verdict_bisect::{
 
 #[test]
 fn every_culprit_position_in_lists_up_to_64_is_found() {
+    // The group-sequential design is a plain binary search: at most
+    // ceil(log2(candidates)) classifications.
+    every_culprit_position_is_found(LookDesign::GroupSequential, |bound| bound);
+}
+
+#[test]
+fn every_culprit_position_in_lists_up_to_64_is_found_by_search_and_confirm() {
+    // The search-confirm design probes at the posterior's median (which
+    // leans towards the side a provisional call left open) and then
+    // confirms the culprit and its predecessor at the strict level: at
+    // most three classifications more than a binary search here.
+    every_culprit_position_is_found(LookDesign::SearchConfirm, |bound| bound + 3);
+}
+
+fn every_culprit_position_is_found(design: LookDesign, steps_bound: fn(u32) -> u32) {
     let mut bisections = 0;
+    let mut most_steps = 0;
     for candidates in 1..=64usize {
         // Positions: 0 = good endpoint, 1..=candidates; the last is bad.
         for first_bad in 1..=candidates {
@@ -31,6 +47,7 @@ fn every_culprit_position_in_lists_up_to_64_is_found() {
             // few wrong steps; 1e-5 makes this exhaustive check exact.
             let config = Config {
                 step_error: 1e-5,
+                design,
                 ..Config::default()
             };
             let (outcome, _, bisection) = drive(config, &scripts, 0.05, seed);
@@ -43,7 +60,8 @@ fn every_culprit_position_in_lists_up_to_64_is_found() {
             );
             assert!(outcome.conflicts.is_empty());
             // Binary search: at most ceil(log2(candidates)) classifications.
-            let bound = usize::BITS - (candidates.max(1) - 1).leading_zeros();
+            let bound = steps_bound(usize::BITS - (candidates.max(1) - 1).leading_zeros());
+            most_steps = most_steps.max(outcome.steps);
             assert!(
                 outcome.steps as u32 <= bound,
                 "{candidates}/{first_bad}: {} steps",
@@ -54,6 +72,7 @@ fn every_culprit_position_in_lists_up_to_64_is_found() {
         }
     }
     assert_eq!(bisections, 64 * 65 / 2);
+    eprintln!("{design:?}: at most {most_steps} steps");
 }
 
 #[test]
@@ -120,8 +139,12 @@ fn non_monotonic_evidence_is_found_by_probes_and_reported() {
     for script in &mut scripts[6..=14] {
         *script = Script::Median(1.5);
     }
+    // Probes are a feature of the designs that classify every measured
+    // commit for good (the search-confirm design has no settled sides to
+    // probe until the end).
     let config = Config {
         probes: 1,
+        design: LookDesign::GroupSequential,
         ..Config::default()
     };
     let (outcome, _, bisection) = drive(config.clone(), &scripts, 0.05, 11);
@@ -461,12 +484,12 @@ fn the_fake_vcs_drives_a_bisection_like_the_command_will() {
 fn a_config_stored_before_the_design_field_replays_with_the_bonferroni_design() {
     // What `verdict bisect` stored before 2026-12: the config without
     // `design`. It must replay as it ran (Bonferroni), while new
-    // bisections get the group-sequential design.
+    // bisections get the search-confirm design.
     let mut stored = serde_json::to_value(Config::default()).unwrap();
     stored.as_object_mut().unwrap().remove("design");
     let config: Config = serde_json::from_value(stored).unwrap();
     assert_eq!(config.design, LookDesign::Bonferroni);
-    assert_eq!(Config::default().design, LookDesign::GroupSequential);
+    assert_eq!(Config::default().design, LookDesign::SearchConfirm);
     let scripts = step_script(17, 9, 0.30);
     let (outcome, events, live) = drive(config.clone(), &scripts, 0.05, 3);
     let outcome = outcome.unwrap();
@@ -484,4 +507,75 @@ fn a_config_stored_before_the_design_field_replays_with_the_bonferroni_design() 
     };
     let regrouped = Bisection::replay(other, ids[0].clone(), ids[1..].to_vec(), &events).unwrap();
     assert_ne!(regrouped.steps(), live.steps());
+}
+
+#[test]
+fn a_group_sequential_bisection_stored_before_the_search_fields_replays_as_it_ran() {
+    // What `verdict bisect` stored on 2026-12-01: the config with
+    // `design: group-sequential` and without `search_error` or
+    // `search_max_runs`. It must replay as it ran.
+    let original = Config {
+        design: LookDesign::GroupSequential,
+        ..Config::default()
+    };
+    let mut stored = serde_json::to_value(&original).unwrap();
+    let object = stored.as_object_mut().unwrap();
+    object.remove("search_error");
+    object.remove("search_max_runs");
+    assert_eq!(object["design"], "group-sequential");
+    let config: Config = serde_json::from_value(stored).unwrap();
+    assert_eq!(config, original);
+    let scripts = step_script(33, 20, 0.30);
+    let (outcome, events, live) = drive(original, &scripts, 0.05, 5);
+    let outcome = outcome.unwrap();
+    let ids = ids(33);
+    let replayed =
+        Bisection::replay(config.clone(), ids[0].clone(), ids[1..].to_vec(), &events).unwrap();
+    assert_eq!(replayed, live);
+    assert_eq!(replayed.next_action(), Action::Done(outcome));
+    assert!(live.steps().iter().all(|step| !step.provisional));
+    // The search-confirm design judges the same events differently.
+    let other = Config {
+        design: LookDesign::SearchConfirm,
+        ..config
+    };
+    let searched = Bisection::replay(other, ids[0].clone(), ids[1..].to_vec(), &events).unwrap();
+    assert_ne!(searched.steps(), live.steps());
+}
+
+#[test]
+fn a_search_confirm_bisection_replays_exactly_and_rests_on_strict_calls() {
+    let scripts = step_script(65, 23, 0.30);
+    let (outcome, events, live) = drive(Config::default(), &scripts, 0.05, 9);
+    let outcome = outcome.unwrap();
+    let ids = ids(65);
+    assert_eq!(outcome.culprit, Culprit::Single(ids[23].clone()));
+    let replayed = Bisection::replay(
+        Config::default(),
+        ids[0].clone(),
+        ids[1..].to_vec(),
+        &events,
+    )
+    .unwrap();
+    assert_eq!(replayed, live);
+    assert_eq!(replayed.next_action(), Action::Done(outcome));
+    // The search's calls are provisional; the predecessor and the culprit
+    // were classified at the strict level, and only strict calls reach the
+    // git bisect log replay.
+    let steps = live.steps();
+    assert!(steps.iter().any(|step| step.provisional));
+    let strict = |position: usize, class: Class| {
+        steps.iter().any(|step| {
+            !step.provisional && step.position == position && step.decision.class == class
+        })
+    };
+    assert!(strict(22, Class::Good), "{steps:?}");
+    assert!(strict(23, Class::Bad), "{steps:?}");
+    let logged = live.log_entries();
+    assert!(
+        logged.iter().all(|(commit, _)| steps
+            .iter()
+            .any(|step| !step.provisional && step.commit == *commit)),
+        "{logged:?}"
+    );
 }

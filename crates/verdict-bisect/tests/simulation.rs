@@ -39,6 +39,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::Distribution;
 use verdict_bisect::{Config, Culprit, LookDesign};
+/// Clopper–Pearson (1934) one-sided upper 95% bound of a rate.
+use verdict_stats::sequential::validation::upper_bound_95;
 
 const COMMITS: usize = 200;
 const TRIALS: u64 = 200;
@@ -242,6 +244,12 @@ struct StepReport {
     tally: Tally,
     calls: usize,
     wrong_calls: usize,
+    /// Of `calls`: the provisional search calls of the search-confirm
+    /// design, and how many of them were wrong.
+    provisional: usize,
+    wrong_provisional: usize,
+    /// Bisections that named a single commit other than the culprit.
+    wrong_culprit: usize,
     undecided: usize,
     endpoint_phase_runs: usize,
 }
@@ -252,6 +260,9 @@ fn simulate(config: &Config, noise: Noise, trials: u64, seed_offset: u64) -> Ste
         tally: Tally::default(),
         calls: 0,
         wrong_calls: 0,
+        provisional: 0,
+        wrong_provisional: 0,
+        wrong_culprit: 0,
         undecided: 0,
         endpoint_phase_runs: 0,
     };
@@ -264,23 +275,35 @@ fn simulate(config: &Config, noise: Noise, trials: u64, seed_offset: u64) -> Ste
         for step in bisection.steps() {
             if std::env::var("SIM_DEBUG").is_ok() {
                 eprintln!(
-                    "step {:?} runs {} endpoints {:?} confidence {:.5} fraction {:?}",
+                    "step {} {:?} prov {} runs {} endpoints {:?} confidence {:.5} fraction {:?} total {}",
+                    step.position,
                     step.decision.class,
+                    step.provisional,
                     step.decision.runs,
                     step.decision.endpoint_runs,
                     step.decision.confidence,
-                    step.decision.fraction
+                    step.decision.fraction,
+                    step.total_runs
                 );
             }
             let truly_bad = step.position >= first_bad;
+            let wrong = match step.decision.class {
+                verdict_bisect::Class::Good => truly_bad,
+                verdict_bisect::Class::Bad => !truly_bad,
+                _ => false,
+            };
+            let called = matches!(
+                step.decision.class,
+                verdict_bisect::Class::Good | verdict_bisect::Class::Bad
+            );
+            if step.provisional && called {
+                report.provisional += 1;
+                report.wrong_provisional += usize::from(wrong);
+            }
             match step.decision.class {
-                verdict_bisect::Class::Good => {
+                verdict_bisect::Class::Good | verdict_bisect::Class::Bad => {
                     report.calls += 1;
-                    report.wrong_calls += usize::from(truly_bad);
-                }
-                verdict_bisect::Class::Bad => {
-                    report.calls += 1;
-                    report.wrong_calls += usize::from(!truly_bad);
+                    report.wrong_calls += usize::from(wrong);
                 }
                 verdict_bisect::Class::Undecided => report.undecided += 1,
                 verdict_bisect::Class::Skipped => {}
@@ -294,8 +317,13 @@ fn simulate(config: &Config, noise: Noise, trials: u64, seed_offset: u64) -> Ste
         }
         report.tally.runs.push(outcome.total_runs);
         report.tally.steps += outcome.steps;
-        if outcome.culprit == Culprit::Single(ids[first_bad].clone()) {
-            report.tally.right += 1;
+        match &outcome.culprit {
+            Culprit::Single(commit) if *commit == ids[first_bad] => report.tally.right += 1,
+            Culprit::Single(_) => report.wrong_culprit += 1,
+            Culprit::Range(commits) if !commits.contains(&ids[first_bad]) => {
+                report.wrong_culprit += 1
+            }
+            Culprit::Range(_) => {}
         }
     }
     report
@@ -310,15 +338,34 @@ fn print_report(name: &str, trials: u64, report: &mut StepReport) -> (f64, f64, 
         .get((runs.len() * 95).div_ceil(100).max(1) - 1)
         .copied()
         .unwrap_or(0);
-    let step_error = report.wrong_calls as f64 / report.calls.max(1) as f64;
+    // The per-step rate of the calls the answer rests on: every call of
+    // the older designs, the confirmations of the search-confirm design.
+    let (settled, wrong_settled) = (
+        report.calls - report.provisional,
+        report.wrong_calls - report.wrong_provisional,
+    );
+    let step_error = wrong_settled as f64 / settled.max(1) as f64;
     eprintln!(
-        "{name:<34} accuracy {accuracy:.3} ({}/{trials})  runs: mean {mean:.0}, p95 {p95}  steps {:.1}  wrong steps {}/{} = {step_error:.4}  undecided {}  endpoint phase runs {:.0}",
+        "{name:<34} accuracy {accuracy:.3} ({}/{trials})  runs: mean {mean:.0}, p95 {p95}  steps {:.1}  wrong steps {wrong_settled}/{settled} = {step_error:.4}  undecided {}  endpoint phase runs {:.0}",
         report.tally.right,
         report.tally.steps as f64 / trials as f64,
-        report.wrong_calls,
-        report.calls,
         report.undecided,
         report.endpoint_phase_runs as f64 / runs.len().max(1) as f64,
+    );
+    if report.provisional > 0 {
+        eprintln!(
+            "{:<34} provisional search calls wrong {}/{} = {:.4}",
+            "",
+            report.wrong_provisional,
+            report.provisional,
+            report.wrong_provisional as f64 / report.provisional as f64
+        );
+    }
+    eprintln!(
+        "{:<34} wrong culprit {}/{trials}, one-sided 95% upper bound {:.4} (Clopper-Pearson)",
+        "",
+        report.wrong_culprit,
+        upper_bound_95(report.wrong_culprit, trials as usize)
     );
     (accuracy, mean, step_error)
 }
@@ -343,30 +390,12 @@ fn environment(name: &str, default: f64) -> f64 {
 #[test]
 fn group_sequential_design_beats_bonferroni_at_the_bench_operating_point() {
     let trials = environment("SIM_TRIALS", 100.0) as u64;
-    let noises = [
-        (
-            "drift",
-            Noise::Drift {
-                cv: CV,
-                swing: 0.30,
-                min_stretch: 20,
-                max_stretch: 60,
-            },
-        ),
-        (
-            "contended",
-            Noise::Contended {
-                cv: BENCH_CV,
-                slow_share: SLOW_SHARE,
-                slow_low: 2.5,
-                slow_high: 10.0,
-            },
-        ),
-    ];
+    let noises = bench_noises();
     let bench = Config {
         max_batch: 1,
         max_runs_per_step: 600,
         endpoint_max_runs: 1200,
+        design: LookDesign::GroupSequential,
         ..Config::default()
     };
     let legacy = Config {
@@ -379,7 +408,7 @@ fn group_sequential_design_beats_bonferroni_at_the_bench_operating_point() {
             SHIFT * 100.0,
         );
         let (accuracy, mean, step_error) = print_report(
-            "group-sequential (default)",
+            "group-sequential (2026-12-01)",
             trials,
             &mut simulate(&bench, noise, trials, 0),
         );
@@ -396,5 +425,75 @@ fn group_sequential_design_beats_bonferroni_at_the_bench_operating_point() {
         assert!(legacy_accuracy >= 0.95, "{legacy_accuracy}");
         assert!(step_error <= Config::default().step_error, "{step_error}");
         assert!(mean < 0.8 * legacy_mean, "{mean} vs {legacy_mean}");
+    }
+}
+
+/// The two noise models of the bench's operating point.
+fn bench_noises() -> [(&'static str, Noise); 2] {
+    [
+        ("drift", DRIFT),
+        (
+            "contended",
+            Noise::Contended {
+                cv: BENCH_CV,
+                slow_share: SLOW_SHARE,
+                slow_low: 2.5,
+                slow_high: 10.0,
+            },
+        ),
+    ]
+}
+
+/// The bench's settings (scripts/bench-bisect.sh: `--batch 1
+/// --max-runs-per-step 600`, the endpoints' cap twice that) in `design`.
+fn bench_config(design: LookDesign) -> Config {
+    Config {
+        max_batch: 1,
+        max_runs_per_step: 600,
+        endpoint_max_runs: 1200,
+        design,
+        search_error: environment("SIM_SEARCH_ERROR", Config::default_search_error()),
+        search_max_runs: std::env::var("SIM_SEARCH_RUNS")
+            .ok()
+            .and_then(|runs| runs.parse().ok()),
+        ..Config::default()
+    }
+}
+
+/// The search-confirm design (default since 2026-12-02) against the
+/// group-sequential design it replaces, at the bench's operating point,
+/// on the same trials (same culprit positions, same noise seeds). Prints
+/// accuracy, runs, the per-step error rate of the calls the answer rests
+/// on (the confirmations; every call for the group-sequential design), the
+/// provisional calls' error rate, and the wrong-culprit rate with its
+/// Clopper–Pearson bound. SIM_TRIALS overrides the trial count (40).
+#[test]
+fn search_confirm_design_beats_group_sequential_at_the_bench_operating_point() {
+    let trials = environment("SIM_TRIALS", 40.0) as u64;
+    let mut results = Vec::new();
+    for (name, noise) in bench_noises() {
+        eprintln!(
+            "{COMMITS} commits, {:.0}% shift, {name} noise {noise:?}, blocks of 1, {trials} trials",
+            SHIFT * 100.0,
+        );
+        let mut new = simulate(&bench_config(LookDesign::SearchConfirm), noise, trials, 0);
+        let (accuracy, mean, step_error) =
+            print_report("search-confirm (default)", trials, &mut new);
+        let (old_accuracy, old_mean, _) = print_report(
+            "group-sequential (2026-12-01)",
+            trials,
+            &mut simulate(&bench_config(LookDesign::GroupSequential), noise, trials, 0),
+        );
+        eprintln!(
+            "runs ratio search-confirm / group-sequential: {:.2}",
+            mean / old_mean
+        );
+        results.push((accuracy, mean, step_error, old_accuracy, old_mean));
+    }
+    for (accuracy, mean, step_error, old_accuracy, old_mean) in results {
+        assert!(accuracy >= 0.95, "{accuracy}");
+        assert!(old_accuracy >= 0.95, "{old_accuracy}");
+        assert!(step_error <= Config::default().step_error, "{step_error}");
+        assert!(mean < 0.8 * old_mean, "{mean} vs {old_mean}");
     }
 }

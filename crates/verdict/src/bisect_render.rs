@@ -133,8 +133,15 @@ pub(crate) fn summary(
                     previous_boots = total;
                     format!(", {}", boots_word(cost))
                 });
+        // A search call of the search-confirm design only steered the
+        // search; the answer rests on the others.
+        let provisional = if step.provisional {
+            ", provisional"
+        } else {
+            ""
+        };
         text.push_str(&format!(
-            "  {} {:<9} {:>4} runs (step cost {}{step_boots})\n",
+            "  {} {:<9} {:>4} runs (step cost {}{step_boots}{provisional})\n",
             step.commit.short(),
             class_word(step.decision.class),
             step.decision.runs,
