@@ -107,7 +107,7 @@ use crate::commit::CommitId;
 use crate::design::{CandidateDesign, candidate_design, search_design};
 use crate::error::{BisectError, Result};
 use crate::looks::schedule;
-use crate::search::{Call, Probe, posterior, probe_by_information};
+use crate::search::{Call, posterior};
 
 /// A commit significantly different from both endpoints is flagged partial
 /// when it carries this share of the endpoints' log shift.
@@ -266,21 +266,6 @@ pub enum Event {
     Samples { commit: CommitId, values: Vec<f64> },
     /// The commit could not be measured (build failed, exit 125, ...).
     Skip { commit: CommitId, reason: String },
-    /// What probing costs, as measured by the caller (`search-confirm`
-    /// design; see `search.rs`): the mean seconds of one build and of one
-    /// run so far. `built`: a commit whose build is now at hand (its later
-    /// visits cost only runs). `new_session`: the builds at hand were
-    /// removed (a resumed session builds again). Until a build is
-    /// measured (`build_seconds` 0, or no such event) every probe costs
-    /// the same and the search probes the posterior's median.
-    Costs {
-        build_seconds: f64,
-        run_seconds: f64,
-        #[serde(default)]
-        built: Option<CommitId>,
-        #[serde(default)]
-        new_session: bool,
-    },
 }
 
 /// Which way the bad endpoint moved the metric.
@@ -359,11 +344,6 @@ pub struct Step {
     /// which only steers the search (not in the git bisect log replay).
     #[serde(default)]
     pub provisional: bool,
-    /// `search-confirm` design with measured costs: this commit was probed
-    /// instead of the posterior's median because it was cheaper per bit
-    /// of expected information (already built).
-    #[serde(default)]
-    pub cheaper: bool,
 }
 
 /// The first bad commit, or the commits it may be when skipped or
@@ -516,13 +496,6 @@ struct CommitState {
     search_bad_looks_done: usize,
     #[serde(default)]
     visit_start: usize,
-    /// Its build is at hand (`Event::Costs`).
-    #[serde(default)]
-    built: bool,
-    /// Its current visit was chosen over the posterior's median for its
-    /// cost (`Step::cheaper`).
-    #[serde(default)]
-    cheaper: bool,
 }
 
 /// A visit to a commit in the `search-confirm` design (every visit
@@ -563,8 +536,6 @@ impl CommitState {
             search_good_looks_done: 0,
             search_bad_looks_done: 0,
             visit_start: 0,
-            built: false,
-            cheaper: false,
         }
     }
 }
@@ -622,18 +593,6 @@ pub struct Bisection {
     /// Set while a provisional call is being recorded.
     #[serde(skip)]
     provisional: bool,
-    /// `search-confirm` design: the latest measured costs, seconds of a
-    /// build and of a run (`Event::Costs`).
-    #[serde(default)]
-    costs: Option<(f64, f64)>,
-    /// `search-confirm` design: runs (all commits) and number of the
-    /// search visits that ended, for the expected runs of a visit.
-    #[serde(default)]
-    visit_runs: (usize, usize),
-    /// Likewise for the visits that ended at a strict call (a commit
-    /// visited again is measured to the strict boundary).
-    #[serde(default)]
-    confirm_runs: (usize, usize),
 }
 
 /// A block in progress: `max_batch` runs of each commit in `turns`, in
@@ -782,9 +741,6 @@ impl Bisection {
             calls: Vec::new(),
             search_tests: 0,
             provisional: false,
-            costs: None,
-            visit_runs: (0, 0),
-            confirm_runs: (0, 0),
         })
     }
 
@@ -905,29 +861,6 @@ impl Bisection {
                     reason: Some(reason.clone()),
                 };
                 self.record(position, decision);
-            }
-            Event::Costs {
-                build_seconds,
-                run_seconds,
-                built,
-                new_session,
-            } => {
-                if *new_session {
-                    for state in &mut self.commits {
-                        state.built = false;
-                    }
-                }
-                if let Some(commit) = built {
-                    let position = self.position(commit)?;
-                    self.commits[position].built = true;
-                }
-                if build_seconds.is_finite()
-                    && run_seconds.is_finite()
-                    && *build_seconds >= 0.0
-                    && *run_seconds > 0.0
-                {
-                    self.costs = Some((*build_seconds, *run_seconds));
-                }
             }
         }
         Ok(())
@@ -1215,13 +1148,12 @@ impl Bisection {
     /// a confirmation of that gap's ends (its lower end like-good, its
     /// upper end like-bad). `None` when both are confirmed (or the test
     /// limits are reached): the search is over. O(n + c).
-    fn search_target(&self) -> Option<(usize, TestKind, bool)> {
+    fn search_target(&self) -> Option<(usize, TestKind)> {
         if let Some(position) = (1..self.last()).find(|&position| {
             let state = &self.commits[position];
             state.test.is_some() && state.class.is_none()
         }) {
-            let state = &self.commits[position];
-            return Some((position, state.test?, state.cheaper));
+            return Some((position, self.commits[position].test?));
         }
         let last = self.last();
         let probabilities = self.culprit_posterior();
@@ -1252,13 +1184,17 @@ impl Bisection {
         }
         let search_limit = 4 * (usize::BITS - last.leading_zeros()) as usize + 8;
         if best_mass < CONFIRM_MASS && self.search_tests < search_limit {
-            let open: Vec<usize> = fences[1..fences.len() - 1]
+            let median = fences[1..fences.len() - 1]
                 .iter()
                 .copied()
                 .filter(|&position| self.commits[position].confirmed.is_none())
-                .collect();
-            if let Some(position) = self.probe_choice(&open, &cumulative) {
-                let cheaper = self.median_probe(&open, &cumulative) != Some(position);
+                .min_by(|&first, &second| {
+                    (cumulative[first] - 0.5)
+                        .abs()
+                        .total_cmp(&(cumulative[second] - 0.5).abs())
+                        .then(first.cmp(&second))
+                });
+            if let Some(position) = median {
                 // A commit visited before is at the median again: the
                 // provisional evidence is split there, so its test goes on
                 // to the strict boundary.
@@ -1267,7 +1203,7 @@ impl Bisection {
                 } else {
                     TestKind::Confirm
                 };
-                return Some((position, kind, cheaper));
+                return Some((position, kind));
             }
         }
         let (low, high) = best;
@@ -1278,90 +1214,21 @@ impl Bisection {
             return None;
         }
         if low != 0 && low_class != Some(Class::Good) {
-            return Some((low, TestKind::Confirm, false));
+            return Some((low, TestKind::Confirm));
         }
         if high != last && high_class != Some(Class::Bad) {
-            return Some((high, TestKind::Confirm, false));
+            return Some((high, TestKind::Confirm));
         }
         None
     }
 
-    /// `search-confirm` design: the commit to probe among `open` (P(culprit
-    /// ≤ X) is `cumulative[X]`): the posterior's median (the earlier of
-    /// two equally near), or, once a build's cost is measured
-    /// (`Event::Costs`), the one with the most expected information per
-    /// expected cost (`search::probe_by_information`), the cost being the
-    /// expected runs of a visit plus, for a commit not built, a build in
-    /// run-equivalents. With equal costs the two rules pick the same
-    /// commit; the median is computed apart so that a bisection without
-    /// costs probes exactly as before. O(c).
-    fn probe_choice(&self, open: &[usize], cumulative: &[f64]) -> Option<usize> {
-        let median = self.median_probe(open, cumulative);
-        let Some((build, run)) = self.costs.filter(|&(build, _)| build > 0.0) else {
-            return median;
-        };
-        let build_runs = build / run;
-        let visit = self.expected_visit_runs();
-        let confirm = match self.confirm_runs {
-            (runs, visits) if visits > 0 => runs as f64 / visits as f64,
-            _ => 2.0 * visit,
-        };
-        let probes: Vec<Probe> = open
-            .iter()
-            .map(|&position| {
-                let state = &self.commits[position];
-                // A commit measured before is measured to the strict
-                // boundary (`search_target`).
-                let runs = if state.samples.is_empty() {
-                    visit
-                } else {
-                    confirm
-                };
-                Probe {
-                    position,
-                    bad: cumulative[position],
-                    cost: runs + if state.built { 0.0 } else { build_runs },
-                }
-            })
-            .collect();
-        probe_by_information(&probes, self.config.search_error / 2.0)
-    }
-
-    /// The open commit nearest the posterior's median, the earlier of two
-    /// equally near.
-    fn median_probe(&self, open: &[usize], cumulative: &[f64]) -> Option<usize> {
-        open.iter().copied().min_by(|&first, &second| {
-            (cumulative[first] - 0.5)
-                .abs()
-                .total_cmp(&(cumulative[second] - 0.5).abs())
-                .then(first.cmp(&second))
-        })
-    }
-
-    /// Expected runs (all commits) of a search visit: the mean of the
-    /// visits so far, or before any, three commits' runs to the search
-    /// design's first look.
-    fn expected_visit_runs(&self) -> f64 {
-        let (runs, visits) = self.visit_runs;
-        if visits > 0 {
-            return runs as f64 / visits as f64;
-        }
-        let first = self
-            .search_design
-            .as_ref()
-            .and_then(|design| design.looks.first().copied())
-            .unwrap_or(1);
-        (3 * first * self.config.max_batch) as f64
-    }
-
     /// `search-confirm` design: a visit of kind `kind` to `candidate`
     /// begins; its blocks continue the commit's one test.
-    fn start_test(&mut self, candidate: usize, kind: TestKind, cheaper: bool) {
+    fn start_test(&mut self, candidate: usize, kind: TestKind) {
         if kind == TestKind::Search {
             self.search_tests += 1;
         }
         let state = &mut self.commits[candidate];
-        state.cheaper = cheaper;
         state.holding = false;
         state.class = None;
         state.visit_start = state.blocks;
@@ -1371,7 +1238,7 @@ impl Bisection {
     /// The commit to measure next, if any.
     fn target(&self) -> Option<usize> {
         if self.search_confirm() {
-            return self.search_target().map(|(position, ..)| position);
+            return self.search_target().map(|(position, _)| position);
         }
         let (low, high) = self.bounds();
         let middle = (low + high) / 2;
@@ -1923,8 +1790,8 @@ impl Bisection {
         }
         let candidate = self.target().expect("a plan has a target");
         if self.search_confirm() && self.commits[candidate].test.is_none() {
-            let (_, kind, cheaper) = self.search_target().expect("a plan has a target");
-            self.start_test(candidate, kind, cheaper);
+            let (_, kind) = self.search_target().expect("a plan has a target");
+            self.start_test(candidate, kind);
         }
         let block = self.config.max_batch;
         let open = match &mut self.open_block {
@@ -2168,14 +2035,6 @@ impl Bisection {
 
     fn record(&mut self, position: usize, decision: Decision) {
         let total_runs = self.total_runs();
-        let runs = self.clock - self.settled_at;
-        if self.provisional {
-            self.visit_runs.0 += runs;
-            self.visit_runs.1 += 1;
-        } else if decision.class != Class::Skipped && self.comparison.is_some() {
-            self.confirm_runs.0 += runs;
-            self.confirm_runs.1 += 1;
-        }
         self.settled_at = self.clock;
         let search_confirm = self.search_confirm();
         let state = &mut self.commits[position];
@@ -2213,7 +2072,6 @@ impl Bisection {
             total_runs,
             probe: state.probe,
             provisional,
-            cheaper: search_confirm && state.cheaper,
         });
     }
 

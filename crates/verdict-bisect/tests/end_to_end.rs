@@ -163,7 +163,7 @@ fn bisects_a_real_repository_with_a_kill_and_resume() {
         .iter()
         .map(|event| match event {
             Event::Samples { values, .. } => values.len(),
-            Event::Skip { .. } | Event::Costs { .. } => 0,
+            Event::Skip { .. } => 0,
         })
         .sum();
     assert_eq!(total, outcome.total_runs);

@@ -34,7 +34,7 @@
 #[expect(dead_code, reason = "this binary scripts no skips")]
 mod common;
 
-use common::{Noise, drive, drive_costed, drive_with, lognormal, step_script};
+use common::{Noise, drive, drive_with, lognormal, step_script};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::Distribution;
@@ -495,100 +495,5 @@ fn search_confirm_design_beats_group_sequential_at_the_bench_operating_point() {
         assert!(old_accuracy >= 0.95, "{old_accuracy}");
         assert!(step_error <= Config::default().step_error, "{step_error}");
         assert!(mean < 0.8 * old_mean, "{mean} vs {old_mean}");
-    }
-}
-
-/// Cost of one rule at one build cost: right answers, and per bisection
-/// the runs, the commits built and the total cost in run-equivalents.
-#[derive(Debug, Default)]
-struct CostTally {
-    right: usize,
-    runs: usize,
-    builds: usize,
-    costs: Vec<f64>,
-    departures: usize,
-}
-
-/// `trials` seeded bisections at the bench's settings under `noise`, each
-/// commit built once (as `--worktrees`) at `build_runs` run-equivalents a
-/// build; `costed`: the probe chosen by information per cost (the
-/// bisection is told the costs), else the posterior's median.
-fn cost_trials(noise: Noise, trials: u64, build_runs: f64, costed: bool) -> CostTally {
-    let mut positions = ChaCha8Rng::seed_from_u64(2026);
-    let ids = common::ids(COMMITS + 1);
-    let mut tally = CostTally::default();
-    for trial in 0..trials {
-        let first_bad = positions.random_range(1..=COMMITS);
-        let scripts = step_script(COMMITS + 1, first_bad, SHIFT);
-        let config = bench_config(LookDesign::SearchConfirm);
-        let (outcome, _, bisection) =
-            drive_costed(config, &scripts, noise, trial, costed.then_some(build_runs));
-        let builds = ids
-            .iter()
-            .filter(|id| {
-                bisection
-                    .samples(id)
-                    .is_some_and(|samples| !samples.is_empty())
-            })
-            .count();
-        let runs = bisection.total_runs();
-        tally.runs += runs;
-        tally.builds += builds;
-        tally.costs.push(runs as f64 + build_runs * builds as f64);
-        tally.departures += bisection.steps().iter().filter(|step| step.cheaper).count();
-        if let Ok(outcome) = outcome
-            && outcome.culprit == Culprit::Single(ids[first_bad].clone())
-        {
-            tally.right += 1;
-        }
-    }
-    tally
-}
-
-/// The probe chosen by expected information per expected cost (Lindley
-/// 1956; `search.rs`) against the posterior's median, when a build costs
-/// 0, 30, 300 or 3000 runs and each commit is built once: total cost in
-/// run-equivalents (runs + builds × build cost) and accuracy, same trials
-/// (same culprits, same noise seeds), drift noise at the bench's settings.
-/// With a build cost of 0 the two rules must probe identically.
-/// SIM_COST_TRIALS overrides the trial count (200).
-#[test]
-fn probe_by_information_per_cost_against_the_median() {
-    let trials = environment("SIM_COST_TRIALS", 200.0) as u64;
-    eprintln!(
-        "{COMMITS} commits, {:.0}% shift, drift noise, blocks of 1, {trials} trials; cost in run-equivalents",
-        SHIFT * 100.0,
-    );
-    eprintln!(
-        "{:>10}  {:>24}  {:>24}  {:>10}",
-        "build cost", "median: right, runs, builds, cost", "information/cost: same", "cost ratio"
-    );
-    for build_runs in [0.0, 30.0, 300.0, 3000.0] {
-        let median = cost_trials(DRIFT, trials, build_runs, false);
-        let costed = cost_trials(DRIFT, trials, build_runs, true);
-        let mean = |tally: &CostTally| tally.costs.iter().sum::<f64>() / trials as f64;
-        let describe = |tally: &CostTally| {
-            format!(
-                "{}/{trials}, {:.0}, {:.1}, {:.0}",
-                tally.right,
-                tally.runs as f64 / trials as f64,
-                tally.builds as f64 / trials as f64,
-                mean(tally)
-            )
-        };
-        eprintln!(
-            "{build_runs:>10}  {:>24}  {:>24}  {:>10.3}  (departures from the median: {:.2} per bisection)",
-            describe(&median),
-            describe(&costed),
-            mean(&costed) / mean(&median),
-            costed.departures as f64 / trials as f64
-        );
-        if build_runs == 0.0 {
-            assert_eq!(
-                median.costs, costed.costs,
-                "equal costs must probe the median"
-            );
-            assert_eq!(costed.departures, 0);
-        }
     }
 }

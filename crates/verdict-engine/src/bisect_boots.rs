@@ -258,7 +258,6 @@ pub(crate) fn boot_costs(
     for event in events {
         let commit = match event {
             Event::Samples { commit, .. } | Event::Skip { commit, .. } => commit,
-            Event::Costs { .. } => continue,
         };
         // Runs that ended in an error (no event), then this event's run.
         while let Some((short, status, boots, failed)) = runs.get(next) {

@@ -115,20 +115,6 @@ pub fn drive_with(
     noise: Noise,
     seed: u64,
 ) -> (Result<Outcome, Action>, Vec<Event>, Bisection) {
-    drive_costed(config, scripts, noise, seed, None)
-}
-
-/// `drive_with`, each commit built once (as with `--worktrees`): with
-/// `build_runs` given, an `Event::Costs` (a build costs that many runs)
-/// starts the bisection and another marks each commit built before its
-/// first samples.
-pub fn drive_costed(
-    config: Config,
-    scripts: &[Script],
-    noise: Noise,
-    seed: u64,
-    build_runs: Option<f64>,
-) -> (Result<Outcome, Action>, Vec<Event>, Bisection) {
     let cv = match noise {
         Noise::Pure { cv } | Noise::Drift { cv, .. } | Noise::Contended { cv, .. } => cv,
     };
@@ -141,17 +127,6 @@ pub fn drive_costed(
         Bisection::new(config, order[0].clone(), order[1..].to_vec()).expect("valid setup");
     let mut random = ChaCha8Rng::seed_from_u64(seed);
     let mut events = Vec::new();
-    let mut built = vec![false; order.len()];
-    if let Some(build_seconds) = build_runs {
-        let event = Event::Costs {
-            build_seconds,
-            run_seconds: 1.0,
-            built: None,
-            new_session: true,
-        };
-        bisection.apply(&event).expect("valid event");
-        events.push(event);
-    }
     for _ in 0..100_000 {
         let event = match bisection.next_action() {
             Action::Done(outcome) => return (Ok(outcome), events, bisection),
@@ -161,18 +136,6 @@ pub fn drive_costed(
                     .iter()
                     .position(|id| *id == commit)
                     .expect("known commit");
-                if let Some(build_seconds) = build_runs
-                    && !std::mem::replace(&mut built[position], true)
-                {
-                    let event = Event::Costs {
-                        build_seconds,
-                        run_seconds: 1.0,
-                        built: Some(commit.clone()),
-                        new_session: false,
-                    };
-                    bisection.apply(&event).expect("valid event");
-                    events.push(event);
-                }
                 match scripts[position] {
                     Script::Skip => Event::Skip {
                         commit,
