@@ -460,6 +460,7 @@ fn drive<V: Vcs + Worktrees>(
         environment: site.environment(),
         site,
         boots,
+        next_event: sequence,
     };
     let result = loop {
         if session.driver.cancel.is_cancelled() {
@@ -467,6 +468,7 @@ fn drive<V: Vcs + Worktrees>(
         }
         match bisection.next_action() {
             Action::Measure { commit, runs } => {
+                session.next_event = sequence;
                 let event = match session.measure(&commit, runs) {
                     Ok(Some(event)) => event,
                     Ok(None) => continue,
@@ -529,6 +531,10 @@ struct Session<'s, 'a, V> {
     site: Box<dyn Site>,
     /// Boots each commit's kernel (a kernel bisection).
     boots: Option<BootSite>,
+    /// The sequence number the next recorded event will have: a
+    /// measurement run's annotation names it (`bisect_boots::boot_costs`
+    /// attributes a run's boots to that event).
+    next_event: u32,
 }
 
 impl<V: Vcs + Worktrees> Session<'_, '_, V> {
@@ -684,9 +690,15 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
         }
     }
 
-    /// The annotation linking a measurement run to its commit.
+    /// The annotation linking a measurement run to its commit and to the
+    /// bisection event it measures for (the next one recorded: a run that
+    /// ends in an error shares it with the run that measures again).
     fn annotation(&self, commit: &CommitId) -> serde_json::Value {
-        serde_json::json!({ "bisect": self.id.0, "commit": commit.to_string() })
+        serde_json::json!({
+            "bisect": self.id.0,
+            "commit": commit.to_string(),
+            "event": self.next_event,
+        })
     }
 
     /// Skips `commit` for `reason`, telling the observer.

@@ -206,9 +206,11 @@ impl BootCosts {
 }
 
 /// The boot costs of bisection `id` (`None` unless it boots a kernel per
-/// commit). A measurement run belongs to the next event of its commit in
-/// event order (a run that failed with an error has no event; its boots
-/// go to the next one). O(runs + events).
+/// commit). A measurement run's boots count towards the bisection event
+/// its annotation names (`"event"`: the event recorded after it; a run
+/// that failed with an error shares it with the run that measured
+/// again). Bisections recorded before runs named their event are matched
+/// by order (`events_by_order`). O(runs + events).
 pub(crate) fn boot_costs(
     store: &dyn Store,
     id: BisectId,
@@ -220,11 +222,30 @@ pub(crate) fn boot_costs(
     }
     let internal = |error: verdict_store::StoreError| BisectRunError::Internal(error.to_string());
     let mut runs = Vec::new();
+    let mut named = Vec::new();
     for run in store.bisect_runs(id).map_err(internal)? {
         let boots = store.boots(run.id).map_err(internal)?;
         let failed = boots.iter().filter(|boot| boot.status == "failed").count();
         let short = run.name.rsplit(' ').next().unwrap_or_default().to_string();
+        let event = store
+            .annotations(run.id)
+            .map_err(internal)?
+            .get("bisect")
+            .and_then(|annotation| annotation.get("event"))
+            .and_then(serde_json::Value::as_u64)
+            .map(|event| (event as usize).min(events.len()));
+        named.push(event);
         runs.push((short, run.status, boots.len(), failed));
+    }
+    // The event each run's boots count towards (`events.len()`: a
+    // measurement still under way, or cut off by a kill).
+    let owners = match named.into_iter().collect::<Option<Vec<usize>>>() {
+        Some(owners) => owners,
+        None => events_by_order(&runs, events),
+    };
+    let mut by_event = vec![Vec::new(); events.len() + 1];
+    for (run, owner) in owners.into_iter().enumerate() {
+        by_event[owner].push(run);
     }
     let commits: Vec<CommitId> = std::iter::once(settings.good.clone())
         .chain(settings.candidates.iter().cloned())
@@ -236,13 +257,14 @@ pub(crate) fn boot_costs(
             .collect(),
         ..BootCosts::default()
     };
-    let add = |costs: &mut BootCosts, short: &str, boots: usize, failed: usize| {
+    let add = |costs: &mut BootCosts, run: usize| {
+        let (short, _, boots, failed) = &runs[run];
         costs.total += boots;
         costs.failed += failed;
         if let Some(entry) = costs
             .per_commit
             .iter_mut()
-            .find(|(commit, _, _)| commit.to_string().starts_with(short))
+            .find(|(commit, _, _)| commit.to_string().starts_with(short.as_str()))
         {
             entry.1 += boots;
             entry.2 += failed;
@@ -254,24 +276,9 @@ pub(crate) fn boot_costs(
         settings.candidates.clone(),
     )
     .map_err(|error| BisectRunError::Internal(error.to_string()))?;
-    let mut next = 0;
-    for event in events {
-        let commit = match event {
-            Event::Samples { commit, .. } | Event::Skip { commit, .. } => commit,
-        };
-        // Runs that ended in an error (no event), then this event's run.
-        while let Some((short, status, boots, failed)) = runs.get(next) {
-            let ours = commit.to_string().starts_with(short.as_str());
-            if *status == RunStatus::Failed && !ours {
-                add(&mut costs, short, *boots, *failed);
-                next += 1;
-                continue;
-            }
-            if ours && *status == RunStatus::Complete {
-                add(&mut costs, short, *boots, *failed);
-                next += 1;
-            }
-            break;
+    for (event, owned) in events.iter().zip(&by_event) {
+        for &run in owned {
+            add(&mut costs, run);
         }
         let steps = bisection.steps().len();
         bisection
@@ -281,11 +288,38 @@ pub(crate) fn boot_costs(
             costs.per_step.push(costs.total);
         }
     }
-    // A measurement still under way (or cut off by a kill).
-    for (short, _, boots, failed) in &runs[next.min(runs.len())..] {
-        add(&mut costs, short, *boots, *failed);
+    for &run in &by_event[events.len()] {
+        add(&mut costs, run);
     }
     Ok(Some(costs))
+}
+
+/// The event each run measured for, for bisections whose runs do not name
+/// it: a run belongs to the next event of its commit in event order (a
+/// run that failed with an error has no event; its boots go to the next
+/// one); `events.len()` for runs after the last event. `runs`: (commit's
+/// short id, status, boots, failed boots), oldest first. O(runs + events).
+fn events_by_order(runs: &[(String, RunStatus, usize, usize)], events: &[Event]) -> Vec<usize> {
+    let mut owners = Vec::with_capacity(runs.len());
+    for (index, event) in events.iter().enumerate() {
+        let commit = match event {
+            Event::Samples { commit, .. } | Event::Skip { commit, .. } => commit,
+        };
+        // Runs that ended in an error (no event), then this event's run.
+        while let Some((short, status, _, _)) = runs.get(owners.len()) {
+            let ours = commit.to_string().starts_with(short.as_str());
+            if *status == RunStatus::Failed && !ours {
+                owners.push(index);
+                continue;
+            }
+            if ours && *status == RunStatus::Complete {
+                owners.push(index);
+            }
+            break;
+        }
+    }
+    owners.resize(runs.len(), events.len());
+    owners
 }
 
 #[cfg(test)]
@@ -399,5 +433,121 @@ mod tests {
         assert!(error(check(&host, path, Some(&kernel), false)).contains("cannot be bisected yet"));
         assert!(check(&vm(), path, Some(&kernel), false).is_ok());
         assert!(check(&experiment(""), path, None, false).is_ok());
+    }
+
+    /// A bisection of three commits measured once each (`fixed_runs`),
+    /// whose candidate's first measurement ended in an error (a failed
+    /// boot, no event) and was measured again: the boots of both runs
+    /// belong to the candidate's event, the one that classified it. The
+    /// order the store lists runs in would give that step only the
+    /// endpoints' boots.
+    #[test]
+    fn boots_count_towards_the_event_their_run_names() {
+        use verdict_store::{NewBisect, NewBoot, NewRun, SqliteStore};
+        let directory = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
+        let ids: Vec<CommitId> = ["aaaa", "bbbb", "cccc"]
+            .iter()
+            .map(|id| CommitId::new(id.repeat(10)))
+            .collect();
+        let settings = Settings {
+            repo: directory.path().to_path_buf(),
+            good: ids[0].clone(),
+            bad: ids[2].clone(),
+            candidates: ids[1..].to_vec(),
+            first_parent: true,
+            build: None,
+            install: None,
+            config: verdict_bisect::Config {
+                fixed_runs: Some(1),
+                ..verdict_bisect::Config::default()
+            },
+            experiment_path: "k.toml".into(),
+            seed: 1,
+            worktrees: false,
+            remote: None,
+            boot: Some(BootBuild::default()),
+        };
+        let id = store
+            .create_bisect(&NewBisect {
+                repo: "repo".into(),
+                good: ids[0].to_string(),
+                bad: ids[2].to_string(),
+                experiment_text: String::new(),
+                config: serde_json::to_value(&settings).unwrap(),
+                started_at_ms: 0,
+            })
+            .unwrap();
+        // (commit, status, boots failed, boots proven, event it names)
+        let runs = [
+            (0, RunStatus::Complete, 0, 1, 0),
+            (2, RunStatus::Complete, 0, 1, 1),
+            (1, RunStatus::Failed, 1, 0, 2),
+            (1, RunStatus::Complete, 0, 1, 2),
+        ];
+        for (commit, status, failed, proven, event) in runs {
+            let run = store
+                .create_run(&NewRun {
+                    name: format!("bisect {} {}", id.0, ids[commit].short()),
+                    kind: "bisect".into(),
+                    experiment_text: String::new(),
+                    experiment_sha256: String::new(),
+                    experiment_json: String::new(),
+                    tool_version: String::new(),
+                    seed: 1,
+                    host: "vm".into(),
+                    planned: 1,
+                    started_at_ms: 0,
+                    environment_start: Environment::default(),
+                    command_line: Vec::new(),
+                    bisect: Some(id),
+                })
+                .unwrap();
+            for boot in 0..failed + proven {
+                let new = NewBoot {
+                    slot: 0,
+                    attempt: boot,
+                    level_key: String::new(),
+                    first_sequence: 0,
+                    kernel: "bzImage".into(),
+                    command_line: String::new(),
+                    started_at_ms: 0,
+                };
+                let boot_id = store.create_boot(run, &new).unwrap();
+                let mut row = store.boots(run).unwrap()[boot_id as usize].clone();
+                row.status = if boot < failed { "failed" } else { "proven" }.into();
+                store.update_boot(run, &row).unwrap();
+            }
+            store
+                .put_annotation(
+                    run,
+                    "bisect",
+                    &serde_json::json!({ "bisect": id.0, "commit": ids[commit].to_string(), "event": event }),
+                )
+                .unwrap();
+            store.finish_run(run, status, 1, None).unwrap();
+        }
+        let events: Vec<Event> = [(0, 1.0), (2, 2.0), (1, 2.0)]
+            .into_iter()
+            .map(|(commit, value)| Event::Samples {
+                commit: ids[commit].clone(),
+                values: vec![value],
+            })
+            .collect();
+        let costs = boot_costs(&store, id, &settings, &events).unwrap().unwrap();
+        assert_eq!((costs.total, costs.failed), (4, 1));
+        assert_eq!(costs.per_step, vec![4], "{costs:?}");
+        assert_eq!(costs.of(&ids[1]), (2, 1));
+        // Without the events named, the order of the store's runs leaves
+        // the failed run unmatched and both of the candidate's runs after
+        // the last step.
+        let listed: Vec<(String, RunStatus, usize, usize)> = runs
+            .iter()
+            .map(|&(commit, status, failed, proven, _)| {
+                let (boots, failed) = ((failed + proven) as usize, failed as usize);
+                (ids[commit].short().to_string(), status, boots, failed)
+            })
+            .collect();
+        assert_eq!(events_by_order(&listed, &events), vec![0, 1, 3, 3]);
     }
 }
