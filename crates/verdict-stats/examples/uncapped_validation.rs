@@ -1,29 +1,70 @@
 //! Prints the "Adaptive stopping without a cap" section of
 //! docs/validation-uncapped.md: `cargo run --release -p verdict-stats
 //! --example uncapped_validation -- [TRIALS] [SEED]` (defaults 1000, 1), or
-//! with a third argument `precise` the section that replays only verdict's
-//! design without a cap (`precise GAMMA`: with Hwang–Shih–DeCani spending
-//! of that γ instead of the design's own).
+//! with a third argument
+//! - `precise [VARIANT]`: the section that replays only verdict's design
+//!   without a cap (with VARIANT, that variant instead: a bare number is a
+//!   Hwang–Shih–DeCani γ, else `gamma=G,inflation=F,alpha=A,looks=runs|rank`);
+//! - `grid VARIANT...`: every variant on the same draws, one table row each
+//!   (power and runs at ±19%, A/A false alarms lognormal and bimodal);
+//! - `threshold T CV VARIANT...`: power and runs of every variant at a
+//!   change of T both ways, lognormal noise of that CV;
+//! - `histogram [VARIANT]`: where the A/A false alarms happen, by runs per arm.
+//!
 //! Must not: write files (scripts/replay-uncapped.sh redirects its output).
+
+use verdict_stats::sequential::validation::{
+    Variant, uncapped_alarm_histogram, uncapped_grid_report, uncapped_precise_report,
+    uncapped_report, uncapped_threshold_report,
+};
+
+fn variant(spec: &str) -> Variant {
+    Variant::parse(spec).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// The next argument parsed, or `default` when there is none.
+fn next_number<T: std::str::FromStr>(
+    arguments: &mut impl Iterator<Item = String>,
+    default: T,
+    name: &str,
+) -> T {
+    arguments.next().map_or(default, |value| {
+        value
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}: not a number: {value}"))
+    })
+}
 
 fn main() {
     let mut arguments = std::env::args().skip(1);
-    let trials = arguments
-        .next()
-        .map_or(1000, |value| value.parse().expect("TRIALS: a whole number"));
-    let seed = arguments
-        .next()
-        .map_or(1, |value| value.parse().expect("SEED: a whole number"));
+    let trials = next_number(&mut arguments, 1000, "TRIALS");
+    let seed = next_number(&mut arguments, 1, "SEED");
     let report = match arguments.next().as_deref() {
-        None => verdict_stats::sequential::validation::uncapped_report(trials, seed),
-        Some("precise") => verdict_stats::sequential::validation::uncapped_precise_report(
+        None => uncapped_report(trials, seed),
+        Some("precise") => {
+            uncapped_precise_report(trials, seed, arguments.next().as_deref().map(variant))
+        }
+        Some("grid") => {
+            let variants: Vec<Variant> = arguments.map(|spec| variant(&spec)).collect();
+            uncapped_grid_report(trials, seed, &variants)
+        }
+        Some("threshold") => {
+            let threshold = next_number(&mut arguments, 0.05, "THRESHOLD");
+            let cv = next_number(&mut arguments, 0.05, "CV");
+            let variants: Vec<Variant> = arguments.map(|spec| variant(&spec)).collect();
+            uncapped_threshold_report(trials, seed, threshold, cv, &variants)
+        }
+        Some("histogram") => uncapped_alarm_histogram(
             trials,
             seed,
             arguments
                 .next()
-                .map(|gamma| gamma.parse().expect("GAMMA: a number")),
+                .as_deref()
+                .map_or_else(Variant::default, variant),
         ),
-        Some(other) => panic!("unknown section `{other}` (expected `precise`)"),
+        Some(other) => panic!(
+            "unknown section `{other}` (expected `precise`, `grid`, `threshold` or `histogram`)"
+        ),
     };
     print!("{report}");
 }

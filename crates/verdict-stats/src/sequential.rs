@@ -25,7 +25,8 @@ use thiserror::Error;
 
 pub use boundaries::Spending;
 pub use information::{
-    InformationDesign, InformationLook, InformationOutcome, InformationSettings, replay_information,
+    DecreaseSpending, InformationDesign, InformationLook, InformationOutcome, InformationSettings,
+    LookInformation, replay_information,
 };
 pub use operating::{OperatingCharacteristics, operating_characteristics};
 

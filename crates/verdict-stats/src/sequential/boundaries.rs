@@ -116,27 +116,62 @@ pub(crate) fn critical_values(runs: &[usize], alpha: f64, spending: Spending) ->
 /// Complexity per look: that of one step of [`critical_values`].
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Monitor {
-    /// The last look: information, critical value, cumulative α spent.
-    last: Option<(f64, f64, f64)>,
+    /// The last look: information, lower and upper critical values, and
+    /// the one-sided α spent below and above by it.
+    last: Option<(f64, f64, f64, f64, f64)>,
     /// Sub-density of S at the look before the last, on its continuation
     /// region: information, grid points, density × Simpson weight.
     before: Option<(f64, Vec<f64>, Vec<f64>)>,
 }
 
+/// Which exits a boundary is solved for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Exit {
+    /// |S| ≥ b (a symmetric two-sided boundary).
+    Both,
+    /// S ≥ b.
+    Upper,
+    /// S ≤ −b.
+    Lower,
+}
+
 impl Monitor {
     /// Critical value of the next look at `information` with `cumulative`
-    /// two-sided α spent up to and including it.
+    /// two-sided α spent up to and including it (symmetric boundaries).
     pub(crate) fn next(&mut self, information: f64, cumulative: f64) -> f64 {
-        let Some((last_information, last_critical, last_spent)) = self.last else {
-            let c = if cumulative <= 1e-300 {
+        self.step(information, cumulative / 2.0, cumulative / 2.0, true)
+            .1
+    }
+
+    /// Lower and upper critical values (Z ≤ −lower or Z ≥ upper ends the
+    /// test) of the next look at `information`, with `lower` and `upper`
+    /// one-sided α spent below and above up to and including it: separate
+    /// spending functions for the two sides (Kim & DeMets 1987, Biometrics
+    /// 43:857; Jennison & Turnbull 2000, §7.2.2). The same recursion on an
+    /// asymmetric continuation region.
+    pub(crate) fn next_sides(&mut self, information: f64, lower: f64, upper: f64) -> (f64, f64) {
+        self.step(information, lower, upper, false)
+    }
+
+    fn step(&mut self, information: f64, lower: f64, upper: f64, symmetric: bool) -> (f64, f64) {
+        let first_critical = |spent: f64| {
+            if spent <= 1e-300 {
                 f64::INFINITY
             } else {
-                normal_quantile(1.0 - cumulative / 2.0)
-            };
-            self.last = Some((information, c, cumulative));
-            return c;
+                normal_quantile(1.0 - spent)
+            }
         };
-        let increment = (cumulative - last_spent).max(0.0);
+        let Some((last_information, last_lower, last_upper, spent_lower, spent_upper)) = self.last
+        else {
+            let (low, high) = if symmetric {
+                let c = first_critical((lower + upper) / 2.0);
+                (c, c)
+            } else {
+                (first_critical(lower), first_critical(upper))
+            };
+            self.last = Some((information, low, high, lower, upper));
+            return (low, high);
+        };
         // The sub-density of S at the last look, on a grid whose spacing is
         // at most 1/8 of the smaller of the increments' standard deviations
         // into and out of it (the density is at least that smooth).
@@ -145,18 +180,21 @@ impl Monitor {
             Some((before_information, _, _)) => (last_information - before_information).sqrt(),
         };
         let next_sd = (information - last_information).sqrt();
-        let half_width = if last_critical.is_finite() {
-            last_critical * last_information.sqrt()
-        } else {
-            // No stopping possible: keep the density out to ±10 sd.
-            10.0 * last_information.sqrt()
+        let edge = |critical: f64| {
+            if critical.is_finite() {
+                critical * last_information.sqrt()
+            } else {
+                // No stopping possible: keep the density out to ±10 sd.
+                10.0 * last_information.sqrt()
+            }
         };
+        let (low_edge, high_edge) = (-edge(last_lower), edge(last_upper));
         let step_limit = own_sd.min(next_sd) / 8.0;
-        let intervals = ((2.0 * half_width / step_limit).ceil() as usize).clamp(16, 4000);
+        let intervals = (((high_edge - low_edge) / step_limit).ceil() as usize).clamp(16, 4000);
         let intervals = intervals + intervals % 2;
-        let step = 2.0 * half_width / intervals as f64;
+        let step = (high_edge - low_edge) / intervals as f64;
         let grid: Vec<f64> = (0..=intervals)
-            .map(|point| -half_width + point as f64 * step)
+            .map(|point| low_edge + point as f64 * step)
             .collect();
         let density: Vec<f64> = match &self.before {
             None => {
@@ -218,15 +256,42 @@ impl Monitor {
                 value * factor * step / 3.0
             })
             .collect();
-        let c = solve_boundary(&grid, &weighted, information - last_information, increment)
-            / information.sqrt();
+        let variance = information - last_information;
+        let (low, high) = if symmetric {
+            let spent = spent_lower + spent_upper;
+            let increment = (lower + upper - spent).max(0.0);
+            let c = solve_boundary(&grid, &weighted, variance, increment, Exit::Both)
+                / information.sqrt();
+            (c, c)
+        } else {
+            let side = |cumulative: f64, spent: f64, exit: Exit| {
+                solve_boundary(
+                    &grid,
+                    &weighted,
+                    variance,
+                    (cumulative - spent).max(0.0),
+                    exit,
+                ) / information.sqrt()
+            };
+            (
+                side(lower, spent_lower, Exit::Lower),
+                side(upper, spent_upper, Exit::Upper),
+            )
+        };
         self.before = Some((last_information, grid, weighted));
-        self.last = Some((information, c, cumulative.max(last_spent)));
-        c
+        self.last = Some((
+            information,
+            low,
+            high,
+            lower.max(spent_lower),
+            upper.max(spent_upper),
+        ));
+        (low, high)
     }
 }
 
-/// Score-scale boundary b with P(continue so far, |S_k| ≥ b) = `target`,
+/// Score-scale boundary b with P(continue so far, S_k beyond b) = `target`
+/// (|S_k| ≥ b, S_k ≥ b or S_k ≤ −b as `exits` says),
 /// where S_k = S_{k−1} + N(0, variance). The exit probability is decreasing
 /// in b; the root is bracketed and found by the Illinois variant of regula
 /// falsi (Dowell & Jarratt 1971, BIT 11:168), which keeps the bracket and
@@ -235,23 +300,46 @@ impl Monitor {
 /// bisection in a fraction of the evaluations. Grid points farther than 9 sd from both ±b contribute less
 /// than 1e-19 of their mass and are skipped. Returns +∞ when `target` is
 /// (numerically) zero.
-fn solve_boundary(grid: &[f64], weighted_density: &[f64], variance: f64, target: f64) -> f64 {
+fn solve_boundary(
+    grid: &[f64],
+    weighted_density: &[f64],
+    variance: f64,
+    target: f64,
+    exits: Exit,
+) -> f64 {
     if target <= 1e-300 {
         return f64::INFINITY;
     }
     let sd = variance.sqrt();
     let reach = 9.0 * sd;
     let exit = |boundary: f64| -> f64 {
-        grid.iter()
-            .zip(weighted_density)
-            .filter(|(from, _)| boundary - from.abs() < reach)
-            .map(|(&from, &mass)| {
-                mass * (normal_cdf((-boundary - from) / sd) + normal_cdf((from - boundary) / sd))
-            })
-            .sum()
+        let points = grid.iter().zip(weighted_density);
+        match exits {
+            Exit::Both => points
+                .filter(|(from, _)| boundary - from.abs() < reach)
+                .map(|(&from, &mass)| {
+                    mass * (normal_cdf((-boundary - from) / sd)
+                        + normal_cdf((from - boundary) / sd))
+                })
+                .sum(),
+            Exit::Upper => points
+                .filter(|(from, _)| boundary - **from < reach)
+                .map(|(&from, &mass)| mass * normal_cdf((from - boundary) / sd))
+                .sum(),
+            Exit::Lower => points
+                .filter(|(from, _)| boundary + **from < reach)
+                .map(|(&from, &mass)| mass * normal_cdf((-boundary - from) / sd))
+                .sum(),
+        }
     };
     let mut low = 0.0;
-    let mut high = grid.last().copied().unwrap_or(0.0).abs() + 40.0 * sd;
+    let extent = grid
+        .first()
+        .copied()
+        .unwrap_or(0.0)
+        .abs()
+        .max(grid.last().copied().unwrap_or(0.0).abs());
+    let mut high = extent + 40.0 * sd;
     // The excess on the log scale, ln exit(b) − ln target, which is nearly
     // linear in b over the tail (−∞ where the exit probability underflows:
     // those steps bisect).
@@ -384,6 +472,66 @@ mod tests {
             let rate = crossings as f64 / paths as f64;
             // 3 standard errors of a 0.05 rate over 20,000 paths: 0.0046.
             assert!((rate - 0.05).abs() < 0.0046, "{spending:?}: {rate}");
+        }
+    }
+
+    #[test]
+    fn separate_sides_spend_their_own_alpha() {
+        // Equal spending on both sides gives the symmetric boundary; a
+        // decrease side spending linearly (HSD γ = 0) and an increase side
+        // spending as HSD γ = −2 each keep their own α/2 over 6..=60 runs
+        // (Monte Carlo on the canonical process, as above).
+        use rand::{Rng, SeedableRng};
+        let runs: Vec<usize> = (6..=60).collect();
+        let (fast, slow) = (
+            Spending::HwangShihDeCani { gamma: 0.0 },
+            Spending::HwangShihDeCani { gamma: -2.0 },
+        );
+        let mut symmetric = Monitor::default();
+        let mut equal = Monitor::default();
+        let mut asymmetric = Monitor::default();
+        let mut bounds = Vec::new();
+        for &run in &runs {
+            let fraction = run as f64 / 60.0;
+            let spent = slow.cumulative(0.05, fraction);
+            let c = symmetric.next(run as f64, spent);
+            let (low, high) = equal.next_sides(run as f64, spent / 2.0, spent / 2.0);
+            assert!((low - c).abs() < 1e-8 && (high - c).abs() < 1e-8, "{run}");
+            bounds.push(asymmetric.next_sides(
+                run as f64,
+                fast.cumulative(0.05, fraction) / 2.0,
+                spent / 2.0,
+            ));
+        }
+        // Linear spending is more generous early: a lower first boundary.
+        assert!(bounds[0].0 < bounds[0].1, "{bounds:?}");
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let paths = 40_000;
+        let (mut below, mut above) = (0, 0);
+        for _ in 0..paths {
+            let mut sum = 0.0;
+            let mut run = 0;
+            for (&look, &(low, high)) in runs.iter().zip(&bounds) {
+                while run < look {
+                    let radius = (-2.0 * (1.0 - rng.random::<f64>()).ln()).sqrt();
+                    sum += radius * (std::f64::consts::TAU * rng.random::<f64>()).cos();
+                    run += 1;
+                }
+                let z = sum / (look as f64).sqrt();
+                if z <= -low {
+                    below += 1;
+                    break;
+                }
+                if z >= high {
+                    above += 1;
+                    break;
+                }
+            }
+        }
+        // 3 standard errors of a 0.025 rate over 40,000 paths: 0.0023.
+        for (side, count) in [("below", below), ("above", above)] {
+            let rate = count as f64 / paths as f64;
+            assert!((rate - 0.025).abs() < 0.0023, "{side}: {rate}");
         }
     }
 

@@ -218,6 +218,49 @@ fn evaluate(
     })
 }
 
+/// Probability that the canonical process (Jennison & Turnbull 2000, §3.1:
+/// S at information I has independent N(`drift`·ΔI, ΔI) increments) leaves
+/// below −lower_k·√I_k at some look before leaving above upper_k·√I_k, for
+/// looks at `information` (increasing) with critical values `bounds`
+/// (lower, upper): the power of the decrease side of a group-sequential
+/// test with separate boundaries on the two sides, by the recursive
+/// integration of [`operating_characteristics`]. O(K·G·145).
+pub(crate) fn lower_exit_probability(
+    information: &[f64],
+    bounds: &[(f64, f64)],
+    drift: f64,
+) -> f64 {
+    let mut grid = Grid {
+        points: vec![0.0],
+        masses: vec![1.0],
+    };
+    let mut below = 0.0;
+    let mut previous = 0.0;
+    for (index, (&info, &(lower, upper))) in information.iter().zip(bounds).enumerate() {
+        let increment = info - previous;
+        let sd = increment.sqrt();
+        let mean_step = drift * increment;
+        let edge = |critical: f64| {
+            if critical.is_finite() {
+                critical * info.sqrt()
+            } else {
+                drift.abs() * info + 10.0 * info.sqrt()
+            }
+        };
+        let (low, high) = (-edge(lower), edge(upper));
+        for (&from, &mass) in grid.points.iter().zip(&grid.masses) {
+            below += mass * normal_cdf((low - from - mean_step) / sd);
+        }
+        let Some(&next) = information.get(index + 1) else {
+            break;
+        };
+        let step_limit = sd.min((next - info).sqrt()) / 8.0;
+        grid = convolve(&grid, &[(low, high)], step_limit, mean_step, sd);
+        previous = info;
+    }
+    below
+}
+
 /// The design's look schedule (`min`, `min + block`, …, `max`), or
 /// [`MAX_EVALUATED_LOOKS`] of its looks evenly spread over it.
 fn evaluated_looks(min: usize, max: usize, block: usize, most_looks: usize) -> Vec<usize> {
@@ -315,6 +358,18 @@ mod tests {
         let figures = operating_characteristics(&settings, 0.0, 0.05).unwrap();
         assert!(figures.regression > 0.99, "{figures:?}");
         assert!(operating_characteristics(&settings, f64::NAN, 0.0).is_err());
+    }
+
+    #[test]
+    fn lower_exit_of_one_look_is_the_normal_tail() {
+        // One look at information 9 with drift −0.5: S ~ N(−4.5, 9), and it
+        // leaves below −1.96·3 with probability Φ(−1.96 + 1.5).
+        let power = lower_exit_probability(&[9.0], &[(1.96, 1.96)], -0.5);
+        assert!((power - normal_cdf(-0.46)).abs() < 1e-9, "{power}");
+        // Two looks: at least the first look's and at most the last's
+        // fixed-sample power at the same drift.
+        let two = lower_exit_probability(&[4.0, 9.0], &[(2.5, 2.5), (2.0, 2.0)], -0.5);
+        assert!(two > normal_cdf(-2.5 + 1.0) && two < normal_cdf(-2.0 + 1.5) + 0.1);
     }
 
     #[test]

@@ -206,17 +206,7 @@ pub fn replay_trials(
     trials: usize,
     seed: u64,
 ) -> Vec<Tally> {
-    let outcomes: Vec<Vec<(Option<Decision>, usize)>> = (0..trials as u64)
-        .into_par_iter()
-        .map(|trial| {
-            let mut rng = ChaCha8Rng::seed_from_u64(trial_seed(seed, trial));
-            let arms = noise.draw(&mut rng, 2, SEQUENCE_LENGTH, change);
-            candidates
-                .iter()
-                .map(|candidate| run_candidate(candidate, &arms[0], &arms[1]))
-                .collect()
-        })
-        .collect();
+    let outcomes = replay_outcomes(candidates, noise, change, trials, seed);
     (0..candidates.len())
         .map(|index| {
             let mut tally = Tally {
@@ -243,17 +233,172 @@ pub fn replay_trials(
         .collect()
 }
 
-pub fn information(threshold: f64) -> Candidate {
-    information_with(threshold, super::information::INFORMATION_SPENDING)
+/// Every trial's (decision, runs per arm at the stop), one entry per
+/// candidate, in trial order: what [`replay_trials`] tallies. Same draws.
+pub fn replay_outcomes(
+    candidates: &[Candidate],
+    noise: Noise,
+    change: f64,
+    trials: usize,
+    seed: u64,
+) -> Vec<Vec<(Option<Decision>, usize)>> {
+    (0..trials as u64)
+        .into_par_iter()
+        .map(|trial| {
+            let mut rng = ChaCha8Rng::seed_from_u64(trial_seed(seed, trial));
+            let arms = noise.draw(&mut rng, 2, SEQUENCE_LENGTH, change);
+            candidates
+                .iter()
+                .map(|candidate| run_candidate(candidate, &arms[0], &arms[1]))
+                .collect()
+        })
+        .collect()
 }
 
-/// The information-based design with another spending function (to
-/// measure alternatives).
-pub fn information_with(threshold: f64, spending: super::Spending) -> Candidate {
-    let mut settings = InformationSettings::new(threshold, Better::Higher);
-    settings.alpha = 0.05;
-    settings.spending = spending;
-    Candidate::Information(InformationDesign::new(settings).expect("valid settings"))
+/// A variant of the information-based design, to measure alternatives on
+/// the same draws from a command line (`uncapped_validation -- TRIALS SEED
+/// grid SPEC...`): its Hwang–Shih–DeCani γ, target inflation, the α the
+/// design is built for (false alarms are still counted against 0.05) and
+/// the look information of the boundary recursion.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Variant {
+    /// Spending function.
+    pub spending: super::Spending,
+    /// Target information over the fixed design's.
+    pub inflation: f64,
+    /// Two-sided α the boundaries are computed for.
+    pub design_alpha: f64,
+    /// Look information of the boundary recursion.
+    pub look_information: super::LookInformation,
+    /// Spending of the decrease side.
+    pub decrease: super::DecreaseSpending,
+}
+
+impl Default for Variant {
+    /// Verdict's design as it is.
+    fn default() -> Self {
+        let settings = InformationSettings::new(0.19, Better::Higher);
+        Self {
+            spending: settings.spending,
+            inflation: settings.inflation,
+            design_alpha: settings.alpha,
+            look_information: settings.look_information,
+            decrease: settings.decrease,
+        }
+    }
+}
+
+impl Variant {
+    /// Parses `gamma=G,inflation=F,alpha=A,looks=runs|rank,decrease=G`
+    /// (any subset, the rest as in verdict's design; a bare number is γ;
+    /// `decrease`: the decrease side's own Hwang–Shih–DeCani γ, `gamma`
+    /// then spends the increase side).
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let mut variant = Self::default();
+        if let Ok(gamma) = spec.parse::<f64>() {
+            variant.spending = super::Spending::HwangShihDeCani { gamma };
+            return Ok(variant);
+        }
+        for part in spec.split(',').filter(|part| !part.is_empty()) {
+            let (key, value) = part
+                .split_once('=')
+                .ok_or_else(|| format!("variant `{spec}`: `{part}` is not KEY=VALUE"))?;
+            let number = || {
+                value
+                    .parse::<f64>()
+                    .map_err(|_| format!("variant `{spec}`: `{value}` is not a number"))
+            };
+            match key {
+                "gamma" => variant.spending = super::Spending::HwangShihDeCani { gamma: number()? },
+                "inflation" => variant.inflation = number()?,
+                "decrease" => {
+                    variant.decrease = match value {
+                        "same" => super::DecreaseSpending::Same,
+                        "matched" => super::DecreaseSpending::Matched,
+                        _ => super::DecreaseSpending::Given(super::Spending::HwangShihDeCani {
+                            gamma: number()?,
+                        }),
+                    }
+                }
+                "alpha" => variant.design_alpha = number()?,
+                "looks" => {
+                    variant.look_information = match value {
+                        "runs" => super::LookInformation::Runs,
+                        "rank" => super::LookInformation::RankExact,
+                        _ => return Err(format!("variant `{spec}`: looks is `runs` or `rank`")),
+                    }
+                }
+                _ => return Err(format!("variant `{spec}`: unknown key `{key}`")),
+            }
+        }
+        Ok(variant)
+    }
+
+    /// Short name for a table row.
+    pub fn describe(&self) -> String {
+        let gamma = match self.spending {
+            super::Spending::HwangShihDeCani { gamma } => format!("γ = {gamma}"),
+            other => other.describe(),
+        };
+        let looks = match self.look_information {
+            super::LookInformation::Runs => "",
+            super::LookInformation::RankExact => ", rank looks",
+        };
+        let decrease = match self.decrease {
+            super::DecreaseSpending::Given(other) => format!(
+                ", decrease side {}",
+                other
+                    .describe()
+                    .replace("Hwang–Shih–DeCani spending (γ = ", "γ = ")
+                    .replace(')', "")
+            ),
+            super::DecreaseSpending::Matched => ", decrease side matched".to_string(),
+            super::DecreaseSpending::Same => String::new(),
+        };
+        format!(
+            "{gamma}, ×{}, design α {}{looks}{decrease}",
+            self.inflation, self.design_alpha
+        )
+    }
+
+    /// The command-line form [`Variant::parse`] reads back.
+    pub fn spec(&self) -> String {
+        let gamma = match self.spending {
+            super::Spending::HwangShihDeCani { gamma } => gamma,
+            _ => f64::NAN,
+        };
+        let looks = match self.look_information {
+            super::LookInformation::Runs => "runs",
+            super::LookInformation::RankExact => "rank",
+        };
+        let decrease = match self.decrease {
+            super::DecreaseSpending::Given(super::Spending::HwangShihDeCani { gamma }) => {
+                format!(",decrease={gamma}")
+            }
+            super::DecreaseSpending::Matched => ",decrease=matched".to_string(),
+            _ => String::new(),
+        };
+        format!(
+            "gamma={gamma},inflation={},alpha={},looks={looks}{decrease}",
+            self.inflation, self.design_alpha
+        )
+    }
+
+    /// The design for `threshold` (higher is better).
+    pub fn candidate(&self, threshold: f64) -> Candidate {
+        let mut settings = InformationSettings::new(threshold, Better::Higher);
+        settings.spending = self.spending;
+        settings.inflation = self.inflation;
+        settings.alpha = self.design_alpha;
+        settings.look_information = self.look_information;
+        settings.decrease = self.decrease;
+        Candidate::Information(InformationDesign::new(settings).expect("valid settings"))
+    }
+}
+
+/// Verdict's information-based design for `threshold`.
+pub fn information(threshold: f64) -> Candidate {
+    Variant::default().candidate(threshold)
 }
 
 pub fn capped(cap: usize, threshold: f64) -> Candidate {
@@ -468,25 +613,37 @@ pub fn upper_bound_95(events: usize, trials: usize) -> f64 {
 /// threshold in both directions (CV 30%, threshold 19%), and A/A false
 /// alarms on every interleaved noise shape (CV 13%, threshold 10%) with
 /// their Monte-Carlo standard error and upper 95% bound.
-/// `gamma`: the Hwang–Shih–DeCani γ to measure instead of the design's
-/// own spending (`None`: verdict's design as it is).
-pub fn uncapped_precise_report(trials: usize, seed: u64, gamma: Option<f64>) -> String {
+/// `variant`: the design to measure instead of verdict's own (`None`:
+/// verdict's design as it is).
+pub fn uncapped_precise_report(trials: usize, seed: u64, variant: Option<Variant>) -> String {
     let mut out = String::new();
-    let spending = gamma.map_or(super::information::INFORMATION_SPENDING, |gamma| {
-        super::Spending::HwangShihDeCani { gamma }
-    });
-    let variant = gamma.map_or_else(String::new, |gamma| format!(" {gamma}"));
+    let chosen = variant.unwrap_or_default();
+    let (argument, name) = match variant {
+        None => (String::new(), chosen.spending.describe()),
+        Some(variant) => (
+            format!(" {}", variant.spec()),
+            format!(
+                "{}, target x{}, boundaries for alpha {}, look information {}",
+                variant.spending.describe(),
+                variant.inflation,
+                variant.design_alpha,
+                match variant.look_information {
+                    super::LookInformation::Runs => "n",
+                    super::LookInformation::RankExact => "n^2/(2n+1)",
+                }
+            ),
+        ),
+    };
     let standard_error = (0.05f64 * 0.95 / trials as f64).sqrt();
     let _ = writeln!(
         out,
         "### Verdict's design without a cap, {trials} trials per line\n\n\
          Reproduce: `cargo run --release -p verdict-stats --example uncapped_validation -- \
-         {trials} {seed} precise{variant}` (scripts/replay-uncapped.sh runs it after the table \
+         {trials} {seed} precise{argument}` (scripts/replay-uncapped.sh runs it after the table \
          above when PRECISE_TRIALS is set). Only the information-based design \
-         (`--until-decided` without `-n`, `compare --sequential` without `--max`) with {}, \
+         (`--until-decided` without `-n`, `compare --sequential` without `--max`) with {name}, \
          replayed in-process on fresh 300-run sequences as above. Monte-Carlo standard error of a rate near 0.05: {standard_error:.4}; of a power \
          near 0.9: {:.4}.\n",
-        spending.describe(),
         (0.9f64 * 0.1 / trials as f64).sqrt()
     );
     let _ = writeln!(
@@ -510,7 +667,7 @@ pub fn uncapped_precise_report(trials: usize, seed: u64, gamma: Option<f64>) -> 
     let mut target = None;
     for (index, change) in [-0.19, 0.19].into_iter().enumerate() {
         let tally = replay_trials(
-            &[information_with(0.19, spending)],
+            &[chosen.candidate(0.19)],
             Noise {
                 shape: Shape::Lognormal,
                 cv: 0.30,
@@ -560,7 +717,7 @@ pub fn uncapped_precise_report(trials: usize, seed: u64, gamma: Option<f64>) -> 
     for (index, shape) in shapes.iter().enumerate() {
         let cv = 0.13;
         let tally = replay_trials(
-            &[information_with(0.10, spending)],
+            &[chosen.candidate(0.10)],
             Noise { shape: *shape, cv },
             0.0,
             trials,
@@ -592,6 +749,245 @@ pub fn uncapped_precise_report(trials: usize, seed: u64, gamma: Option<f64>) -> 
             "is **not** at or below alpha"
         }
     );
+    out
+}
+
+/// The four scenarios a variant is judged on, with the seeds of the precise
+/// section (so a grid line and a precise line at the same trials and seed
+/// replay the same draws): (label, noise, true change, threshold, seed offset).
+fn judged_scenarios() -> [(&'static str, Noise, f64, f64, u64); 4] {
+    let power = Noise {
+        shape: Shape::Lognormal,
+        cv: 0.30,
+    };
+    [
+        ("-19%", power, -0.19, 0.19, 200),
+        ("+19%", power, 0.19, 0.19, 201),
+        (
+            "A/A lognormal",
+            Noise {
+                shape: Shape::Lognormal,
+                cv: 0.13,
+            },
+            0.0,
+            0.10,
+            300,
+        ),
+        (
+            "A/A bimodal",
+            Noise {
+                shape: Shape::Bimodal,
+                cv: 0.13,
+            },
+            0.0,
+            0.10,
+            301,
+        ),
+    ]
+}
+
+/// Every variant on the same draws, `trials` per line: power and mean runs
+/// per arm (p95) at a true -19% and +19% (lognormal CV 30%, threshold 19%)
+/// and A/A false alarms (lognormal and bimodal, CV 13%, threshold 10%),
+/// the four lines a new default must pass (docs/statistics.md). The draws
+/// are those of [`uncapped_precise_report`] at the same trials and seed.
+pub fn uncapped_grid_report(trials: usize, seed: u64, variants: &[Variant]) -> String {
+    let mut out = String::new();
+    let specs: Vec<String> = variants.iter().map(Variant::spec).collect();
+    let _ = writeln!(
+        out,
+        "Reproduce: `cargo run --release -p verdict-stats --example uncapped_validation -- \
+         {trials} {seed} grid {}` ({trials} trials per line, the same draws for every variant).\n",
+        specs.join(" ")
+    );
+    let _ = writeln!(
+        out,
+        "| variant | -19%: power, mean runs (p95) | +19%: power, mean runs (p95) | A/A lognormal: false alarms, mean runs | A/A bimodal: false alarms, mean runs |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|");
+    let columns: Vec<Vec<Tally>> = judged_scenarios()
+        .iter()
+        .map(|&(_, noise, change, threshold, offset)| {
+            let designs: Vec<Candidate> = variants
+                .iter()
+                .map(|variant| variant.candidate(threshold))
+                .collect();
+            replay_trials(&designs, noise, change, trials, seed.wrapping_add(offset))
+        })
+        .collect();
+    for (row, variant) in variants.iter().enumerate() {
+        let power = |tally: &Tally, rate: f64| {
+            format!("{rate:.4}, {:.2} ({})", tally.mean_runs, tally.p95_runs)
+        };
+        let (down, up) = (&columns[0][row], &columns[1][row]);
+        let null = |tally: &Tally| format!("{:.4}, {:.1}", tally.change_rate(), tally.mean_runs);
+        let _ = writeln!(
+            out,
+            "| {}{} | {} | {} | {} | {} |",
+            variant.describe(),
+            decrease_gammas(variant),
+            power(down, down.regression_rate()),
+            power(up, up.improvement as f64 / trials.max(1) as f64),
+            null(&columns[2][row]),
+            null(&columns[3][row])
+        );
+    }
+    out
+}
+
+/// Power and runs of every variant at a change of the threshold both ways,
+/// lognormal noise of CV `cv`, threshold `threshold` (`trials` per line, the
+/// same draws for every variant): whether a design keeps its power at other
+/// thresholds than the 19% of [`uncapped_grid_report`].
+pub fn uncapped_threshold_report(
+    trials: usize,
+    seed: u64,
+    threshold: f64,
+    cv: f64,
+    variants: &[Variant],
+) -> String {
+    let mut out = String::new();
+    let specs: Vec<String> = variants.iter().map(Variant::spec).collect();
+    let percent = threshold * 100.0;
+    let _ = writeln!(
+        out,
+        "Reproduce: `cargo run --release -p verdict-stats --example uncapped_validation -- \
+         {trials} {seed} threshold {threshold} {cv} {}` (lognormal CV {:.0}%, threshold {percent}%, \
+         {trials} trials per line).\n",
+        specs.join(" "),
+        cv * 100.0
+    );
+    let _ = writeln!(
+        out,
+        "| variant | -{percent}%: power, mean runs (p95) | +{percent}%: power, mean runs (p95) |"
+    );
+    let _ = writeln!(out, "|---|---|---|");
+    let noise = Noise {
+        shape: Shape::Lognormal,
+        cv,
+    };
+    let designs: Vec<Candidate> = variants
+        .iter()
+        .map(|variant| variant.candidate(threshold))
+        .collect();
+    let down = replay_trials(&designs, noise, -threshold, trials, seed.wrapping_add(400));
+    let up = replay_trials(&designs, noise, threshold, trials, seed.wrapping_add(401));
+    for (row, variant) in variants.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "| {}{} | {:.4}, {:.2} ({}) | {:.4}, {:.2} ({}) |",
+            variant.describe(),
+            decrease_gammas(variant),
+            down[row].regression_rate(),
+            down[row].mean_runs,
+            down[row].p95_runs,
+            up[row].improvement as f64 / trials.max(1) as f64,
+            up[row].mean_runs,
+            up[row].p95_runs
+        );
+    }
+    out
+}
+
+/// The decrease side's γ a variant resolves to at thresholds 2%, 5%, 10%
+/// and 19%, for a table row ("" when the design is symmetric at all four).
+fn decrease_gammas(variant: &Variant) -> String {
+    let resolved: Vec<String> = [0.02, 0.05, 0.10, 0.19]
+        .iter()
+        .filter_map(|&threshold| match variant.candidate(threshold) {
+            Candidate::Information(design) => match design.decrease_spending() {
+                Some(super::Spending::HwangShihDeCani { gamma }) => {
+                    Some(format!("{:.0}%: {gamma}", threshold * 100.0))
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    if resolved.is_empty() {
+        String::new()
+    } else {
+        format!(" (decrease γ at {})", resolved.join(", "))
+    }
+}
+
+/// Where the A/A false alarms of a variant happen: runs per arm at the
+/// false-alarm stops, by range, on the A/A draws of
+/// [`uncapped_precise_report`] (lognormal and bimodal, CV 13%, threshold
+/// 10%), against the stops of every kind in the same range.
+pub fn uncapped_alarm_histogram(trials: usize, seed: u64, variant: Variant) -> String {
+    const RANGES: [(usize, usize); 9] = [
+        (6, 9),
+        (10, 10),
+        (11, 15),
+        (16, 20),
+        (21, 30),
+        (31, 40),
+        (41, 60),
+        (61, 100),
+        (101, SEQUENCE_LENGTH),
+    ];
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Reproduce: `cargo run --release -p verdict-stats --example uncapped_validation -- \
+         {trials} {seed} histogram {}`. False alarms (and all stops) by runs per arm at the stop, \
+         {}.\n",
+        variant.spec(),
+        variant.describe()
+    );
+    let _ = writeln!(
+        out,
+        "| runs per arm | A/A lognormal: false alarms (stops) | A/A bimodal: false alarms (stops) |"
+    );
+    let _ = writeln!(out, "|---|---|---|");
+    let counts: Vec<Vec<(usize, usize)>> = judged_scenarios()[2..]
+        .iter()
+        .map(|&(_, noise, change, threshold, offset)| {
+            let outcomes = replay_outcomes(
+                &[variant.candidate(threshold)],
+                noise,
+                change,
+                trials,
+                seed.wrapping_add(offset),
+            );
+            RANGES
+                .iter()
+                .map(|&(low, high)| {
+                    let inside = outcomes
+                        .iter()
+                        .filter(|outcome| (low..=high).contains(&outcome[0].1));
+                    let alarms = inside
+                        .clone()
+                        .filter(|outcome| {
+                            matches!(
+                                outcome[0].0,
+                                Some(Decision::Regression | Decision::Improvement)
+                            )
+                        })
+                        .count();
+                    (alarms, inside.count())
+                })
+                .collect()
+        })
+        .collect();
+    for (index, &(low, high)) in RANGES.iter().enumerate() {
+        let range = if low == high {
+            low.to_string()
+        } else {
+            format!("{low}-{high}")
+        };
+        let cell = |column: &Vec<(usize, usize)>| {
+            let (alarms, stops) = column[index];
+            format!("{:.4} ({stops})", alarms as f64 / trials.max(1) as f64)
+        };
+        let _ = writeln!(
+            out,
+            "| {range} | {} | {} |",
+            cell(&counts[0]),
+            cell(&counts[1])
+        );
+    }
     out
 }
 
@@ -638,6 +1034,36 @@ mod tests {
         assert!(report.contains("near 0.9: 0.1061."), "{report}");
         assert!(report.contains("| -19% |") && report.contains("| +19% |"));
         assert_eq!(report.matches("| lognormal, CV 13% |").count(), 1);
+    }
+
+    #[test]
+    fn variants_read_back_what_they_print() {
+        assert_eq!(Variant::parse("").unwrap(), Variant::default());
+        let variant =
+            Variant::parse("gamma=-0.5,inflation=1.3,alpha=0.047,looks=rank,decrease=matched")
+                .unwrap();
+        assert_eq!(Variant::parse(&variant.spec()).unwrap(), variant);
+        assert_eq!(variant.decrease, super::super::DecreaseSpending::Matched);
+        let bare = Variant::parse("-1").unwrap();
+        assert_eq!(
+            bare.spending,
+            super::super::Spending::HwangShihDeCani { gamma: -1.0 }
+        );
+        assert!(Variant::parse("gamma=x").is_err());
+        assert!(Variant::parse("looks=weekly").is_err());
+        assert!(Variant::parse("speed=2").is_err());
+    }
+
+    #[test]
+    fn grid_names_every_variant_on_the_same_draws() {
+        let variants = [Variant::default(), Variant::parse("decrease=0").unwrap()];
+        let report = uncapped_grid_report(4, 2, &variants);
+        assert!(report.contains("grid gamma=-2,inflation=1.2,alpha=0.05,looks=runs "));
+        assert!(
+            report.contains("| γ = -2, ×1.2, design α 0.05 |"),
+            "{report}"
+        );
+        assert!(report.contains("decrease side γ = 0 (decrease γ at 2%: 0,"));
     }
 
     #[test]
