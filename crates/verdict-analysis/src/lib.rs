@@ -17,10 +17,3 @@ pub mod sources;
 
 pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};
 pub use run::{CellRow, FailureRow, LeftoverRow, MissingRow, RunReport};
-
-/// A format that renders a report model of type `Report`. The models only
-/// hand themselves to it (`report.render(format)`); the formats and their
-/// implementations live in the renderer crate.
-pub trait Renderer<Report: ?Sized> {
-    fn render(self, report: &Report) -> String;
-}

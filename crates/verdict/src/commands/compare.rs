@@ -158,7 +158,7 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
         let mut rendered = if format == Format::Json {
             String::new()
         } else {
-            report.render(format)
+            verdict_report::compare::render(&report, format)
         };
         if let Some(difference) = config_diff {
             extra.insert("config_diff".to_string(), difference.document);
