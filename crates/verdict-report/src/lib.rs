@@ -15,6 +15,7 @@ pub mod run;
 pub mod sequential;
 pub mod sources;
 pub mod table;
+pub mod time;
 
 pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};
 pub use format::Format;

@@ -16,8 +16,9 @@ use serde_json::{Value, json};
 use verdict_model::{Environment, Experiment, RunId, Sample};
 use verdict_store::{RunRecord, Store};
 
-use crate::common::{DbArgs, format_timestamp};
+use crate::common::DbArgs;
 use crate::error::CliError;
+use verdict_report::time::format_timestamp;
 
 /// `--format` of `export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

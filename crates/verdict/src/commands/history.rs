@@ -7,7 +7,7 @@
 //!
 //! Must not: compute statistics here, or start a bisection itself.
 
-use crate::common::{DbArgs, format_time};
+use crate::common::DbArgs;
 use crate::error::CliError;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -19,6 +19,7 @@ use verdict_engine::history::{
 use verdict_engine::history_source::parse_history_selection;
 use verdict_report::escape::{shell_word, text as plain_text};
 use verdict_report::format::{percent, value};
+use verdict_report::time::format_time;
 use verdict_stats::changepoint::Settings;
 use verdict_stats::shift::Interval;
 
