@@ -9,6 +9,7 @@
 
 pub mod boots;
 pub mod compare;
+pub mod export;
 pub mod hosts;
 pub mod pivot;
 pub mod run;

@@ -13,6 +13,7 @@ pub mod boots;
 pub mod calibrate;
 pub mod commit;
 pub mod compare;
+pub mod export;
 pub mod history;
 pub mod history_source;
 pub mod host_group;

@@ -82,3 +82,15 @@ impl From<verdict_engine::history_source::SourceError> for CliError {
         }
     }
 }
+
+/// Exit codes of reading a run for `export`: both exit 2.
+impl From<verdict_engine::export::ExportError> for CliError {
+    fn from(error: verdict_engine::export::ExportError) -> Self {
+        use verdict_engine::export::ExportError;
+        let message = error.to_string();
+        match error {
+            ExportError::Input(_) => Self::Input(message),
+            ExportError::Internal(_) => Self::Internal(message),
+        }
+    }
+}
