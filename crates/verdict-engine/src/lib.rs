@@ -19,6 +19,7 @@ pub mod history_source;
 pub mod host_group;
 pub mod hosts;
 pub mod iteration;
+pub mod plan;
 pub mod runner;
 pub mod schedule;
 pub mod work;
