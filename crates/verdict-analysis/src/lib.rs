@@ -14,6 +14,7 @@ pub mod hosts;
 pub mod pivot;
 pub mod run;
 pub mod sequential;
+pub mod simulate;
 pub mod sources;
 
 pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};

@@ -14,6 +14,7 @@ pub mod html;
 pub mod pivot;
 pub mod run;
 pub mod sequential;
+pub mod simulate;
 pub mod sources;
 pub mod table;
 pub mod time;
