@@ -247,9 +247,4 @@ fn side(summary: &verdict_stats::summary::Summary) -> SideSummary {
     }
 }
 
-impl CompareReport {
-    /// Rendered by `renderer` (the formats live in the renderer crate).
-    pub fn render<R: crate::Renderer<Self>>(&self, renderer: R) -> String {
-        renderer.render(self)
-    }
-}
+impl CompareReport {}

@@ -9,18 +9,13 @@
 
 pub mod boots;
 pub mod compare;
+pub mod export;
 pub mod hosts;
 pub mod pivot;
 pub mod run;
 pub mod sequential;
+pub mod simulate;
 pub mod sources;
 
 pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};
 pub use run::{CellRow, FailureRow, LeftoverRow, MissingRow, RunReport};
-
-/// A format that renders a report model of type `Report`. The models only
-/// hand themselves to it (`report.render(format)`); the formats and their
-/// implementations live in the renderer crate.
-pub trait Renderer<Report: ?Sized> {
-    fn render(self, report: &Report) -> String;
-}

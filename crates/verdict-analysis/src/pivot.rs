@@ -422,8 +422,4 @@ impl PivotReport {
             .flat_map(|row| row.deltas.iter().map(|delta| delta.verdict))
             .collect()
     }
-    /// Rendered by `renderer` (the formats live in the renderer crate).
-    pub fn render<R: crate::Renderer<Self>>(&self, renderer: R) -> String {
-        renderer.render(self)
-    }
 }

@@ -605,11 +605,6 @@ impl RunReport {
             boots: None,
         })
     }
-
-    /// Rendered by `renderer` (the formats live in the renderer crate).
-    pub fn render<R: crate::Renderer<Self>>(&self, renderer: R) -> String {
-        renderer.render(self)
-    }
 }
 
 pub(crate) fn comparison_label(levels: &[(String, String)], factor: &str) -> String {

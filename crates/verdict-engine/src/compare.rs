@@ -3,7 +3,8 @@
 //! selection (`RUN`, `RUN:factor=level,...`, `factor=level,...`) loaded
 //! from the store; the two sides' series are paired by name, with the
 //! direction and threshold each comparison uses. Also the kernel config
-//! stored with the run a side came from (`compare --config-diff`).
+//! stored with the run a side came from (`compare --config-diff`). A pair
+//! becomes the analysis's `ComparisonInput` and a side its `Source` here.
 //!
 //! Must not: print (notes for the user are returned), compute statistics
 //! or render anything.
@@ -11,6 +12,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use verdict_analysis::compare::{ComparisonInput, better_of};
+use verdict_analysis::sources::{Source, SourceKind};
 use verdict_model::{Direction, Experiment, MetricSpec, RunId};
 use verdict_store::{RunRecord, Selection, Store};
 
@@ -375,6 +378,40 @@ pub struct Pair {
     pub threshold: f64,
     pub baseline: Series,
     pub candidate: Series,
+}
+
+impl Pair {
+    /// The pair as the analysis's comparison takes it.
+    pub fn input(&self) -> ComparisonInput {
+        ComparisonInput {
+            name: self.name.clone(),
+            unit: self.unit.clone(),
+            better: better_of(self.direction),
+            threshold: self.threshold,
+            baseline: self.baseline.values.clone(),
+            candidate: self.candidate.values.clone(),
+        }
+    }
+}
+
+/// Where one side's values came from (`side` is `baseline` or
+/// `candidate`, `spec` the side as the user wrote it): a file, or the runs
+/// and cells a stored selection pooled.
+pub fn source(side: &str, spec: &str, series: &[Series]) -> Source {
+    Source {
+        side: side.to_string(),
+        spec: spec.to_string(),
+        kind: match stored_source(series) {
+            Some(stored) => SourceKind::Selection {
+                runs: stored.span.runs.iter().map(|run| run.0).collect(),
+                cells: stored.cells,
+                values: series[0].values.len(),
+                first_at_ms: stored.span.first_ms,
+                last_at_ms: stored.span.last_ms,
+            },
+            None => SourceKind::File,
+        },
+    }
 }
 
 /// The pairs of two sides, and notes for the user about series only one

@@ -10,12 +10,15 @@
 //! than their commit (and the history cache).
 
 use serde::Serialize;
+use std::path::Path;
 use verdict_exec::{Cancel, Executor, Invocation, Status};
 use verdict_model::RunId;
 use verdict_stats::changepoint::{self, ChangePoint, Described, Detection, Settings};
 use verdict_stats::shift::Interval;
 use verdict_stats::summary::median_interval;
 use verdict_store::{HistoryCache, HistoryRun, HistorySelection, HistoryStore, StoreError};
+
+use crate::history_source::{HistorySpec, SourceError, file_series, metric_of};
 
 /// Confidence of the per-run median intervals and of the shift intervals.
 pub const CONFIDENCE: f64 = 0.95;
@@ -415,6 +418,168 @@ pub fn bisect_range(series: &HostSeries, change: &Change) -> Option<BisectRange>
         }
     }
     None
+}
+
+/// A stored selection's history with what it followed: the experiment the
+/// selection names, and the metric with its unit.
+#[derive(Debug, Clone)]
+pub struct SelectionHistory {
+    pub experiment: Option<String>,
+    pub metric: String,
+    pub unit: String,
+    pub history: History,
+}
+
+/// The history of the stored selection `spec`, parsed as `selection` (by
+/// [`parse_history_selection`](crate::history_source::parse_history_selection)),
+/// for `metric` (default: the experiment's primary metric); an error when
+/// it selects no values.
+pub fn selection_history(
+    store: &dyn HistoryStore,
+    spec: &str,
+    selection: HistorySpec,
+    metric: Option<&str>,
+    order: Order,
+    settings: Settings,
+    incremental: bool,
+) -> Result<SelectionHistory, SourceError> {
+    let HistorySpec { experiment, levels } = selection;
+    let (metric, unit) = metric_of(store, experiment.as_deref(), metric, spec)?;
+    let request = HistoryRequest {
+        selection: HistorySelection {
+            experiment: experiment.clone(),
+            levels,
+            metric: metric.clone(),
+        },
+        order,
+        settings,
+        incremental,
+    };
+    let history =
+        stored_history(store, &request).map_err(|error| SourceError::Input(error.to_string()))?;
+    if history.series.is_empty() {
+        return Err(SourceError::Input(format!(
+            "`{spec}` selects no stored values of metric `{metric}`{}",
+            if order == Order::Commit && history.runs_without_commit > 0 {
+                format!(
+                    " with a recorded commit ({} runs have none; `verdict run --commit`)",
+                    history.runs_without_commit
+                )
+            } else {
+                String::new()
+            }
+        )));
+    }
+    Ok(SelectionHistory {
+        experiment,
+        metric,
+        unit,
+        history,
+    })
+}
+
+/// A CSV column's history: its values, the row labels, the change points.
+#[derive(Debug, Clone)]
+pub struct FileHistory {
+    pub values: Vec<f64>,
+    pub labels: Vec<String>,
+    pub changes: Vec<Change>,
+}
+
+/// The history of `column` of the CSV file `path`, rows labelled by the
+/// column `labels` when given.
+pub fn file_history(
+    path: &Path,
+    column: &str,
+    labels: Option<&str>,
+    settings: &Settings,
+) -> Result<FileHistory, SourceError> {
+    let (values, labels) = file_series(path, column, labels)?;
+    let (changes, _) =
+        values_history(&values, settings).map_err(|error| SourceError::Input(error.to_string()))?;
+    Ok(FileHistory {
+        values,
+        labels,
+        changes,
+    })
+}
+
+/// The `verdict bisect` arguments for one change point: the repository
+/// and experiment file the run after the change recorded (`REPO` and
+/// `EXPERIMENT.toml` when it recorded none) and the commits around it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BisectCommand {
+    pub repository: String,
+    pub experiment: String,
+    pub range: BisectRange,
+}
+
+/// The `verdict bisect` arguments for change point `number` (1-based, as
+/// listed) of the series of `host` (default: the only one).
+pub fn bisect_command(
+    store: &dyn HistoryStore,
+    series: &[HostSeries],
+    host: Option<&str>,
+    number: usize,
+) -> Result<BisectCommand, SourceError> {
+    let series = match host {
+        Some(host) => series
+            .iter()
+            .find(|series| series.host == host)
+            .ok_or_else(|| SourceError::Input(format!("no series for host `{host}`")))?,
+        None if series.len() == 1 => &series[0],
+        None => {
+            let hosts: Vec<&str> = series.iter().map(|series| series.host.as_str()).collect();
+            return Err(SourceError::Input(format!(
+                "the selection has series on {} hosts ({}); pick one with --host",
+                hosts.len(),
+                hosts.join(", ")
+            )));
+        }
+    };
+    let change = number
+        .checked_sub(1)
+        .and_then(|index| series.changes.get(index))
+        .ok_or_else(|| {
+            let changes = series.changes.len();
+            SourceError::Input(format!(
+                "--bisect {number}: host {} has {changes} {}",
+                series.host,
+                if changes == 1 {
+                    "change point"
+                } else {
+                    "change points"
+                }
+            ))
+        })?;
+    let range = bisect_range(series, change).ok_or_else(|| {
+        SourceError::Input(format!(
+            "--bisect {number}: the runs around change point {number} record no two different \
+             commits (record them with `verdict run --commit REV` or run experiments kept in a \
+             git repository)"
+        ))
+    })?;
+    let after = &series.points[change.index];
+    // The repository and experiment file the run after the change recorded.
+    let repository = after
+        .runs
+        .first()
+        .map(|run| store.annotations(*run))
+        .transpose()
+        .map_err(|error| SourceError::Internal(error.to_string()))?
+        .and_then(|annotations| annotations.get("repository").cloned());
+    let recorded = |key: &str, placeholder: &str| {
+        repository
+            .as_ref()
+            .and_then(|value| value[key].as_str())
+            .unwrap_or(placeholder)
+            .to_string()
+    };
+    Ok(BisectCommand {
+        repository: recorded("path", "REPO"),
+        experiment: recorded("experiment", "EXPERIMENT.toml"),
+        range,
+    })
 }
 
 #[cfg(test)]

@@ -28,6 +28,20 @@ pub enum KconfigError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A `.config` file could not be read.
+    #[error("read config {path}: {source}")]
+    ReadConfig {
+        path: String,
+        source: std::io::Error,
+    },
+    /// A file given as a `.config` holds no config line.
+    #[error(
+        "read config {path}: it has no `CONFIG_NAME=value` or `# CONFIG_NAME is not set` line; is it a kernel .config?"
+    )]
+    EmptyConfig { path: String },
+    /// The directory given as a kernel tree has no top-level Kconfig.
+    #[error("find {kconfig}: --tree must be a kernel source directory with a top-level Kconfig")]
+    NoKconfig { kconfig: PathBuf },
     /// A gzip-compressed config could not be decompressed.
     #[error("decompress {path}: {source}")]
     Decompress {

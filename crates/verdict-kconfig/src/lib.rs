@@ -30,8 +30,9 @@ pub use evaluate::{Cause, Evaluation, blame_causes, similar_symbols};
 pub use explain::{BlameDocument, WhyDocument, blame, blame_heading, evaluator_preamble, explain};
 pub use expr::{Expr, Tristate};
 pub use load::{
-    DirectorySource, MemoryFiles, SourceFiles, guess_arch, kernel_version, load_tree,
-    load_tree_expanded, make_environment, srcarch_for_arch,
+    DirectorySource, MemoryFiles, SourceFiles, guess_arch, kernel_version, load_kernel_tree,
+    load_tree, load_tree_expanded, make_environment, read_config, require_kconfig,
+    srcarch_for_arch,
 };
 pub use macros::{NoProbes, PROBE_MARKER, ProbeRunner, mentions_probe};
 pub use parser::{ParseOptions, parse_tree, parse_tree_expanded};

@@ -1,7 +1,9 @@
 //! Where Kconfig text comes from: the [`SourceFiles`] trait, a directory
-//! implementation (the only file reading in this crate) and an in-memory one
-//! for tests. Also maps `ARCH`/`uname -m` names to the kernel's `SRCARCH`.
+//! implementation and an in-memory one for tests, and reading a `.config`
+//! file (the only file reading in this crate). Also maps `ARCH`/`uname -m`
+//! names to the kernel's `SRCARCH`.
 
+use crate::config::{DotConfig, decode_config_bytes};
 use crate::error::KconfigError;
 use crate::macros::ProbeRunner;
 use crate::parser::{ParseOptions, parse_tree, parse_tree_expanded};
@@ -92,6 +94,40 @@ pub fn load_tree(kernel_source: &Path, arch: &str) -> Result<Kconfig, KconfigErr
         .variables
         .push(("HEADER_ARCH".to_string(), "x86".to_string()));
     parse_tree(&DirectorySource::new(kernel_source), "Kconfig", &options)
+}
+
+/// Like [`load_tree`], after checking that `kernel_source` has a
+/// top-level Kconfig (so a wrong directory is named as such).
+pub fn load_kernel_tree(kernel_source: &Path, arch: &str) -> Result<Kconfig, KconfigError> {
+    require_kconfig(kernel_source)?;
+    load_tree(kernel_source, arch)
+}
+
+/// An error unless `kernel_source` has a top-level Kconfig.
+pub fn require_kconfig(kernel_source: &Path) -> Result<(), KconfigError> {
+    let kconfig = kernel_source.join("Kconfig");
+    if kconfig.is_file() {
+        Ok(())
+    } else {
+        Err(KconfigError::NoKconfig { kconfig })
+    }
+}
+
+/// The text of the `.config` file at `path` (gzip-compressed or not) and
+/// its parsed values (the evaluator reads the text in file order, as the
+/// kernel does); an error for a file with no config line.
+pub fn read_config(path: &Path) -> Result<(String, DotConfig), KconfigError> {
+    let label = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| KconfigError::ReadConfig {
+        path: label.clone(),
+        source,
+    })?;
+    let text = decode_config_bytes(&bytes, &label)?;
+    let config = DotConfig::parse(&text, &label)?;
+    if config.is_empty() {
+        return Err(KconfigError::EmptyConfig { path: label });
+    }
+    Ok((text, config))
 }
 
 /// The kernel version of the tree (`6.1.192`), from VERSION, PATCHLEVEL,

@@ -111,7 +111,7 @@ fn main() {
         .expect("the report builds");
         build.push(start.elapsed());
         let start = Instant::now();
-        let text = report.render(Format::Json);
+        let text = verdict_report::run::render(&report, Format::Json);
         json.push(start.elapsed());
         let start = Instant::now();
         let series = html::cell_series(&experiment, &samples, &report.metric.name);

@@ -8,10 +8,9 @@ use crate::table::Table;
 use std::ops::Deref;
 pub use verdict_analysis::compare::*;
 
-impl verdict_analysis::Renderer<CompareReport> for Format {
-    fn render(self, report: &CompareReport) -> String {
-        View(report).render(self)
-    }
+/// `report` in `format`.
+pub fn render(report: &CompareReport, format: Format) -> String {
+    View(report).render(format)
 }
 
 /// The header lines of `report`: what the intervals and p-values mean.

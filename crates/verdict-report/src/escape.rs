@@ -110,6 +110,20 @@ pub fn csv(value: &str) -> String {
     }
 }
 
+/// A word for a POSIX shell command line the user copies: as it is when
+/// it needs no quoting, else in single quotes (`'` as `'\''`).
+pub fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@+,".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 /// True when `text` holds a byte a terminal would act on (C0 controls
 /// other than the line feed, DEL, C1 controls); for tests and checks.
 pub fn has_raw_control(text: &str) -> bool {
@@ -121,6 +135,14 @@ pub fn has_raw_control(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shell_word_is_quoted_only_when_it_needs_it() {
+        assert_eq!(shell_word("v6.1-rc2"), "v6.1-rc2");
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("a b"), "'a b'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+    }
 
     const NASTY: &str = "a\nb\u{1b}[31mc|d,\"e";
 

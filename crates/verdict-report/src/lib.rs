@@ -7,14 +7,17 @@
 pub mod boots;
 pub mod compare;
 pub mod escape;
+pub mod export;
 pub mod format;
 pub mod hosts;
 pub mod html;
 pub mod pivot;
 pub mod run;
 pub mod sequential;
+pub mod simulate;
 pub mod sources;
 pub mod table;
+pub mod time;
 
 pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};
 pub use format::Format;

@@ -13,10 +13,9 @@ use crate::table::Table;
 use std::ops::Deref;
 pub use verdict_analysis::pivot::*;
 
-impl verdict_analysis::Renderer<PivotReport> for Format {
-    fn render(self, report: &PivotReport) -> String {
-        View(report).render(self)
-    }
+/// `report` in `format`.
+pub fn render(report: &PivotReport, format: Format) -> String {
+    View(report).render(format)
 }
 
 /// A pivot report as the renderer sees it.

@@ -11,10 +11,9 @@ use crate::table::Table;
 use std::ops::Deref;
 pub use verdict_analysis::run::*;
 
-impl verdict_analysis::Renderer<RunReport> for Format {
-    fn render(self, report: &RunReport) -> String {
-        View(report).render(self)
-    }
+/// `report` in `format`.
+pub fn render(report: &RunReport, format: Format) -> String {
+    View(report).render(format)
 }
 
 /// A run report as the renderer sees it.
@@ -321,11 +320,14 @@ impl View<'_> {
         output.push_str(&render(self.cell_table()));
         if let Some(comparisons) = &self.comparisons {
             output.push('\n');
-            output.push_str(&comparisons.render(if markdown {
-                Format::Markdown
-            } else {
-                Format::Text
-            }));
+            output.push_str(&crate::compare::render(
+                comparisons,
+                if markdown {
+                    Format::Markdown
+                } else {
+                    Format::Text
+                },
+            ));
         }
         if let Some(error) = &self.comparisons_error {
             let line = format!("comparisons of {} not computed: {error}", self.metric.name);

@@ -121,10 +121,17 @@ fn renderings(quoted: &str) -> Vec<(String, Format, String)> {
     let comparisons = report.comparisons.clone().unwrap();
     let mut all = Vec::new();
     for format in [Format::Text, Format::Markdown, Format::Csv, Format::Json] {
-        all.push(("report".to_string(), format, report.render(format)));
-        all.push(("detailed".to_string(), format, detailed.render(format)));
-        all.push(("pivot".to_string(), format, pivot.render(format)));
-        all.push(("compare".to_string(), format, comparisons.render(format)));
+        for (name, text) in [
+            ("report", verdict_report::run::render(&report, format)),
+            ("detailed", verdict_report::run::render(&detailed, format)),
+            ("pivot", verdict_report::pivot::render(&pivot, format)),
+            (
+                "compare",
+                verdict_report::compare::render(&comparisons, format),
+            ),
+        ] {
+            all.push((name.to_string(), format, text));
+        }
     }
     all
 }

@@ -103,7 +103,7 @@ fn story_one_pivot_with_the_selinux_tax() {
         ..PivotOptions::default()
     };
     let pivot = PivotReport::build(info("kill-selinux"), &experiment, &samples, &options).unwrap();
-    let text = pivot.render(Format::Text);
+    let text = verdict_report::pivot::render(&pivot, Format::Text);
     // 30% noise, 15 runs: nothing here can be called a regression or "even within 3%".
     assert!(
         pivot
@@ -113,8 +113,12 @@ fn story_one_pivot_with_the_selinux_tax() {
         "{text}"
     );
     insta::assert_snapshot!("story_one_pivot_text", text);
-    insta::assert_snapshot!("story_one_pivot_markdown", pivot.render(Format::Markdown));
-    let json: serde_json::Value = serde_json::from_str(&pivot.render(Format::Json)).unwrap();
+    insta::assert_snapshot!(
+        "story_one_pivot_markdown",
+        verdict_report::pivot::render(&pivot, Format::Markdown)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&verdict_report::pivot::render(&pivot, Format::Json)).unwrap();
     assert_eq!(json["schema"], "verdict.pivot/v1");
     assert_eq!(json["rows"].as_array().unwrap().len(), 3);
     let difference = &json["ratio"]["differences"][0];
@@ -149,15 +153,22 @@ fn run_report_in_every_format_escapes_what_it_quotes() {
         &RunReportOptions::default(),
     )
     .unwrap();
-    let text = report.render(Format::Text);
+    let text = verdict_report::run::render(&report, Format::Text);
     assert!(
         !text.contains('\u{1b}'),
         "terminal escapes from workload output are neutralised"
     );
     insta::assert_snapshot!("run_report_text", text);
-    insta::assert_snapshot!("run_report_markdown", report.render(Format::Markdown));
-    insta::assert_snapshot!("run_report_csv", report.render(Format::Csv));
-    let json: serde_json::Value = serde_json::from_str(&report.render(Format::Json)).unwrap();
+    insta::assert_snapshot!(
+        "run_report_markdown",
+        verdict_report::run::render(&report, Format::Markdown)
+    );
+    insta::assert_snapshot!(
+        "run_report_csv",
+        verdict_report::run::render(&report, Format::Csv)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&verdict_report::run::render(&report, Format::Json)).unwrap();
     assert_eq!(json["schema"], "verdict.report/v1");
     assert_eq!(json["cells"][0]["levels"]["level"], "1");
     assert_eq!(json["cells"][0]["n"], 10);
@@ -202,7 +213,7 @@ fn leftovers_and_missing_values_are_listed_and_escaped() {
     assert_eq!(report.missing[0].count, 12);
     assert_eq!(report.leftovers.len(), 1);
     assert!(report.leftovers[0].killed, "the default kills them");
-    let text = report.render(Format::Text);
+    let text = verdict_report::run::render(&report, Format::Text);
     assert!(!text.contains('\u{1b}'), "{text}");
     assert!(
         text.contains("cycles: 12 missing value(s): perf printed `<not supported>` | \\x1b[2J"),
@@ -212,13 +223,14 @@ fn leftovers_and_missing_values_are_listed_and_escaped() {
         text.contains("#2 mode=a: 2 process(es): sle|ep\\x1b[31m, cat (killed)"),
         "{text}"
     );
-    let markdown = report.render(Format::Markdown);
+    let markdown = verdict_report::run::render(&report, Format::Markdown);
     assert!(!markdown.contains('\u{1b}'), "{markdown}");
     assert!(
         markdown.contains(r"- \#2 mode=a: 2 process(es): sle\|ep\\x1b\[31m, cat (killed)"),
         "{markdown}"
     );
-    let json: serde_json::Value = serde_json::from_str(&report.render(Format::Json)).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&verdict_report::run::render(&report, Format::Json)).unwrap();
     assert_eq!(json["missing"][0]["metric"], "cycles");
     assert_eq!(
         json["leftovers"][0]["processes"],

@@ -59,26 +59,30 @@ impl From<verdict_engine::bisect::BisectRunError> for CliError {
     }
 }
 
-/// Exit codes of loading and pairing `compare`'s sides: both exit 2.
-impl From<verdict_engine::compare::CompareError> for CliError {
-    fn from(error: verdict_engine::compare::CompareError) -> Self {
-        use verdict_engine::compare::CompareError;
-        let message = error.to_string();
-        match error {
-            CompareError::Input(_) => Self::Input(message),
-            CompareError::Internal(_) => Self::Internal(message),
+/// `From` for an engine error with an `Input` and an `Internal` variant
+/// (both exit 2; the message is the error's).
+macro_rules! input_or_internal {
+    ($($(#[$doc:meta])* $error:ident in $module:ident;)*) => {$(
+        $(#[$doc])*
+        impl From<verdict_engine::$module::$error> for CliError {
+            fn from(error: verdict_engine::$module::$error) -> Self {
+                let message = error.to_string();
+                match error {
+                    verdict_engine::$module::$error::Input(_) => Self::Input(message),
+                    verdict_engine::$module::$error::Internal(_) => Self::Internal(message),
+                }
+            }
         }
-    }
+    )*};
 }
 
-/// Exit codes of reading `history`'s series: both exit 2.
-impl From<verdict_engine::history_source::SourceError> for CliError {
-    fn from(error: verdict_engine::history_source::SourceError) -> Self {
-        use verdict_engine::history_source::SourceError;
-        let message = error.to_string();
-        match error {
-            SourceError::Input(_) => Self::Input(message),
-            SourceError::Internal(_) => Self::Internal(message),
-        }
-    }
+input_or_internal! {
+    /// Loading and pairing `compare`'s sides.
+    CompareError in compare;
+    /// Reading `history`'s series.
+    SourceError in history_source;
+    /// Reading a run for `export`.
+    ExportError in export;
+    /// Reading `plan`'s pilot run or doctor report.
+    PlanError in plan;
 }

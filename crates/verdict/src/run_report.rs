@@ -93,7 +93,7 @@ pub(crate) fn print_run_report(
         let rendered = if format == verdict_report::Format::Json {
             String::new()
         } else {
-            report.render(format)
+            verdict_report::run::render(&report, format)
         };
         print_with_warnings(
             &rendered,

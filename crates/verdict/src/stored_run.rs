@@ -4,10 +4,10 @@
 //!
 //! Must not: render or decide anything.
 
-use crate::common::format_time;
 use crate::error::CliError;
 use verdict_model::{ComparisonState, ComparisonStatus, Experiment, RunId};
 use verdict_report::run::RunInfo;
+use verdict_report::time::format_time;
 use verdict_store::Store;
 
 /// The record, the experiment and the samples of run `run`.

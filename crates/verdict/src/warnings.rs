@@ -13,8 +13,8 @@ use verdict_report::Format;
 use verdict_store::Store;
 use verdict_store::overlap::{IDLE_GAP_MS, Overlap, overlaps, overlaps_involving};
 
-use crate::common::{format_duration, format_span};
 use crate::error::CliError;
+use verdict_report::time::{format_duration, format_span};
 
 /// One warning, as it appears in a JSON document's `warnings` array.
 #[derive(Debug, Clone, PartialEq, Serialize)]

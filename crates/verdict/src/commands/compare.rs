@@ -16,12 +16,12 @@ use crate::fail_on::{FailOn, exit_code};
 use crate::warnings::{Warning, print_with_warnings, side_warnings};
 use std::process::ExitCode;
 use verdict_engine::compare::{
-    Pair, Series, is_stored, load_side, named_run, stored_configs, stored_source,
+    is_stored, load_side, named_run, source, stored_configs, stored_source,
 };
 use verdict_model::Direction;
 use verdict_report::Format;
-use verdict_report::compare::{ComparisonInput, better_of, comparison_rows};
-use verdict_report::sources::{Source, SourceKind};
+use verdict_report::compare::{ComparisonInput, comparison_rows};
+use verdict_report::sources::Source;
 use verdict_store::{Database, Store};
 
 #[derive(Debug, clap::Args)]
@@ -114,7 +114,7 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
     for note in &pairing.notes {
         eprintln!("verdict: note: {note}");
     }
-    let inputs: Vec<ComparisonInput> = pairing.pairs.iter().map(input).collect();
+    let inputs: Vec<ComparisonInput> = pairing.pairs.iter().map(|pair| pair.input()).collect();
     if args.sequential {
         return sequential(&inputs, args, format, &sources, &warnings);
     }
@@ -158,7 +158,7 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
         let mut rendered = if format == Format::Json {
             String::new()
         } else {
-            report.render(format)
+            verdict_report::compare::render(&report, format)
         };
         if let Some(difference) = config_diff {
             extra.insert("config_diff".to_string(), difference.document);
@@ -179,37 +179,6 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
         args.fail_on,
         report.comparisons.iter().map(|row| row.verdict),
     ))
-}
-
-/// A pair as the report's comparison takes it.
-fn input(pair: &Pair) -> ComparisonInput {
-    ComparisonInput {
-        name: pair.name.clone(),
-        unit: pair.unit.clone(),
-        better: better_of(pair.direction),
-        threshold: pair.threshold,
-        baseline: pair.baseline.values.clone(),
-        candidate: pair.candidate.values.clone(),
-    }
-}
-
-/// Where one side's values came from: a file, or the runs and cells a
-/// stored selection pooled.
-fn source(side: &str, spec: &str, series: &[Series]) -> Source {
-    Source {
-        side: side.to_string(),
-        spec: spec.to_string(),
-        kind: match stored_source(series) {
-            Some(stored) => SourceKind::Selection {
-                runs: stored.span.runs.iter().map(|run| run.0).collect(),
-                cells: stored.cells,
-                values: series[0].values.len(),
-                first_at_ms: stored.span.first_ms,
-                last_at_ms: stored.span.last_ms,
-            },
-            None => SourceKind::File,
-        },
-    }
 }
 
 fn sources_json(sources: &[Source]) -> Result<serde_json::Value, CliError> {

@@ -2,27 +2,26 @@
 //! the series of one median per stored run (per host) or per CSV row, its
 //! change points (E-divisive means with Otava's t-test) with verdict's
 //! shift interval, and with `--bisect N` the `verdict bisect` command for
-//! change point N. Parses arguments and renders; the work is in
-//! verdict-engine `history` and verdict-stats `changepoint`.
+//! change point N. Parses arguments, calls verdict-engine `history`
+//! (`file_history`, `selection_history`, `bisect_command`) and renders.
 //!
 //! Must not: compute statistics here, or start a bisection itself.
 
-use crate::common::{DbArgs, format_time};
+use crate::common::DbArgs;
 use crate::error::CliError;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::history::{
-    Change, HistoryRequest, HostSeries, Order, Point, bisect_range, stored_history, values_history,
+    BisectCommand, Change, FileHistory, HostSeries, Order, Point, SelectionHistory, bisect_command,
+    file_history, selection_history,
 };
-use verdict_engine::history_source::{
-    HistorySpec, file_series, metric_of, parse_history_selection,
-};
-use verdict_report::escape::text as plain_text;
+use verdict_engine::history_source::parse_history_selection;
+use verdict_report::escape::{shell_word, text as plain_text};
 use verdict_report::format::{percent, value};
+use verdict_report::time::format_time;
 use verdict_stats::changepoint::Settings;
 use verdict_stats::shift::Interval;
-use verdict_store::{Database, HistorySelection, Store};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct HistoryArgs {
@@ -92,8 +91,11 @@ fn file(
     settings: &Settings,
 ) -> Result<ExitCode, CliError> {
     let column = args.column.as_deref().expect("clap requires --column");
-    let (values, labels) = file_series(path, column, args.time_column.as_deref())?;
-    let (changes, _) = values_history(&values, settings).map_err(CliError::input)?;
+    let FileHistory {
+        values,
+        labels,
+        changes,
+    } = file_history(path, column, args.time_column.as_deref(), settings)?;
     let label = |index: usize| labels.get(index).cloned().unwrap_or_default();
     if args.format == crate::common::TextOrJson::Json {
         let document = json!({
@@ -146,40 +148,30 @@ fn file(
 }
 
 fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCode, CliError> {
-    let HistorySpec { experiment, levels } = parse_history_selection(spec)?;
+    let selection = parse_history_selection(spec)?;
     let store = args.db.open_existing()?;
-    let (metric, unit) = metric_of(&store, experiment.as_deref(), args.metric.as_deref(), spec)?;
     let order = match args.by.as_str() {
         "commit" => Order::Commit,
         "run" => Order::Run,
         _ => Order::Time,
     };
-    let request = HistoryRequest {
-        selection: HistorySelection {
-            experiment: experiment.clone(),
-            levels,
-            metric: metric.clone(),
-        },
+    let SelectionHistory {
+        experiment,
+        metric,
+        unit,
+        history,
+    } = selection_history(
+        &store,
+        spec,
+        selection,
+        args.metric.as_deref(),
         order,
-        settings: *settings,
-        incremental: !args.from_scratch,
-    };
-    let history = stored_history(&store, &request).map_err(CliError::input)?;
-    if history.series.is_empty() {
-        return Err(CliError::input(format!(
-            "`{spec}` selects no stored values of metric `{metric}`{}",
-            if order == Order::Commit && history.runs_without_commit > 0 {
-                format!(
-                    " with a recorded commit ({} runs have none; `verdict run --commit`)",
-                    history.runs_without_commit
-                )
-            } else {
-                String::new()
-            }
-        )));
-    }
+        *settings,
+        !args.from_scratch,
+    )?;
     if let Some(number) = args.bisect {
-        return bisect(&store, args, &history.series, number);
+        let command = bisect_command(&store, &history.series, args.host.as_deref(), number)?;
+        return bisect(&command, number);
     }
     if args.format == crate::common::TextOrJson::Json {
         let document = json!({
@@ -236,44 +228,14 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-fn bisect(
-    store: &Database,
-    args: &HistoryArgs,
-    series: &[HostSeries],
-    number: usize,
-) -> Result<ExitCode, CliError> {
-    let series = match &args.host {
-        Some(host) => series
-            .iter()
-            .find(|series| series.host == *host)
-            .ok_or_else(|| CliError::input(format!("no series for host `{host}`")))?,
-        None if series.len() == 1 => &series[0],
-        None => {
-            let hosts: Vec<&str> = series.iter().map(|series| series.host.as_str()).collect();
-            return Err(CliError::input(format!(
-                "the selection has series on {} hosts ({}); pick one with --host",
-                hosts.len(),
-                hosts.join(", ")
-            )));
-        }
-    };
-    let change = number
-        .checked_sub(1)
-        .and_then(|index| series.changes.get(index))
-        .ok_or_else(|| {
-            CliError::input(format!(
-                "--bisect {number}: host {} has {}",
-                series.host,
-                count(series.changes.len(), "change point", "change points")
-            ))
-        })?;
-    let range = bisect_range(series, change).ok_or_else(|| {
-        CliError::input(format!(
-            "--bisect {number}: the runs around change point {number} record no two different \
-             commits (record them with `verdict run --commit REV` or run experiments kept in a \
-             git repository)"
-        ))
-    })?;
+/// Prints the `verdict bisect` command, after a note when the change
+/// point lies between two runs of one commit.
+fn bisect(command: &BisectCommand, number: usize) -> Result<ExitCode, CliError> {
+    let BisectCommand {
+        repository,
+        experiment,
+        range,
+    } = command;
     if range.widened > 0 {
         eprintln!(
             "verdict: note: change point {number} lies between two runs of one commit (a change \
@@ -282,27 +244,8 @@ fn bisect(
             count(range.widened, "point", "points")
         );
     }
-    let (good, bad) = (range.good, range.bad);
-    let after = &series.points[change.index];
-    // The repository and experiment file the run after the change recorded.
-    let repository = after
-        .runs
-        .first()
-        .map(|run| store.annotations(*run))
-        .transpose()
-        .map_err(CliError::internal)?
-        .and_then(|annotations| annotations.get("repository").cloned());
-    let repo = repository
-        .as_ref()
-        .and_then(|value| value["path"].as_str())
-        .unwrap_or("REPO")
-        .to_string();
-    let experiment = repository
-        .as_ref()
-        .and_then(|value| value["experiment"].as_str())
-        .unwrap_or("EXPERIMENT.toml")
-        .to_string();
-    if let Some(word) = [&repo, &good, &bad, &experiment]
+    let (good, bad) = (&range.good, &range.bad);
+    if let Some(word) = [repository, good, bad, experiment]
         .into_iter()
         .find(|word| word.chars().any(char::is_control))
     {
@@ -313,25 +256,12 @@ fn bisect(
     }
     println!(
         "verdict bisect --repo {} --good {} --bad {} --experiment {}",
-        shell_word(&repo),
-        shell_word(&good),
-        shell_word(&bad),
-        shell_word(&experiment)
+        shell_word(repository),
+        shell_word(good),
+        shell_word(bad),
+        shell_word(experiment)
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// Quotes a word for a POSIX shell when it needs it.
-fn shell_word(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@+,".contains(c))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 fn count(number: usize, one: &str, many: &str) -> String {

@@ -14,9 +14,9 @@ use std::time::Duration;
 use verdict_exec::{Cancel, Executor, Invocation, SystemExecutor};
 use verdict_kconfig::{
     BlameDocument, ConfigDiff, DotConfig, Evaluation, Kconfig, KconfigError, NoProbes, ProbeRunner,
-    WhyDocument, blame, blame_causes, blame_heading, decode_config_bytes, evaluator_preamble,
-    explain, guess_arch, how, load_tree, load_tree_expanded, make_environment, render_blame,
-    render_causes, render_tree, set_symbols, symbol_name,
+    WhyDocument, blame, blame_causes, blame_heading, evaluator_preamble, explain, guess_arch, how,
+    load_kernel_tree, load_tree_expanded, make_environment, render_blame, render_causes,
+    render_tree, require_kconfig, set_symbols, symbol_name,
 };
 
 #[derive(Debug, clap::Args)]
@@ -169,29 +169,14 @@ fn input_error(error: KconfigError) -> CliError {
     CliError::input(format!("failed to {error}"))
 }
 
+/// The config's values.
 fn read_config(path: &Path) -> Result<DotConfig, CliError> {
     read_config_text(path).map(|(_, config)| config)
 }
 
-fn refuse_empty(config: &DotConfig, label: &str) -> Result<(), CliError> {
-    if config.is_empty() {
-        return Err(CliError::input(format!(
-            "failed to read config {label}: it has no `CONFIG_NAME=value` or `# CONFIG_NAME is not set` line; is it a kernel .config?"
-        )));
-    }
-    Ok(())
-}
-
-/// The config's text and its parsed values (the evaluator reads the text in
-/// file order, as the kernel does).
+/// The config's text and its parsed values.
 fn read_config_text(path: &Path) -> Result<(String, DotConfig), CliError> {
-    let label = path.display().to_string();
-    let bytes = std::fs::read(path)
-        .map_err(|error| CliError::input(format!("failed to read config {label}: {error}")))?;
-    let text = decode_config_bytes(&bytes, &label).map_err(input_error)?;
-    let config = DotConfig::parse(&text, &label).map_err(input_error)?;
-    refuse_empty(&config, &label)?;
-    Ok((text, config))
+    verdict_kconfig::read_config(path).map_err(input_error)
 }
 
 /// Runs `$(shell,...)` probes as the kernel's popen() does (`/bin/sh -c`),
@@ -223,7 +208,7 @@ fn load_for_evaluation(
     config: &DotConfig,
 ) -> Result<(Kconfig, String), CliError> {
     let arch = resolve_arch(args.arch.as_deref(), config);
-    require_kconfig(&args.tree)?;
+    require_kconfig(&args.tree).map_err(input_error)?;
     let tree_path = std::fs::canonicalize(&args.tree).unwrap_or_else(|_| args.tree.clone());
     let overrides: HashMap<String, String> = std::env::vars()
         .filter(|(name, _)| name != "ARCH" && name != "SRCARCH")
@@ -314,19 +299,8 @@ fn resolve_arch(arch: Option<&str>, config: &DotConfig) -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
-fn require_kconfig(tree: &Path) -> Result<(), CliError> {
-    if !tree.join("Kconfig").is_file() {
-        return Err(CliError::input(format!(
-            "failed to find {}: --tree must be a kernel source directory with a top-level Kconfig",
-            tree.join("Kconfig").display()
-        )));
-    }
-    Ok(())
-}
-
 fn load(tree: &Path, arch: &str) -> Result<Kconfig, CliError> {
-    require_kconfig(tree)?;
-    load_tree(tree, arch).map_err(input_error)
+    load_kernel_tree(tree, arch).map_err(input_error)
 }
 
 /// The evaluator's preamble for `why`/`why-not` on the config's own tree.

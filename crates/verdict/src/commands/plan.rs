@@ -16,16 +16,13 @@ use crate::common::{DbArgs, TextOrJson, parse_fraction};
 use crate::error::CliError;
 use std::io::Write;
 use std::process::ExitCode;
+use verdict_engine::plan;
 use verdict_model::{Experiment, RunId};
 use verdict_report::Format;
 use verdict_stats::plan::{log_sd_from_cv, runs_per_cell};
 use verdict_stats::sequential::{
-    Better, InformationSettings, SequentialDesign, SequentialSettings, cap_for_power,
-    operating_characteristics,
+    Better, InformationSettings, SequentialSettings, cap_for_power, operating_characteristics,
 };
-use verdict_stats::simulate::{Noise, Procedure, Scenario, Shape, Summary, simulate};
-use verdict_stats::summary::summarize;
-use verdict_store::Store;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct PlanArgs {
@@ -76,35 +73,6 @@ pub(crate) struct PlanArgs {
     pub(crate) db: DbArgs,
 }
 
-/// The measured noise of a stored run: median CV over cells of the primary
-/// metric, and median wall seconds per iteration.
-fn pilot(store: &dyn Store, run: RunId) -> Result<(f64, f64, usize), CliError> {
-    let record = store.run(run).map_err(CliError::input)?;
-    let experiment: Experiment =
-        serde_json::from_str(&record.experiment_json).map_err(CliError::internal)?;
-    let samples = store.samples(run).map_err(CliError::internal)?;
-    let metric = &experiment.primary_metric().name;
-    let cells = experiment.cells().len();
-    let values = verdict_report::run::cell_values(&samples, cells, metric);
-    let mut cvs: Vec<f64> = values
-        .iter()
-        .filter_map(|cell| summarize(cell).and_then(|summary| summary.cv))
-        .collect();
-    if cvs.is_empty() {
-        return Err(CliError::input(format!(
-            "run {run} has no cell with 2 or more successful iterations of `{metric}`"
-        )));
-    }
-    cvs.sort_by(f64::total_cmp);
-    let walls: Vec<f64> = samples
-        .iter()
-        .filter(|sample| sample.is_data())
-        .map(|sample| sample.wall_seconds)
-        .collect();
-    let wall = summarize(&walls).map_or(0.0, |summary| summary.median);
-    Ok((cvs[cvs.len() / 2], wall, cells))
-}
-
 /// Settings resolved from flags, then the experiment file, then defaults.
 struct Resolved {
     threshold: f64,
@@ -147,11 +115,11 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     let (cv, seconds, cells, source) = match args.run {
         Some(run) => {
             let store = args.db.open_read_only()?;
-            let (cv, wall, cells) = pilot(&store, RunId(run))?;
+            let pilot = plan::pilot(&store, RunId(run))?;
             (
-                args.cv.unwrap_or(cv),
-                args.seconds.unwrap_or(wall),
-                resolved.cells.unwrap_or(cells),
+                args.cv.unwrap_or(pilot.cv),
+                args.seconds.unwrap_or(pilot.wall_seconds),
+                resolved.cells.unwrap_or(pilot.cells),
                 format!("run {run}"),
             )
         }
@@ -225,7 +193,17 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     let uncapped_none = uncapped_figures(0.0).map_err(CliError::input)?;
     let (correlation, correlation_source) = match (args.correlation, &args.doctor) {
         (Some(correlation), _) => (correlation, "--correlation".to_string()),
-        (None, Some(path)) => doctor_correlation(path)?,
+        (None, Some(path)) => {
+            let found = plan::doctor_correlation(path)?;
+            (
+                found.correlation,
+                format!(
+                    "doctor report {}: lag-1 autocorrelation of {} probe iterations' log times",
+                    verdict_report::escape::text(&path.display().to_string()),
+                    found.iterations
+                ),
+            )
+        }
         (None, None) => (0.0, "default: independent noise".to_string()),
     };
     if !(0.0..1.0).contains(&correlation) {
@@ -243,9 +221,16 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         power,
     )
     .ok_or_else(|| CliError::input("cannot plan the paired design with these settings"))?;
-    let check = (args.trials > 0)
-        .then(|| monte_carlo(args, settings, cv))
-        .transpose()?;
+    let check = if args.trials > 0 {
+        // Its cost grows with the square of the cap: say what it is doing.
+        eprintln!(
+            "verdict: simulating {} trials per line at a cap of {} runs per cell (Ctrl-C to stop)...",
+            args.trials, settings.max
+        );
+        Some(plan::monte_carlo(settings, cv, args.trials, args.seed)?)
+    } else {
+        None
+    };
     let hours = |runs: f64| runs * cells as f64 * seconds / 3600.0;
     let method = format!(
         "normal-theory numerical integration (Armitage, McPherson & Rowe 1969; Jennison & Turnbull 2000, ch. 19), lognormal noise, rank test efficiency 3/pi, {} looks evaluated",
@@ -349,92 +334,4 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         time(paired as f64)
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// The within-block correlation from a doctor JSON report (`verdict doctor
-/// --format json`): the lag-1 autocorrelation of the probe iterations' log
-/// times (`verdict_stats::plan::neighbour_correlation`), with where it came
-/// from for the output.
-fn doctor_correlation(path: &std::path::Path) -> Result<(f64, String), CliError> {
-    let shown = path.display();
-    let text = std::fs::read_to_string(path)
-        .map_err(|error| CliError::input(format!("--doctor {shown}: {error}")))?;
-    let report: serde_json::Value = serde_json::from_str(&text).map_err(|error| {
-        CliError::input(format!(
-            "{shown}:{}:{}: not a doctor JSON report: {error}",
-            error.line(),
-            error.column()
-        ))
-    })?;
-    let seconds: Option<Vec<f64>> = report
-        .pointer("/calibration/iterations")
-        .and_then(|iterations| iterations.as_array())
-        .map(|iterations| {
-            iterations
-                .iter()
-                .filter_map(|iteration| iteration.get("seconds").and_then(|value| value.as_f64()))
-                .collect()
-        });
-    let Some(seconds) = seconds else {
-        return Err(CliError::input(format!(
-            "{shown}: no calibration.iterations: expected the output of `verdict doctor --format json`"
-        )));
-    };
-    let correlation =
-        verdict_stats::plan::neighbour_correlation(&seconds).ok_or_else(|| {
-            CliError::input(format!(
-                "{shown}: {} probe iterations with a positive time: at least {} needed for a correlation",
-                seconds.len(),
-                verdict_stats::plan::NEIGHBOUR_MIN_VALUES
-            ))
-        })?;
-    Ok((
-        correlation,
-        format!(
-            "doctor report {}: lag-1 autocorrelation of {} probe iterations' log times",
-            verdict_report::escape::text(&shown.to_string()),
-            seconds.len()
-        ),
-    ))
-}
-
-/// The Monte-Carlo the estimate replaced, on request: `args.trials` trials
-/// with the change at the threshold and with no change. Its cost grows
-/// with the square of the cap, so it says on stderr what it is doing.
-fn monte_carlo(
-    args: &PlanArgs,
-    settings: SequentialSettings,
-    cv: f64,
-) -> Result<(Summary, Summary), CliError> {
-    eprintln!(
-        "verdict: simulating {} trials per line at a cap of {} runs per cell (Ctrl-C to stop)...",
-        args.trials, settings.max
-    );
-    let design = SequentialDesign::new(settings).map_err(CliError::input)?;
-    let scenario = |change: f64| Scenario {
-        noise: Noise {
-            shape: Shape::Lognormal,
-            cv,
-        },
-        change,
-        alpha: settings.alpha,
-        threshold: settings.threshold,
-        better: Better::Lower,
-        comparisons: 1,
-        adjust: false,
-    };
-    let procedure = Procedure::Adaptive(design);
-    let at_threshold = simulate(
-        &scenario(settings.threshold),
-        &procedure,
-        args.trials,
-        args.seed,
-    );
-    let no_change = simulate(
-        &scenario(0.0),
-        &procedure,
-        args.trials,
-        args.seed.wrapping_add(1),
-    );
-    Ok((at_threshold, no_change))
 }

@@ -88,7 +88,7 @@ fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitC
         let rendered = if format == verdict_report::Format::Json {
             String::new()
         } else {
-            pivot.render(format)
+            verdict_report::pivot::render(&pivot, format)
         };
         print_with_warnings(
             &rendered,

@@ -1,12 +1,13 @@
 //! `verdict runs`: list stored runs, and warn about runs that measured at
 //! the same time on one host.
 
-use crate::common::{DbArgs, TableFormat, format_time};
+use crate::common::{DbArgs, TableFormat};
 use crate::error::CliError;
 use crate::warnings::{all_overlaps, print_with_warnings};
 use std::process::ExitCode;
 use verdict_report::Format;
 use verdict_report::table::Table;
+use verdict_report::time::format_time;
 use verdict_store::Store;
 
 #[derive(Debug, clap::Args)]

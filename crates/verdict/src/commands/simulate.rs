@@ -5,19 +5,18 @@
 //! (`--validate-boots`: the "Boot-to-boot variation" section).
 //!
 //! What it does: resolves the flags into a `Scenario` and procedures, runs
-//! `verdict_stats::simulate`, prints text or JSON. Must not: compute
+//! them through verdict-analysis `simulate` (re-exported by verdict-report,
+//! which renders the text), prints text or JSON. Must not: compute
 //! statistics itself (all figures come from verdict-stats).
 
 use std::process::ExitCode;
 
-use serde::Serialize;
+use verdict_report::simulate::{self, BootOutput, SimulateOutput, boot_results, procedure_results};
 use verdict_stats::boots::rank_minimum_boots;
 use verdict_stats::sequential::{Better, SequentialDesign, SequentialSettings};
-use verdict_stats::simulate::boots::{
-    BootAnalysis, BootScenario, BootTally, boots_report, simulate_boots,
-};
+use verdict_stats::simulate::boots::{BootScenario, boots_report};
 use verdict_stats::simulate::validation::{ValidationSettings, validation_report};
-use verdict_stats::simulate::{Noise, Procedure, Scenario, Shape, Summary, simulate};
+use verdict_stats::simulate::{Noise, Procedure, Scenario, Shape};
 
 use crate::error::CliError;
 
@@ -111,27 +110,6 @@ pub(crate) struct SimulateArgs {
     validate_boots: bool,
 }
 
-#[derive(Debug, Serialize)]
-struct SimulateOutput<'a> {
-    schema: &'static str,
-    seed: u64,
-    trials: usize,
-    scenario: &'a Scenario,
-    results: Vec<ProcedureResult>,
-}
-
-#[derive(Debug, Serialize)]
-struct ProcedureResult {
-    procedure: String,
-    description: String,
-    summary: Summary,
-    /// Regression or improvement: the false-alarm rate when change = 0.
-    change_rate: f64,
-    regression_rate: f64,
-    equivalent_rate: f64,
-    coverage: Option<f64>,
-}
-
 pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
     if args.trials == 0 {
         return Err(CliError::input("simulate: --trials must be at least 1"));
@@ -218,33 +196,7 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
         procedures.push(Procedure::Adaptive(design));
     }
 
-    let results: Vec<ProcedureResult> = procedures
-        .iter()
-        .map(|procedure| {
-            let summary = simulate(&scenario, procedure, args.trials, args.seed);
-            let coverage = summary.coverage();
-            ProcedureResult {
-                procedure: procedure.label(),
-                description: match procedure {
-                    Procedure::Adaptive(design) => design.describe(),
-                    Procedure::Fixed { runs } => format!(
-                        "{runs} runs per cell, two-sided Mann-Whitney U, change when p < {}",
-                        args.alpha
-                    ),
-                    Procedure::Peeking { every, max } => format!(
-                        "Mann-Whitney after every {every} runs per cell up to {max}, stop at first p < {}",
-                        args.alpha
-                    ),
-                },
-                change_rate: summary.change_rate(),
-                regression_rate: summary.regression_rate(),
-                equivalent_rate: summary.equivalent_rate(),
-                coverage: coverage.is_finite().then_some(coverage),
-                summary,
-            }
-        })
-        .collect();
-
+    let results = procedure_results(&scenario, &procedures, args.trials, args.seed);
     match args.format {
         SimulateFormat::Json => {
             let output = SimulateOutput {
@@ -258,83 +210,12 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
                 .map_err(|error| CliError::internal(format!("failed to write JSON: {error}")))?;
             println!("{text}");
         }
-        SimulateFormat::Text => print!("{}", render_text(args, &scenario, &results)),
+        SimulateFormat::Text => print!(
+            "{}",
+            simulate::render(args.trials, args.seed, &scenario, &results)
+        ),
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn render_text(args: &SimulateArgs, scenario: &Scenario, results: &[ProcedureResult]) -> String {
-    let mut text = format!(
-        "{} trials, seed {}: {}, true change {:+.1}%, alpha {}, threshold {}%, {} comparison(s){}\n\n",
-        args.trials,
-        args.seed,
-        scenario.noise.shape.describe(scenario.noise.cv),
-        scenario.change * 100.0,
-        scenario.alpha,
-        scenario.threshold * 100.0,
-        scenario.comparisons,
-        if scenario.comparisons > 1 {
-            if scenario.adjust {
-                ", adjusted (Bonferroni/Holm)"
-            } else {
-                ", not adjusted"
-            }
-        } else {
-            ""
-        }
-    );
-    text.push_str(&format!(
-        "{:<24} {:>10} {:>11} {:>11} {:>10} {:>9} {:>9} {:>9}\n",
-        "procedure",
-        "regression",
-        "improvement",
-        "equivalent",
-        "undecided",
-        "coverage",
-        "mean runs",
-        "p95 runs"
-    ));
-    for result in results {
-        let trials = result.summary.trials as f64;
-        text.push_str(&format!(
-            "{:<24} {:>10.4} {:>11.4} {:>11.4} {:>10.4} {:>9} {:>9.1} {:>9}\n",
-            result.procedure,
-            result.summary.regression as f64 / trials,
-            result.summary.improvement as f64 / trials,
-            result.summary.equivalent as f64 / trials,
-            result.summary.undecided as f64 / trials,
-            result
-                .coverage
-                .map_or("-".to_string(), |coverage| format!("{coverage:.4}")),
-            result.summary.mean_runs,
-            result.summary.p95_runs
-        ));
-    }
-    if scenario.change == 0.0 {
-        text.push_str("\nWith no true change, regression + improvement is the false-alarm rate.\n");
-    }
-    text
-}
-
-#[derive(Debug, Serialize)]
-struct BootOutput<'a> {
-    schema: &'static str,
-    seed: u64,
-    trials: usize,
-    scenario: &'a BootScenario,
-    results: Vec<BootResult>,
-}
-
-#[derive(Debug, Serialize)]
-struct BootResult {
-    label: &'static str,
-    description: &'static str,
-    tally: BootTally,
-    /// Regression or improvement: the false-alarm rate when change = 0.
-    change_rate: f64,
-    /// A change called in the true change's direction: the power.
-    detection_rate: f64,
-    coverage: Option<f64>,
 }
 
 /// `verdict simulate --boots K`: the naive and boot-unit analyses of one
@@ -366,21 +247,7 @@ fn run_boots(args: &SimulateArgs, noise: Noise, boots: usize) -> Result<ExitCode
         alpha: args.alpha,
         threshold: args.threshold,
     };
-    let tallies = simulate_boots(&scenario, &BootAnalysis::ALL, args.trials, args.seed);
-    let results: Vec<BootResult> = tallies
-        .into_iter()
-        .map(|tally| {
-            let coverage = tally.coverage();
-            BootResult {
-                label: tally.analysis.label(),
-                description: tally.analysis.describe(),
-                change_rate: tally.change_rate(),
-                detection_rate: tally.detection_rate(scenario.change),
-                coverage: coverage.is_finite().then_some(coverage),
-                tally,
-            }
-        })
-        .collect();
+    let results = boot_results(&scenario, args.trials, args.seed);
     match args.format {
         SimulateFormat::Json => {
             let output = BootOutput {
@@ -394,59 +261,16 @@ fn run_boots(args: &SimulateArgs, noise: Noise, boots: usize) -> Result<ExitCode
                 .map_err(|error| CliError::internal(format!("failed to write JSON: {error}")))?;
             println!("{text}");
         }
-        SimulateFormat::Text => print!("{}", render_boots(args, &scenario, &results)),
+        SimulateFormat::Text => print!(
+            "{}",
+            simulate::render_boots(
+                args.trials,
+                args.seed,
+                &scenario,
+                &results,
+                rank_minimum_boots(scenario.alpha),
+            )
+        ),
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn render_boots(args: &SimulateArgs, scenario: &BootScenario, results: &[BootResult]) -> String {
-    let mut text = format!(
-        "{} trials, seed {}: {} boot(s) per level x {} iteration(s) per boot, boot effect CV {}%, \
-         within each boot {}, true change {:+.1}%, alpha {}, threshold {}%; run times (lower is better)\n\n",
-        args.trials,
-        args.seed,
-        scenario.boots,
-        scenario.iterations,
-        scenario.boot_cv * 100.0,
-        scenario.noise.shape.describe(scenario.noise.cv),
-        scenario.change * 100.0,
-        scenario.alpha,
-        scenario.threshold * 100.0,
-    );
-    text.push_str(&format!(
-        "{:<14} {:>10} {:>11} {:>11} {:>10} {:>9}\n",
-        "analysis", "regression", "improvement", "equivalent", "undecided", "coverage"
-    ));
-    for result in results {
-        let trials = result.tally.trials as f64;
-        text.push_str(&format!(
-            "{:<14} {:>10.4} {:>11.4} {:>11.4} {:>10.4} {:>9}\n",
-            result.label,
-            result.tally.regression as f64 / trials,
-            result.tally.improvement as f64 / trials,
-            result.tally.equivalent as f64 / trials,
-            result.tally.undecided as f64 / trials,
-            result
-                .coverage
-                .map_or("-".to_string(), |coverage| format!("{coverage:.4}")),
-        ));
-    }
-    text.push('\n');
-    for result in results {
-        text.push_str(&format!("{}: {}\n", result.label, result.description));
-    }
-    if scenario.change == 0.0 {
-        text.push_str("\nWith no true change, regression + improvement is the false-alarm rate.\n");
-    }
-    let minimum = rank_minimum_boots(scenario.alpha);
-    if scenario.boots < minimum {
-        text.push_str(&format!(
-            "The rank test over boots needs at least {minimum} boots per level at alpha {}: with {} it cannot call a change.\n",
-            scenario.alpha, scenario.boots
-        ));
-    }
-    if scenario.boots < 2 {
-        text.push_str("Welch's t over boots needs at least 2 boots per level: with 1 it cannot call a change.\n");
-    }
-    text
 }
