@@ -3,11 +3,11 @@
 //! HTML page's model. Must not: read the store, run git, or compute
 //! statistics (verdict-engine's `bisect` module hands over typed results).
 
-use crate::common::format_time;
 use verdict_bisect::{Bisection, Class, CommitId, Culprit};
 use verdict_engine::bisect::{BisectLog, Settings};
 use verdict_engine::bisect_boots::BootCosts;
 use verdict_report::table::Table;
+use verdict_report::time::format_time;
 
 pub(crate) fn abort_text(reason: &verdict_bisect::AbortReason) -> String {
     match reason {

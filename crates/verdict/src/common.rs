@@ -234,10 +234,6 @@ pub(crate) fn cancel_on_interrupt() -> Cancel {
     cancel
 }
 
-/// The UTC times of stored runs as text are verdict-report's
-/// (`verdict_report::time`); `bisect_render` still names this one here.
-pub(crate) use verdict_report::time::format_time;
-
 /// The local machine as a target, with its environment capture (the
 /// kernel config read once per process).
 pub(crate) fn local_environment() -> &'static crate::target::EnvironmentSource<'static> {
