@@ -729,13 +729,14 @@ impl Evaluation {
         symbol_type
     }
 
-    /// sym_get_string_value().
+    /// sym_get_string_value(). `m` reads as "m" whether or not MODULES is
+    /// set (scripts/kconfig of Linux 6.1): with modules off no symbol is m,
+    /// so `FOO = m` is n and `FOO != m` is y, as the kernel computes them.
     fn string_value(&self, index: usize) -> String {
         let symbol = &self.symbols[index];
         match symbol.symbol_type {
             Some(SymbolType::Bool | SymbolType::Tristate) => match symbol.tristate {
                 Tristate::No => "n".to_string(),
-                Tristate::Module if self.symbols[self.modules].tristate == NO => "n".to_string(),
                 Tristate::Module => "m".to_string(),
                 Tristate::Yes => "y".to_string(),
             },
