@@ -442,12 +442,31 @@ impl Evaluation {
                 .condition
                 .as_ref()
                 .is_some_and(|condition| mentions_probe(&condition.to_string()));
-            let condition = self.optional_condition(prompt.condition.as_ref());
-            let condition = and(condition, upper_visibility.clone());
-            let visible = self.property_visibility(entry, condition);
-            self.symbols[entry.index].prompts.push(visible);
+            self.push_prompt(entry, prompt.condition.as_ref(), upper_visibility);
         }
         probe
+    }
+
+    /// A prompt's visibility: its condition under the menus' `visible if`
+    /// and the entry's dependencies.
+    fn push_prompt(
+        &mut self,
+        entry: &DefinitionEntry,
+        condition: Option<&Expr>,
+        upper_visibility: &Condition,
+    ) {
+        let condition = self.optional_condition(condition);
+        let condition = and(condition, upper_visibility.clone());
+        let visible = self.property_visibility(entry, condition);
+        self.symbols[entry.index].prompts.push(visible);
+    }
+
+    /// A default's value and when it applies.
+    fn push_default(&mut self, entry: &DefinitionEntry, value: &Expr, condition: Option<&Expr>) {
+        let value = self.convert(value);
+        let condition = self.optional_condition(condition);
+        let visible = self.property_visibility(entry, condition);
+        self.symbols[entry.index].defaults.push((value, visible));
     }
 
     /// The defaults; whether one mentions a toolchain probe.
@@ -459,10 +478,7 @@ impl Evaluation {
                     .condition
                     .as_ref()
                     .is_some_and(|condition| mentions_probe(&condition.to_string()));
-            let value = self.convert(&default.value);
-            let condition = self.optional_condition(default.condition.as_ref());
-            let visible = self.property_visibility(entry, condition);
-            self.symbols[entry.index].defaults.push((value, visible));
+            self.push_default(entry, &default.value, default.condition.as_ref());
         }
         probe
     }
@@ -574,16 +590,10 @@ impl Evaluation {
             bool_like: self.symbols[choice_index].symbol_type != Some(SymbolType::Tristate),
         };
         for prompt in &definition.prompts {
-            let condition = self.optional_condition(prompt.condition.as_ref());
-            let condition = and(condition, upper_visibility.clone());
-            let visible = self.property_visibility(&entry, condition);
-            self.symbols[choice_index].prompts.push(visible);
+            self.push_prompt(&entry, prompt.condition.as_ref(), upper_visibility);
         }
         for default in &definition.defaults {
-            let value = self.convert(&default.value);
-            let condition = self.optional_condition(default.condition.as_ref());
-            let visible = self.property_visibility(&entry, condition);
-            self.symbols[choice_index].defaults.push((value, visible));
+            self.push_default(&entry, &default.value, default.condition.as_ref());
         }
         if !definition.optional {
             if let Some(first) = self.symbols[choice_index].prompts.first().cloned() {

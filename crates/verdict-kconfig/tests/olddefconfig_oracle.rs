@@ -642,67 +642,50 @@ fn olddefconfig_matches_the_kernel_on_powerpc_defconfig() {
 /// config with the x86 mechanisms turned off.
 #[test]
 fn mechanisms_turned_off_match_the_kernel_on_x86_configs() {
-    let (Some(source), Some(oracle_path)) = (kernel_source(), oracle_directory()) else {
-        return;
-    };
-    let scratch = tempfile::tempdir().expect("scratch");
-    let tree = parse(&source, "x86_64", scratch.path());
     let all = mechanisms(X86_MECHANISMS);
-    let mut total = 0;
-    for name in ["amd64", "cloud", "rt"] {
-        // CI checks MODULES=n on every flavour and the rest on amd64.
-        let chosen: Vec<&str> = if name == "amd64" || all.len() > X86_MECHANISMS[0].len() {
-            all.clone()
-        } else {
-            vec!["MODULES=n"]
-        };
-        total += sweep_mechanisms(
-            name,
-            "x86_64",
-            &tree,
-            &source,
-            &oracle_path,
-            &chosen,
-            scratch.path(),
-        );
-    }
-    eprintln!("x86 mechanisms: {total} identical");
+    // CI checks MODULES=n on every flavour and the rest on amd64.
+    let flavour = if all.len() > X86_MECHANISMS[0].len() {
+        all.clone()
+    } else {
+        vec!["MODULES=n"]
+    };
+    sweep_arch(
+        "x86_64",
+        &[("amd64", all), ("cloud", flavour.clone()), ("rt", flavour)],
+    );
 }
 
 #[test]
 fn mechanisms_turned_off_match_the_kernel_on_arm64_defconfig() {
-    let (Some(source), Some(oracle_path)) = (kernel_source(), oracle_directory()) else {
-        return;
-    };
-    let scratch = tempfile::tempdir().expect("scratch");
-    let tree = parse(&source, "arm64", scratch.path());
-    sweep_mechanisms(
-        "arm64",
-        "arm64",
-        &tree,
-        &source,
-        &oracle_path,
-        &mechanisms(ARM64_MECHANISMS),
-        scratch.path(),
-    );
+    sweep_arch("arm64", &[("arm64", mechanisms(ARM64_MECHANISMS))]);
 }
 
 #[test]
 fn mechanisms_turned_off_match_the_kernel_on_powerpc_defconfig() {
+    sweep_arch("powerpc", &[("powerpc", mechanisms(POWERPC_MECHANISMS))]);
+}
+
+/// Parses `arch`'s tree once (probes run) and sweeps each config's
+/// mechanisms.
+fn sweep_arch(arch: &str, configs: &[(&str, Vec<&str>)]) {
     let (Some(source), Some(oracle_path)) = (kernel_source(), oracle_directory()) else {
         return;
     };
     let scratch = tempfile::tempdir().expect("scratch");
-    let tree = parse(&source, "powerpc", scratch.path());
-    sweep_mechanisms(
-        "powerpc",
-        "powerpc",
-        &tree,
-        &source,
-        &oracle_path,
-        &mechanisms(POWERPC_MECHANISMS),
-        scratch.path(),
-    );
+    let tree = parse(&source, arch, scratch.path());
+    let mut total = 0;
+    for (name, chosen) in configs {
+        total += sweep_mechanisms(
+            name,
+            arch,
+            &tree,
+            &source,
+            &oracle_path,
+            chosen,
+            scratch.path(),
+        );
+    }
+    eprintln!("{arch} mechanisms: {total} identical");
 }
 
 /// Without running any probe, the answers come from the config itself: on
