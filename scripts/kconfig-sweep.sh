@@ -20,7 +20,7 @@ status=0
 VERDICT_KCONFIG_SWEEP=wide cargo test -p verdict-kconfig --test olddefconfig_oracle \
   "$@" mechanisms -- --nocapture --test-threads=1 >"$log" 2>&1 || status=$?
 # (cargo's "test NAME ... " may share a line with the first result)
-results=$(grep -oE 'mechanisms? [a-z0-9]+ .*' "$log" || true)
+results=$(grep -oE 'mechanisms? [a-z0-9]+[ :].*' "$log" || true)
 echo "$results"
 if [ "$status" -ne 0 ]; then
   grep -E 'panicked|differs|error' "$log" >&2 || tail -40 "$log" >&2
