@@ -90,7 +90,12 @@ fn load(store: &Database, count: u32) -> RunId {
     let run = store.create_run(&new_run(u64::from(count))).unwrap();
     let mut batch = Vec::with_capacity(10_000);
     for sequence in 0..count {
-        batch.push(sample(sequence));
+        let (sample, cell) = sample(sequence);
+        batch.push(verdict_store::BatchSample {
+            sample,
+            cell,
+            host: None,
+        });
         if batch.len() == 10_000 {
             store.append_samples(run, &batch).unwrap();
             batch.clear();

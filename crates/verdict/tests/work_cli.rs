@@ -117,7 +117,9 @@ fn four_controllers_on_two_hosts_one_killed_store_exactly_the_plan() {
         })
         .collect();
     assert!(
-        logs.contains(&format!("block {block} of run 1: taken over after sample")),
+        logs.contains(&format!(
+            "block {block} of run 1: taken over from {killed} on "
+        )),
         "{logs}"
     );
 
