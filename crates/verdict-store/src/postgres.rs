@@ -27,7 +27,7 @@ use postgres::{Client, Statement};
 use verdict_model::Cell;
 
 use crate::StoreError;
-use crate::location::{postgres_config, redact_url};
+use crate::location::{postgres_config, redact};
 use crate::migrations::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS, POSTGRES_BOOTSTRAP};
 use crate::sql::{Backend, Dialect, Param, RawError, Row};
 
@@ -95,7 +95,7 @@ impl PostgresStore {
     }
 
     fn connect(url: &str, read_only: bool) -> Result<PostgresStore, StoreError> {
-        let location = redact_url(url);
+        let location = redact(url);
         let config = postgres_config(url, &crate::location::store_variable).map_err(|error| {
             StoreError::PostgresOpen {
                 location: location.clone(),

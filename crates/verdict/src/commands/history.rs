@@ -169,6 +169,15 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
         *settings,
         !args.from_scratch,
     )?;
+    if let Some(reason) = &history.state_not_kept {
+        eprintln!(
+            "verdict: note: the change point state was not kept in {} ({}); the answer is \
+             complete, the next `verdict history` computes it again (a role or file that may \
+             write keeps it)",
+            args.db.display(),
+            verdict_report::escape::text(reason)
+        );
+    }
     if let Some(number) = args.bisect {
         let command = bisect_command(&store, &history.series, args.host.as_deref(), number)?;
         return bisect(&command, number);
