@@ -8,6 +8,7 @@
 use crate::compare::{
     CompareReport, ComparisonInput, comparisons_if_any, paired_comparisons_if_any,
 };
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use verdict_model::{Analysis, Builtin, Direction, Environment, Experiment, Sample};
@@ -305,7 +306,7 @@ fn metric_column(table: &SampleTable, metric: &Available) -> MetricColumn {
     MetricColumn {
         cells: table
             .cell_values(&metric.name)
-            .iter()
+            .par_iter()
             .map(|values| MetricCell::of(values))
             .collect(),
         ..metric_column_header(metric)

@@ -1,7 +1,9 @@
 //! Shared work on a PostgreSQL store: `detach` creates a run and its fixed
 //! schedule as blocks without measuring; `work` is one controller's loop —
-//! take the lease on one of its target hosts, claim blocks one after the
-//! other while it holds it (a block whose controller's lease expired is
+//! take the lease on one of its target hosts, claim blocks in batches (of
+//! about half a second of measuring, one commit each, smaller near the
+//! run's end) while it holds it (a
+//! block whose controller's lease expired is
 //! taken over, continuing after its last committed sample; this
 //! controller's own claims, after a restart or a lost connection, are
 //! resumed), measure each with every sample written under the claim and
@@ -93,6 +95,18 @@ pub fn detach(
     store.create_work(run, &schedule_blocks(&schedule))?;
     Ok(run)
 }
+
+/// About how much measuring one claim takes on: blocks are claimed in
+/// batches that long (a claim's commit then costs little per sample,
+/// while the blocks a controller holds stay few).
+const BATCH_WORK: Duration = Duration::from_millis(500);
+
+/// The most blocks one claim takes.
+const MAX_BATCH: u32 = 64;
+
+/// Near a run's end a claim takes at most this fraction (1/N) of the
+/// blocks still pending.
+const TAIL_SHARE: u32 = 16;
 
 /// One controller's settings.
 #[derive(Debug, Clone)]
@@ -218,11 +232,11 @@ impl Worker<'_> {
                 if !leased {
                     continue;
                 }
-                let finished = self.work_host(shared, host, &mut summary, observer);
+                let measured = self.work_host(shared, host, &mut summary, observer);
                 let released = self.retrying(options, observer, || {
                     self.store.release_lease(host, &options.worker)
                 });
-                worked |= finished?;
+                worked |= measured?;
                 released?;
                 if summary.cancelled {
                     return Ok(summary);
@@ -245,7 +259,10 @@ impl Worker<'_> {
 
     /// Claims and measures blocks on `host` (whose lease this controller
     /// holds) until none is left or it is cancelled; whether it measured
-    /// any.
+    /// any. Blocks are claimed in batches of about `BATCH_WORK` of
+    /// measuring (from the blocks measured so far; one block at first, at
+    /// most `MAX_BATCH`): one claim's commit serves the batch, and a
+    /// controller that stops gives the blocks it did not start back.
     fn work_host(
         &self,
         shared: &Shared<'_>,
@@ -255,34 +272,80 @@ impl Worker<'_> {
     ) -> Result<bool, EngineError> {
         let (run, options) = (shared.run, shared.options);
         let mut worked = false;
+        let mut batch = 1;
+        let measured =
+            self.measure_batches(shared, host, summary, observer, &mut worked, &mut batch);
+        // Blocks claimed and not started (cancelled, lost, failed) go back.
+        let given_back = self.retrying(options, observer, || {
+            self.store.unclaim_blocks(run, &options.worker, host)
+        });
+        measured?;
+        given_back?;
+        Ok(worked)
+    }
+
+    fn measure_batches(
+        &self,
+        shared: &Shared<'_>,
+        host: &str,
+        summary: &mut WorkSummary,
+        observer: &mut RunPosition<'_>,
+        worked: &mut bool,
+        batch: &mut u32,
+    ) -> Result<(), EngineError> {
+        let (run, options) = (shared.run, shared.options);
         while !self.cancel.is_cancelled() {
             let claimed = self.retrying(options, observer, || {
-                self.store.claim_block(run, &options.worker, host, now_ms())
+                self.store
+                    .claim_blocks(run, &options.worker, host, now_ms(), *batch)
             })?;
-            let Some(claimed) = claimed else {
+            if claimed.blocks.is_empty() {
                 break;
-            };
-            worked = true;
-            let block = claimed.block.block;
-            match self.measure_block(shared, claimed, host, observer) {
-                Ok((samples, taken_over, finished)) => {
-                    summary.blocks += 1;
-                    summary.samples += samples;
-                    summary.taken_over += u32::from(taken_over);
-                    if !finished {
-                        summary.cancelled = true;
-                        break;
-                    }
-                }
-                Err(EngineError::Store(StoreError::LostClaim { reason, .. })) => {
-                    observer.note(&format!(
-                        "block {block} of run {run}: lost to another controller ({reason})"
-                    ));
-                }
-                Err(error) => return Err(error),
             }
+            *worked = true;
+            let started = Instant::now();
+            let count = claimed.blocks.len() as u32;
+            // Near the end, a batch takes at most a sixteenth of what is
+            // left, so the last blocks are shared out instead of waiting
+            // in one controller's batch.
+            let share = (claimed.pending_after / TAIL_SHARE).max(1);
+            for claimed in claimed.blocks {
+                if self.cancel.is_cancelled() {
+                    summary.cancelled = true;
+                    return Ok(());
+                }
+                let block = claimed.block.block;
+                match self.measure_block(shared, claimed, host, observer) {
+                    Ok((samples, taken_over, finished)) => {
+                        summary.blocks += 1;
+                        summary.samples += samples;
+                        summary.taken_over += u32::from(taken_over);
+                        if !finished {
+                            summary.cancelled = true;
+                            return Ok(());
+                        }
+                    }
+                    Err(EngineError::Store(StoreError::LostClaim { reason, .. })) => {
+                        observer.note(&format!(
+                            "block {block} of run {run}: lost to another controller ({reason})"
+                        ));
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            let per_block = started.elapsed() / count;
+            let by_time = if per_block.is_zero() {
+                MAX_BATCH
+            } else {
+                (BATCH_WORK.as_secs_f64() / per_block.as_secs_f64())
+                    .clamp(1.0, f64::from(MAX_BATCH)) as u32
+            };
+            *batch = by_time.min(share);
         }
-        Ok(worked)
+        if self.cancel.is_cancelled() {
+            summary.cancelled = true;
+        }
+        Ok(())
     }
 
     /// Measures one claimed block: (samples stored now, taken over,

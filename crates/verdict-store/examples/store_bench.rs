@@ -2,8 +2,11 @@
 //! (scripts/bench-store.sh runs it; docs/performance.md has its figures):
 //! samples per second written by one writer, one committed transaction per
 //! sample as `verdict run` and `verdict work` write them; then a run of
-//! 10^6 samples loaded into each store and `verdict report` over it, timed
-//! as a child process. PostgreSQL is a throwaway cluster (verdict-testkit)
+//! 10^6 samples (a declared metric besides the built-in ones) loaded into
+//! each store, and `verdict report` (text and JSON), `verdict export` (CSV
+//! and JSON) and a second `verdict push` of the run (which finds it whole)
+//! over it, each timed as a child process with its peak RSS (wait4's
+//! `ru_maxrss`). PostgreSQL is a throwaway cluster (verdict-testkit)
 //! with durable settings (`fsync=on`), measured with `synchronous_commit`
 //! on (every commit flushed, as the server's default) and off (a commit
 //! survives a crash of verdict but not of the machine — SQLite's
@@ -20,8 +23,8 @@ use verdict_model::{Cell, Environment, Experiment, RunId, Sample};
 use verdict_store::{Database, Location, NewRun, Store};
 use verdict_testkit::postgres::PostgresServer;
 
-const EXPERIMENT: &str =
-    "name = \"bench\"\ncommand = [\"true\"]\n\n[factors]\nmode = [\"a\", \"b\"]\n";
+const EXPERIMENT: &str = "name = \"bench\"\ncommand = [\"true\"]\n\n[factors]\nmode = [\"a\", \"b\"]\n\n\
+    [[metrics]]\nname = \"ops\"\nsource = \"regex\"\npattern = 'ops: (\\d+)'\ndirection = \"higher\"\n";
 
 fn new_run(planned: u64) -> NewRun {
     let experiment = Experiment::parse(EXPERIMENT, "bench.toml").expect("bench experiment");
@@ -44,7 +47,8 @@ fn new_run(planned: u64) -> NewRun {
 
 fn sample(sequence: u32) -> (Sample, Cell) {
     let cell = (sequence % 2) as usize;
-    let wall = 0.01 + f64::from(sequence % 97) * 1e-5;
+    // Values spread like measurements (hardly any ties).
+    let wall = 0.01 + f64::from((sequence.wrapping_mul(104_729)) % 99_991) * 1e-7;
     let sample = Sample {
         cell,
         block: sequence / 2,
@@ -58,9 +62,17 @@ fn sample(sequence: u32) -> (Sample, Cell) {
         exit_code: Some(0),
         signal: None,
         timed_out: false,
-        metrics: [("wall".to_string(), wall)]
-            .into_iter()
-            .collect::<BTreeMap<_, _>>(),
+        metrics: [
+            ("wall".to_string(), wall),
+            (
+                "ops".to_string(),
+                1000.0
+                    + f64::from(sequence.wrapping_mul(7919) % 100_003) / 100.0
+                    + cell as f64 * 3.0,
+            ),
+        ]
+        .into_iter()
+        .collect::<BTreeMap<_, _>>(),
         failure: None,
         missing: BTreeMap::new(),
         leftovers: Vec::new(),
@@ -113,26 +125,72 @@ fn load(store: &Database, count: u32) -> RunId {
     run
 }
 
-/// Seconds `verdict report RUN --db DB` takes (median of three).
-fn report_seconds(verdict: &str, db: &str, run: RunId) -> f64 {
-    let mut times: Vec<f64> = (0..3)
-        .map(|_| {
-            let started = Instant::now();
-            let output = Command::new(verdict)
-                .args(["report", &run.0.to_string(), "--db", db, "--format", "json"])
-                .env_remove("VERDICT_DB")
-                .output()
-                .unwrap();
-            assert!(
-                output.status.success(),
-                "{}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-            started.elapsed().as_secs_f64()
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[1]
+/// Wall seconds and peak resident set (KiB, `ru_maxrss` from wait4) of
+/// `verdict ARGUMENTS`, its output discarded; panics when it fails.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the child is reaped by wait4, for its rusage"
+)]
+fn measure(verdict: &str, arguments: &[&str]) -> (f64, i64) {
+    let started = Instant::now();
+    let child = Command::new(verdict)
+        .args(arguments)
+        .env_remove("VERDICT_DB")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: the child is ours and not reaped yet.
+    let reaped = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    let seconds = started.elapsed().as_secs_f64();
+    assert!(
+        reaped > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "verdict {arguments:?} failed (status {status})"
+    );
+    (seconds, usage.ru_maxrss)
+}
+
+/// The median of three `measure`s (seconds; RSS of the slowest).
+fn median_of_three(verdict: &str, arguments: &[&str]) -> (f64, i64) {
+    let mut runs: Vec<(f64, i64)> = (0..3).map(|_| measure(verdict, arguments)).collect();
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    runs[1]
+}
+
+/// Report, export and re-push over run `run` of `db`, one line each.
+fn reading(verdict: &str, label: &str, db: &str, run: RunId, copy: &str) {
+    let run = run.0.to_string();
+    println!("  {label}:");
+    for (what, arguments) in [
+        ("report (text)", vec!["report", &run, "--db", db]),
+        (
+            "report --format json",
+            vec!["report", &run, "--db", db, "--format", "json"],
+        ),
+        ("export (csv)", vec!["export", &run, "--db", db]),
+        (
+            "export --format json",
+            vec!["export", &run, "--db", db, "--format", "json"],
+        ),
+    ] {
+        let (seconds, rss) = median_of_three(verdict, &arguments);
+        println!(
+            "    {what:<22} {seconds:>7.2} s  {:>7.1} MB RSS",
+            rss as f64 / 1024.0
+        );
+    }
+    let (first, first_rss) = measure(verdict, &["push", &run, "--db", db, "--to", copy]);
+    let (again, again_rss) = measure(verdict, &["push", &run, "--db", db, "--to", copy]);
+    println!(
+        "    push (new)             {first:>7.2} s  {:>7.1} MB RSS",
+        first_rss as f64 / 1024.0
+    );
+    println!(
+        "    push (known, again)    {again:>7.2} s  {:>7.1} MB RSS",
+        again_rss as f64 / 1024.0
+    );
 }
 
 fn main() {
@@ -175,17 +233,26 @@ fn main() {
     let started = Instant::now();
     let postgres_run = load(&relaxed, report_samples);
     let postgres_load = started.elapsed().as_secs_f64();
-    let sqlite_report = report_seconds(&verdict, &sqlite_path.display().to_string(), sqlite_run);
-    let postgres_report = report_seconds(&verdict, &url, postgres_run);
     println!(
-        "report over one run of {report_samples} stored samples (verdict report --format json, median of 3):"
+        "one run of {report_samples} stored samples (loaded in {sqlite_load:.1} s into SQLite, \
+         {postgres_load:.1} s into PostgreSQL, 10,000 per transaction); median of 3:"
     );
-    println!("  sqlite:     {sqlite_report:>7.2} s   (loaded in {sqlite_load:.1} s)");
-    println!(
-        "  postgresql: {postgres_report:>7.2} s   (loaded in {postgres_load:.1} s, 10,000 per transaction)"
+    let sqlite_copy = directory
+        .path()
+        .join("copy-of-sqlite.db")
+        .display()
+        .to_string();
+    let postgres_copy = directory
+        .path()
+        .join("copy-of-postgres.db")
+        .display()
+        .to_string();
+    reading(
+        &verdict,
+        "sqlite",
+        &sqlite_path.display().to_string(),
+        sqlite_run,
+        &sqlite_copy,
     );
-    println!(
-        "  ratio postgresql/sqlite: {:.2}",
-        postgres_report / sqlite_report
-    );
+    reading(&verdict, "postgresql", &url, postgres_run, &postgres_copy);
 }

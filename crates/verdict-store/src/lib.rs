@@ -41,6 +41,6 @@ pub use store::{
     RunRecord, RunSummary, RunTimes, SelectedValue, Selection, Store,
 };
 pub use work::{
-    BlockRecord, BlockState, Claim, ClaimedBlock, ClaimedWrite, Takeover, WorkBlock, WorkProgress,
-    WorkRecord, WorkStore,
+    BlockRecord, BlockState, Claim, ClaimedBatch, ClaimedBlock, ClaimedWrite, Takeover, WorkBlock,
+    WorkProgress, WorkRecord, WorkStore,
 };

@@ -9,7 +9,9 @@
 //! block's row, the lease's row and the sample's own rows: never the run's
 //! other samples (a partial index keeps the open blocks, schema 13). What
 //! was recorded (`WorkRecord`: blocks, takeovers, hosts) is read and
-//! copied in both backends. Must not: decide what to measure or when
+//! copied in both backends. Claims come in batches (the engine chooses how
+//! many: one commit claims them all), so a claim's commit is shared by the
+//! samples of several blocks. Must not: decide what to measure or when
 //! (verdict-engine does), or read clocks (times are passed in).
 
 use verdict_model::{Cell, RunId, RunStatus, Sample};
@@ -47,6 +49,18 @@ pub struct Claim {
     /// The block's last sequence: storing it completes the block.
     pub last_sequence: u32,
 }
+
+/// The blocks one claim took, and how many blocks were still pending
+/// after it (counted up to `PENDING_COUNTED`: enough to size the next
+/// batches, never a count of the whole run).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ClaimedBatch {
+    pub blocks: Vec<ClaimedBlock>,
+    pub pending_after: u32,
+}
+
+/// Pending blocks a claim counts at most.
+pub const PENDING_COUNTED: u32 = 256;
 
 /// A block just claimed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -289,18 +303,24 @@ pub trait WorkStore: Store {
     /// Extends every lease `worker` holds (the heartbeat); how many.
     fn renew_leases(&self, worker: &str, now_ms: i64, lease_ms: i64) -> Result<u64, StoreError>;
     fn release_lease(&self, host: &str, worker: &str) -> Result<(), StoreError>;
-    /// Claims the run's next block that is pending, or claimed by a worker
-    /// whose lease on its host has expired (taken over: recorded with both
-    /// workers and hosts), skipping blocks another transaction is claiming;
-    /// `None` when there is none. One statement: the block's row and the
-    /// leases of the claimed blocks before it are all it reads.
-    fn claim_block(
+    /// Claims up to `limit` of the run's next blocks (in block order) that
+    /// are pending, claimed by a worker whose lease on its host has expired
+    /// (taken over: recorded with both workers and hosts), or claimed by
+    /// this worker on this host before (resumed), skipping blocks another
+    /// transaction is claiming; none when there is none. One statement and
+    /// one commit for the batch: the blocks' rows and the leases of the
+    /// claimed blocks before them are all it reads.
+    fn claim_blocks(
         &self,
         run: RunId,
         worker: &str,
         host: &str,
         now_ms: i64,
-    ) -> Result<Option<ClaimedBlock>, StoreError>;
+        limit: u32,
+    ) -> Result<ClaimedBatch, StoreError>;
+    /// Gives this worker's claimed blocks of the run that have no sample
+    /// yet back (pending), when it stops before measuring them; how many.
+    fn unclaim_blocks(&self, run: RunId, worker: &str, host: &str) -> Result<u64, StoreError>;
     /// Stores a sample of a claimed block with the host it ran on,
     /// renewing the lease, in one statement; with the block's last
     /// sequence the block is marked done in it too. Refused (`LostClaim`)
@@ -328,7 +348,7 @@ const CLAIM: &str = "WITH next AS ( \
           AND (w.state = 'pending' OR (w.worker = $3 AND w.host = $4) OR NOT EXISTS ( \
                 SELECT 1 FROM host_leases l WHERE l.host = w.host AND l.worker = w.worker \
                   AND l.expires_at_ms >= $2)) \
-        ORDER BY w.block LIMIT 1 \
+        ORDER BY w.block LIMIT $5 \
         FOR UPDATE OF w SKIP LOCKED \
     ), claimed AS ( \
         UPDATE work_blocks w SET state = 'claimed', worker = $3, host = $4 FROM next \
@@ -343,58 +363,88 @@ const CLAIM: &str = "WITH next AS ( \
                 AND s.sequence < next.first_sequence + next.slots) \
         FROM next WHERE next.state = 'claimed' AND (next.worker <> $3 OR next.host <> $4) \
     ) \
-    SELECT n.block, n.first_sequence, n.slots, n.state, n.worker, n.host \
-    FROM next n JOIN claimed c ON c.block = n.block";
+    SELECT n.block, n.first_sequence, n.slots, n.state, n.worker, n.host, \
+        (SELECT COUNT(*) FROM (SELECT 1 FROM work_blocks p \
+            WHERE p.run_id = $1 AND p.state = 'pending' LIMIT $6) counted) \
+    FROM next n JOIN claimed c ON c.block = n.block ORDER BY n.block";
 
-/// The fenced write: `$1` run, `$2` block, `$3` worker, `$4` host, `$5`
-/// now, `$6` lease length, `$7` whether this is the block's last sample,
-/// `$8`..`$23` the sample's row (`SampleWrite::row_parameters`), `$24`/`$25` its
-/// failure (NULL without), `$26`/`$27` its notes (NULL without), `$28`/
-/// `$29` its metric rows' names and values. The fence row is locked, so a
-/// claim of the same block waits for (and then skips) it; the lease row's
-/// update conflicts with a taker's. A sequence already stored under this
-/// claim (an earlier try whose commit's answer was lost) stores nothing
-/// and is reported as such. Counts of fence, lease and stored sample.
-const FENCED_WRITE: &str = "WITH fence AS ( \
-        SELECT 1 FROM work_blocks \
-        WHERE run_id = $1 AND block = $2 AND state <> 'pending' AND worker = $3 AND host = $4 \
-        FOR UPDATE \
-    ), lease AS ( \
-        UPDATE host_leases SET expires_at_ms = CAST($5 AS BIGINT) + CAST($6 AS BIGINT) \
-        WHERE host = $4 AND worker = $3 AND EXISTS (SELECT 1 FROM fence) \
-        RETURNING 1 \
-    ), sample AS ( \
-        INSERT INTO samples (run_id, sequence, cell, block, warmup, failed, started_at_ms, \
-            wall_seconds, user_seconds, sys_seconds, max_rss_kib, exit_code, signal, timed_out, \
-            builtin_metrics, host) \
-        SELECT CAST($8 AS BIGINT), CAST($9 AS BIGINT), CAST($10 AS BIGINT), \
-            CAST($11 AS BIGINT), CAST($12 AS BOOLEAN), CAST($13 AS BOOLEAN), \
-            CAST($14 AS BIGINT), CAST($15 AS DOUBLE PRECISION), \
-            CAST($16 AS DOUBLE PRECISION), CAST($17 AS DOUBLE PRECISION), \
-            CAST($18 AS BIGINT), CAST($19 AS BIGINT), CAST($20 AS BIGINT), \
-            CAST($21 AS BOOLEAN), CAST($22 AS BIGINT), CAST($23 AS TEXT) \
-        FROM lease \
-        ON CONFLICT (run_id, sequence) DO NOTHING \
-        RETURNING sequence \
-    ), failure AS ( \
-        INSERT INTO sample_failures (run_id, sequence, reason, output_tail) \
-        SELECT $1, sequence, CAST($24 AS TEXT), CAST($25 AS TEXT) FROM sample \
-        WHERE CAST($24 AS TEXT) IS NOT NULL \
-    ), notes AS ( \
-        INSERT INTO sample_notes (run_id, sequence, leftovers_json, missing_json) \
-        SELECT $1, sequence, CAST($26 AS TEXT), CAST($27 AS TEXT) FROM sample \
-        WHERE CAST($26 AS TEXT) IS NOT NULL \
-    ), metrics AS ( \
-        INSERT INTO sample_metrics (run_id, sequence, name, value) \
-        SELECT $1, sample.sequence, metric.name, metric.value \
-        FROM sample, \
-            unnest(CAST($28 AS TEXT[]), CAST($29 AS DOUBLE PRECISION[])) AS metric(name, value) \
-    ), done AS ( \
-        UPDATE work_blocks SET state = 'done' \
-        WHERE run_id = $1 AND block = $2 AND CAST($7 AS BOOLEAN) AND EXISTS (SELECT 1 FROM lease) \
-    ) \
-    SELECT (SELECT COUNT(*) FROM fence), (SELECT COUNT(*) FROM lease), \
-        (SELECT COUNT(*) FROM sample)";
+const UNCLAIM: &str = "UPDATE work_blocks SET state = 'pending', worker = NULL, host = NULL \
+    WHERE run_id = $1 AND worker = $2 AND host = $3 AND state = 'claimed' \
+      AND NOT EXISTS (SELECT 1 FROM samples s WHERE s.run_id = work_blocks.run_id \
+        AND s.sequence >= work_blocks.first_sequence \
+        AND s.sequence < work_blocks.first_sequence + work_blocks.slots)";
+
+/// The fenced write, with its fence (see `FENCED_WRITE`, `LAST_FENCED_WRITE`):
+/// `$1` run, `$2` block, `$3` worker, `$4` host, `$5` now, `$6` lease
+/// length, `$7`..`$22` the sample's row (`SampleWrite::row_parameters`),
+/// `$23`/`$24` its failure (NULL without), `$25`/`$26` its notes (NULL
+/// without), `$27`/`$28` its metric rows' names and values. The lease row
+/// is renewed only while this worker holds it (its update conflicts with a
+/// taker's); the block's row is the fence. A sequence already stored under
+/// this claim (an earlier try whose commit's answer was lost) stores
+/// nothing and is reported as such. Counts of fence, lease and stored
+/// sample.
+macro_rules! fenced_write {
+    ($fence:literal) => {
+        concat!(
+            "WITH lease AS ( \
+                UPDATE host_leases SET expires_at_ms = CAST($5 AS BIGINT) + CAST($6 AS BIGINT) \
+                WHERE host = $4 AND worker = $3 \
+                RETURNING 1 \
+            ), fence AS (",
+            $fence,
+            "), sample AS ( \
+                INSERT INTO samples (run_id, sequence, cell, block, warmup, failed, \
+                    started_at_ms, wall_seconds, user_seconds, sys_seconds, max_rss_kib, \
+                    exit_code, signal, timed_out, builtin_metrics, host) \
+                SELECT CAST($7 AS BIGINT), CAST($8 AS BIGINT), CAST($9 AS BIGINT), \
+                    CAST($10 AS BIGINT), CAST($11 AS BOOLEAN), CAST($12 AS BOOLEAN), \
+                    CAST($13 AS BIGINT), CAST($14 AS DOUBLE PRECISION), \
+                    CAST($15 AS DOUBLE PRECISION), CAST($16 AS DOUBLE PRECISION), \
+                    CAST($17 AS BIGINT), CAST($18 AS BIGINT), CAST($19 AS BIGINT), \
+                    CAST($20 AS BOOLEAN), CAST($21 AS BIGINT), CAST($22 AS TEXT) \
+                FROM fence \
+                ON CONFLICT (run_id, sequence) DO NOTHING \
+                RETURNING sequence \
+            ), failure AS ( \
+                INSERT INTO sample_failures (run_id, sequence, reason, output_tail) \
+                SELECT $1, sequence, CAST($23 AS TEXT), CAST($24 AS TEXT) FROM sample \
+                WHERE CAST($23 AS TEXT) IS NOT NULL \
+            ), notes AS ( \
+                INSERT INTO sample_notes (run_id, sequence, leftovers_json, missing_json) \
+                SELECT $1, sequence, CAST($25 AS TEXT), CAST($26 AS TEXT) FROM sample \
+                WHERE CAST($25 AS TEXT) IS NOT NULL \
+            ), metrics AS ( \
+                INSERT INTO sample_metrics (run_id, sequence, name, value) \
+                SELECT $1, sample.sequence, metric.name, metric.value \
+                FROM sample, unnest(CAST($27 AS TEXT[]), CAST($28 AS DOUBLE PRECISION[])) \
+                    AS metric(name, value) \
+            ) \
+            SELECT (SELECT COUNT(*) FROM fence), (SELECT COUNT(*) FROM lease), \
+                (SELECT COUNT(*) FROM sample)"
+        )
+    };
+}
+
+/// A sample that is not its block's last: the block's row, still claimed
+/// by this worker on this host, is locked (a claim of the block waits for,
+/// then skips it).
+const FENCED_WRITE: &str = fenced_write!(
+    "SELECT 1 FROM work_blocks \
+     WHERE run_id = $1 AND block = $2 AND state <> 'pending' AND worker = $3 AND host = $4 \
+       AND EXISTS (SELECT 1 FROM lease) \
+     FOR UPDATE"
+);
+
+/// A block's last sample: the block's row, still claimed by this worker on
+/// this host, is marked done by the same update that fences the write
+/// (one row version, not a lock and then an update).
+const LAST_FENCED_WRITE: &str = fenced_write!(
+    "UPDATE work_blocks SET state = 'done' \
+     WHERE run_id = $1 AND block = $2 AND state <> 'pending' AND worker = $3 AND host = $4 \
+       AND EXISTS (SELECT 1 FROM lease) \
+     RETURNING 1"
+);
 
 impl PostgresStore {
     fn read_only_work(&self) -> StoreError {
@@ -530,74 +580,98 @@ impl WorkStore for PostgresStore {
         Ok(())
     }
 
-    fn claim_block(
+    fn claim_blocks(
         &self,
         run: RunId,
         worker: &str,
         host: &str,
         now_ms: i64,
-    ) -> Result<Option<ClaimedBlock>, StoreError> {
-        let operation = format!("claim a block of run {run}");
+        limit: u32,
+    ) -> Result<ClaimedBatch, StoreError> {
+        let operation = format!("claim blocks of run {run}");
         let what = format!("a block of run {run}");
-        let Some((block, first_sequence, slots, state, previous_worker, previous_host)) = self
-            .first_row(
-                &operation,
-                CLAIM,
-                params![run.0, now_ms, worker, host],
-                |row| {
-                    Ok((
+        let rows = self.rows(
+            &operation,
+            CLAIM,
+            params![run.0, now_ms, worker, host, limit, PENDING_COUNTED],
+            |row| {
+                Ok((
+                    (
                         row.integer(0)?,
                         row.integer(1)?,
                         row.integer(2)?,
                         row.text(3)?,
                         row.optional_text(4)?,
                         row.optional_text(5)?,
-                    ))
-                },
-            )?
-        else {
-            return Ok(None);
-        };
-        let block = WorkBlock {
-            block: narrow(self, &what, block)?,
-            first_sequence: narrow(self, &what, first_sequence)?,
-            slots: narrow(self, &what, slots)?,
-        };
-        if state == BlockState::Pending.as_str() {
-            return Ok(Some(ClaimedBlock {
-                block,
-                taken_from: None,
-                stored: Vec::new(),
-            }));
-        }
-        let taken_from = match (previous_worker, previous_host) {
-            (Some(previous_worker), Some(previous_host))
-                if previous_worker != worker || previous_host != host =>
-            {
-                Some((previous_worker, previous_host))
+                    ),
+                    row.integer(6)?,
+                ))
+            },
+        )?;
+        // Counted in the claim's snapshot: the blocks it claimed were
+        // pending then.
+        let pending_then = rows.first().map_or(0, |(_, pending)| *pending);
+        let newly_claimed = rows
+            .iter()
+            .filter(|((_, _, _, state, _, _), _)| state == BlockState::Pending.as_str())
+            .count() as i64;
+        let pending_after = u32::try_from((pending_then - newly_claimed).max(0)).unwrap_or(0);
+        let mut claimed = Vec::with_capacity(rows.len());
+        for ((block, first_sequence, slots, state, previous_worker, previous_host), _) in rows {
+            let block = WorkBlock {
+                block: narrow(self, &what, block)?,
+                first_sequence: narrow(self, &what, first_sequence)?,
+                slots: narrow(self, &what, slots)?,
+            };
+            if state == BlockState::Pending.as_str() {
+                claimed.push(ClaimedBlock {
+                    block,
+                    taken_from: None,
+                    stored: Vec::new(),
+                });
+                continue;
             }
-            _ => None,
-        };
-        let stored = self
-            .rows(
-                &operation,
-                "SELECT sequence FROM samples WHERE run_id = $1 AND sequence >= $2 \
-                    AND sequence < $3 ORDER BY sequence",
-                params![
-                    run.0,
-                    block.first_sequence,
-                    i64::from(block.first_sequence) + i64::from(block.slots)
-                ],
-                |row| row.integer(0),
-            )?
-            .into_iter()
-            .map(|sequence| narrow(self, &what, sequence))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Some(ClaimedBlock {
-            block,
-            taken_from,
-            stored,
-        }))
+            let taken_from = match (previous_worker, previous_host) {
+                (Some(previous_worker), Some(previous_host))
+                    if previous_worker != worker || previous_host != host =>
+                {
+                    Some((previous_worker, previous_host))
+                }
+                _ => None,
+            };
+            let stored = self
+                .rows(
+                    &operation,
+                    "SELECT sequence FROM samples WHERE run_id = $1 AND sequence >= $2 \
+                        AND sequence < $3 ORDER BY sequence",
+                    params![
+                        run.0,
+                        block.first_sequence,
+                        i64::from(block.first_sequence) + i64::from(block.slots)
+                    ],
+                    |row| row.integer(0),
+                )?
+                .into_iter()
+                .map(|sequence| narrow(self, &what, sequence))
+                .collect::<Result<Vec<_>, _>>()?;
+            claimed.push(ClaimedBlock {
+                block,
+                taken_from,
+                stored,
+            });
+        }
+        Ok(ClaimedBatch {
+            blocks: claimed,
+            pending_after,
+        })
+    }
+
+    fn unclaim_blocks(&self, run: RunId, worker: &str, host: &str) -> Result<u64, StoreError> {
+        self.execute(
+            &format!("give back the blocks of run {run} claimed by `{worker}`"),
+            UNCLAIM,
+            params![run.0, worker, host],
+        )
     }
 
     fn append_claimed_sample(
@@ -620,8 +694,7 @@ impl WorkStore for PostgresStore {
             &claim.worker,
             &claim.host,
             now_ms,
-            lease_ms,
-            sample.sequence == claim.last_sequence,
+            lease_ms
         ]
         .to_vec();
         parameters.extend(write.row_parameters(Some(&claim.host)));
@@ -639,8 +712,13 @@ impl WorkStore for PostgresStore {
             write.metric_names.as_slice(),
             write.metric_values.as_slice(),
         ]);
+        let statement = if sample.sequence == claim.last_sequence {
+            LAST_FENCED_WRITE
+        } else {
+            FENCED_WRITE
+        };
         let (fence, lease, stored) = self
-            .first_row(&operation, FENCED_WRITE, &parameters, |row| {
+            .first_row(&operation, statement, &parameters, |row| {
                 Ok((row.integer(0)?, row.integer(1)?, row.integer(2)?))
             })?
             .unwrap_or((0, 0, 0));
@@ -651,8 +729,8 @@ impl WorkStore for PostgresStore {
             reason: reason.to_string(),
         };
         match (fence, lease, stored) {
-            (0, _, _) => Err(lost("another worker took the block over")),
             (_, 0, _) => Err(lost("the lease on the host expired and was taken")),
+            (0, _, _) => Err(lost("another worker took the block over")),
             (_, _, 0) => Ok(ClaimedWrite::AlreadyStored),
             _ => Ok(ClaimedWrite::Stored),
         }
