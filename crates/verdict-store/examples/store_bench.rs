@@ -5,15 +5,17 @@
 //! 10^6 samples (a declared metric besides the built-in ones) loaded into
 //! each store, and `verdict report` (text and JSON), `verdict export` (CSV
 //! and JSON) and a second `verdict push` of the run (which finds it whole)
-//! over it, each timed as a child process with its peak RSS (wait4's
-//! `ru_maxrss`). PostgreSQL is a throwaway cluster (verdict-testkit)
+//! over it, each timed as a child process with its CPU time and peak RSS
+//! (wait4's rusage). PostgreSQL is a throwaway cluster (verdict-testkit)
 //! with durable settings (`fsync=on`), measured with `synchronous_commit`
 //! on (every commit flushed, as the server's default) and off (a commit
 //! survives a crash of verdict but not of the machine — SQLite's
 //! `synchronous=NORMAL` guarantee). Must not: leave the cluster or its
 //! files behind, or claim a figure it did not measure.
 //!
-//! `cargo run -p verdict-store --example store_bench -- VERDICT_BINARY [WRITES] [REPORT_SAMPLES]`
+//! `cargo run -p verdict-store --example store_bench -- VERDICT_BINARY [WRITES] [REPORT_SAMPLES] [KEEP_SQLITE]`
+//! (KEEP_SQLITE: a path where the loaded SQLite store is copied, to
+//! profile a report of it afterwards)
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -125,13 +127,35 @@ fn load(store: &Database, count: u32) -> RunId {
     run
 }
 
-/// Wall seconds and peak resident set (KiB, `ru_maxrss` from wait4) of
-/// `verdict ARGUMENTS`, its output discarded; panics when it fails.
+/// What one `verdict` command took: wall and CPU (user + system) seconds
+/// and peak resident set (KiB, `ru_maxrss`), all from wait4.
+#[derive(Clone, Copy)]
+struct Took {
+    wall: f64,
+    cpu: f64,
+    rss_kib: i64,
+}
+
+impl std::fmt::Display for Took {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            formatter,
+            "{:>7.2} s (CPU {:>6.2} s)  {:>7.1} MB RSS",
+            self.wall,
+            self.cpu,
+            self.rss_kib as f64 / 1024.0
+        )
+    }
+}
+
+/// What `verdict ARGUMENTS` took, its output discarded; panics when it
+/// fails. On a machine shared with other work the CPU time is the figure
+/// that does not depend on how busy it was.
 #[expect(
     clippy::zombie_processes,
     reason = "the child is reaped by wait4, for its rusage"
 )]
-fn measure(verdict: &str, arguments: &[&str]) -> (f64, i64) {
+fn measure(verdict: &str, arguments: &[&str]) -> Took {
     let started = Instant::now();
     let child = Command::new(verdict)
         .args(arguments)
@@ -149,13 +173,18 @@ fn measure(verdict: &str, arguments: &[&str]) -> (f64, i64) {
         reaped > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         "verdict {arguments:?} failed (status {status})"
     );
-    (seconds, usage.ru_maxrss)
+    let time = |time: libc::timeval| time.tv_sec as f64 + time.tv_usec as f64 / 1e6;
+    Took {
+        wall: seconds,
+        cpu: time(usage.ru_utime) + time(usage.ru_stime),
+        rss_kib: usage.ru_maxrss,
+    }
 }
 
-/// The median of three `measure`s (seconds; RSS of the slowest).
-fn median_of_three(verdict: &str, arguments: &[&str]) -> (f64, i64) {
-    let mut runs: Vec<(f64, i64)> = (0..3).map(|_| measure(verdict, arguments)).collect();
-    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+/// The median of three `measure`s by wall time.
+fn median_of_three(verdict: &str, arguments: &[&str]) -> Took {
+    let mut runs: Vec<Took> = (0..3).map(|_| measure(verdict, arguments)).collect();
+    runs.sort_by(|a, b| a.wall.total_cmp(&b.wall));
     runs[1]
 }
 
@@ -175,33 +204,25 @@ fn reading(verdict: &str, label: &str, db: &str, run: RunId, copy: &str) {
             vec!["export", &run, "--db", db, "--format", "json"],
         ),
     ] {
-        let (seconds, rss) = median_of_three(verdict, &arguments);
-        println!(
-            "    {what:<22} {seconds:>7.2} s  {:>7.1} MB RSS",
-            rss as f64 / 1024.0
-        );
+        println!("    {what:<22} {}", median_of_three(verdict, &arguments));
     }
-    let (first, first_rss) = measure(verdict, &["push", &run, "--db", db, "--to", copy]);
-    let (again, again_rss) = measure(verdict, &["push", &run, "--db", db, "--to", copy]);
-    println!(
-        "    push (new)             {first:>7.2} s  {:>7.1} MB RSS",
-        first_rss as f64 / 1024.0
-    );
-    println!(
-        "    push (known, again)    {again:>7.2} s  {:>7.1} MB RSS",
-        again_rss as f64 / 1024.0
-    );
+    let first = measure(verdict, &["push", &run, "--db", db, "--to", copy]);
+    let again = measure(verdict, &["push", &run, "--db", db, "--to", copy]);
+    println!("    {:<22} {first}", "push (new)");
+    println!("    {:<22} {again}", "push (known, again)");
 }
 
 fn main() {
     let mut arguments = std::env::args().skip(1);
     let verdict = arguments
         .next()
-        .expect("usage: store_bench VERDICT [WRITES] [REPORT_SAMPLES]");
+        .expect("usage: store_bench VERDICT [WRITES] [REPORT_SAMPLES] [KEEP_SQLITE]");
     let writes: u32 = arguments.next().map_or(5_000, |text| text.parse().unwrap());
     let report_samples: u32 = arguments
         .next()
         .map_or(1_000_000, |text| text.parse().unwrap());
+    // Where to keep a copy of the loaded SQLite store (for profiling).
+    let keep_sqlite = arguments.next();
     let directory = tempfile::tempdir().unwrap();
     let sqlite_path = directory.path().join("bench.db");
     let sqlite = Database::open(&Location::Sqlite(sqlite_path.clone())).unwrap();
@@ -255,4 +276,8 @@ fn main() {
         &sqlite_copy,
     );
     reading(&verdict, "postgresql", &url, postgres_run, &postgres_copy);
+    if let Some(keep) = keep_sqlite {
+        std::fs::copy(&sqlite_path, &keep).unwrap();
+        println!("the SQLite store (run {}) is kept in {keep}", sqlite_run.0);
+    }
 }

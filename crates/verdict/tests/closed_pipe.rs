@@ -1,9 +1,11 @@
 //! Every command that prints, run by the built binary with its standard
 //! output a pipe whose reader is gone (`verdict export 1 | head -1` once
 //! ended in a panic, exit 101): it ends quietly, with the exit status it
-//! has when its output is read. And no `print!`/`println!` is left in the
-//! binary's sources (they panic on a closed pipe): every command prints
-//! through `output.rs`. Must not depend on another test's database.
+//! has when its output is read (`bisect` itself prints its summary
+//! through the same `out!` as `bisect log`). And no `print!`/`println!`
+//! is left in the binary's sources (they panic on a closed pipe): every
+//! command prints through `output.rs`. Must not depend on another test's
+//! database.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -92,6 +94,43 @@ fn every_command_that_prints_ends_quietly_on_a_closed_pipe() {
         "{}",
         String::from_utf8_lossy(&setup.stderr)
     );
+    // A bisection of three commits (the last one 5x slower), for `bisect
+    // log`.
+    let repo = path.join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let hashes = verdict_testkit::sleep_repository(&repo, 2, 2, None, ["0.01", "0.05"]);
+    std::fs::write(
+        path.join("sleepy.toml"),
+        "name = \"sleepy\"\ncommand = [\"sh\", \"work.sh\"]\n",
+    )
+    .unwrap();
+    let bisection = verdict(
+        path,
+        &[
+            "bisect",
+            "--repo",
+            "repo",
+            "--good",
+            &hashes[0],
+            "--bad",
+            &hashes[2],
+            "--experiment",
+            "sleepy.toml",
+            "--build",
+            "true",
+            "--batch",
+            "1",
+            "--step-error",
+            "0.05",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        bisection.status.success(),
+        "{}",
+        String::from_utf8_lossy(&bisection.stderr)
+    );
     for arguments in [
         &["run", "small.toml", "-n", "3"][..],
         &["ab", "true", "true", "-n", "3"],
@@ -117,6 +156,8 @@ fn every_command_that_prints_ends_quietly_on_a_closed_pipe() {
         ],
         &["push", "1", "--to", "copy.db"],
         &["pull", "1", "--from", "copy.db"],
+        &["bisect", "log"],
+        &["bisect", "log", "--format", "json"],
         &["doctor", "--quick"],
         &["agent", "--identity"],
     ] {
