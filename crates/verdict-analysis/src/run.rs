@@ -399,15 +399,36 @@ impl RunReport {
         };
         let cells = experiment.cells();
         let values = table.cell_values(&metric.name);
-        // Each cell's summary of the report's metric, once: its row, its
-        // column in the side-by-side table.
-        let summaries: Vec<Option<Summary>> =
-            values.iter().map(|values| summarize(values)).collect();
+        // Each cell's summary of the report's metric, once (its row, its
+        // column in the side-by-side table), the other metrics' columns and
+        // the comparisons are independent: computed side by side (each a
+        // sort of every cell's values, a second on a run of 10^6 samples).
+        let ((summaries, others), comparisons) = rayon::join(
+            || {
+                rayon::join(
+                    || {
+                        values
+                            .par_iter()
+                            .map(|values| summarize(values))
+                            .collect::<Vec<Option<Summary>>>()
+                    },
+                    || {
+                        shown
+                            .par_iter()
+                            .filter(|shown| shown.name != metric.name)
+                            .map(|shown| metric_column(table, shown))
+                            .collect::<Vec<MetricColumn>>()
+                    },
+                )
+            },
+            || comparisons_of(experiment, &cells, table, metric, &values, options),
+        );
+        let mut others = others.into_iter();
         let metrics: Vec<MetricColumn> = shown
             .iter()
-            .map(|shown| {
+            .filter_map(|shown| {
                 if shown.name == metric.name {
-                    MetricColumn {
+                    Some(MetricColumn {
                         cells: values
                             .iter()
                             .zip(&summaries)
@@ -416,9 +437,9 @@ impl RunReport {
                             })
                             .collect(),
                         ..metric_column_header(shown)
-                    }
+                    })
                 } else {
-                    metric_column(table, shown)
+                    others.next()
                 }
             })
             .collect();
@@ -428,11 +449,10 @@ impl RunReport {
             Layout::SideBySide
         };
         let rows = cell_rows(&cells, table, metric, &values, &summaries);
-        let (comparisons, comparisons_error) =
-            match comparisons_of(experiment, &cells, table, metric, &values, options) {
-                Ok(comparisons) => (comparisons, None),
-                Err(error) => (None, Some(error)),
-            };
+        let (comparisons, comparisons_error) = match comparisons {
+            Ok(comparisons) => (comparisons, None),
+            Err(error) => (None, Some(error)),
+        };
         let label = |index: usize| {
             cells
                 .get(index)
