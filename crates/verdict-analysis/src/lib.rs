@@ -13,9 +13,11 @@ pub mod export;
 pub mod hosts;
 pub mod pivot;
 pub mod run;
+pub mod samples;
 pub mod sequential;
 pub mod simulate;
 pub mod sources;
+pub mod work;
 
 pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};
 pub use run::{CellRow, FailureRow, LeftoverRow, MissingRow, RunReport};

@@ -573,6 +573,7 @@ impl BootRunner<'_> {
             workdir: experiment.workdir.clone(),
             planned,
             observer,
+            sink: &crate::runner::StoreSink(self.store),
         };
         for (slot, sequence) in remaining {
             if let LoopEnd::Cancelled = context.run_one(*slot, *sequence, samples, &mut levels)? {

@@ -16,6 +16,21 @@ use verdict_model::{
 };
 use verdict_store::{NewRun, Store};
 
+/// Where the run loop writes each finished iteration: the engine's store
+/// (`StoreSink`), or shared work's fenced write (`work.rs`).
+pub(crate) trait SampleSink {
+    fn append(&self, run: RunId, sample: &Sample, cell: &Cell) -> Result<(), EngineError>;
+}
+
+/// Each sample into a store, committed before the next iteration.
+pub(crate) struct StoreSink<'a>(pub(crate) &'a dyn Store);
+
+impl SampleSink for StoreSink<'_> {
+    fn append(&self, run: RunId, sample: &Sample, cell: &Cell) -> Result<(), EngineError> {
+        Ok(self.0.append_sample(run, sample, cell)?)
+    }
+}
+
 /// What the caller sees as the run goes.
 pub trait Observer {
     fn started(&mut self, run: RunId, planned: usize, done: usize, cells: &[Cell]);
@@ -71,6 +86,19 @@ pub enum EngineError {
          detached; use a fixed number of iterations"
     )]
     Detach { experiment: String },
+    #[error(
+        "run {run} was not detached: `verdict work` measures the blocks of a run started with \
+         `verdict run FILE --detach`; resume this one with `verdict run --resume {run}`"
+    )]
+    NotDetached { run: RunId },
+    #[error(
+        "the store stayed unreachable for {seconds} s (--reconnect-timeout): {source}; the \
+         blocks this worker held are taken over by another after their lease expires"
+    )]
+    StoreUnreachable {
+        seconds: u64,
+        source: verdict_store::StoreError,
+    },
     #[error(
         "run {run}: stored sample {sequence} is for cell {found} but the schedule says {expected}; the run cannot be resumed safely"
     )]
@@ -280,14 +308,16 @@ impl Engine<'_> {
     }
 
     /// Measures the listed (sequence, slot) pairs of a run, skipping the
-    /// sequences in `stored`, with setup before and teardown after (shared
-    /// work: one claimed block). `Ok(false)` when cancelled.
+    /// sequences in `stored`, with setup before and teardown after, each
+    /// sample written to `sink` (shared work: one claimed block, fenced).
+    /// `Ok(false)` when cancelled.
     pub(crate) fn run_block(
         &self,
         run: RunId,
         experiment: &Experiment,
         slots: &[(u32, Slot)],
         stored: &std::collections::HashSet<u32>,
+        sink: &dyn SampleSink,
         observer: &mut dyn Observer,
     ) -> Result<bool, EngineError> {
         let cells = experiment.cells();
@@ -303,6 +333,7 @@ impl Engine<'_> {
             workdir: experiment.workdir.clone(),
             planned: slots.len(),
             observer,
+            sink,
         };
         let mut result = Ok(true);
         for &(sequence, slot) in slots {
@@ -366,6 +397,7 @@ impl Engine<'_> {
             workdir,
             planned,
             observer,
+            sink: &StoreSink(self.store),
         };
         let result = match &adaptive {
             None => {
@@ -463,6 +495,7 @@ pub(crate) struct LoopContext<'a, 'b> {
     pub(crate) workdir: Option<PathBuf>,
     pub(crate) planned: usize,
     pub(crate) observer: &'a mut dyn Observer,
+    pub(crate) sink: &'a dyn SampleSink,
 }
 
 impl LoopContext<'_, '_> {
@@ -580,7 +613,7 @@ impl LoopContext<'_, '_> {
                 );
                 self.observer
                     .note(&format!("{host}: connection lost; reconnecting"));
-                self.engine.store.append_sample(self.run, &sample, cell)?;
+                self.sink.append(self.run, &sample, cell)?;
                 samples.push(sample);
                 self.observer.sample(
                     samples.last().expect("just pushed"),
@@ -611,7 +644,7 @@ impl LoopContext<'_, '_> {
             self.workdir.as_deref(),
             self.engine.executor,
         );
-        self.engine.store.append_sample(self.run, &sample, cell)?;
+        self.sink.append(self.run, &sample, cell)?;
         if !sample.leftovers.is_empty() {
             self.observer.note(&format!(
                 "iteration #{}, cell {}: {} process(es) left running: {}; {}",

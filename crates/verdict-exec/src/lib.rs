@@ -49,6 +49,9 @@
 //! # Ok::<(), verdict_exec::ExecError>(())
 //! ```
 //!
+//! [`own_process::rewrite_command_line`] hides a secret in verdict's own
+//! command line from other processes.
+//!
 //! This crate must not depend on other verdict crates, parse metrics, touch the
 //! store, or print anything.
 
@@ -62,6 +65,7 @@ mod invocation;
 mod leftovers;
 mod local;
 mod outcome;
+pub mod own_process;
 pub mod remote;
 mod signal;
 mod spawn;
