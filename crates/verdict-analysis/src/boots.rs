@@ -87,14 +87,11 @@ pub struct FactValue {
 /// command line leaves out `verdict.boot=NONCE`, new on every boot by
 /// design.
 fn boot_facts(environment: &Environment) -> Vec<(&'static str, Option<String>)> {
-    let cpus = match (environment.cpu_count, &environment.cpus_online) {
-        (Some(count), Some(online)) => Some(format!("{count} (online {online})")),
-        (Some(count), None) => Some(count.to_string()),
-        (None, online) => online.clone(),
-    };
+    let cpus = crate::provenance::cpus_line(environment);
     vec![
         ("kernel release", environment.kernel_release.clone()),
         ("kernel version", environment.kernel_version.clone()),
+        ("kernel compiler", environment.kernel_compiler.clone()),
         (
             "command line",
             environment.kernel_cmdline.as_deref().map(|line| {
@@ -106,6 +103,13 @@ fn boot_facts(environment: &Environment) -> Vec<(&'static str, Option<String>)> 
         ),
         ("architecture", environment.architecture.clone()),
         ("cpu", environment.cpu_model.clone()),
+        (
+            "cpu id",
+            environment
+                .cpu_identity
+                .as_ref()
+                .map(verdict_model::CpuIdentity::line),
+        ),
         ("cpus", cpus),
         ("cpu flags", environment.cpu_flags.clone()),
         ("smt", environment.smt.clone()),
@@ -115,6 +119,7 @@ fn boot_facts(environment: &Environment) -> Vec<(&'static str, Option<String>)> 
         ("selinux", environment.selinux.clone()),
         ("virtualization", environment.virtualization.clone()),
         ("config sha256", environment.kernel_config_sha256.clone()),
+        ("config source", environment.kernel_config_source.clone()),
     ]
 }
 

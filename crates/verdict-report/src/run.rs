@@ -13,26 +13,37 @@ pub use verdict_analysis::run::*;
 
 /// `report` in `format`.
 pub fn render(report: &RunReport, format: Format) -> String {
-    View(report).render(format)
+    render_within(report, format, None)
+}
+
+/// `report` in `format`, its text tables within `width` columns when
+/// given (`--width N`: a table too wide is stacked, see
+/// [`Table::text_within`]).
+pub fn render_within(report: &RunReport, format: Format, width: Option<usize>) -> String {
+    View { report, width }.render(format)
 }
 
 /// A run report as the renderer sees it.
-struct View<'a>(&'a RunReport);
+struct View<'a> {
+    report: &'a RunReport,
+    width: Option<usize>,
+}
 
 impl Deref for View<'_> {
     type Target = RunReport;
     fn deref(&self) -> &RunReport {
-        self.0
+        self.report
     }
 }
 
 impl View<'_> {
     pub fn render(&self, format: Format) -> String {
         match format {
-            Format::Json => serde_json::to_string_pretty(self.0).unwrap_or_default() + "\n",
+            Format::Json => serde_json::to_string_pretty(self.report).unwrap_or_default() + "\n",
             Format::Csv => self.csv(),
             Format::Text => self.text(false),
             Format::Markdown => self.text(true),
+            Format::Email => crate::email::run(self.report),
         }
     }
 
@@ -294,7 +305,7 @@ impl View<'_> {
             if markdown {
                 table.markdown()
             } else {
-                table.text()
+                table.text_width(self.width)
             }
         };
         if self.layout == Layout::SideBySide && !self.metrics.is_empty() {
@@ -320,13 +331,14 @@ impl View<'_> {
         output.push_str(&render(self.cell_table()));
         if let Some(comparisons) = &self.comparisons {
             output.push('\n');
-            output.push_str(&crate::compare::render(
+            output.push_str(&crate::compare::render_within(
                 comparisons,
                 if markdown {
                     Format::Markdown
                 } else {
                     Format::Text
                 },
+                self.width,
             ));
         }
         if let Some(error) = &self.comparisons_error {
@@ -342,6 +354,7 @@ impl View<'_> {
                 markdown,
                 &self.metric.name,
                 &self.metric.unit,
+                self.width,
             ));
         }
         if !self.failures.is_empty() {

@@ -174,6 +174,12 @@ macro_rules! forward_store {
         ) -> Result<Option<(String, String)>, $crate::StoreError> {
             self.$via().kernel_config(sha256)
         }
+        fn measured_commit(
+            &self,
+            run: $crate::forward::paths::RunId,
+        ) -> Result<Option<String>, $crate::StoreError> {
+            self.$via().measured_commit(run)
+        }
         fn create_bisect(
             &self,
             bisect: &$crate::NewBisect,

@@ -926,6 +926,10 @@ impl Store for PostgresStore {
         Ok(())
     }
 
+    fn measured_commit(&self, run: RunId) -> Result<Option<String>, StoreError> {
+        crate::history::HistoryStore::run_commit(self, run)
+    }
+
     fn kernel_config(&self, sha256: &str) -> Result<Option<(String, String)>, StoreError> {
         Ok(self
             .query(

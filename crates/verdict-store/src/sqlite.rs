@@ -1054,6 +1054,10 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    fn measured_commit(&self, run: RunId) -> Result<Option<String>, StoreError> {
+        crate::history::HistoryStore::run_commit(self, run)
+    }
+
     fn kernel_config(&self, sha256: &str) -> Result<Option<(String, String)>, StoreError> {
         self.connection
             .prepare_cached("SELECT source, text FROM kernel_configs WHERE sha256 = ?1")
