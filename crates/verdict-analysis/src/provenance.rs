@@ -237,6 +237,7 @@ impl Provenance {
         let commit = input.commit.map(str::to_string).or_else(|| {
             machines
                 .iter()
+                .chain(&controller)
                 .find_map(|machine| machine.build.as_ref()?.commit.clone())
         });
         Provenance {

@@ -112,6 +112,63 @@ pub fn capture_environment_with(
     environment
 }
 
+/// Only the facts that tell machines apart (machine id, boot id, the
+/// address ssh reached the machine at): three small reads, for the check
+/// before measuring on several hosts.
+pub fn capture_identity(files: &dyn SystemFiles) -> Environment {
+    Environment {
+        machine_id: files.read("/etc/machine-id").value(),
+        boot_id: files.read("/proc/sys/kernel/random/boot_id").value(),
+        ssh_address: match files.read("/proc/self/environ") {
+            FileRead::Present(environ) => identity::ssh_server_address(&environ),
+            _ => None,
+        },
+        ..Environment::default()
+    }
+}
+
+/// Two hosts that are one machine, and why that is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedMachine {
+    pub first: String,
+    pub second: String,
+    /// `same machine id 3d1219c7...`, `same boot id ...`, `same address
+    /// 127.0.0.1`.
+    pub reasons: Vec<String>,
+}
+
+/// Every pair of `hosts` whose environments show one machine: the same
+/// /etc/machine-id, the same boot id, or the same ssh address. Their runs
+/// would compete for the same CPUs and count as independent evidence
+/// when they are not. Pure.
+pub fn shared_machines(hosts: &[(String, Environment)]) -> Vec<SharedMachine> {
+    let mut shared = Vec::new();
+    for (index, (first, one)) in hosts.iter().enumerate() {
+        for (second, other) in &hosts[index + 1..] {
+            let mut reasons = Vec::new();
+            for (what, left, right) in [
+                ("machine id", &one.machine_id, &other.machine_id),
+                ("boot id", &one.boot_id, &other.boot_id),
+                ("address", &one.ssh_address, &other.ssh_address),
+            ] {
+                if let (Some(left), Some(right)) = (left, right)
+                    && left == right
+                {
+                    reasons.push(format!("same {what} {left}"));
+                }
+            }
+            if !reasons.is_empty() {
+                shared.push(SharedMachine {
+                    first: first.clone(),
+                    second: second.clone(),
+                    reasons,
+                });
+            }
+        }
+    }
+    shared
+}
+
 /// The pure part of `capture_environment`.
 pub fn environment_from(snapshot: &Snapshot, config: Option<&KernelConfig>) -> Environment {
     let cpu = snapshot
@@ -189,5 +246,45 @@ mod tests {
             None
         );
         assert_eq!(image_neighbour_config(&files, "bzImage", "6.1"), None);
+    }
+
+    #[test]
+    fn hosts_that_share_an_id_or_an_address_are_one_machine() {
+        let mut files = FixtureFiles::new();
+        files
+            .insert("/etc/machine-id", "3d1219c7c4c5404aaa1f6d2a48adfda4\n")
+            .insert("/proc/sys/kernel/random/boot_id", "f09174d3\n")
+            .insert(
+                "/proc/self/environ",
+                "SSH_CONNECTION=127.0.0.1 4000 127.0.0.1 2222\0SECRET=x\0",
+            );
+        let one = capture_identity(&files);
+        assert_eq!(one.ssh_address.as_deref(), Some("127.0.0.1"));
+        let other = Environment {
+            boot_id: Some("another".to_string()),
+            ..one.clone()
+        };
+        let elsewhere = Environment {
+            machine_id: Some("other".to_string()),
+            boot_id: Some("other".to_string()),
+            ssh_address: Some("10.0.0.2".to_string()),
+            ..Environment::default()
+        };
+        let shared = shared_machines(&[
+            ("a".to_string(), one),
+            ("b".to_string(), other),
+            ("c".to_string(), elsewhere),
+        ]);
+        assert_eq!(
+            shared,
+            vec![SharedMachine {
+                first: "a".to_string(),
+                second: "b".to_string(),
+                reasons: vec![
+                    "same machine id 3d1219c7c4c5404aaa1f6d2a48adfda4".to_string(),
+                    "same address 127.0.0.1".to_string()
+                ],
+            }]
+        );
     }
 }

@@ -190,7 +190,7 @@ impl View<'_> {
     pub fn render(&self, format: Format, width: Option<usize>) -> String {
         match format {
             Format::Json => serde_json::to_string_pretty(self.0).unwrap_or_default() + "\n",
-            Format::Email => crate::email::compare(self.0, &[], None),
+            Format::Email => crate::email::compare(self.0, &[], None, &[]),
             Format::Text => format!(
                 "{}\n\n{}",
                 escape::text_lines(&self.header()),

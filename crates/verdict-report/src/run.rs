@@ -198,6 +198,60 @@ impl View<'_> {
         legend
     }
 
+    /// Every declared metric's verdict per comparison, one column per
+    /// metric (`delta [interval] verdict`), when the experiment declares
+    /// more than one metric.
+    fn verdicts_side_by_side(&self) -> Option<Table> {
+        let comparisons = self.comparisons.as_ref()?;
+        if self.metric_verdicts.is_empty() {
+            return None;
+        }
+        let label = |name: &str, unit: &str| {
+            if unit.is_empty() || unit == name {
+                name.to_string()
+            } else {
+                format!("{name} [{unit}]")
+            }
+        };
+        let mut header = vec![
+            "name".to_string(),
+            label(&self.metric.name, &self.metric.unit),
+        ];
+        header.extend(
+            self.metric_verdicts
+                .iter()
+                .map(|other| label(&other.metric, &other.unit)),
+        );
+        let mut table = Table::new(header);
+        table.left = (1..=self.metric_verdicts.len() + 1).collect();
+        let cell = |row: &crate::compare::ComparisonRow| {
+            format!(
+                "{} {}",
+                crate::compare::delta_with_interval(row),
+                crate::compare::verdict_text(row)
+            )
+        };
+        for row in &comparisons.comparisons {
+            let mut cells = vec![row.name.clone(), cell(row)];
+            for other in &self.metric_verdicts {
+                cells.push(
+                    other
+                        .comparisons
+                        .as_ref()
+                        .and_then(|report| {
+                            report
+                                .comparisons
+                                .iter()
+                                .find(|found| found.name == row.name)
+                        })
+                        .map_or_else(|| "-".to_string(), cell),
+                );
+            }
+            table.push(cells);
+        }
+        Some(table)
+    }
+
     fn cell_table(&self) -> Table {
         let mut table = Table::new(
             [
@@ -285,6 +339,21 @@ impl View<'_> {
         if let Some(noise) = &run.noise {
             facts.push(format!("noise: {noise}"));
         }
+        // A booted run: each boot level's guest first (the workload ran
+        // there), then the recorded environment, which the boots section
+        // labels as the controller's.
+        if let Some(provenance) = &self.provenance
+            && provenance.controller.is_some()
+        {
+            for machine in &provenance.machines {
+                let described: Vec<String> = crate::provenance::facts(machine)
+                    .into_iter()
+                    .filter(|(key, _)| key != "cmdline")
+                    .map(|(key, value)| format!("{key} {value}"))
+                    .collect();
+                facts.push(format!("{}: {}", machine.title(), described.join("; ")));
+            }
+        }
         for (key, value) in &self.environment {
             // Long values (boot command lines) are cut in text; JSON has them whole.
             let shown: String = if value.chars().count() > 100 {
@@ -340,6 +409,16 @@ impl View<'_> {
                 },
                 self.width,
             ));
+        }
+        if let Some(table) = self.verdicts_side_by_side() {
+            output.push('\n');
+            let legend = "verdicts side by side (each metric's comparisons adjusted on their own):";
+            output.push_str(&if markdown {
+                format!("{}\n\n", escape::markdown(legend))
+            } else {
+                format!("{}\n", escape::text(legend))
+            });
+            output.push_str(&render(table));
         }
         if let Some(error) = &self.comparisons_error {
             let line = format!("comparisons of {} not computed: {error}", self.metric.name);

@@ -136,7 +136,7 @@ pub(crate) fn parse_fraction(text: &str) -> Result<f64, String> {
 pub(crate) fn parse_format(text: &str) -> Result<Format, CliError> {
     Format::parse(text).ok_or_else(|| {
         CliError::input(format!(
-            "unknown --format `{text}`; expected text, markdown, csv, json or html"
+            "unknown --format `{text}`; expected text, markdown, csv, json, html or email"
         ))
     })
 }
@@ -197,12 +197,20 @@ pub(crate) enum TextOrJson {
     Json,
 }
 
-/// `--format` of `history` and `bisect log`'s summary forms: text, JSON
-/// or the email form (every line at most 80 columns).
+/// `--format` of `history`: text, JSON or the email form (every line at
+/// most 80 columns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum TextJsonOrEmail {
     Text,
     Json,
+    Email,
+}
+
+/// `--format` of the summary `bisect` prints when it ends: text, or the
+/// email form (with what ran and how to reproduce it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TextOrEmail {
+    Text,
     Email,
 }
 

@@ -71,6 +71,7 @@ pub(crate) fn start_on_hosts(
         targets.ssh_config.as_deref(),
         targets.reconnect_timeout,
     )?;
+    warn_of_shared_machines(&connected);
     // A workdir on this machine means nothing on another one: the agent
     // runs in the remote login directory unless the experiment names an
     // absolute one.
@@ -99,6 +100,32 @@ pub(crate) fn start_on_hosts(
         })
         .collect();
     execute(&connected, work, db, report, cancel)
+}
+
+/// Before measuring: a warning for every two hosts that are one machine
+/// (the same machine id, boot id or address), naming why. Their runs
+/// would compete for one machine's CPUs, and their results would count
+/// as two machines' evidence.
+fn warn_of_shared_machines(connected: &[SshTarget]) {
+    let identities: Vec<(String, verdict_model::Environment)> = connected
+        .iter()
+        .map(|target| {
+            (
+                target.host().to_string(),
+                verdict_doctor::environment::capture_identity(&crate::target::TargetFiles {
+                    target,
+                }),
+            )
+        })
+        .collect();
+    for shared in verdict_doctor::environment::shared_machines(&identities) {
+        eprintln!(
+            "verdict: warning: hosts {} and {} are one machine ({}): their runs compete for its CPUs and are not independent evidence",
+            shared.first,
+            shared.second,
+            shared.reasons.join(", ")
+        );
+    }
 }
 
 /// Continues the unfinished runs of the host group `run` belongs to.

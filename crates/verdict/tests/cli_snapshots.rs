@@ -17,9 +17,26 @@ fn runs_lists_a_real_run() {
     succeed(verdict(directory.path()).args(["ab", "-n", "3", "--seed", "1", "true", "sleep 0"]));
     let text = succeed(verdict(directory.path()).arg("runs"));
     let csv = succeed(verdict(directory.path()).args(["runs", "--format", "csv"]));
+    // The host column names this machine.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let escaped: String = host
+        .trim()
+        .chars()
+        .map(|character| {
+            if character.is_ascii_alphanumeric() {
+                character.to_string()
+            } else {
+                format!("\\{character}")
+            }
+        })
+        .collect();
+    let host = format!(r"\b{escaped}\b");
     insta::with_settings!({filters => vec![
         (r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC", "[date]"),
         (r"(?m)^\d+( |,)", "[id]$1"),
+        (host.as_str(), "[host]"),
+        // Column widths follow the host name's length: spaces collapsed.
+        (r" {2,}", "  "),
     ]}, {
         insta::assert_snapshot!("runs_text", text);
         insta::assert_snapshot!("runs_csv", csv);

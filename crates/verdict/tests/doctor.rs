@@ -97,6 +97,16 @@ fn quick_text_fits_80_columns() {
     for line in text.lines() {
         assert!(line.chars().count() <= 80, "{line:?}");
     }
+    let output = verdict_without_store()
+        .args(["doctor", "--quick", "--format", "email"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let email = String::from_utf8(output.stdout).unwrap();
+    assert!(email.starts_with("verdict doctor (quick"), "{email}");
+    for line in email.lines() {
+        assert!(line.chars().count() <= 80, "{line:?}");
+    }
 }
 
 #[test]

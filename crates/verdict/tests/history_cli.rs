@@ -119,6 +119,16 @@ fn a_slower_commit_is_one_change_point_and_bisect_names_its_range() {
     );
     assert!(text.contains("1 change point"), "{text}");
     assert!(text.contains("  1. run 7, "), "{text}");
+    // By email: the same list, every line at most 80 columns.
+    let email = stdout(
+        directory.path(),
+        &["history", "sleepy", "--magnitude", "0.2", "--format", "email"],
+    );
+    assert!(email.contains("1 change point"), "{email}");
+    assert!(email.contains("  1. run 7, "), "{email}");
+    for line in email.lines() {
+        assert!(line.chars().count() <= 80, "{line}\n{email}");
+    }
     assert!(
         text.contains(&format!("commit {}", &hashes[5][..12])),
         "{text}"

@@ -136,9 +136,19 @@ pub(crate) fn machine_lines(lines: &mut Lines, machine: &MachineProvenance) {
     }
 }
 
+/// What a stored side of `compare` ran on: the side (`baseline
+/// \`3:kernel=a\``) and its last run's provenance.
+pub type SideProvenance = (String, Provenance);
+
 /// `verdict compare` by email: the comparisons, the method, where each
-/// side came from, and (`--config-diff`) the kernel config difference.
-pub fn compare(report: &CompareReport, sources: &[Source], config_diff: Option<&str>) -> String {
+/// side came from, (`--config-diff`) the kernel config difference, and
+/// what each stored side ran on.
+pub fn compare(
+    report: &CompareReport,
+    sources: &[Source],
+    config_diff: Option<&str>,
+    sides: &[SideProvenance],
+) -> String {
     let mut lines = Lines::new();
     let count = report.comparisons.len();
     lines.prose(
@@ -161,6 +171,20 @@ pub fn compare(report: &CompareReport, sources: &[Source], config_diff: Option<&
                 lines.exact(line);
             }
         }
+    }
+    if !sides.is_empty() {
+        lines.heading("What ran");
+    }
+    for (side, provenance) in sides {
+        lines.blank();
+        lines.line(0, side);
+        if let Some(commit) = &provenance.commit {
+            lines.fact(2, "commit", commit);
+        }
+        for machine in provenance.machines.iter().chain(&provenance.controller) {
+            machine_lines(&mut lines, machine);
+        }
+        lines.fact(2, "run by", &provenance.reproduce.command);
     }
     lines.finish()
 }
@@ -235,7 +259,24 @@ pub fn pivot(report: &PivotReport, provenance: Option<&Provenance>) -> String {
         lines.prose(0, &note);
     }
     if let Some(provenance) = provenance {
-        provenance_block(&mut lines, provenance, &[]);
+        let counts: Vec<usize> = report
+            .rows
+            .iter()
+            .flat_map(|row| row.cells.iter().flatten().map(|cell| cell.n))
+            .collect();
+        let per_cell = match (counts.iter().min(), counts.iter().max()) {
+            (Some(low), Some(high)) if low == high => format!("{low} per cell"),
+            (Some(low), Some(high)) => format!("{low} to {high} per cell"),
+            _ => "no data".to_string(),
+        };
+        let data = [(
+            "runs".to_string(),
+            format!(
+                "{per_cell}; {} of {} iterations recorded",
+                report.run.recorded, report.run.planned
+            ),
+        )];
+        provenance_block(&mut lines, provenance, &data);
     }
     lines.finish()
 }

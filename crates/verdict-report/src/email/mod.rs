@@ -15,7 +15,7 @@ mod blocks;
 mod hosts;
 mod run;
 
-pub use blocks::{compare, comparison_blocks, pivot, provenance_block};
+pub use blocks::{SideProvenance, compare, comparison_blocks, pivot, provenance_block};
 pub use hosts::hosts;
 pub use run::run;
 
