@@ -68,7 +68,8 @@ pub fn shift_text(shift: &verdict_analysis::hosts::CombinedShift) -> String {
     }
 }
 
-fn format_p(p: f64) -> String {
+/// A combined p-value: four decimals, `<0.0001` below that.
+pub fn format_p(p: f64) -> String {
     if p < 0.0001 {
         "<0.0001".to_string()
     } else {
@@ -163,7 +164,7 @@ pub fn host_rows(
     let combined = || combined_lines(&per_host, hosts.len(), alpha);
     let text = match format {
         Format::Text => format!("{}\n{}", table.text_width(width), combined()),
-        Format::Email => crate::email::hosts(hosts, alpha),
+        Format::Email => crate::email::hosts(hosts, alpha, &[]),
         Format::Markdown => format!("{}\n{}", table.markdown(), combined()),
         Format::Csv => table.csv(),
         Format::Json => format!(

@@ -11,6 +11,20 @@ use crate::table::Table;
 use std::ops::Deref;
 pub use verdict_analysis::run::*;
 
+/// `[low, high]`: a cell's 95% interval of the median; `n<6: none` when
+/// it has data but too little for one, `-` without data.
+pub fn cell_interval(cell: &CellRow, unit: &str) -> String {
+    match (cell.ci_low, cell.ci_high) {
+        (Some(low), Some(high)) => format!(
+            "[{}, {}]",
+            format::value(low, unit),
+            format::value(high, unit)
+        ),
+        _ if cell.n > 0 => "n<6: none".to_string(),
+        _ => "-".to_string(),
+    }
+}
+
 /// `report` in `format`.
 pub fn render(report: &RunReport, format: Format) -> String {
     render_within(report, format, None)
@@ -272,15 +286,7 @@ impl View<'_> {
                     .map(|value| format::value(value, unit))
                     .unwrap_or_else(|| "-".to_string())
             };
-            let interval = match (cell.ci_low, cell.ci_high) {
-                (Some(low), Some(high)) => format!(
-                    "[{}, {}]",
-                    format::value(low, unit),
-                    format::value(high, unit)
-                ),
-                _ if cell.n > 0 => "n<6: none".to_string(),
-                _ => "-".to_string(),
-            };
+            let interval = cell_interval(cell, unit);
             let mut cv = percent(cell.cv);
             if cell.drift.is_some() {
                 cv.push_str(" drift");

@@ -319,6 +319,13 @@ pub(crate) fn metric_words(metric: &verdict_model::MetricSpec) -> String {
     }
 }
 
+/// The unit of the metric a bisection log's values are in.
+fn log_unit(log: &BisectLog) -> &str {
+    log.metric
+        .as_ref()
+        .map_or("", |metric| metric.unit.as_str())
+}
+
 /// The heading line of `verdict bisect log`.
 fn log_heading(log: &BisectLog) -> String {
     format!(
@@ -363,10 +370,7 @@ pub(crate) fn log_text(log: &BisectLog) -> String {
     } else {
         vec![1, 4, 5]
     };
-    let unit = log
-        .metric
-        .as_ref()
-        .map_or("", |metric| metric.unit.as_str());
+    let unit = log_unit(log);
     for logged in log.commits.iter().filter(|logged| logged.is_measured()) {
         let evidence = &logged.evidence;
         let median = median_text(logged, unit);
@@ -455,10 +459,7 @@ pub(crate) fn log_email(
         lines.blank();
         lines.line(0, &result);
     }
-    let unit = log
-        .metric
-        .as_ref()
-        .map_or("", |metric| metric.unit.as_str());
+    let unit = log_unit(log);
     for logged in log.commits.iter().filter(|logged| logged.is_measured()) {
         let evidence = &logged.evidence;
         lines.blank();
@@ -485,9 +486,29 @@ pub(crate) fn log_email(
         }
     }
     if let Some(provenance) = provenance {
-        verdict_report::email::provenance_block(&mut lines, provenance, &[]);
+        verdict_report::email::provenance_block(&mut lines, &measured_on(provenance), &[]);
     }
     lines.finish()
+}
+
+/// The last measurement's provenance as what every commit was measured
+/// on: without its own commit (the bisection measured many; its result
+/// names the one that matters).
+fn measured_on(
+    provenance: &verdict_report::provenance::Provenance,
+) -> verdict_report::provenance::Provenance {
+    let mut provenance = provenance.clone();
+    provenance.commit = None;
+    for machine in provenance
+        .machines
+        .iter_mut()
+        .chain(provenance.controller.as_mut())
+    {
+        if let Some(build) = machine.build.as_mut() {
+            build.commit = None;
+        }
+    }
+    provenance
 }
 
 /// The summary at the end of a bisection by email: the metric, the
@@ -513,7 +534,7 @@ pub(crate) fn summary_email(
         }
     }
     if let Some(provenance) = provenance {
-        verdict_report::email::provenance_block(&mut lines, provenance, &[]);
+        verdict_report::email::provenance_block(&mut lines, &measured_on(provenance), &[]);
     }
     lines.finish()
 }

@@ -102,6 +102,33 @@ pub(crate) fn start_on_hosts(
     execute(&connected, work, db, report, cancel)
 }
 
+/// The one-machine warnings of a stored group, from each run's recorded
+/// environment (what `warn_of_shared_machines` said before measuring).
+fn shared_machine_warnings(
+    store: &dyn Store,
+    members: &[(RunId, String)],
+) -> Result<Vec<String>, CliError> {
+    let mut identities = Vec::new();
+    for (run, host) in members {
+        let record = store.run(*run).map_err(CliError::input)?;
+        identities.push((host.clone(), record.environment_start));
+    }
+    Ok(verdict_doctor::environment::shared_machines(&identities)
+        .iter()
+        .map(shared_machine_message)
+        .collect())
+}
+
+/// `hosts a and b are one machine (same machine id ...): ...`.
+fn shared_machine_message(shared: &verdict_doctor::environment::SharedMachine) -> String {
+    format!(
+        "hosts {} and {} are one machine ({}): their runs compete for its CPUs and are not independent evidence",
+        shared.first,
+        shared.second,
+        shared.reasons.join(", ")
+    )
+}
+
 /// Before measuring: a warning for every two hosts that are one machine
 /// (the same machine id, boot id or address), naming why. Their runs
 /// would compete for one machine's CPUs, and their results would count
@@ -119,12 +146,7 @@ fn warn_of_shared_machines(connected: &[SshTarget]) {
         })
         .collect();
     for shared in verdict_doctor::environment::shared_machines(&identities) {
-        eprintln!(
-            "verdict: warning: hosts {} and {} are one machine ({}): their runs compete for its CPUs and are not independent evidence",
-            shared.first,
-            shared.second,
-            shared.reasons.join(", ")
-        );
+        eprintln!("verdict: warning: {}", shared_machine_message(&shared));
     }
 }
 
@@ -279,6 +301,7 @@ pub(crate) fn print_group(
     options: &ReportOptionsArgs,
 ) -> Result<ExitCode, CliError> {
     let alpha = options.alpha.unwrap_or(0.05);
+    let warnings = shared_machine_warnings(store, members)?;
     if matches!(options.format, ReportFormat::Text | ReportFormat::Markdown) {
         let mut code = ExitCode::SUCCESS;
         let mut per_host = Vec::new();
@@ -292,6 +315,9 @@ pub(crate) fn print_group(
             per_host.push(host_comparisons(host, &built.report));
         }
         print!("{}", combined_lines(&per_host, hosts, alpha));
+        for warning in &warnings {
+            println!("warning: {}", verdict_report::escape::text(warning));
+        }
         return Ok(code);
     }
     let mut runs = Vec::new();
@@ -317,7 +343,7 @@ pub(crate) fn print_group(
         ReportFormat::Html if !runs.is_empty() => {
             verdict_report::html::render_hosts(&runs, alpha, &environments)
         }
-        ReportFormat::Email => verdict_report::email::hosts(&runs, alpha),
+        ReportFormat::Email => verdict_report::email::hosts(&runs, alpha, &warnings),
         ReportFormat::Csv => verdict_report::hosts::group_csv(&runs),
         _ => verdict_report::hosts::group_json(&runs, alpha),
     };

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{quick_bisect, succeed, verdict, verdict_without_store_in};
+use common::{quick_bisect, steps_repository, succeed, verdict, verdict_without_store_in};
 use std::path::Path;
 
 /// Every line of `text` at most `width` display columns.
@@ -149,16 +149,8 @@ fn compare_by_email_is_golden_and_width_stacks_the_text_table() {
 #[test]
 fn a_bisection_by_email_names_the_metric_the_machine_and_the_compiler() {
     let directory = tempfile::tempdir().unwrap();
+    let hashes = steps_repository(directory.path());
     let repo = directory.path().join("repo");
-    std::fs::create_dir(&repo).unwrap();
-    let hashes =
-        verdict_testkit::sleep_repository(&repo, 4, 3, None, ["0; echo 100", "0; echo 300"]);
-    std::fs::write(
-        directory.path().join("exp.toml"),
-        "name = \"steps\"\ncommand = [\"sh\", \"work.sh\"]\n\n[[metrics]]\nname = \"value\"\n\
-         source = \"regex\"\npattern = '(\\d+)'\nunit = \"ops\"\ndirection = \"lower\"\n",
-    )
-    .unwrap();
     let mut arguments = quick_bisect(&repo, &hashes[0], &hashes[4]);
     arguments.extend(["--build", "true", "--format", "email"].map(str::to_string));
     let summary = succeed(verdict(directory.path()).args(&arguments));

@@ -324,13 +324,16 @@ fn ab_on_two_hosts_reports_each_host_and_the_combined_line() {
     ] {
         assert!(email.contains(part), "{part}:\n{email}");
     }
-    // What ran on each host: its CPU identity and kernel.
-    assert_eq!(
-        email.matches("(the workload ran here)").count(),
-        2,
+    // What ran on each host: its CPU identity and kernel; and the warning
+    // that the two are one machine.
+    let (_, what_ran) = email.split_once("\nWhat ran\n").expect("What ran");
+    assert!(what_ran.contains("  host a (run "), "{email}");
+    assert!(what_ran.contains("  host b (run "), "{email}");
+    assert_eq!(what_ran.matches("    kernel:").count(), 2, "{email}");
+    assert!(
+        email.contains("warning: hosts a and b are one machine"),
         "{email}"
     );
-    assert!(email.contains("    kernel:"), "{email}");
     let output = verdict(&["report", "--format", "json"], directory.path());
     let group: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(group["schema"], "verdict.group/v1");

@@ -110,12 +110,18 @@ pub fn provenance_block(lines: &mut Lines, provenance: &Provenance, data: &[(Str
     if let Some(controller) = &provenance.controller {
         machine_lines(lines, controller);
     }
+    reproduce(lines, provenance, "");
+}
+
+/// The Reproduce section: the command as given, the seed (`whose`
+/// qualifies it, e.g. ` on the first host`) and the experiment's hash.
+pub(crate) fn reproduce(lines: &mut Lines, provenance: &Provenance, whose: &str) {
     lines.heading("Reproduce");
     lines.line(2, &provenance.reproduce.command);
     lines.line(
         2,
         &format!(
-            "(seed {}; experiment sha256 below)",
+            "(seed {}{whose}; experiment sha256 below)",
             provenance.reproduce.seed
         ),
     );

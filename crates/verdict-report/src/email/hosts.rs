@@ -7,11 +7,15 @@
 //! Must not: compute anything: the combinations are verdict-analysis's.
 
 use super::Lines;
-use super::blocks::{comparison_blocks, machine_lines, method, summary_counts};
-use crate::hosts::{HostComparisons, HostRun, combine_hosts, host_comparisons, shift_text};
+use super::blocks::{comparison_blocks, method, reproduce, summary_counts};
+use crate::hosts::{
+    HostComparisons, HostRun, combine_hosts, format_p, host_comparisons, shift_text,
+};
 
-/// The group's report as an email; `alpha` tests the combined p-values.
-pub fn hosts(hosts: &[HostRun], alpha: f64) -> String {
+/// The group's report as an email; `alpha` tests the combined p-values;
+/// `warnings` (e.g. two hosts that are one machine) follow the combined
+/// lines.
+pub fn hosts(hosts: &[HostRun], alpha: f64, warnings: &[String]) -> String {
     let mut lines = Lines::new();
     let Some(first) = hosts.first() else {
         return lines.finish();
@@ -57,12 +61,16 @@ pub fn hosts(hosts: &[HostRun], alpha: f64) -> String {
         lines.line(
             4,
             &format!(
-                "p worse {:.4}, p better {:.4} (each tested at {})",
-                combination.p_worse,
-                combination.p_better,
+                "p worse {}, p better {} (each tested at {})",
+                format_p(combination.p_worse),
+                format_p(combination.p_better),
                 alpha / 2.0
             ),
         );
+    }
+    for warning in warnings {
+        lines.blank();
+        lines.line(2, &format!("warning: {warning}"));
     }
     for host in hosts {
         lines.heading(&format!("Host {} (run {})", host.host, host.run));
@@ -89,36 +97,28 @@ pub fn hosts(hosts: &[HostRun], alpha: f64) -> String {
     }
     lines.heading("What ran");
     for host in hosts {
+        lines.blank();
+        let cells: Vec<usize> = host.report.cells.iter().map(|cell| cell.n).collect();
+        let runs = match (cells.iter().min(), cells.iter().max()) {
+            (Some(low), Some(high)) if low == high => format!(", {low} runs per cell"),
+            (Some(low), Some(high)) => format!(", {low} to {high} runs per cell"),
+            _ => String::new(),
+        };
+        lines.line(2, &format!("host {} (run {}{runs})", host.host, host.run));
         let Some(provenance) = &host.report.provenance else {
             continue;
         };
         for machine in &provenance.machines {
-            machine_lines(&mut lines, machine);
-        }
-        let cells: Vec<usize> = host.report.cells.iter().map(|cell| cell.n).collect();
-        if let (Some(low), Some(high)) = (cells.iter().min(), cells.iter().max()) {
-            lines.fact(
-                4,
-                "runs",
-                &if low == high {
-                    format!("{low} per cell (run {})", host.run)
-                } else {
-                    format!("{low} to {high} per cell (run {})", host.run)
-                },
-            );
+            if let Some(name) = &machine.hostname {
+                lines.fact(4, "hostname", name);
+            }
+            for (key, value) in crate::provenance::facts(machine) {
+                lines.fact(4, &key, &value);
+            }
         }
     }
     if let Some(provenance) = &first.report.provenance {
-        lines.heading("Reproduce");
-        lines.line(2, &provenance.reproduce.command);
-        lines.line(
-            2,
-            &format!(
-                "(seed {} on the first host; experiment sha256 below)",
-                provenance.reproduce.seed
-            ),
-        );
-        lines.line(4, &provenance.reproduce.experiment_sha256);
+        reproduce(&mut lines, provenance, " on the first host");
     }
     lines.finish()
 }

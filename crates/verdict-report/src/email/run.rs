@@ -135,15 +135,7 @@ fn cells(lines: &mut Lines, report: &RunReport) {
             cell.n.to_string(),
             cell.failed.to_string(),
             value(cell.median),
-            match (cell.ci_low, cell.ci_high) {
-                (Some(low), Some(high)) => format!(
-                    "[{}, {}]",
-                    format::value(low, unit),
-                    format::value(high, unit)
-                ),
-                _ if cell.n > 0 => "n<6: none".to_string(),
-                _ => "-".to_string(),
-            },
+            crate::run::cell_interval(cell, unit),
             cell.cv
                 .map_or("-".to_string(), |cv| format!("{:.1}%", cv * 100.0)),
         ]);
@@ -159,17 +151,7 @@ fn boots(lines: &mut Lines, report: &RunReport) {
     lines.heading("Boots");
     lines.prose(
         2,
-        &format!(
-            "{} boots proven ({}), {} failed; {} boot to boot, each boot summarised by its median:",
-            section.proven,
-            if section.accelerators.is_empty() {
-                "no accelerator recorded".to_string()
-            } else {
-                section.accelerators.join(", ")
-            },
-            section.failed.len(),
-            report.metric.name
-        ),
+        &format!("{}:", crate::boots::summary(section, &report.metric.name)),
     );
     let mut table = Table::new(crate::boots::SPREAD_COLUMNS.map(String::from).to_vec());
     for row in &section.spread {

@@ -287,7 +287,13 @@ fn measured_on(
         return Ok(None);
     };
     let record = store.run(last).map_err(CliError::internal)?;
-    crate::run_report::stored_provenance(store, &record).map(Some)
+    let mut provenance = crate::run_report::stored_provenance(store, &record)?;
+    // The experiment file as the bisection read it (a measurement's text
+    // carries a note naming its commit).
+    let bisection = store.bisect(id).map_err(CliError::internal)?;
+    provenance.reproduce.experiment_sha256 =
+        verdict_model::Experiment::text_hash(&bisection.experiment_text);
+    Ok(Some(provenance))
 }
 
 /// The new bisection `start` asks for.

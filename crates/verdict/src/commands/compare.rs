@@ -214,9 +214,25 @@ fn side_provenance(
         let record = store
             .run(verdict_model::RunId(last))
             .map_err(CliError::internal)?;
+        let mut provenance = crate::run_report::stored_provenance(store, &record)?;
+        // A booted run: only the guests of the boot levels the side selects.
+        let levels = verdict_engine::compare::parse_selection(&source.spec)
+            .map(|selection| selection.levels)
+            .unwrap_or_default();
+        provenance.machines.retain(|machine| {
+            machine.level.as_deref().is_none_or(|key| {
+                key.split(',').all(|pair| {
+                    pair.split_once('=').is_none_or(|(factor, level)| {
+                        levels
+                            .iter()
+                            .all(|(wanted, value)| wanted != factor || value == level)
+                    })
+                })
+            })
+        });
         sides.push((
             format!("{} `{}` (run {last})", source.side, source.spec),
-            crate::run_report::stored_provenance(store, &record)?,
+            provenance,
         ));
     }
     Ok(sides)

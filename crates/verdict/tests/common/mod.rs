@@ -71,3 +71,22 @@ pub fn succeed(command: &mut Command) -> String {
     );
     String::from_utf8(output.stdout).unwrap()
 }
+
+/// A repository in `directory/repo` whose `work.sh` prints 100 before
+/// commit 3 and 300 from it on (commits 0..=4, hashes returned), and
+/// `directory/exp.toml` reading that value (`value`, unit `ops`, lower is
+/// better): a bisection whose every figure is the same on every machine.
+pub fn steps_repository(directory: &Path) -> Vec<String> {
+    let repo = directory.join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    // `sleep 0; echo VALUE` as each commit's work.sh.
+    let hashes =
+        verdict_testkit::sleep_repository(&repo, 4, 3, None, ["0; echo 100", "0; echo 300"]);
+    std::fs::write(
+        directory.join("exp.toml"),
+        "name = \"steps\"\ncommand = [\"sh\", \"work.sh\"]\n\n[[metrics]]\nname = \"value\"\n\
+         source = \"regex\"\npattern = '(\\d+)'\nunit = \"ops\"\ndirection = \"lower\"\n",
+    )
+    .unwrap();
+    hashes
+}
