@@ -441,21 +441,7 @@ impl BootRunner<'_> {
                     row.kernel_release = Some(record.kernel_release.clone());
                     row.accelerator = Some(record.accelerator.clone());
                     row.ready_at_ms = Some(now_ms());
-                    let capture = self
-                        .booter
-                        .target()
-                        .map(|target| (self.boot_environment)(target, &spec));
-                    if let Some(config) = capture
-                        .as_ref()
-                        .and_then(|capture| capture.kernel_config.as_ref())
-                    {
-                        self.store.put_kernel_config(
-                            &verdict_doctor::environment::config_sha256(&config.text),
-                            &config.source,
-                            &config.text,
-                        )?;
-                    }
-                    row.environment = capture.map(|capture| capture.environment);
+                    row.environment = self.capture(&spec)?;
                     self.store.update_boot(run, &row)?;
                     observer.note(&format!(
                         "boot {id} proven: {} ({}), boot id {}, {}, ready in {:.1}s",
@@ -565,6 +551,26 @@ impl BootRunner<'_> {
 }
 
 impl BootRunner<'_> {
+    /// The proven boot's environment, read through its target; the kernel
+    /// config the capture found is stored once under its hash.
+    fn capture(&self, spec: &BootSpec) -> Result<Option<Environment>, EngineError> {
+        let Some(capture) = self
+            .booter
+            .target()
+            .map(|target| (self.boot_environment)(target, spec))
+        else {
+            return Ok(None);
+        };
+        if let Some(config) = &capture.kernel_config {
+            self.store.put_kernel_config(
+                &verdict_doctor::environment::config_sha256(&config.text),
+                &config.source,
+                &config.text,
+            )?;
+        }
+        Ok(Some(capture.environment))
+    }
+
     /// The remaining iterations of a proven boot, on the booted target;
     /// every level is entered afresh (setup and verify) before its first
     /// iteration.

@@ -212,6 +212,31 @@ impl View<'_> {
         legend
     }
 
+    /// A booted run: each boot level's guest, one line with its facts (the
+    /// workload ran there), to lead the header; the recorded environment
+    /// after them is the controller's (the boots section labels it).
+    fn guest_lines(&self) -> Vec<String> {
+        let Some(provenance) = self
+            .provenance
+            .as_ref()
+            .filter(|provenance| provenance.controller.is_some())
+        else {
+            return Vec::new();
+        };
+        provenance
+            .machines
+            .iter()
+            .map(|machine| {
+                let described: Vec<String> = crate::provenance::facts(machine)
+                    .into_iter()
+                    .filter(|(key, _)| key != "cmdline")
+                    .map(|(key, value)| format!("{key} {value}"))
+                    .collect();
+                format!("{}: {}", machine.title(), described.join("; "))
+            })
+            .collect()
+    }
+
     /// Every declared metric's verdict per comparison, one column per
     /// metric (`delta [interval] verdict`), when the experiment declares
     /// more than one metric.
@@ -345,21 +370,7 @@ impl View<'_> {
         if let Some(noise) = &run.noise {
             facts.push(format!("noise: {noise}"));
         }
-        // A booted run: each boot level's guest first (the workload ran
-        // there), then the recorded environment, which the boots section
-        // labels as the controller's.
-        if let Some(provenance) = &self.provenance
-            && provenance.controller.is_some()
-        {
-            for machine in &provenance.machines {
-                let described: Vec<String> = crate::provenance::facts(machine)
-                    .into_iter()
-                    .filter(|(key, _)| key != "cmdline")
-                    .map(|(key, value)| format!("{key} {value}"))
-                    .collect();
-                facts.push(format!("{}: {}", machine.title(), described.join("; ")));
-            }
-        }
+        facts.extend(self.guest_lines());
         for (key, value) in &self.environment {
             // Long values (boot command lines) are cut in text; JSON has them whole.
             let shown: String = if value.chars().count() > 100 {
@@ -385,12 +396,7 @@ impl View<'_> {
         };
         if self.layout == Layout::SideBySide && !self.metrics.is_empty() {
             output.push('\n');
-            let legend = self.side_by_side_legend();
-            output.push_str(&if markdown {
-                format!("{}\n\n", escape::markdown(&legend))
-            } else {
-                format!("{}\n", escape::text(&legend))
-            });
+            output.push_str(&legend_line(&self.side_by_side_legend(), markdown));
             output.push_str(&render(self.side_by_side_table()));
         }
         output.push('\n');
@@ -398,11 +404,7 @@ impl View<'_> {
             "{}: CV = standard deviation / mean; rCV = robust CV, 1.4826 x MAD / median",
             self.metric.name
         );
-        output.push_str(&if markdown {
-            format!("{}\n\n", escape::markdown(&legend))
-        } else {
-            format!("{}\n", escape::text(&legend))
-        });
+        output.push_str(&legend_line(&legend, markdown));
         output.push_str(&render(self.cell_table()));
         if let Some(comparisons) = &self.comparisons {
             output.push('\n');
@@ -418,12 +420,10 @@ impl View<'_> {
         }
         if let Some(table) = self.verdicts_side_by_side() {
             output.push('\n');
-            let legend = "verdicts side by side (each metric's comparisons adjusted on their own):";
-            output.push_str(&if markdown {
-                format!("{}\n\n", escape::markdown(legend))
-            } else {
-                format!("{}\n", escape::text(legend))
-            });
+            output.push_str(&legend_line(
+                "verdicts side by side (each metric's comparisons adjusted on their own):",
+                markdown,
+            ));
             output.push_str(&render(table));
         }
         if let Some(error) = &self.comparisons_error {
@@ -530,5 +530,15 @@ impl View<'_> {
             });
         }
         output
+    }
+}
+
+/// A legend line before a table: escaped, followed by an empty line in
+/// markdown.
+fn legend_line(legend: &str, markdown: bool) -> String {
+    if markdown {
+        format!("{}\n\n", escape::markdown(legend))
+    } else {
+        format!("{}\n", escape::text(legend))
     }
 }

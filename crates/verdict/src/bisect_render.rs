@@ -486,15 +486,53 @@ pub(crate) fn log_email(
         }
     }
     if let Some(provenance) = provenance {
-        verdict_report::email::provenance_block(&mut lines, &measured_on(provenance), &[]);
+        verdict_report::email::provenance_block(&mut lines, provenance, &[]);
     }
     lines.finish()
+}
+
+/// What the commits were measured on, for the text summary: per machine
+/// of the last measurement its title and facts (command line left out),
+/// one line each.
+pub(crate) fn measured_on_text(provenance: &verdict_report::provenance::Provenance) -> String {
+    let mut text = String::from("\nmeasured on (the last measurement's machines):\n");
+    for machine in provenance.machines.iter().chain(&provenance.controller) {
+        let facts: Vec<String> = verdict_report::provenance::facts(machine)
+            .into_iter()
+            .filter(|(key, _)| key != "cmdline")
+            .map(|(key, value)| format!("{key} {value}"))
+            .collect();
+        text.push_str(&format!(
+            "  {}: {}\n",
+            machine.title(),
+            verdict_report::escape::text(&facts.join("; "))
+        ));
+    }
+    text
+}
+
+/// The HTML log page's facts about what the commits were measured on:
+/// per machine of the last measurement, its facts under its title.
+pub(crate) fn measured_on_facts(
+    provenance: &verdict_report::provenance::Provenance,
+) -> Vec<(String, String)> {
+    provenance
+        .machines
+        .iter()
+        .chain(&provenance.controller)
+        .flat_map(|machine| {
+            let title = machine.title();
+            verdict_report::provenance::facts(machine)
+                .into_iter()
+                .map(move |(key, value)| (format!("{title}: {key}"), value))
+        })
+        .collect()
 }
 
 /// The last measurement's provenance as what every commit was measured
 /// on: without its own commit (the bisection measured many; its result
 /// names the one that matters).
-fn measured_on(
+pub(crate) fn without_commits(
     provenance: &verdict_report::provenance::Provenance,
 ) -> verdict_report::provenance::Provenance {
     let mut provenance = provenance.clone();
@@ -534,7 +572,7 @@ pub(crate) fn summary_email(
         }
     }
     if let Some(provenance) = provenance {
-        verdict_report::email::provenance_block(&mut lines, &measured_on(provenance), &[]);
+        verdict_report::email::provenance_block(&mut lines, provenance, &[]);
     }
     lines.finish()
 }

@@ -178,6 +178,14 @@ fn a_bisection_by_email_names_the_metric_the_machine_and_the_compiler() {
     insta::with_settings!({filters => filters}, {
         insta::assert_snapshot!("bisect_log_email", head);
     });
+    // The JSON log names what the commits were measured on.
+    let json = succeed(verdict(directory.path()).args(["bisect", "log", "--format", "json"]));
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let machine = &json["measured_on"]["machines"][0];
+    assert_eq!(machine["role"], "host", "{json}");
+    assert_eq!(machine["build"]["command"], "true", "{json}");
+    assert!(machine["build"]["commit"].is_null(), "{json}");
+    assert!(json["measured_on"]["commit"].is_null(), "{json}");
     // `verdict runs`: the bisection's measurement runs are one line.
     let runs = succeed(verdict(directory.path()).arg("runs"));
     let lines: Vec<&str> = runs.lines().collect();

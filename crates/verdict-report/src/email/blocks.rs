@@ -270,11 +270,7 @@ pub fn pivot(report: &PivotReport, provenance: Option<&Provenance>) -> String {
             .iter()
             .flat_map(|row| row.cells.iter().flatten().map(|cell| cell.n))
             .collect();
-        let per_cell = match (counts.iter().min(), counts.iter().max()) {
-            (Some(low), Some(high)) if low == high => format!("{low} per cell"),
-            (Some(low), Some(high)) => format!("{low} to {high} per cell"),
-            _ => "no data".to_string(),
-        };
+        let per_cell = super::per_cell(&counts).unwrap_or_else(|| "no data".to_string());
         let data = [(
             "runs".to_string(),
             format!(

@@ -99,11 +99,7 @@ pub fn hosts(hosts: &[HostRun], alpha: f64, warnings: &[String]) -> String {
     for host in hosts {
         lines.blank();
         let cells: Vec<usize> = host.report.cells.iter().map(|cell| cell.n).collect();
-        let runs = match (cells.iter().min(), cells.iter().max()) {
-            (Some(low), Some(high)) if low == high => format!(", {low} runs per cell"),
-            (Some(low), Some(high)) => format!(", {low} to {high} runs per cell"),
-            _ => String::new(),
-        };
+        let runs = super::per_cell(&cells).map_or(String::new(), |runs| format!(", {runs}"));
         lines.line(2, &format!("host {} (run {}{runs})", host.host, host.run));
         let Some(provenance) = &host.report.provenance else {
             continue;

@@ -90,6 +90,16 @@ pub fn wrap(text: &str, indent: usize, hang: usize, width: usize) -> Vec<String>
     lines
 }
 
+/// `6 per cell`, `6 to 8 per cell`: how many of something each cell has;
+/// `None` without cells.
+pub fn per_cell(counts: &[usize]) -> Option<String> {
+    match (counts.iter().min(), counts.iter().max()) {
+        (Some(low), Some(high)) if low == high => Some(format!("{low} per cell")),
+        (Some(low), Some(high)) => Some(format!("{low} to {high} per cell")),
+        _ => None,
+    }
+}
+
 /// A report being written line by line within [`WIDTH`].
 #[derive(Debug, Clone)]
 pub struct Lines {

@@ -221,11 +221,7 @@ fn failures(lines: &mut Lines, report: &RunReport) {
 fn data_facts(report: &RunReport) -> Vec<(String, String)> {
     let run = &report.run;
     let counts: Vec<usize> = report.cells.iter().map(|cell| cell.n).collect();
-    let per_cell = match (counts.iter().min(), counts.iter().max()) {
-        (Some(low), Some(high)) if low == high => format!("{low} per cell"),
-        (Some(low), Some(high)) => format!("{low} to {high} per cell"),
-        _ => "no cells".to_string(),
-    };
+    let per_cell = super::per_cell(&counts).unwrap_or_else(|| "no cells".to_string());
     let failed: usize = report.cells.iter().map(|cell| cell.failed).sum();
     let mut facts = vec![(
         "runs".to_string(),
@@ -236,11 +232,7 @@ fn data_facts(report: &RunReport) -> Vec<(String, String)> {
     )];
     if let Some(section) = &report.boots {
         let boots: Vec<usize> = section.spread.iter().map(|row| row.boots).collect();
-        let per_cell = match (boots.iter().min(), boots.iter().max()) {
-            (Some(low), Some(high)) if low == high => format!("{low} per cell"),
-            (Some(low), Some(high)) => format!("{low} to {high} per cell"),
-            _ => "none with data".to_string(),
-        };
+        let per_cell = super::per_cell(&boots).unwrap_or_else(|| "none with data".to_string());
         facts.push((
             "boots".to_string(),
             format!(

@@ -251,15 +251,18 @@ pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
                 boots.as_ref(),
                 &subject,
             );
+            let provenance = measured_on(&store, id)?;
             match args.start.format {
-                crate::common::TextOrEmail::Text => print!("{summary}"),
-                crate::common::TextOrEmail::Email => {
-                    let provenance = measured_on(&store, id)?;
-                    print!(
-                        "{}",
-                        crate::bisect_render::summary_email(&summary, &metric, provenance.as_ref())
-                    );
-                }
+                crate::common::TextOrEmail::Text => print!(
+                    "{summary}{}",
+                    provenance
+                        .as_ref()
+                        .map_or(String::new(), crate::bisect_render::measured_on_text)
+                ),
+                crate::common::TextOrEmail::Email => print!(
+                    "{}",
+                    crate::bisect_render::summary_email(&summary, &metric, provenance.as_ref())
+                ),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -272,8 +275,8 @@ pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
 }
 
 /// What bisection `id`'s commits were measured on: the provenance of its
-/// last measurement run (machine, kernel, config, and the build's commit,
-/// command and compiler).
+/// last measurement run (machine, kernel, config, the build's command and
+/// compiler), without that run's commit (the bisection measured many).
 fn measured_on(
     store: &dyn Store,
     id: BisectId,
@@ -293,7 +296,7 @@ fn measured_on(
     let bisection = store.bisect(id).map_err(CliError::internal)?;
     provenance.reproduce.experiment_sha256 =
         verdict_model::Experiment::text_hash(&bisection.experiment_text);
-    Ok(Some(provenance))
+    Ok(Some(crate::bisect_render::without_commits(&provenance)))
 }
 
 /// The new bisection `start` asks for.
@@ -371,15 +374,23 @@ fn log(
         html,
     )?;
     if html {
-        let page = crate::bisect_render::log_page(&log);
+        let mut page = crate::bisect_render::log_page(&log);
+        if let Some(provenance) = measured_on(&store, log.record.id)? {
+            page.facts
+                .extend(crate::bisect_render::measured_on_facts(&provenance));
+        }
         crate::common::emit(&verdict_report::html::render_bisect_log(&page), output)?;
         return Ok(ExitCode::SUCCESS);
     }
     if format == Format::Json {
+        let mut document = crate::bisect_render::log_json(&log);
+        if let Some(provenance) = measured_on(&store, log.record.id)? {
+            document["measured_on"] =
+                serde_json::to_value(&provenance).map_err(CliError::internal)?;
+        }
         println!(
             "{}",
-            serde_json::to_string_pretty(&crate::bisect_render::log_json(&log))
-                .map_err(CliError::internal)?
+            serde_json::to_string_pretty(&document).map_err(CliError::internal)?
         );
         return Ok(ExitCode::SUCCESS);
     }
