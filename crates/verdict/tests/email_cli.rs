@@ -198,3 +198,65 @@ fn a_bisection_by_email_names_the_metric_the_machine_and_the_compiler() {
         "{all}"
     );
 }
+
+/// An example's name, the replacements that make it short, and the
+/// arguments of its run.
+type ShortExample = (
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static [&'static str],
+);
+
+/// The shipped local examples, made short (two iterations, or an adaptive
+/// run of two to three; one-second stress-ng runs; fewer files), each
+/// reported by email: every line within 80 columns and the What ran and
+/// Reproduce sections there. stress-ng-kill's is in `run_cli.rs`, the VM
+/// examples' in `vm_boots.rs`.
+#[test]
+fn every_local_example_by_email_fits_80_columns() {
+    let Some(_) = verdict_testkit::require_program("stress-ng", "stress-ng") else {
+        return;
+    };
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let shorter: [ShortExample; 4] = [
+        ("quickstart", &[], &["-n", "2"]),
+        ("stressors", &[], &["-n", "2"]),
+        (
+            "bulk-operation",
+            &[("[\"2000\", \"4000\"]", "[\"20\", \"40\"]")],
+            &["-n", "2"],
+        ),
+        (
+            "adaptive-kill",
+            &[
+                ("\"-t\", \"2\"", "\"-t\", \"1\""),
+                ("\nmin = 6\n", "\nmin = 2\n"),
+                ("\nmax = 60\n", "\nmax = 3\n"),
+            ],
+            &[],
+        ),
+    ];
+    for (name, replacements, arguments) in shorter {
+        let directory = tempfile::tempdir().unwrap();
+        let mut text = std::fs::read_to_string(examples.join(format!("{name}.toml"))).unwrap();
+        for (from, to) in replacements {
+            assert!(text.contains(from), "{name}: {from:?}");
+            text = text.replace(from, to);
+        }
+        let file = format!("{name}.toml");
+        std::fs::write(directory.path().join(&file), text).unwrap();
+        succeed(
+            verdict(directory.path())
+                .args(["run", &file])
+                .args(arguments),
+        );
+        let email = succeed(verdict(directory.path()).args(["report", "--format", "email"]));
+        assert_within(&email, 80);
+        let head = before_what_ran(&email);
+        assert!(
+            head.starts_with(&format!("verdict: run 1 {name} (complete)")),
+            "{email}"
+        );
+        assert!(email.contains(&format!("  verdict run {file}")), "{email}");
+    }
+}

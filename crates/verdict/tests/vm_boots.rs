@@ -306,6 +306,32 @@ fn the_preempt_modes_example_runs_as_shipped() {
             .unwrap_or_default();
         assert!(source.starts_with("controller:/boot/config-"), "{boot:?}");
     }
+    // The example's report by email: within 80 columns, both metrics'
+    // verdicts over boots, each guest with its CPU identity and config.
+    let output = common::verdict(directory.path())
+        .args(["report", "--format", "email"])
+        .output()
+        .unwrap();
+    let email = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{email}");
+    for line in email.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "over 80 columns: {line}\n{email}"
+        );
+    }
+    for part in [
+        "\n  bogo-ops/s: ",
+        "\n  wall [s]: ",
+        "n=2 boots",
+        "\n  guest preempt=voluntary (boots ",
+        "\n    cpu:        ",
+        " family ",
+        "\n    config:     controller:/boot/config-",
+        "\n  verdict run ",
+    ] {
+        assert!(email.contains(part), "{part:?}:\n{email}");
+    }
 }
 
 /// `uname -r` of an image named `vmlinuz-RELEASE`.
