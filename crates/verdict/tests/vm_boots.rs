@@ -219,6 +219,24 @@ fn preempt_levels_boot_in_a_balanced_order_verified_and_compared_boot_by_boot() 
     }
     assert!(email.contains("the workload ran in this guest"), "{email}");
     assert!(email.contains(&format!("config-{release}")), "{email}");
+    // The HTML page's environment leads with the guests and labels the
+    // controller's columns as the controller's.
+    let output = common::verdict(directory.path())
+        .args(["report", "--format", "html"])
+        .output()
+        .unwrap();
+    let html = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{html}");
+    let environment = html
+        .split_once("id=\"environment\"")
+        .map(|(_, tail)| tail)
+        .unwrap_or_else(|| panic!("no environment section:\n{html}"));
+    let guest = environment.find("guest preempt=none (boot");
+    let controller = environment.find("controller: run 1 start");
+    assert!(
+        guest.is_some() && controller.is_some() && guest < controller,
+        "{environment}"
+    );
 }
 
 /// `examples/preempt-modes.toml` as shipped (Debian's /vmlinuz, `accel =
