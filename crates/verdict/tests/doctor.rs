@@ -104,9 +104,7 @@ fn quick_text_fits_80_columns() {
     assert!(output.status.success());
     let email = String::from_utf8(output.stdout).unwrap();
     assert!(email.starts_with("verdict doctor (quick"), "{email}");
-    for line in email.lines() {
-        assert!(line.chars().count() <= 80, "{line:?}");
-    }
+    assert_eq!(common::line_over(&email, 80), None, "{email}");
 }
 
 #[test]

@@ -13,12 +13,7 @@ use std::path::Path;
 
 /// Every line of `text` at most `width` display columns.
 fn assert_within(text: &str, width: usize) {
-    for line in text.lines() {
-        assert!(
-            line.chars().count() <= width,
-            "a line over {width} columns:\n{line}\n--- in ---\n{text}"
-        );
-    }
+    assert_eq!(common::line_over(text, width), None, "{text}");
 }
 
 /// The part of an email before its "What ran" section (the machine's

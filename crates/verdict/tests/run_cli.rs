@@ -250,18 +250,8 @@ fn stress_ng_example_records_bogo_ops_per_cell() {
         assert!(cell["median"].as_f64().unwrap() > 100.0, "{cell}");
     }
     // By email: every line within 80 columns, both metrics decided.
-    let output = verdict(directory.path())
-        .args(["report", "--format", "email"])
-        .output()
-        .unwrap();
-    let email = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(output.status.success(), "{email}");
-    for line in email.lines() {
-        assert!(
-            line.chars().count() <= 80,
-            "over 80 columns: {line}\n{email}"
-        );
-    }
+    let email = common::email_report(directory.path());
+    assert_eq!(common::line_over(&email, 80), None, "{email}");
     assert!(email.contains("\n  bogo-ops/s: "), "{email}");
     assert!(email.contains("\n  sys [s]: "), "{email}");
     assert!(email.contains("\nWhat ran\n"), "{email}");

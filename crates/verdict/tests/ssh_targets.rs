@@ -308,12 +308,7 @@ fn ab_on_two_hosts_reports_each_host_and_the_combined_line() {
     let output = verdict(&["report", "--format", "email"], directory.path());
     let email = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{email}");
-    for line in email.lines() {
-        assert!(
-            line.chars().count() <= 80,
-            "over 80 columns: {line}\n{email}"
-        );
-    }
+    assert_eq!(common::line_over(&email, 80), None, "{email}");
     for part in [
         "Across 2 hosts",
         "change across hosts +",

@@ -206,17 +206,8 @@ fn preempt_levels_boot_in_a_balanced_order_verified_and_compared_boot_by_boot() 
         .unwrap_or_else(|| panic!("no CONFIG_HZ difference:\n{compared}"));
     assert!(!hz.contains("HZ_"), "{hz}");
     // The email of the VM run fits 80 columns and names each guest's config.
-    let output = common::verdict(directory.path())
-        .args(["report", "--format", "email"])
-        .output()
-        .unwrap();
-    let email = String::from_utf8_lossy(&output.stdout).into_owned();
-    for line in email.lines() {
-        assert!(
-            line.chars().count() <= 80,
-            "over 80 columns: {line}\n{email}"
-        );
-    }
+    let email = common::email_report(directory.path());
+    assert_eq!(common::line_over(&email, 80), None, "{email}");
     assert!(email.contains("the workload ran in this guest"), "{email}");
     assert!(email.contains(&format!("config-{release}")), "{email}");
     // The HTML page's environment leads with the guests and labels the
@@ -326,18 +317,8 @@ fn the_preempt_modes_example_runs_as_shipped() {
     }
     // The example's report by email: within 80 columns, both metrics'
     // verdicts over boots, each guest with its CPU identity and config.
-    let output = common::verdict(directory.path())
-        .args(["report", "--format", "email"])
-        .output()
-        .unwrap();
-    let email = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(output.status.success(), "{email}");
-    for line in email.lines() {
-        assert!(
-            line.chars().count() <= 80,
-            "over 80 columns: {line}\n{email}"
-        );
-    }
+    let email = common::email_report(directory.path());
+    assert_eq!(common::line_over(&email, 80), None, "{email}");
     for part in [
         "\n  bogo-ops/s: ",
         "\n  wall [s]: ",

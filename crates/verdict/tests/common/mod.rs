@@ -72,6 +72,18 @@ pub fn succeed(command: &mut Command) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
+/// `verdict report --format email` of the latest run in `directory`'s
+/// store, which must succeed.
+pub fn email_report(directory: &Path) -> String {
+    succeed(verdict(directory).args(["report", "--format", "email"]))
+}
+
+/// The first line of `text` over `width` columns (characters), if any:
+/// what a test of a form that claims a width asserts is `None`.
+pub fn line_over(text: &str, width: usize) -> Option<&str> {
+    text.lines().find(|line| line.chars().count() > width)
+}
+
 /// A repository in `directory/repo` whose `work.sh` prints 100 before
 /// commit 3 and 300 from it on (commits 0..=4, hashes returned), and
 /// `directory/exp.toml` reading that value (`value`, unit `ops`, lower is
