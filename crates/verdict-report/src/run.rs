@@ -335,58 +335,7 @@ impl View<'_> {
     /// environment, output tails) goes through the format's escaping
     /// function as a whole; tables escape their own cells.
     fn text(&self, markdown: bool) -> String {
-        let run = &self.run;
-        let mut output = String::new();
-        let heading = format!(
-            "run {}: {} ({}), started {}",
-            run.id, run.name, run.status, run.started
-        );
-        if markdown {
-            output.push_str(&format!("### {}\n\n", escape::markdown(&heading)));
-        } else {
-            output.push_str(&format!("{}\n", escape::text(&heading)));
-        }
-        let mut facts: Vec<String> = vec![format!(
-            "{}{} ({} is better); order {}; {} of {} iterations recorded; seed {}; {}",
-            self.metric.name,
-            if self.metric.unit.is_empty() {
-                String::new()
-            } else {
-                format!(" [{}]", self.metric.unit)
-            },
-            self.metric.better,
-            run.order,
-            run.recorded,
-            run.planned,
-            run.seed,
-            run.tool_version
-        )];
-        if let Some(procedure) = &run.procedure {
-            facts.push(format!("adaptive: {procedure}"));
-        }
-        for decision in &run.decisions {
-            facts.push(format!("adaptive stop: {decision}"));
-        }
-        if let Some(noise) = &run.noise {
-            facts.push(format!("noise: {noise}"));
-        }
-        facts.extend(self.guest_lines());
-        for (key, value) in &self.environment {
-            // Long values (boot command lines) are cut in text; JSON has them whole.
-            let shown: String = if value.chars().count() > 100 {
-                format!("{}...", value.chars().take(100).collect::<String>())
-            } else {
-                value.clone()
-            };
-            facts.push(format!("{key}: {shown}"));
-        }
-        for fact in facts {
-            if markdown {
-                output.push_str(&format!("- {}\n", escape::markdown(&fact)));
-            } else {
-                output.push_str(&format!("  {}\n", escape::text(&fact)));
-            }
-        }
+        let mut output = self.header(markdown);
         let render = |table: Table| {
             if markdown {
                 table.markdown()
@@ -442,6 +391,73 @@ impl View<'_> {
                 self.width,
             ));
         }
+        output.push_str(&self.failures_text(markdown));
+        output.push_str(&self.notes_text(markdown));
+        output
+    }
+
+    /// The heading and the run's facts (the guests of a booted run, the
+    /// recorded environment), one line each.
+    fn header(&self, markdown: bool) -> String {
+        let run = &self.run;
+        let mut output = String::new();
+        let heading = format!(
+            "run {}: {} ({}), started {}",
+            run.id, run.name, run.status, run.started
+        );
+        if markdown {
+            output.push_str(&format!("### {}\n\n", escape::markdown(&heading)));
+        } else {
+            output.push_str(&format!("{}\n", escape::text(&heading)));
+        }
+        let mut facts: Vec<String> = vec![format!(
+            "{}{} ({} is better); order {}; {} of {} iterations recorded; seed {}; {}",
+            self.metric.name,
+            if self.metric.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", self.metric.unit)
+            },
+            self.metric.better,
+            run.order,
+            run.recorded,
+            run.planned,
+            run.seed,
+            run.tool_version
+        )];
+        if let Some(procedure) = &run.procedure {
+            facts.push(format!("adaptive: {procedure}"));
+        }
+        for decision in &run.decisions {
+            facts.push(format!("adaptive stop: {decision}"));
+        }
+        if let Some(noise) = &run.noise {
+            facts.push(format!("noise: {noise}"));
+        }
+        facts.extend(self.guest_lines());
+        for (key, value) in &self.environment {
+            // Long values (boot command lines) are cut in text; JSON has them whole.
+            let shown: String = if value.chars().count() > 100 {
+                format!("{}...", value.chars().take(100).collect::<String>())
+            } else {
+                value.clone()
+            };
+            facts.push(format!("{key}: {shown}"));
+        }
+        for fact in facts {
+            if markdown {
+                output.push_str(&format!("- {}\n", escape::markdown(&fact)));
+            } else {
+                output.push_str(&format!("  {}\n", escape::text(&fact)));
+            }
+        }
+        output
+    }
+
+    /// The failed iterations (not data), the first 20 with their
+    /// output's last lines; empty when none failed.
+    fn failures_text(&self, markdown: bool) -> String {
+        let mut output = String::new();
         if !self.failures.is_empty() {
             output.push_str(&format!(
                 "\n{} failed iteration(s), not used as data:\n",
@@ -482,6 +498,12 @@ impl View<'_> {
                 ));
             }
         }
+        output
+    }
+
+    /// Missing values and leftover processes, when there are any.
+    fn notes_text(&self, markdown: bool) -> String {
+        let mut output = String::new();
         let mut notes: Vec<String> = Vec::new();
         if !self.missing.is_empty() {
             notes.push(String::new());
