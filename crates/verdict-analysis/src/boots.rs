@@ -88,14 +88,11 @@ pub struct FactValue {
 /// command line leaves out `verdict.boot=NONCE`, new on every boot by
 /// design.
 fn boot_facts(environment: &Environment) -> Vec<(&'static str, Option<String>)> {
-    let cpus = match (environment.cpu_count, &environment.cpus_online) {
-        (Some(count), Some(online)) => Some(format!("{count} (online {online})")),
-        (Some(count), None) => Some(count.to_string()),
-        (None, online) => online.clone(),
-    };
+    let cpus = crate::provenance::cpus_line(environment);
     vec![
         ("kernel release", environment.kernel_release.clone()),
         ("kernel version", environment.kernel_version.clone()),
+        ("kernel compiler", environment.kernel_compiler.clone()),
         (
             "command line",
             environment.kernel_cmdline.as_deref().map(|line| {
@@ -107,6 +104,13 @@ fn boot_facts(environment: &Environment) -> Vec<(&'static str, Option<String>)> 
         ),
         ("architecture", environment.architecture.clone()),
         ("cpu", environment.cpu_model.clone()),
+        (
+            "cpu id",
+            environment
+                .cpu_identity
+                .as_ref()
+                .map(verdict_model::CpuIdentity::line),
+        ),
         ("cpus", cpus),
         ("cpu flags", environment.cpu_flags.clone()),
         ("smt", environment.smt.clone()),
@@ -116,6 +120,7 @@ fn boot_facts(environment: &Environment) -> Vec<(&'static str, Option<String>)> 
         ("selinux", environment.selinux.clone()),
         ("virtualization", environment.virtualization.clone()),
         ("config sha256", environment.kernel_config_sha256.clone()),
+        ("config source", environment.kernel_config_source.clone()),
     ]
 }
 
@@ -218,15 +223,7 @@ impl RunReport {
         else {
             return self;
         };
-        // Per cell, per boot (in boot order), the data values.
-        let mut per_cell: Vec<BTreeMap<u32, Vec<f64>>> = vec![BTreeMap::new(); cells.len()];
-        for (index, cell) in per_cell.iter_mut().enumerate() {
-            for (sequence, _, value) in table.data(index, &metric.name) {
-                if let Some(boot) = sample_boot.get(&sequence) {
-                    cell.entry(*boot).or_default().push(value);
-                }
-            }
-        }
+        let per_cell = values_by_boot(table, cells.len(), sample_boot, metric);
         let spread = cells
             .iter()
             .zip(&per_cell)
@@ -292,87 +289,10 @@ impl RunReport {
             })
             .collect();
         // The comparisons again: a boot factor's on per-boot values, the
-        // others (levels switched within a boot) on every iteration.
-        let boot_factors: Vec<String> = experiment
-            .boot_factors()
-            .into_iter()
-            .map(|index| experiment.factors[index].name.clone())
-            .collect();
-        let threshold = options.threshold.unwrap_or_else(|| {
-            experiment
-                .metrics
-                .iter()
-                .find(|declared| declared.name == metric.name)
-                .and_then(|declared| declared.threshold)
-                .unwrap_or(experiment.sampling.threshold)
-        });
-        let pooled =
-            |cell: usize| -> Vec<f64> { per_cell[cell].values().flatten().copied().collect() };
-        // Per boot-level comparison (by its row name), each side's values
-        // grouped by boot, for the decision over boots.
-        let mut boot_groups: BTreeMap<String, (BootGroups, BootGroups)> = BTreeMap::new();
-        let inputs: Vec<ComparisonInput> = experiment
-            .comparisons()
-            .iter()
-            .filter_map(|comparison| {
-                let by_boot = boot_factors.contains(&comparison.factor);
-                let values = |cell: usize| {
-                    if by_boot {
-                        boot_medians(&per_cell[cell].values().cloned().collect::<Vec<_>>())
-                    } else {
-                        pooled(cell)
-                    }
-                };
-                let (baseline, candidate) = (
-                    values(comparison.baseline_cell),
-                    values(comparison.candidate_cell),
-                );
-                let name = format!(
-                    "{} vs {}{}",
-                    comparison_label(&cells[comparison.candidate_cell].levels, &comparison.factor),
-                    cells[comparison.baseline_cell]
-                        .level(&comparison.factor)
-                        .unwrap_or(""),
-                    if by_boot {
-                        crate::compare::BOOT_ROW_MARK
-                    } else {
-                        ""
-                    }
-                );
-                if by_boot {
-                    let groups = |cell: usize| per_cell[cell].values().cloned().collect::<Vec<_>>();
-                    boot_groups.insert(
-                        name.clone(),
-                        (
-                            groups(comparison.baseline_cell),
-                            groups(comparison.candidate_cell),
-                        ),
-                    );
-                }
-                (baseline.len() >= 2 && candidate.len() >= 2).then(|| ComparisonInput {
-                    name,
-                    unit: metric.unit.clone(),
-                    better: better_of(metric.direction),
-                    threshold,
-                    baseline,
-                    candidate,
-                })
-            })
-            .collect();
-        match comparisons_if_any(&inputs, options.alpha, options.adjust) {
-            Ok(mut comparisons) => {
-                // A boot factor's comparisons are decided over boots by
-                // verdict-stats' boot-unit method (the rows above only
-                // supply the per-boot medians' summaries), at the
-                // Bonferroni level α/k of the k comparisons shown.
-                if let Some(report) = comparisons.as_mut() {
-                    let family_size = report.comparisons.len();
-                    for row in &mut report.comparisons {
-                        if let Some((baseline, candidate)) = boot_groups.get(&row.name) {
-                            decide_over_boots(row, baseline, candidate, options.alpha, family_size);
-                        }
-                    }
-                }
+        // others (levels switched within a boot) on every iteration; the
+        // other declared metrics' likewise.
+        match boot_comparisons(experiment, &per_cell, metric, options) {
+            Ok(comparisons) => {
                 self.comparisons = comparisons;
                 self.comparisons_error = None;
             }
@@ -380,6 +300,21 @@ impl RunReport {
                 self.comparisons = None;
                 self.comparisons_error = Some(error);
             }
+        }
+        for verdicts in &mut self.metric_verdicts {
+            let Some(other) = table
+                .metrics()
+                .iter()
+                .find(|available| available.name == verdicts.metric)
+            else {
+                continue;
+            };
+            let values = values_by_boot(table, cells.len(), sample_boot, other);
+            (verdicts.comparisons, verdicts.error) =
+                match boot_comparisons(experiment, &values, other, options) {
+                    Ok(comparisons) => (comparisons, None),
+                    Err(error) => (None, Some(error)),
+                };
         }
         self.boots = Some(BootsSection {
             proven: boots.iter().filter(|boot| boot.status != "failed").count(),
@@ -390,6 +325,114 @@ impl RunReport {
         });
         self
     }
+}
+
+/// Per cell, per boot (in boot order), the data values of `metric`.
+fn values_by_boot(
+    table: &SampleTable,
+    cells: usize,
+    sample_boot: &BTreeMap<u32, u32>,
+    metric: &crate::run::Available,
+) -> Vec<BTreeMap<u32, Vec<f64>>> {
+    let mut per_cell: Vec<BTreeMap<u32, Vec<f64>>> = vec![BTreeMap::new(); cells];
+    for (index, cell) in per_cell.iter_mut().enumerate() {
+        for (sequence, _, value) in table.data(index, &metric.name) {
+            if let Some(boot) = sample_boot.get(&sequence) {
+                cell.entry(*boot).or_default().push(value);
+            }
+        }
+    }
+    per_cell
+}
+
+/// The experiment's comparisons of `metric` in a booted run: a boot
+/// factor's decided over boots (per-boot values, [`decide_over_boots`]),
+/// the others (levels switched within a boot) on every iteration.
+fn boot_comparisons(
+    experiment: &Experiment,
+    per_cell: &[BTreeMap<u32, Vec<f64>>],
+    metric: &crate::run::Available,
+    options: &RunReportOptions,
+) -> Result<Option<crate::compare::CompareReport>, String> {
+    let cells = experiment.cells();
+    let boot_factors: Vec<String> = experiment
+        .boot_factors()
+        .into_iter()
+        .map(|index| experiment.factors[index].name.clone())
+        .collect();
+    let threshold = options.threshold.unwrap_or_else(|| {
+        experiment
+            .metrics
+            .iter()
+            .find(|declared| declared.name == metric.name)
+            .and_then(|declared| declared.threshold)
+            .unwrap_or(experiment.sampling.threshold)
+    });
+    let pooled = |cell: usize| -> Vec<f64> { per_cell[cell].values().flatten().copied().collect() };
+    // Per boot-level comparison (by its row name), each side's values
+    // grouped by boot, for the decision over boots.
+    let mut boot_groups: BTreeMap<String, (BootGroups, BootGroups)> = BTreeMap::new();
+    let inputs: Vec<ComparisonInput> = experiment
+        .comparisons()
+        .iter()
+        .filter_map(|comparison| {
+            let by_boot = boot_factors.contains(&comparison.factor);
+            let values = |cell: usize| {
+                if by_boot {
+                    boot_medians(&per_cell[cell].values().cloned().collect::<Vec<_>>())
+                } else {
+                    pooled(cell)
+                }
+            };
+            let (baseline, candidate) = (
+                values(comparison.baseline_cell),
+                values(comparison.candidate_cell),
+            );
+            let name = format!(
+                "{} vs {}{}",
+                comparison_label(&cells[comparison.candidate_cell].levels, &comparison.factor),
+                cells[comparison.baseline_cell]
+                    .level(&comparison.factor)
+                    .unwrap_or(""),
+                if by_boot {
+                    crate::compare::BOOT_ROW_MARK
+                } else {
+                    ""
+                }
+            );
+            if by_boot {
+                let groups = |cell: usize| per_cell[cell].values().cloned().collect::<Vec<_>>();
+                boot_groups.insert(
+                    name.clone(),
+                    (
+                        groups(comparison.baseline_cell),
+                        groups(comparison.candidate_cell),
+                    ),
+                );
+            }
+            (baseline.len() >= 2 && candidate.len() >= 2).then(|| ComparisonInput {
+                name,
+                unit: metric.unit.clone(),
+                better: better_of(metric.direction),
+                threshold,
+                baseline,
+                candidate,
+            })
+        })
+        .collect();
+    let mut comparisons = comparisons_if_any(&inputs, options.alpha, options.adjust)?;
+    // A boot factor's comparisons are decided over boots by verdict-stats'
+    // boot-unit method (the rows above only supply the per-boot medians'
+    // summaries), at the Bonferroni level α/k of the k comparisons shown.
+    if let Some(report) = comparisons.as_mut() {
+        let family_size = report.comparisons.len();
+        for row in &mut report.comparisons {
+            if let Some((baseline, candidate)) = boot_groups.get(&row.name) {
+                decide_over_boots(row, baseline, candidate, options.alpha, family_size);
+            }
+        }
+    }
+    Ok(comparisons)
 }
 
 /// Replaces a boot-level row's decision (shift, interval, p-value,

@@ -12,6 +12,7 @@ pub mod compare;
 pub mod export;
 pub mod hosts;
 pub mod pivot;
+pub mod provenance;
 pub mod run;
 pub mod samples;
 pub mod sequential;

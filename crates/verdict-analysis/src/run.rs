@@ -11,7 +11,9 @@ use crate::compare::{
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use verdict_model::{Analysis, Builtin, Direction, Environment, Experiment, Sample};
+use verdict_model::{
+    Analysis, Builtin, ComparisonSpec, Direction, Environment, Experiment, Sample,
+};
 use verdict_stats::paired::block_pairs;
 use verdict_stats::summary::{Summary, summarize};
 
@@ -192,6 +194,47 @@ pub struct RunReport {
     /// A detached run measured by `verdict work`: its hosts and takeovers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub work: Option<crate::work::WorkSection>,
+    /// The comparisons of every other declared metric (an experiment
+    /// declaring two or more), each its own family for multiplicity: the
+    /// verdicts the text and email forms show side by side.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub metric_verdicts: Vec<MetricVerdicts>,
+    /// What exactly ran: commit, machines (CPU, kernel, compiler, config),
+    /// build, and the command that reproduces the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::provenance::Provenance>,
+    /// The values behind `comparisons` (not in the JSON document: the
+    /// samples are `verdict export`'s).
+    #[serde(skip)]
+    pub compared_values: Vec<ComparedValues>,
+}
+
+/// The values one comparison of the detailed metric compared (its data
+/// iterations per side), for combining hosts without pooling them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComparedValues {
+    pub name: String,
+    pub baseline: Vec<f64>,
+    pub candidate: Vec<f64>,
+}
+
+/// One more declared metric's comparisons.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricVerdicts {
+    pub metric: String,
+    pub unit: String,
+    pub better: String,
+    pub comparisons: Option<CompareReport>,
+    /// Why `comparisons` is null (the values cannot be compared).
+    pub error: Option<String>,
+}
+
+impl RunReport {
+    /// The report with its provenance attached.
+    pub fn with_provenance(mut self, provenance: crate::provenance::Provenance) -> RunReport {
+        self.provenance = Some(provenance);
+        self
+    }
 }
 
 /// Options for building a run report.
@@ -323,15 +366,21 @@ pub fn environment_lines(environment: &Environment) -> Vec<(String, String)> {
     };
     add("host", environment.hostname.clone());
     add("kernel", environment.kernel_release.clone());
+    add("kernel compiler", environment.kernel_compiler.clone());
     add("cpu", environment.cpu_model.clone());
     add(
-        "cpus",
-        match (environment.cpu_count, &environment.cpus_online) {
-            (Some(count), Some(online)) => Some(format!("{count} (online {online})")),
-            (Some(count), None) => Some(count.to_string()),
-            (None, online) => online.clone(),
-        },
+        "cpu id",
+        environment
+            .cpu_identity
+            .as_ref()
+            .map(verdict_model::CpuIdentity::line),
     );
+    add(
+        "cpu features",
+        (!environment.cpu_features.is_empty())
+            .then(|| verdict_model::provenance::features_line(&environment.cpu_features)),
+    );
+    add("cpus", crate::provenance::cpus_line(environment));
     add("smt", environment.smt.clone());
     add("governor", environment.cpufreq_governor.clone());
     add("virtualization", environment.virtualization.clone());
@@ -344,6 +393,12 @@ pub fn environment_lines(environment: &Environment) -> Vec<(String, String)> {
             .as_ref()
             .map(|hash| hash[..hash.len().min(16)].to_string()),
     );
+    add("config source", environment.kernel_config_source.clone());
+    if let Some(build) = &environment.build {
+        add("built commit", build.commit.clone());
+        add("build command", build.command.clone());
+        add("build compiler", build.compiler.clone());
+    }
     add("cmdline", environment.kernel_cmdline.clone());
     add(
         "load",
@@ -453,6 +508,45 @@ impl RunReport {
             Ok(comparisons) => (comparisons, None),
             Err(error) => (None, Some(error)),
         };
+        let compared_values = experiment
+            .comparisons()
+            .iter()
+            .filter(|comparison| {
+                values[comparison.baseline_cell].len() >= 2
+                    && values[comparison.candidate_cell].len() >= 2
+            })
+            .map(|comparison| ComparedValues {
+                name: comparison_name(&cells, comparison),
+                baseline: values[comparison.baseline_cell].clone(),
+                candidate: values[comparison.candidate_cell].clone(),
+            })
+            .collect();
+        // Every other declared metric's verdicts, side by side with the
+        // detailed one's (an experiment that declares wall and sys asks
+        // about both).
+        let metric_verdicts = if experiment.metrics.len() >= 2 {
+            available
+                .iter()
+                .filter(|other| other.builtin.is_none() && other.name != metric.name)
+                .map(|other| {
+                    let values = table.cell_values(&other.name);
+                    let (comparisons, error) =
+                        match comparisons_of(experiment, &cells, table, other, &values, options) {
+                            Ok(comparisons) => (comparisons, None),
+                            Err(error) => (None, Some(error)),
+                        };
+                    MetricVerdicts {
+                        metric: other.name.clone(),
+                        unit: other.unit.clone(),
+                        better: better_name(other.direction).to_string(),
+                        comparisons,
+                        error,
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let label = |index: usize| {
             cells
                 .get(index)
@@ -503,6 +597,9 @@ impl RunReport {
             comparisons_error,
             boots: None,
             work: None,
+            metric_verdicts,
+            provenance: None,
+            compared_values,
         })
     }
 }
@@ -614,13 +711,7 @@ fn comparisons_of(
     let inputs: Vec<ComparisonInput> = compared
         .iter()
         .map(|comparison| ComparisonInput {
-            name: format!(
-                "{} vs {}",
-                comparison_label(&cells[comparison.candidate_cell].levels, &comparison.factor),
-                cells[comparison.baseline_cell]
-                    .level(&comparison.factor)
-                    .unwrap_or("")
-            ),
+            name: comparison_name(cells, comparison),
             unit: metric.unit.clone(),
             better,
             threshold,
@@ -657,6 +748,17 @@ fn comparisons_of(
             paired_comparisons_if_any(&paired_inputs, &dropped, options.alpha, options.adjust)
         }
     }
+}
+
+/// `[load=2] preempt=full vs none`: a comparison's name in every report.
+fn comparison_name(cells: &[verdict_model::Cell], comparison: &ComparisonSpec) -> String {
+    format!(
+        "{} vs {}",
+        comparison_label(&cells[comparison.candidate_cell].levels, &comparison.factor),
+        cells[comparison.baseline_cell]
+            .level(&comparison.factor)
+            .unwrap_or("")
+    )
 }
 
 pub(crate) fn comparison_label(levels: &[(String, String)], factor: &str) -> String {

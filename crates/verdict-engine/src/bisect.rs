@@ -24,7 +24,9 @@ use verdict_bisect::{
     Outcome, Vcs,
 };
 use verdict_exec::{Cancel, Executor, Invocation, Program, Status};
-use verdict_model::{Environment, Experiment, OnBootFailure, RunId, RunStatus, SamplingMode};
+use verdict_model::{
+    BuildProvenance, Environment, Experiment, OnBootFailure, RunId, RunStatus, SamplingMode,
+};
 use verdict_store::{BisectId, BisectRecord, NewBisect, Store};
 
 use crate::bisect_boots::{BootBuild, BootCosts, BootSite};
@@ -268,6 +270,8 @@ pub struct Done {
     pub outcome: Outcome,
     /// What the boots cost (a kernel bisection), else `None`.
     pub boots: Option<BootCosts>,
+    /// The metric the bisection decided on (the experiment's primary).
+    pub metric: verdict_model::MetricSpec,
 }
 
 /// `experiment` as run at every commit: a working directory that is the
@@ -458,6 +462,7 @@ fn drive<V: Vcs + Worktrees>(
         // Only the first measurement after a resume can have been cut off.
         unfinished: unfinished_run(&runs),
         environment: site.environment(),
+        compiler: None,
         site,
         boots,
         next_event: sequence,
@@ -489,6 +494,7 @@ fn drive<V: Vcs + Worktrees>(
                     bisection,
                     outcome,
                     boots,
+                    metric: experiment.primary_metric().clone(),
                 })));
             }
             Action::Abort { reason } => {
@@ -527,6 +533,9 @@ struct Session<'s, 'a, V> {
     unfinished: Option<(String, RunId)>,
     /// Captured once per session (see `Site::environment`).
     environment: Environment,
+    /// The first line of `cc --version` in the build environment, asked
+    /// once per session (`Some(None)`: asked, no compiler answered).
+    compiler: Option<Option<String>>,
     /// Where each built commit is measured.
     site: Box<dyn Site>,
     /// Boots each commit's kernel (a kernel bisection).
@@ -634,7 +643,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
         let experiment = self
             .site
             .stage(&experiment, &directory, &commit.to_string())?;
-        let environment = self.environment.clone();
+        let environment = self.measured_environment(commit, &directory);
         let capture = move || environment.clone();
         let store = self.driver.store;
         let engine = Engine {
@@ -663,6 +672,53 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             }
         };
         self.event_of(commit, &summary)
+    }
+
+    /// The environment a measurement of `commit` records: the session's,
+    /// with the build (the commit, the build command, and the compiler the
+    /// build environment's `cc --version` names).
+    fn measured_environment(&mut self, commit: &CommitId, directory: &Path) -> Environment {
+        let compiler = match &self.compiler {
+            Some(known) => known.clone(),
+            None => {
+                let asked = self.ask_compiler(directory);
+                self.compiler = Some(asked.clone());
+                asked
+            }
+        };
+        let mut environment = self.environment.clone();
+        environment.build = Some(BuildProvenance {
+            commit: Some(commit.to_string()),
+            command: self.settings.build.clone(),
+            compiler,
+            ..BuildProvenance::default()
+        });
+        environment
+    }
+
+    /// The first line of `cc --version` run where the commits are built
+    /// (the builder, in the tree), when it answers.
+    fn ask_compiler(&self, directory: &Path) -> Option<String> {
+        let invocation = Invocation::new(Program::Argv(vec![
+            "cc".to_string(),
+            "--version".to_string(),
+        ]))
+        .with_cwd(directory)
+        .with_timeout(std::time::Duration::from_secs(30));
+        let outcome = self
+            .driver
+            .builder
+            .run(&invocation, &self.driver.cancel)
+            .ok()?;
+        (outcome.status == Status::Exited(0))
+            .then(|| {
+                String::from_utf8_lossy(&outcome.stdout)
+                    .lines()
+                    .next()
+                    .map(|line| line.trim().to_string())
+            })
+            .flatten()
+            .filter(|line| !line.is_empty())
     }
 
     /// A measurement run of `commit`: `runs` iterations, no warmups, named
@@ -752,6 +808,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
                         .as_ref()
                         .map(|failure| failure.reason.clone())
                 })
+                .or_else(|| missing_reason(&samples, &self.experiment.primary_metric().name))
                 .unwrap_or_else(|| "no successful iteration".to_string());
             return Ok(Some(Event::Skip {
                 commit: commit.clone(),
@@ -795,7 +852,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
                 ))
             }
         };
-        let environment = self.environment.clone();
+        let environment = self.measured_environment(commit, directory);
         let capture = move || environment.clone();
         let mut progress = self
             .driver
@@ -891,6 +948,23 @@ fn unfinished_run(runs: &[verdict_store::RunSummary]) -> Option<(String, RunId)>
 
 /// The values of a measurement run (its successful iterations' primary
 /// metric) and all its samples.
+/// Why successful iterations have no value of `metric` (perf's `<not
+/// supported>`): the words `verdict run`'s report prints for them,
+/// `METRIC: N missing value(s): WHAT THE TOOL SAID`.
+fn missing_reason(samples: &[verdict_model::Sample], metric: &str) -> Option<String> {
+    let mut reasons: Vec<&str> = Vec::new();
+    let mut count = 0;
+    for sample in samples.iter().filter(|sample| sample.is_data()) {
+        if let Some(reason) = sample.missing.get(metric) {
+            count += 1;
+            if !reasons.contains(&reason.as_str()) {
+                reasons.push(reason);
+            }
+        }
+    }
+    (count > 0).then(|| format!("{metric}: {count} missing value(s): {}", reasons.join("; ")))
+}
+
 fn run_values(
     store: &dyn Store,
     run: RunId,
@@ -958,6 +1032,9 @@ pub struct BisectLog {
     pub commits: Vec<LoggedCommit>,
     /// What the boots cost (a kernel bisection), else `None`.
     pub boots: Option<BootCosts>,
+    /// The metric the bisection decided on (the stored experiment's
+    /// primary); `None` when the stored experiment no longer loads.
+    pub metric: Option<verdict_model::MetricSpec>,
 }
 
 /// One commit of a bisection log.
@@ -1023,11 +1100,15 @@ pub fn log<V: Vcs>(
             }
         })
         .collect();
+    let metric = Experiment::parse(&record.experiment_text, &settings.experiment_path)
+        .ok()
+        .map(|experiment| experiment.primary_metric().clone());
     Ok(BisectLog {
         record,
         settings,
         bisection,
         commits,
         boots,
+        metric,
     })
 }

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use verdict_bisect::{Bisection, CommitId, Event};
-use verdict_exec::{Booter, Target};
-use verdict_model::{BootPlan, Environment, Experiment, LevelBoot, RunStatus};
+use verdict_exec::Booter;
+use verdict_model::{BootPlan, Experiment, LevelBoot, RunStatus};
 use verdict_store::{BisectId, Store};
 
 use crate::bisect::{BisectRunError, Settings};
@@ -41,8 +41,9 @@ pub struct BootBuild {
     pub spec: Option<PathBuf>,
 }
 
-/// Reads a booted machine's environment through its target.
-pub type BootEnvironment = Box<dyn Fn(&dyn Target) -> Environment>;
+/// Reads a booted machine's environment (and its kernel config) through
+/// its target.
+pub type BootEnvironment = Box<crate::boots::BootEnvironment<'static>>;
 
 /// How a bisection boots: the booter of the experiment's `[target] vm`
 /// (one for the whole session; each measurement is a fresh boot) and how a
@@ -498,7 +499,7 @@ mod tests {
                     host: "vm".into(),
                     planned: 1,
                     started_at_ms: 0,
-                    environment_start: Environment::default(),
+                    environment_start: verdict_model::Environment::default(),
                     command_line: Vec::new(),
                     bisect: Some(id),
                 })

@@ -10,7 +10,10 @@
 //! skipped (`on_boot_failure`). `--resume` continues from the first boot
 //! whose iterations are not all stored, in a fresh boot. The booted
 //! machine's own environment (kernel, command line, CPU, SMT) is read
-//! through its target after each proof and stored in the boot's row.
+//! through its target after each proof and stored in the boot's row, and
+//! the booted kernel's config the capture found (the guest's own, or the
+//! image's neighbour on the controller) is stored once under its hash, so
+//! `compare --config-diff` compares boot levels.
 //!
 //! Must not: start QEMU or any process itself (the booter and the target
 //! do), or store a sample of a boot that did not prove itself.
@@ -24,6 +27,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
+use verdict_doctor::environment::KernelConfig;
 use verdict_exec::{BootSpec, Booter, Cancel, ExecError, Target};
 use verdict_model::{BootPlan, Environment, Experiment, OnBootFailure, RunId, RunStatus, Sample};
 use verdict_store::{BootRow, NewBoot, NewRun, Store};
@@ -153,6 +157,20 @@ fn plan_kernel(plan: &BootPlan) -> String {
     }
 }
 
+/// A booted machine as its capture found it: its environment, and the
+/// kernel config whose hash the environment records, when one was read
+/// (stored once per distinct config, for `compare --config-diff`).
+#[derive(Debug, Clone, Default)]
+pub struct BootCapture {
+    pub environment: Environment,
+    pub kernel_config: Option<KernelConfig>,
+}
+
+/// Reads a booted machine's environment through its target; the boot's
+/// spec names the kernel image it booted (whose neighbour on the
+/// controller may hold its config).
+pub type BootEnvironment<'a> = dyn Fn(&dyn Target, &BootSpec) -> BootCapture + 'a;
+
 /// Runs experiments whose unit is the boot; see the module documentation.
 pub struct BootRunner<'a> {
     pub booter: &'a mut dyn Booter,
@@ -162,7 +180,7 @@ pub struct BootRunner<'a> {
     pub environment: &'a dyn Fn() -> Environment,
     /// The booted machine's environment, read through its target after
     /// the boot is proven; stored in the boot's row (`BootRow::environment`).
-    pub boot_environment: &'a dyn Fn(&dyn Target) -> Environment,
+    pub boot_environment: &'a BootEnvironment<'a>,
 }
 
 impl std::fmt::Debug for BootRunner<'_> {
@@ -423,7 +441,7 @@ impl BootRunner<'_> {
                     row.kernel_release = Some(record.kernel_release.clone());
                     row.accelerator = Some(record.accelerator.clone());
                     row.ready_at_ms = Some(now_ms());
-                    row.environment = self.booter.target().map(self.boot_environment);
+                    row.environment = self.capture(&spec)?;
                     self.store.update_boot(run, &row)?;
                     observer.note(&format!(
                         "boot {id} proven: {} ({}), boot id {}, {}, ready in {:.1}s",
@@ -533,6 +551,26 @@ impl BootRunner<'_> {
 }
 
 impl BootRunner<'_> {
+    /// The proven boot's environment, read through its target; the kernel
+    /// config the capture found is stored once under its hash.
+    fn capture(&self, spec: &BootSpec) -> Result<Option<Environment>, EngineError> {
+        let Some(capture) = self
+            .booter
+            .target()
+            .map(|target| (self.boot_environment)(target, spec))
+        else {
+            return Ok(None);
+        };
+        if let Some(config) = &capture.kernel_config {
+            self.store.put_kernel_config(
+                &verdict_doctor::environment::config_sha256(&config.text),
+                &config.source,
+                &config.text,
+            )?;
+        }
+        Ok(Some(capture.environment))
+    }
+
     /// The remaining iterations of a proven boot, on the booted target;
     /// every level is entered afresh (setup and verify) before its first
     /// iteration.

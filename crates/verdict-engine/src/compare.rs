@@ -533,6 +533,11 @@ fn stored_config(
                 "--config-diff needs stored selections; `{spec}` is a file"
             ))
         })?;
+    // A run that booted its kernels (a VM, boot levels): the config the
+    // selection's boots recorded, not the controller's.
+    if let Some(found) = booted_config(store, spec, run)? {
+        return Ok(found);
+    }
     // Stored once per distinct config under the hash the run's environment
     // records (schema v4); runs from before that carry it as an annotation.
     let record = store.run(run).map_err(CompareError::internal)?;
@@ -553,6 +558,68 @@ fn stored_config(
         format!("run {run} ({})", config["source"].as_str().unwrap_or("?")),
         config["text"].as_str().unwrap_or_default().to_string(),
     ))
+}
+
+/// The kernel config the proven boots of run `run` that the selection
+/// `spec` covers recorded (their boot levels agree with its levels):
+/// `None` when the run booted nothing (its own environment holds the
+/// config); an error when those boots recorded none or several.
+fn booted_config(
+    store: &dyn Store,
+    spec: &str,
+    run: RunId,
+) -> Result<Option<(String, String)>, CompareError> {
+    let boots = store.boots(run).map_err(CompareError::internal)?;
+    if boots.is_empty() {
+        return Ok(None);
+    }
+    let levels = parse_selection(spec)
+        .map(|selection| selection.levels)
+        .unwrap_or_default();
+    let covered = |level_key: &str| {
+        level_key.split(',').all(|pair| match pair.split_once('=') {
+            Some((factor, level)) => levels
+                .iter()
+                .all(|(wanted, value)| wanted != factor || value == level),
+            None => true,
+        })
+    };
+    let mut hashes: Vec<(String, Vec<u32>)> = Vec::new();
+    for boot in boots.iter().filter(|boot| covered(&boot.level_key)) {
+        let Some(sha256) = boot
+            .environment
+            .as_ref()
+            .and_then(|environment| environment.kernel_config_sha256.clone())
+        else {
+            continue;
+        };
+        match hashes.iter_mut().find(|(hash, _)| *hash == sha256) {
+            Some((_, ids)) => ids.push(boot.id),
+            None => hashes.push((sha256, vec![boot.id])),
+        }
+    }
+    match hashes.as_slice() {
+        [] => Err(CompareError::input(format!(
+            "--config-diff: the boots of `{spec}` (run {run}) recorded no kernel config (the guest had none and none was found beside its image)"
+        ))),
+        [(sha256, ids)] => {
+            let (source, text) = store
+                .kernel_config(sha256)
+                .map_err(CompareError::internal)?
+                .ok_or_else(|| {
+                    CompareError::input(format!(
+                        "--config-diff: run {run}'s boots name config {} but the store does not hold it",
+                        &sha256[..sha256.len().min(16)]
+                    ))
+                })?;
+            let boots = ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+            Ok(Some((format!("run {run} boots {boots} ({source})"), text)))
+        }
+        several => Err(CompareError::input(format!(
+            "--config-diff: the boots of `{spec}` (run {run}) booted {} different kernel configs; select one boot level (RUN:factor=level)",
+            several.len()
+        ))),
+    }
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ pub mod schedule;
 pub mod work;
 
 pub use adaptive::{AdaptivePlan, ComparisonStatus};
-pub use boots::{BootRunner, BootSlot, boot_plan, boot_schedule};
+pub use boots::{BootCapture, BootRunner, BootSlot, boot_plan, boot_schedule};
 pub use hosts::{HostPart, HostWork, run_on_hosts};
 pub use runner::{
     Engine, EngineError, Observer, RunSummary, Silent, StartOptions, check_design,

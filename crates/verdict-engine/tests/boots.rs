@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 use std::time::Duration;
-use verdict_engine::{BootRunner, EngineError, Silent, StartOptions};
+use verdict_engine::{BootCapture, BootRunner, EngineError, Silent, StartOptions};
 use verdict_exec::{
     BootRecord, BootSpec, Booter, Cancel, ExecError, FakeExecutor, Outcome, Target,
 };
@@ -84,10 +84,13 @@ fn no_environment() -> Environment {
 
 /// What the engine is handed as the booted machine's environment: read
 /// through the boot's target (its name stands for the capture).
-fn target_environment(target: &dyn Target) -> Environment {
-    Environment {
-        hostname: Some(target.target_name().to_string()),
-        ..Environment::default()
+fn target_environment(target: &dyn Target, _: &verdict_exec::BootSpec) -> BootCapture {
+    BootCapture {
+        environment: Environment {
+            hostname: Some(target.target_name().to_string()),
+            ..Environment::default()
+        },
+        kernel_config: None,
     }
 }
 

@@ -26,7 +26,13 @@ impl Deref for View<'_> {
 
 impl View<'_> {
     /// The section in a text or markdown report.
-    pub(crate) fn text(&self, markdown: bool, metric: &str, unit: &str) -> String {
+    pub(crate) fn text(
+        &self,
+        markdown: bool,
+        metric: &str,
+        unit: &str,
+        width: Option<usize>,
+    ) -> String {
         let mut output = String::new();
         let escape_line = |line: &str| {
             if markdown {
@@ -46,7 +52,7 @@ impl View<'_> {
         output.push_str(&if markdown {
             table.markdown()
         } else {
-            table.text()
+            table.text_width(width)
         });
         output.push_str(&self.environments_text(markdown));
         if !self.failed.is_empty() {
@@ -257,13 +263,13 @@ mod tests {
                 console_tail: console,
             }],
         };
-        let text = View(&section).text(false, "wall", "s");
+        let text = View(&section).text(false, "wall", "s", None);
         assert!(text.contains("boot 3 init=missing: QEMU exited"), "{text}");
         assert!(text.contains("console: [ 0.1] Kernel panic"), "{text}");
         assert!(!text.contains("trace 3\n"), "{text}");
         assert!(text.contains("trace 11"), "{text}");
         assert!(!text.contains('\u{1b}'), "{text}");
-        let markdown = View(&section).text(true, "wall", "s");
+        let markdown = View(&section).text(true, "wall", "s", None);
         assert!(markdown.contains("red \\| \\`x\\`"), "{markdown}");
     }
 
@@ -302,7 +308,7 @@ mod tests {
                 },
             ],
         };
-        let text = View(&section).text(false, "wall", "s");
+        let text = View(&section).text(false, "wall", "s", None);
         for line in [
             "  preempt=full (boots 0, 3):\n",
             "    kernel release: 6.1.0-57-amd64\n",
@@ -314,7 +320,7 @@ mod tests {
         ] {
             assert!(text.contains(line), "{line}\n{text}");
         }
-        let markdown = View(&section).text(true, "wall", "s");
+        let markdown = View(&section).text(true, "wall", "s", None);
         assert!(markdown.contains("Ice\\|lake"), "{markdown}");
         // Without recorded environments, nothing of this is shown.
         let bare = BootsSection {
@@ -323,7 +329,7 @@ mod tests {
         };
         assert!(
             !View(&bare)
-                .text(false, "wall", "s")
+                .text(false, "wall", "s", None)
                 .contains("booted environment")
         );
     }

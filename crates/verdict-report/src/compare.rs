@@ -10,7 +10,12 @@ pub use verdict_analysis::compare::*;
 
 /// `report` in `format`.
 pub fn render(report: &CompareReport, format: Format) -> String {
-    View(report).render(format)
+    render_within(report, format, None)
+}
+
+/// `report` in `format`, its text table within `width` columns when given.
+pub fn render_within(report: &CompareReport, format: Format, width: Option<usize>) -> String {
+    View(report).render(format, width)
 }
 
 /// The header lines of `report`: what the intervals and p-values mean.
@@ -111,7 +116,11 @@ pub fn verdict_text(row: &ComparisonRow) -> String {
     };
     match (row.verdict, row.magnitude) {
         (Verdict::Equivalent, _) => format!("equivalent (within ±{threshold})"),
+        // A row decided over boots counts boots per level, not runs.
         (Verdict::Inconclusive, _) => match row.runs_needed {
+            Some(boots) if row.name.ends_with(BOOT_ROW_MARK) => {
+                format!("inconclusive (~{boots} boots/level for ±{threshold})")
+            }
             Some(runs) => format!("inconclusive (~{runs}/cell for ±{threshold})"),
             None => "inconclusive".to_string(),
         },
@@ -178,13 +187,14 @@ impl View<'_> {
         )
     }
 
-    pub fn render(&self, format: Format) -> String {
+    pub fn render(&self, format: Format, width: Option<usize>) -> String {
         match format {
             Format::Json => serde_json::to_string_pretty(self.0).unwrap_or_default() + "\n",
+            Format::Email => crate::email::compare(self.0, &[], None, &[]),
             Format::Text => format!(
                 "{}\n\n{}",
                 escape::text_lines(&self.header()),
-                self.table().text()
+                self.table().text_width(width)
             ),
             Format::Markdown => format!(
                 "{}\n\n{}",

@@ -118,15 +118,7 @@ pub fn csv(value: &str) -> String {
 /// A word for a POSIX shell command line the user copies: as it is when
 /// it needs no quoting, else in single quotes (`'` as `'\''`).
 pub fn shell_word(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@+,".contains(c))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
+    verdict_analysis::provenance::shell_word(word)
 }
 
 /// True when `text` holds a byte a terminal would act on (C0 controls

@@ -6,12 +6,14 @@
 
 pub mod boots;
 pub mod compare;
+pub mod email;
 pub mod escape;
 pub mod export;
 pub mod format;
 pub mod hosts;
 pub mod html;
 pub mod pivot;
+pub mod provenance;
 pub mod run;
 pub mod sequential;
 pub mod simulate;

@@ -847,6 +847,10 @@ impl<B: Backend> Store for B {
         )
     }
 
+    fn measured_commit(&self, run: RunId) -> Result<Option<String>, StoreError> {
+        crate::history::HistoryStore::run_commit(self, run)
+    }
+
     fn create_bisect(&self, bisect: &NewBisect) -> Result<BisectId, StoreError> {
         let id = self.transaction("create a bisection", || {
             self.first_row(

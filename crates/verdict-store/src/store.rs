@@ -346,6 +346,9 @@ pub trait Store {
     fn put_kernel_config(&self, sha256: &str, source: &str, text: &str) -> Result<(), StoreError>;
     /// The kernel config stored under `sha256`: (source, text).
     fn kernel_config(&self, sha256: &str) -> Result<Option<(String, String)>, StoreError>;
+    /// The commit run `run` measures (`verdict run --commit`, the
+    /// experiment file's repository HEAD), when one was recorded.
+    fn measured_commit(&self, run: RunId) -> Result<Option<String>, StoreError>;
 
     /// Records a new bisection with status `running`.
     fn create_bisect(&self, bisect: &NewBisect) -> Result<BisectId, StoreError>;

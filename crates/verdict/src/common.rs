@@ -136,7 +136,7 @@ pub(crate) fn parse_fraction(text: &str) -> Result<f64, String> {
 pub(crate) fn parse_format(text: &str) -> Result<Format, CliError> {
     Format::parse(text).ok_or_else(|| {
         CliError::input(format!(
-            "unknown --format `{text}`; expected text, markdown, csv, json or html"
+            "unknown --format `{text}`; expected text, markdown, csv, json, html or email"
         ))
     })
 }
@@ -162,8 +162,9 @@ impl From<TableFormat> for Format {
     }
 }
 
-/// `--format` of `report`, `compare`, `run` and `ab`: a table format or
-/// the self-contained HTML page (`md` is accepted for markdown).
+/// `--format` of `report`, `compare`, `run` and `ab`: a table format,
+/// the email form (every line at most 80 columns) or the self-contained
+/// HTML page (`md` is accepted for markdown).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum ReportFormat {
     Text,
@@ -172,6 +173,7 @@ pub(crate) enum ReportFormat {
     Csv,
     Json,
     Html,
+    Email,
 }
 
 impl ReportFormat {
@@ -182,16 +184,51 @@ impl ReportFormat {
             ReportFormat::Markdown => Some(Format::Markdown),
             ReportFormat::Csv => Some(Format::Csv),
             ReportFormat::Json => Some(Format::Json),
+            ReportFormat::Email => Some(Format::Email),
             ReportFormat::Html => None,
         }
     }
 }
 
-/// `--format` of `plan` and `history`: text or JSON.
+/// `--format` of `plan`: text or JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum TextOrJson {
     Text,
     Json,
+}
+
+/// `--format` of `history`: text, JSON or the email form (every line at
+/// most 80 columns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TextJsonOrEmail {
+    Text,
+    Json,
+    Email,
+}
+
+/// `--format` of the summary `bisect` prints when it ends: text, or the
+/// email form (with what ran and how to reproduce it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TextOrEmail {
+    Text,
+    Email,
+}
+
+/// `--width N`: lay text tables out within N columns, stacking a table
+/// too wide (one block per row) instead of overflowing; the default keeps
+/// every table on its natural width.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub(crate) struct WidthArgs {
+    /// Lay text tables out within N columns (a table too wide becomes one
+    /// block of lines per row); default: as wide as the table is.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(40..))]
+    pub(crate) width: Option<u16>,
+}
+
+impl WidthArgs {
+    pub(crate) fn columns(self) -> Option<usize> {
+        self.width.map(usize::from)
+    }
 }
 
 /// Whether `--format` asks for the self-contained HTML page.

@@ -213,9 +213,24 @@ fn stored_host_booter(
     host_booter(host, ssh_config.as_deref(), reconnect, boot)
 }
 
-/// The booted machine's environment, read through its target.
-pub(crate) fn booted_environment(target: &dyn verdict_exec::Target) -> verdict_model::Environment {
-    crate::target::EnvironmentSource::new(target).capture()
+/// The booted machine's environment, read through its target, with the
+/// booted kernel's config: the machine's own (/proc/config.gz,
+/// /boot/config-RELEASE), else for a VM the image's neighbour on this
+/// machine (see `verdict_doctor::environment::image_neighbour_config`).
+pub(crate) fn booted_environment(
+    target: &dyn verdict_exec::Target,
+    spec: &verdict_exec::BootSpec,
+) -> verdict_engine::BootCapture {
+    let image = spec
+        .kernel
+        .as_ref()
+        .map(|kernel| std::fs::canonicalize(kernel).unwrap_or_else(|_| kernel.clone()));
+    let source = crate::target::EnvironmentSource::with_image(target, image);
+    let environment = source.capture();
+    verdict_engine::BootCapture {
+        kernel_config: source.kernel_config(environment.kernel_release.as_deref()),
+        environment,
+    }
 }
 
 /// Starts `options` with `booter`.

@@ -171,6 +171,19 @@ fn kill_and_resume(extra: &[&str]) {
         .unwrap();
     let stdout = assert_names_the_culprit(&resumed, &hashes);
     assert!(stdout.contains("git bisect log replay:"), "{stdout}");
+    // What the commits were measured on: the last measurement's machine
+    // with its build command, and no single measurement's commit.
+    let measured = stdout
+        .split_once("\nmeasured on (the last measurement's machines):\n  host ")
+        .map(|(_, tail)| tail)
+        .unwrap_or_else(|| panic!("no measured-on lines:\n{stdout}"));
+    assert!(measured.contains("cpu "), "{stdout}");
+    assert!(measured.contains("; kernel "), "{stdout}");
+    assert!(
+        measured.contains("; build test ! -e broken || exit 125"),
+        "{stdout}"
+    );
+    assert!(!measured.contains("; built "), "{stdout}");
     assert!(
         stdout.contains(&format!("git bisect skip {}", hashes[SKIPPED])),
         "{stdout}"

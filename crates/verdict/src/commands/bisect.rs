@@ -23,7 +23,7 @@ use verdict_engine::bisect::{
 };
 use verdict_engine::bisect_boots::{BootBuild, BootSite};
 use verdict_report::Format;
-use verdict_store::BisectId;
+use verdict_store::{BisectId, Store};
 
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -42,7 +42,8 @@ pub(crate) enum BisectAction {
     Log {
         /// Bisection id (default: the latest).
         id: Option<i64>,
-        /// text, json (`verdict.bisect-log/v1`) or html (one self-contained page).
+        /// text, json (`verdict.bisect-log/v1`), html (one self-contained page) or email
+        /// (every line at most 80 columns).
         #[arg(long, default_value = "text")]
         format: String,
         /// Write the log to FILE instead of standard output (html).
@@ -102,6 +103,10 @@ pub(crate) struct BisectStart {
     /// Bound on the probability of misclassifying one commit.
     #[arg(long, default_value_t = 0.005)]
     pub(crate) step_error: f64,
+    /// The summary printed at the end: text, or email (every line at most 80 columns, with the
+    /// metric, what the commits were measured on, the build's compiler and how to reproduce it).
+    #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
+    pub(crate) format: crate::common::TextOrEmail,
     /// Continue a bisection stopped by Ctrl-C, a kill or a reboot (default: the latest).
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "0")]
     pub(crate) resume: Option<i64>,
@@ -229,25 +234,36 @@ pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
     })? {
         Finished::Done(done) => {
             let Done {
+                id,
                 settings,
                 bisection,
                 outcome,
                 boots,
-                ..
+                metric,
             } = *done;
             let git = Git::new(&settings.repo);
             let subject =
                 |commit: &verdict_bisect::CommitId| git.subject(commit).unwrap_or_default();
-            out!(
-                "{}",
-                crate::bisect_render::summary(
-                    &bisection,
-                    &outcome,
-                    &settings,
-                    boots.as_ref(),
-                    &subject
-                )
+            let summary = crate::bisect_render::summary(
+                &bisection,
+                &outcome,
+                &settings,
+                boots.as_ref(),
+                &subject,
             );
+            let provenance = measured_on(&store, id)?;
+            match args.start.format {
+                crate::common::TextOrEmail::Text => out!(
+                    "{summary}{}",
+                    provenance
+                        .as_ref()
+                        .map_or(String::new(), crate::bisect_render::measured_on_text)
+                ),
+                crate::common::TextOrEmail::Email => out!(
+                    "{}",
+                    crate::bisect_render::summary_email(&summary, &metric, provenance.as_ref())
+                ),
+            }
             Ok(ExitCode::SUCCESS)
         }
         Finished::Aborted { id, reason } => Err(CliError::input(format!(
@@ -256,6 +272,31 @@ pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
             crate::bisect_render::abort_text(&reason)
         ))),
     }
+}
+
+/// What bisection `id`'s commits were measured on: the provenance of its
+/// last measurement run (machine, kernel, config, the build's command and
+/// compiler), without that run's commit (the bisection measured many).
+fn measured_on(
+    store: &dyn Store,
+    id: BisectId,
+) -> Result<Option<verdict_report::provenance::Provenance>, CliError> {
+    let Some(last) = store
+        .bisect_runs(id)
+        .map_err(CliError::internal)?
+        .last()
+        .map(|run| run.id)
+    else {
+        return Ok(None);
+    };
+    let record = store.run(last).map_err(CliError::internal)?;
+    let mut provenance = crate::run_report::stored_provenance(store, &record)?;
+    // The experiment file as the bisection read it (a measurement's text
+    // carries a note naming its commit).
+    let bisection = store.bisect(id).map_err(CliError::internal)?;
+    provenance.reproduce.experiment_sha256 =
+        verdict_model::Experiment::text_hash(&bisection.experiment_text);
+    Ok(Some(crate::bisect_render::without_commits(&provenance)))
 }
 
 /// The new bisection `start` asks for.
@@ -333,18 +374,34 @@ fn log(
         html,
     )?;
     if html {
-        let page = crate::bisect_render::log_page(&log);
+        let mut page = crate::bisect_render::log_page(&log);
+        if let Some(provenance) = measured_on(&store, log.record.id)? {
+            page.facts
+                .extend(crate::bisect_render::measured_on_facts(&provenance));
+        }
         crate::common::emit(&verdict_report::html::render_bisect_log(&page), output)?;
         return Ok(ExitCode::SUCCESS);
     }
     if format == Format::Json {
+        let mut document = crate::bisect_render::log_json(&log);
+        if let Some(provenance) = measured_on(&store, log.record.id)? {
+            document["measured_on"] =
+                serde_json::to_value(&provenance).map_err(CliError::internal)?;
+        }
         outln!(
             "{}",
-            serde_json::to_string_pretty(&crate::bisect_render::log_json(&log))
-                .map_err(CliError::internal)?
+            serde_json::to_string_pretty(&document).map_err(CliError::internal)?
         );
         return Ok(ExitCode::SUCCESS);
     }
-    out!("{}", crate::bisect_render::log_text(&log));
+    if format == Format::Email {
+        let provenance = measured_on(&store, log.record.id)?;
+        out!(
+            "{}",
+            crate::bisect_render::log_email(&log, provenance.as_ref())
+        );
+    } else {
+        out!("{}", crate::bisect_render::log_text(&log));
+    }
     Ok(ExitCode::SUCCESS)
 }

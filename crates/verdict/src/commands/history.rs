@@ -10,6 +10,7 @@
 use crate::common::DbArgs;
 use crate::error::CliError;
 use serde_json::{Value, json};
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::history::{
@@ -62,9 +63,10 @@ pub(crate) struct HistoryArgs {
     /// Compute from scratch, ignoring (and not storing) the per-series state.
     #[arg(long)]
     pub(crate) from_scratch: bool,
-    /// text (an email-ready list) or json (`verdict.history/v1`).
+    /// text (a list), json (`verdict.history/v1`) or email (the list with
+    /// every line at most 80 columns).
     #[arg(long, value_enum, default_value = "text")]
-    pub(crate) format: crate::common::TextOrJson,
+    pub(crate) format: crate::common::TextJsonOrEmail,
     #[command(flatten)]
     pub(crate) db: DbArgs,
 }
@@ -97,7 +99,7 @@ fn file(
         changes,
     } = file_history(path, column, args.time_column.as_deref(), settings)?;
     let label = |index: usize| labels.get(index).cloned().unwrap_or_default();
-    if args.format == crate::common::TextOrJson::Json {
+    if args.format == crate::common::TextJsonOrEmail::Json {
         let document = json!({
             "schema": "verdict.history/v1",
             "source": {"file": path.display().to_string(), "column": column},
@@ -126,7 +128,9 @@ fn file(
         );
         return Ok(ExitCode::SUCCESS);
     }
-    outln!(
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
         "history of {} column `{}`: {} points, {} ({})",
         plain_text(&path.display().to_string()),
         plain_text(column),
@@ -135,7 +139,8 @@ fn file(
         settings_text(settings)
     );
     for (number, change) in changes.iter().enumerate() {
-        outln!(
+        let _ = writeln!(
+            text,
             "  {}. between {} and {} (index {}): {}",
             number + 1,
             plain_text(&label(change.index - 1)),
@@ -144,6 +149,7 @@ fn file(
             change_text(change, "")
         );
     }
+    print_list(&text, args.format);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -182,7 +188,7 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
         let command = bisect_command(&store, &history.series, args.host.as_deref(), number)?;
         return bisect(&command, number);
     }
-    if args.format == crate::common::TextOrJson::Json {
+    if args.format == crate::common::TextJsonOrEmail::Json {
         let document = json!({
             "schema": "verdict.history/v1",
             "source": {"selection": spec, "experiment": experiment},
@@ -199,7 +205,9 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
         );
         return Ok(ExitCode::SUCCESS);
     }
-    outln!(
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
         "history of `{}` metric `{}` by {} ({})",
         plain_text(spec),
         plain_text(&metric),
@@ -207,14 +215,16 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
         settings_text(settings)
     );
     if history.runs_without_commit > 0 {
-        outln!(
+        let _ = writeln!(
+            text,
             "  ({} runs without a recorded commit left out)",
             history.runs_without_commit
         );
     }
     for series in &history.series {
         let runs: usize = series.points.iter().map(|point| point.runs.len()).sum();
-        outln!(
+        let _ = writeln!(
+            text,
             "host {}: {} points from {}, {}",
             plain_text(&series.host),
             series.points.len(),
@@ -224,7 +234,8 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
         for (number, change) in series.changes.iter().enumerate() {
             let before = &series.points[change.index - 1];
             let after = &series.points[change.index];
-            outln!(
+            let _ = writeln!(
+                text,
                 "  {}. {} (index {}, after {}): {}",
                 number + 1,
                 point_label(after),
@@ -234,7 +245,18 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
             );
         }
     }
+    print_list(&text, args.format);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The list as text, or within 80 columns for an email (a long line
+/// continues indented under itself).
+fn print_list(text: &str, format: crate::common::TextJsonOrEmail) {
+    if format == crate::common::TextJsonOrEmail::Email {
+        out!("{}", verdict_report::email::fit(text));
+    } else {
+        out!("{text}");
+    }
 }
 
 /// Prints the `verdict bisect` command, after a note when the change
