@@ -103,5 +103,8 @@ pub fn environment_from(snapshot: &Snapshot, config: Option<&KernelConfig>) -> E
             .and_then(|text| stat::parse(&text))
             .map(|stat| stat.total.steal),
         virtualization: facts::virtualization(snapshot).map(|detection| detection.label()),
+        // Known to whoever built the kernel (the engine's kernel builder),
+        // not readable from /proc.
+        kernel_build: None,
     }
 }

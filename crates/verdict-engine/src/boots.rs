@@ -11,6 +11,9 @@
 //! whose iterations are not all stored, in a fresh boot. The booted
 //! machine's own environment (kernel, command line, CPU, SMT) is read
 //! through its target after each proof and stored in the boot's row.
+//! Kernels built from source (a level's or the VM's `build`) are built
+//! before the first boot (`boot_builds`); each boot of one carries its
+//! provenance in its environment.
 //!
 //! Must not: start QEMU or any process itself (the booter and the target
 //! do), or store a sample of a boot that did not prove itself.
@@ -27,6 +30,9 @@ use std::collections::BTreeSet;
 use verdict_exec::{BootSpec, Booter, Cancel, ExecError, Target};
 use verdict_model::{BootPlan, Environment, Experiment, OnBootFailure, RunId, RunStatus, Sample};
 use verdict_store::{BootRow, NewBoot, NewRun, Store};
+
+use crate::boot_builds::{RunKernels, build_kernels};
+use crate::kernel_build::KernelBuilder;
 
 /// One boot of the schedule.
 #[derive(Debug, Clone, PartialEq)]
@@ -163,6 +169,8 @@ pub struct BootRunner<'a> {
     /// The booted machine's environment, read through its target after
     /// the boot is proven; stored in the boot's row (`BootRow::environment`).
     pub boot_environment: &'a dyn Fn(&dyn Target) -> Environment,
+    /// Builds the kernels levels name with `build`; `None` refuses them.
+    pub kernels: Option<&'a KernelBuilder>,
 }
 
 impl std::fmt::Debug for BootRunner<'_> {
@@ -189,7 +197,14 @@ impl BootRunner<'_> {
         check_design(&options.experiment)?;
         let environment = (self.environment)();
         let host = match (&options.experiment.vm, self.booter.host_name()) {
-            (Some(vm), _) => format!("vm:{}", vm.kernel.display()),
+            (Some(vm), _) => match (
+                &vm.kernel,
+                vm.build.as_ref().and_then(|build| build.tree.as_ref()),
+            ) {
+                (Some(kernel), _) => format!("vm:{}", kernel.display()),
+                (None, Some(tree)) => format!("vm:build of {}", tree.display()),
+                (None, None) => "vm:build".to_string(),
+            },
             (None, Some(host)) => host,
             (None, None) => environment.hostname.clone().unwrap_or_default(),
         };
@@ -278,11 +293,45 @@ impl BootRunner<'_> {
         let mut samples = self.store.samples(run)?;
         observer.started(run, planned, samples.len(), &cells);
         let mut result = Ok(LoopEnd::Finished);
-        for slot in &schedule {
+        let kernels = match build_kernels(
+            self.kernels,
+            self.store,
+            run,
+            experiment,
+            &schedule,
+            observer,
+        ) {
+            Ok(kernels) => kernels,
+            Err(EngineError::BuildCancelled { .. }) => {
+                result = Ok(LoopEnd::Cancelled);
+                RunKernels::default()
+            }
+            Err(error) => {
+                result = Err(error);
+                RunKernels::default()
+            }
+        };
+        if result.is_ok()
+            && experiment.sampling.on_boot_failure == OnBootFailure::Stop
+            && let Some((levels, message)) = kernels.first_failure(&schedule, experiment)
+        {
+            result = Err(EngineError::KernelBuild {
+                run,
+                levels,
+                message,
+            });
+        }
+        let slots: &[BootSlot] = if matches!(result, Ok(LoopEnd::Finished)) {
+            &schedule
+        } else {
+            &[]
+        };
+        for slot in slots {
             match self.run_slot(
                 run,
                 experiment,
                 slot,
+                &kernels,
                 &cells,
                 planned,
                 &mut samples,
@@ -340,6 +389,7 @@ impl BootRunner<'_> {
         run: RunId,
         experiment: &Experiment,
         slot: &BootSlot,
+        kernels: &RunKernels,
         cells: &[verdict_model::Cell],
         planned: usize,
         samples: &mut Vec<Sample>,
@@ -367,13 +417,34 @@ impl BootRunner<'_> {
         if self.cancel.is_cancelled() {
             return Ok(SlotEnd::Cancelled);
         }
-        let plan =
+        let mut plan =
             boot_plan(experiment, slot).ok_or(EngineError::NeedsBooter { run: Some(run) })?;
+        // A kernel built from source boots its image and modules from the
+        // cache; a level whose build failed (recorded) is skipped.
+        let mut kernel_build = None;
+        if let Some(build) = plan.build.take() {
+            match kernels.get(&build) {
+                Some(Ok(built)) => {
+                    plan.kernel = Some(built.image.clone());
+                    plan.modules = Some(built.modules.clone());
+                    kernel_build = Some(built.build.clone());
+                }
+                Some(Err(_)) | None => {
+                    observer.note(&format!(
+                        "skipping boot slot {} ({}): its kernel was not built",
+                        slot.slot + 1,
+                        slot.level_key
+                    ));
+                    return Ok(SlotEnd::Skipped);
+                }
+            }
+        }
         let spec = BootSpec {
             kernel: plan.kernel.clone(),
             initrd: plan.initrd.clone(),
             command_line: plan.cmdline.clone(),
             hook: plan.hook.clone(),
+            modules: plan.modules.clone(),
         };
         let kernel = plan_kernel(&plan);
         let first_sequence = remaining[0].1;
@@ -423,7 +494,10 @@ impl BootRunner<'_> {
                     row.kernel_release = Some(record.kernel_release.clone());
                     row.accelerator = Some(record.accelerator.clone());
                     row.ready_at_ms = Some(now_ms());
-                    row.environment = self.booter.target().map(self.boot_environment);
+                    row.environment = self.booter.target().map(|target| Environment {
+                        kernel_build: kernel_build.clone(),
+                        ..(self.boot_environment)(target)
+                    });
                     self.store.update_boot(run, &row)?;
                     observer.note(&format!(
                         "boot {id} proven: {} ({}), boot id {}, {}, ready in {:.1}s",

@@ -9,6 +9,7 @@
 pub mod adaptive;
 pub mod bisect;
 pub mod bisect_boots;
+pub mod boot_builds;
 pub mod boots;
 pub mod calibrate;
 pub mod commit;
@@ -19,6 +20,8 @@ pub mod history_source;
 pub mod host_group;
 pub mod hosts;
 pub mod iteration;
+pub mod kernel_build;
+mod kernel_source;
 pub mod plan;
 pub mod runner;
 pub mod schedule;
@@ -27,6 +30,7 @@ pub mod work;
 pub use adaptive::{AdaptivePlan, ComparisonStatus};
 pub use boots::{BootRunner, BootSlot, boot_plan, boot_schedule};
 pub use hosts::{HostPart, HostWork, run_on_hosts};
+pub use kernel_build::{BuiltKernel, KernelBuildError, KernelBuilder};
 pub use runner::{
     Engine, EngineError, Observer, RunSummary, Silent, StartOptions, check_design,
     planned_iterations,

@@ -110,6 +110,21 @@ pub enum EngineError {
         run.map(|run| format!("run {run}: ")).unwrap_or_default()
     )]
     NeedsBooter { run: Option<RunId> },
+    #[error("run {run}: the kernel of {levels} was not built: {message}")]
+    KernelBuild {
+        run: RunId,
+        /// The boot levels that boot it (`patch=with`).
+        levels: String,
+        message: String,
+    },
+    #[error(
+        "run {run}: a boot level builds its kernel (`build = {{ … }}`), which needs a kernel builder"
+    )]
+    NeedsBuilder { run: RunId },
+    #[error("run {run}: a kernel build was cancelled")]
+    BuildCancelled { run: RunId },
+    #[error("{selection}: {message}")]
+    LevelSource { selection: String, message: String },
     #[error("adaptive design: {0}")]
     Design(#[from] verdict_stats::sequential::SequentialError),
     #[error(

@@ -2,6 +2,7 @@
 //! capturing it (reading /proc and /sys) is verdict-doctor's job. A fact that
 //! could not be read is `None` ("absent"), never a guess.
 
+use crate::kernel_build::KernelBuild;
 use serde::{Deserialize, Serialize};
 
 /// Facts about the machine and kernel at one moment (start or end of a run).
@@ -50,4 +51,9 @@ pub struct Environment {
     /// `kvm+container:docker`; `none` when /proc/cpuinfo was readable and
     /// nothing was detected; absent when it could not be read.
     pub virtualization: Option<String>,
+    /// A booted kernel that verdict built from source: what it is
+    /// (commit, patches, config, compiler, make arguments), recorded with
+    /// the boot; absent for every other environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_build: Option<KernelBuild>,
 }

@@ -139,6 +139,13 @@ fn with_boots(
     samples: &[verdict_model::Sample],
     options: &RunReportOptions,
 ) -> Result<RunReport, CliError> {
+    let builds: Vec<verdict_model::KernelBuildRecord> = store
+        .annotations(run)
+        .map_err(CliError::internal)?
+        .remove(verdict_model::kernel_build::KERNEL_BUILDS_ANNOTATION)
+        .and_then(|value| serde_json::from_value(value).ok())
+        .unwrap_or_default();
+    let report = report.with_kernel_builds(builds);
     let rows = store.boots(run).map_err(CliError::internal)?;
     if rows.is_empty() {
         return Ok(report);
