@@ -872,12 +872,8 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
 /// it failed (a bisection from source skips such a commit, as a failed
 /// `--build` is skipped).
 fn failed_build(store: &dyn Store, run: RunId) -> Result<Option<String>, BisectRunError> {
-    let records: Vec<verdict_model::KernelBuildRecord> = store
-        .annotations(run)
-        .map_err(BisectRunError::internal)?
-        .remove(verdict_model::kernel_build::KERNEL_BUILDS_ANNOTATION)
-        .and_then(|value| serde_json::from_value(value).ok())
-        .unwrap_or_default();
+    let records =
+        crate::boot_builds::stored_records(store, run).map_err(BisectRunError::internal)?;
     Ok(records.last().and_then(|record| {
         record.failure.as_ref().map(|failure| {
             format!(

@@ -100,11 +100,7 @@ pub fn build_kernels(
     let Some(builder) = builder else {
         return Err(EngineError::NeedsBuilder { run });
     };
-    let mut records: Vec<KernelBuildRecord> = store
-        .annotations(run)?
-        .remove(KERNEL_BUILDS_ANNOTATION)
-        .and_then(|value| serde_json::from_value(value).ok())
-        .unwrap_or_default();
+    let mut records = stored_records(store, run)?;
     for spec in specs {
         let levels = levels_of(&spec, schedule, experiment);
         observer.note(&format!(
@@ -182,6 +178,19 @@ pub fn build_kernels(
         kernels.kernels.push((spec, outcome));
     }
     Ok(kernels)
+}
+
+/// The kernels run `run` built (its `kernel_builds` annotation), in the
+/// order it built them; empty for a run that built none.
+pub fn stored_records(
+    store: &dyn Store,
+    run: RunId,
+) -> Result<Vec<KernelBuildRecord>, verdict_store::StoreError> {
+    Ok(store
+        .annotations(run)?
+        .remove(KERNEL_BUILDS_ANNOTATION)
+        .and_then(|value| serde_json::from_value(value).ok())
+        .unwrap_or_default())
 }
 
 fn to_value(records: &[KernelBuildRecord]) -> serde_json::Value {
@@ -287,11 +296,7 @@ pub fn level_source(
     let spec = BootPlan::combine(vm, boots)
         .build
         .ok_or_else(|| refuse(format!("{level_key} boots a kernel verdict did not build")))?;
-    let records: Vec<KernelBuildRecord> = store
-        .annotations(run)?
-        .remove(KERNEL_BUILDS_ANNOTATION)
-        .and_then(|value| serde_json::from_value(value).ok())
-        .unwrap_or_default();
+    let records = stored_records(store, run)?;
     let build = records
         .iter()
         .rev()

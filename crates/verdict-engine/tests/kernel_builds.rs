@@ -331,22 +331,39 @@ fn a_broken_patch_a_failing_make_and_a_missing_feature_name_their_step() {
     assert!(log.contains("error: expected ';'"), "{log}");
 }
 
-/// Boots by script (see tests/boots.rs): every boot is proven; the
-/// machine answers every command with exit 0.
-struct Booted {
-    specs: Vec<BootSpec>,
+/// Boots by script (see tests/boots.rs): every boot is proven, and the
+/// machine's workload prints 200 when the booted image holds `int slow`
+/// (a bisection's culprit code), else 100. Records what it booted.
+#[derive(Default)]
+struct StandInBooter {
+    booted: std::rc::Rc<std::cell::RefCell<Vec<BootSpec>>>,
     current: Option<FakeExecutor>,
 }
 
-impl Booter for Booted {
+impl StandInBooter {
+    fn specs(&self) -> Vec<BootSpec> {
+        self.booted.borrow().clone()
+    }
+}
+
+impl Booter for StandInBooter {
     fn boot(&mut self, spec: &BootSpec) -> Result<BootRecord, ExecError> {
-        self.specs.push(spec.clone());
-        self.current = Some(FakeExecutor::with_function(|_| {
-            Ok(Outcome::exited(0, Duration::from_millis(10)))
+        let kernel = spec.kernel.clone().expect("a VM boots an image");
+        let slow = String::from_utf8_lossy(&std::fs::read(&kernel).unwrap()).contains("int slow");
+        self.booted.borrow_mut().push(spec.clone());
+        self.current = Some(FakeExecutor::with_function(move |_| {
+            let mut outcome = Outcome::exited(0, Duration::from_millis(10));
+            outcome.stdout = if slow {
+                b"200\n".to_vec()
+            } else {
+                b"100\n".to_vec()
+            };
+            Ok(outcome)
         }));
+        let count = self.booted.borrow().len();
         Ok(BootRecord {
-            nonce: Some(format!("n{}", self.specs.len())),
-            boot_id: format!("id{}", self.specs.len()),
+            nonce: Some(format!("n{count}")),
+            boot_id: format!("id{count}"),
             kernel_release: "6.1.0-standin".into(),
             command_line: spec.command_line.clone(),
             accelerator: "tcg".into(),
@@ -413,10 +430,7 @@ fn a_run_whose_kernel_does_not_build_stops_before_its_first_boot_or_skips_it() {
     let environment = Environment::default;
     let capture = |_: &dyn Target| Environment::default();
 
-    let mut booter = Booted {
-        specs: Vec::new(),
-        current: None,
-    };
+    let mut booter = StandInBooter::default();
     let error = BootRunner {
         booter: &mut booter,
         store: &store,
@@ -437,7 +451,7 @@ fn a_run_whose_kernel_does_not_build_stops_before_its_first_boot_or_skips_it() {
     };
     assert_eq!(levels, "patch=with");
     assert!(message.contains("stale.patch"), "{message}");
-    assert!(booter.specs.is_empty(), "nothing booted");
+    assert!(booter.specs().is_empty(), "nothing booted");
     assert_eq!(store.run(run).unwrap().status, RunStatus::Failed);
     assert!(store.boots(run).unwrap().is_empty());
     let stored = records(&store, run);
@@ -456,10 +470,7 @@ fn a_run_whose_kernel_does_not_build_stops_before_its_first_boot_or_skips_it() {
 
     // `skip`: the level that built is measured, with its kernel from the
     // cache and its provenance in each boot's environment.
-    let mut booter = Booted {
-        specs: Vec::new(),
-        current: None,
-    };
+    let mut booter = StandInBooter::default();
     let summary = BootRunner {
         booter: &mut booter,
         store: &store,
@@ -471,8 +482,8 @@ fn a_run_whose_kernel_does_not_build_stops_before_its_first_boot_or_skips_it() {
     .start(&run_options(&repo, &stale, "skip"), &[], &mut Silent)
     .unwrap();
     assert_eq!(summary.status, RunStatus::Complete);
-    assert_eq!(booter.specs.len(), 2, "the two boots of `without` only");
-    for spec in &booter.specs {
+    assert_eq!(booter.specs().len(), 2, "the two boots of `without` only");
+    for spec in &booter.specs() {
         let kernel = spec.kernel.as_ref().unwrap();
         assert!(
             kernel.starts_with(directory.path().join("cache/builds")),
@@ -539,10 +550,7 @@ fn a_run_whose_kernel_does_not_build_stops_before_its_first_boot_or_skips_it() {
 fn a_build_level_without_a_builder_is_refused() {
     let directory = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
-    let mut booter = Booted {
-        specs: Vec::new(),
-        current: None,
-    };
+    let mut booter = StandInBooter::default();
     let environment = Environment::default;
     let capture = |_: &dyn Target| Environment::default();
     let error = BootRunner {
@@ -562,55 +570,9 @@ fn a_build_level_without_a_builder_is_refused() {
     assert!(matches!(error, EngineError::NeedsBuilder { .. }), "{error}");
 }
 
-/// Boots by script: the machine's workload prints 200 when the booted
-/// image holds `int slow` (the culprit's code), else 100.
-struct ImageBooter {
-    booted: std::rc::Rc<std::cell::RefCell<Vec<PathBuf>>>,
-    current: Option<FakeExecutor>,
-}
-
-impl Booter for ImageBooter {
-    fn boot(&mut self, spec: &BootSpec) -> Result<BootRecord, ExecError> {
-        let kernel = spec.kernel.clone().expect("a VM boots an image");
-        let slow = String::from_utf8_lossy(&std::fs::read(&kernel).unwrap()).contains("int slow");
-        self.booted.borrow_mut().push(kernel);
-        self.current = Some(FakeExecutor::with_function(move |_| {
-            let mut outcome = Outcome::exited(0, Duration::from_millis(10));
-            outcome.stdout = if slow {
-                b"200\n".to_vec()
-            } else {
-                b"100\n".to_vec()
-            };
-            Ok(outcome)
-        }));
-        let count = self.booted.borrow().len();
-        Ok(BootRecord {
-            nonce: Some(format!("n{count}")),
-            boot_id: format!("id{count}"),
-            kernel_release: "6.1.0-standin".into(),
-            command_line: spec.command_line.clone(),
-            accelerator: "tcg".into(),
-            boot_time: Duration::from_secs(1),
-            kvm_fallback: None,
-        })
-    }
-
-    fn target(&self) -> Option<&dyn Target> {
-        self.current.as_ref().map(|fake| fake as &dyn Target)
-    }
-
-    fn console_tail(&self) -> String {
-        String::new()
-    }
-
-    fn shut_down(&mut self) {
-        self.current = None;
-    }
-}
-
 struct BisectTerminal {
     cache: PathBuf,
-    booted: std::rc::Rc<std::cell::RefCell<Vec<PathBuf>>>,
+    booted: std::rc::Rc<std::cell::RefCell<Vec<BootSpec>>>,
     notes: Vec<String>,
 }
 
@@ -640,7 +602,7 @@ impl verdict_engine::bisect::BisectObserver for BisectTerminal {
     ) -> Result<verdict_engine::bisect_boots::BootSite, verdict_engine::bisect::BisectRunError>
     {
         Ok(verdict_engine::bisect_boots::BootSite {
-            booter: Box::new(ImageBooter {
+            booter: Box::new(StandInBooter {
                 booted: self.booted.clone(),
                 current: None,
             }),
@@ -741,7 +703,8 @@ fn a_bisection_builds_each_commits_kernel_from_the_vm_build() {
     // Every boot booted a kernel of the cache; the repository's checkout
     // never moved.
     assert!(!booted.borrow().is_empty());
-    for kernel in booted.borrow().iter() {
+    for spec in booted.borrow().iter() {
+        let kernel = spec.kernel.as_ref().unwrap();
         assert!(
             kernel.starts_with(directory.path().join("cache/builds")),
             "{kernel:?}"

@@ -101,25 +101,11 @@ impl View<'_> {
         if self.kernel_builds.is_empty() {
             return String::new();
         }
-        let line = |indent: usize, text: &str| {
-            if markdown {
-                format!("{}- {}\n", "  ".repeat(indent), escape::markdown(text))
-            } else {
-                format!("{}{}\n", "  ".repeat(indent + 1), escape::text(text))
-            }
-        };
-        let mut output = format!(
-            "\n{}\n",
-            if markdown {
-                escape::markdown(BUILDS_HEADING)
-            } else {
-                escape::text(BUILDS_HEADING)
-            }
-        );
+        let mut output = heading(markdown, BUILDS_HEADING);
         for record in &self.kernel_builds {
-            output.push_str(&line(0, &build_line(record)));
+            output.push_str(&item(markdown, 0, &build_line(record)));
             for text in build_log_tail(record) {
-                output.push_str(&line(1, &format!("log: {text}")));
+                output.push_str(&item(markdown, 1, &format!("log: {text}")));
             }
         }
         output
@@ -132,21 +118,8 @@ impl View<'_> {
         if self.environments.is_empty() {
             return String::new();
         }
-        let line = |indent: usize, text: &str| {
-            if markdown {
-                format!("{}- {}\n", "  ".repeat(indent), escape::markdown(text))
-            } else {
-                format!("{}{}\n", "  ".repeat(indent + 1), escape::text(text))
-            }
-        };
-        let mut output = format!(
-            "\n{}\n",
-            if markdown {
-                escape::markdown(ENVIRONMENT_HEADING)
-            } else {
-                escape::text(ENVIRONMENT_HEADING)
-            }
-        );
+        let line = |indent: usize, text: &str| item(markdown, indent, text);
+        let mut output = heading(markdown, ENVIRONMENT_HEADING);
         let mut differing = Vec::new();
         for level in &self.environments {
             output.push_str(&line(
@@ -178,6 +151,27 @@ impl View<'_> {
             });
         }
         output
+    }
+}
+
+/// A heading line of the section, after a blank line.
+fn heading(markdown: bool, text: &str) -> String {
+    format!(
+        "\n{}\n",
+        if markdown {
+            escape::markdown(text)
+        } else {
+            escape::text(text)
+        }
+    )
+}
+
+/// A line of a list, `indent` levels deep (a markdown list item).
+fn item(markdown: bool, indent: usize, text: &str) -> String {
+    if markdown {
+        format!("{}- {}\n", "  ".repeat(indent), escape::markdown(text))
+    } else {
+        format!("{}{}\n", "  ".repeat(indent + 1), escape::text(text))
     }
 }
 

@@ -139,12 +139,8 @@ fn with_boots(
     samples: &[verdict_model::Sample],
     options: &RunReportOptions,
 ) -> Result<RunReport, CliError> {
-    let builds: Vec<verdict_model::KernelBuildRecord> = store
-        .annotations(run)
-        .map_err(CliError::internal)?
-        .remove(verdict_model::kernel_build::KERNEL_BUILDS_ANNOTATION)
-        .and_then(|value| serde_json::from_value(value).ok())
-        .unwrap_or_default();
+    let builds =
+        verdict_engine::boot_builds::stored_records(store, run).map_err(CliError::internal)?;
     let report = report.with_kernel_builds(builds);
     let rows = store.boots(run).map_err(CliError::internal)?;
     if rows.is_empty() {
