@@ -39,6 +39,24 @@ impl RunKernels {
             .map(|(_, result)| result)
     }
 
+    /// Points `plan` at its built kernel (the image and modules in the
+    /// cache) when it names a build; the build's provenance, `None` for a
+    /// plan that builds nothing, `Err` (why) when its build failed.
+    pub(crate) fn resolve(&self, plan: &mut BootPlan) -> Result<Option<KernelBuild>, String> {
+        let Some(spec) = plan.build.take() else {
+            return Ok(None);
+        };
+        match self.get(&spec) {
+            Some(Ok(built)) => {
+                plan.kernel = Some(built.image.clone());
+                plan.modules = Some(built.modules.clone());
+                Ok(Some(built.build.clone()))
+            }
+            Some(Err(message)) => Err(message.clone()),
+            None => Err("it was not built".to_string()),
+        }
+    }
+
     /// The first failure: (the levels that boot it, why).
     pub fn first_failure(
         &self,

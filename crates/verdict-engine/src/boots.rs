@@ -419,26 +419,18 @@ impl BootRunner<'_> {
         }
         let mut plan =
             boot_plan(experiment, slot).ok_or(EngineError::NeedsBooter { run: Some(run) })?;
-        // A kernel built from source boots its image and modules from the
-        // cache; a level whose build failed (recorded) is skipped.
-        let mut kernel_build = None;
-        if let Some(build) = plan.build.take() {
-            match kernels.get(&build) {
-                Some(Ok(built)) => {
-                    plan.kernel = Some(built.image.clone());
-                    plan.modules = Some(built.modules.clone());
-                    kernel_build = Some(built.build.clone());
-                }
-                Some(Err(_)) | None => {
-                    observer.note(&format!(
-                        "skipping boot slot {} ({}): its kernel was not built",
-                        slot.slot + 1,
-                        slot.level_key
-                    ));
-                    return Ok(SlotEnd::Skipped);
-                }
+        // A level whose kernel build failed (recorded) is skipped.
+        let kernel_build = match kernels.resolve(&mut plan) {
+            Ok(build) => build,
+            Err(message) => {
+                observer.note(&format!(
+                    "skipping boot slot {} ({}): its kernel build {message}",
+                    slot.slot + 1,
+                    slot.level_key
+                ));
+                return Ok(SlotEnd::Skipped);
             }
-        }
+        };
         let spec = BootSpec {
             kernel: plan.kernel.clone(),
             initrd: plan.initrd.clone(),

@@ -206,7 +206,7 @@ impl KernelBuilder {
         let src = kernel_source::checkout(&commands, &source, spec, &patches, &work)?;
         let object = work.join("obj");
         std::fs::create_dir_all(&object).map_err(|error| cache_error(&object, error))?;
-        let mut steps = Steps {
+        let steps = Steps {
             commands: &commands,
             src: &src,
             object: &object,
@@ -582,7 +582,7 @@ impl Steps<'_> {
 
     /// Writes `obj/.config` from the base and the fragments, then
     /// `olddefconfig`; its text.
-    fn configure(&mut self, spec: &BuildSpec) -> Result<String, KernelBuildError> {
+    fn configure(&self, spec: &BuildSpec) -> Result<String, KernelBuildError> {
         let config_path = self.object.join(".config");
         let io = |error: std::io::Error| {
             KernelBuildError::failed(

@@ -147,12 +147,29 @@ mod tests {
                     },
                 ],
             }],
-            kernel_builds: Vec::new(),
+            kernel_builds: vec![verdict_model::KernelBuildRecord {
+                levels: vec!["mode=<2>".into()],
+                status: verdict_model::KernelBuildStatus::Failed,
+                build: None,
+                failure: Some(verdict_model::BuildFailure {
+                    step: verdict_model::BuildStep::Patch,
+                    message: "the patch a.patch does not apply".into(),
+                }),
+                log_tail: Some("error: patch failed: kernel/cpu.c:2312 <&>".into()),
+                log_path: None,
+                seconds: 3.0,
+            }],
         };
         let mut page = Page::new("t");
         boots(&mut page, &section, "wall", "s");
         let html = page.finish();
         assert!(html.contains("<h2 id=\"boots\">Boots</h2>"), "{html}");
+        assert!(html.contains("Kernels built from source"), "{html}");
+        assert!(
+            html.contains("mode=&lt;2&gt;: failed at its patch step after 3 s: the patch a.patch does not apply"),
+            "{html}"
+        );
+        assert!(html.contains("kernel/cpu.c:2312 &lt;&amp;&gt;"), "{html}");
         assert!(html.contains("mode=&lt;1&gt; (boots 0, 3)"), "{html}");
         assert!(
             html.contains("<tr class=\"differs\"><td class=\"text\">cpu</td><td class=\"text\">DIFFERS: `Skylake` (boot 0); `Icelake &amp; co` (boot 3)</td></tr>"),
