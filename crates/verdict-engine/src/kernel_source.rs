@@ -86,11 +86,7 @@ impl Commands<'_> {
         if check && outcome.status != Status::Exited(0) {
             return Err(KernelBuildError::failed(
                 step,
-                format!(
-                    "{shown}: {}: {}",
-                    outcome.status,
-                    outcome.output_tail(2000).trim()
-                ),
+                format!("{shown}: {}: {}", outcome.status, one_line(&outcome)),
             ));
         }
         Ok(outcome)
@@ -106,6 +102,18 @@ impl Commands<'_> {
         let outcome = self.run(step, argv, None, env, true)?;
         Ok(String::from_utf8_lossy(&outcome.stdout).trim().to_string())
     }
+}
+
+/// The end of a command's output on one line (its lines joined by `; `),
+/// for a failure's message.
+pub(crate) fn one_line(outcome: &Outcome) -> String {
+    outcome
+        .output_tail(2000)
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// SHA-256 of a file, hex.
@@ -433,7 +441,7 @@ pub(crate) fn checkout(
                     &patch.sha256[..12],
                     source.label,
                     &source.commit[..source.commit.len().min(12)],
-                    outcome.output_tail(2000).trim()
+                    one_line(&outcome)
                 ),
             ));
         }

@@ -28,49 +28,6 @@ use verdict_model::{
 };
 use verdict_store::{SqliteStore, Store};
 
-/// The Makefile of the stand-in tree. `O` is the object directory.
-const MAKEFILE: &str = r#"
-SRCS := $(wildcard $(CURDIR)/kernel/*.c)
-OBJS := $(patsubst $(CURDIR)/%.c,$(O)/%.o,$(SRCS))
-
-all: $(O)/arch/x86/boot/bzImage
-	@test ! -e $(CURDIR)/broken || { echo "kernel/cpu.c:1: error: expected ';' before '}' token" >&2; exit 2; }
-
-$(O)/%.o: $(CURDIR)/%.c
-	@mkdir -p $(dir $@)
-	@cp $< $@
-	@echo $* >> $(O)/compiled
-	@echo "  CC      $*.o"
-
-$(O)/arch/x86/boot/bzImage: $(OBJS) $(CURDIR)/image.bin
-	@mkdir -p $(dir $@)
-	@cat $(CURDIR)/image.bin $(OBJS) > $@
-	@echo kernel/drivers/net/virtio_net.ko > $(O)/modules.builtin
-	@echo "Kernel: arch/x86/boot/bzImage is ready"
-
-tinyconfig:
-	@cp $(CURDIR)/base.config $(O)/.config
-
-olddefconfig:
-	@true
-
-extra.config:
-	@cat $(CURDIR)/kernel/configs/extra.config >> $(O)/.config
-
-.PHONY: all tinyconfig olddefconfig extra.config
-"#;
-
-/// The start of a bzImage naming `release` (the setup header's magic and
-/// its pointer to `RELEASE (builder@host) VERSION`).
-fn bzimage(release: &str) -> Vec<u8> {
-    let mut bytes = vec![0u8; 0x600];
-    bytes[0x202..0x206].copy_from_slice(b"HdrS");
-    bytes[0x20E..0x210].copy_from_slice(&0x200u16.to_le_bytes());
-    let version = format!("{release} (builder@host) #1 SMP Thu Jan  1 00:00:00 UTC 1970");
-    bytes[0x400..0x400 + version.len()].copy_from_slice(version.as_bytes());
-    bytes
-}
-
 /// A config holding what verdict's guest needs, and the compiler's line.
 fn base_config() -> String {
     format!(
@@ -79,26 +36,13 @@ fn base_config() -> String {
     )
 }
 
-/// A git repository of the stand-in tree; its first commit's id.
+/// The stand-in tree (verdict-testkit's) with a config holding what
+/// verdict's guest needs; its path and first commit.
 fn tree(directory: &Path) -> (PathBuf, String) {
-    let repo = directory.join("linux");
-    std::fs::create_dir_all(repo.join("kernel/configs")).unwrap();
-    std::fs::write(repo.join("Makefile"), MAKEFILE).unwrap();
-    std::fs::write(repo.join("image.bin"), bzimage("6.1.0-standin")).unwrap();
-    std::fs::write(repo.join("base.config"), base_config()).unwrap();
-    std::fs::write(repo.join("kernel/cpu.c"), "int cpu;\n").unwrap();
-    std::fs::write(repo.join("kernel/fork.c"), "int fork;\n").unwrap();
-    std::fs::write(repo.join("kernel/configs/extra.config"), "CONFIG_EXTRA=y\n").unwrap();
-    verdict_testkit::git(&repo, &["init", "-q"]);
-    verdict_testkit::git(&repo, &["add", "-A"]);
-    verdict_testkit::git(&repo, &["commit", "-q", "-m", "base"]);
-    let commit = verdict_testkit::git(&repo, &["rev-parse", "HEAD"]);
-    (repo, commit)
+    verdict_testkit::kernel_tree::stand_in_kernel_tree(directory, &base_config())
 }
 
-/// A patch of `kernel/cpu.c` (`git apply` format).
-const PATCH: &str =
-    "--- a/kernel/cpu.c\n+++ b/kernel/cpu.c\n@@ -1 +1,2 @@\n int cpu;\n+int expedited;\n";
+use verdict_testkit::kernel_tree::ONE_FILE_PATCH as PATCH;
 
 fn builder(cache: &Path) -> KernelBuilder {
     KernelBuilder {
