@@ -15,8 +15,8 @@
 use std::path::PathBuf;
 
 use verdict_model::{
-    BootPlan, BuildSpec, Experiment, KernelBuild, KernelBuildRecord, KernelBuildStatus, RunId,
-    kernel_build::KERNEL_BUILDS_ANNOTATION,
+    BootPlan, BuildFailure, BuildSpec, Experiment, KernelBuild, KernelBuildRecord,
+    KernelBuildStatus, RunId, kernel_build::KERNEL_BUILDS_ANNOTATION,
 };
 use verdict_store::Store;
 
@@ -27,12 +27,12 @@ use crate::runner::{EngineError, Observer};
 /// The kernels of a run: each build spec with what came of it.
 #[derive(Debug, Default)]
 pub struct RunKernels {
-    kernels: Vec<(BuildSpec, Result<BuiltKernel, String>)>,
+    kernels: Vec<(BuildSpec, Result<BuiltKernel, BuildFailure>)>,
 }
 
 impl RunKernels {
     /// What came of `spec`'s build: the kernel, or why there is none.
-    pub fn get(&self, spec: &BuildSpec) -> Option<&Result<BuiltKernel, String>> {
+    pub fn get(&self, spec: &BuildSpec) -> Option<&Result<BuiltKernel, BuildFailure>> {
         self.kernels
             .iter()
             .find(|(known, _)| known == spec)
@@ -52,7 +52,7 @@ impl RunKernels {
                 plan.modules = Some(built.modules.clone());
                 Ok(Some(built.build.clone()))
             }
-            Some(Err(message)) => Err(message.clone()),
+            Some(Err(failure)) => Err(failure.to_string()),
             None => Err("it was not built".to_string()),
         }
     }
@@ -62,12 +62,12 @@ impl RunKernels {
         &self,
         schedule: &[BootSlot],
         experiment: &Experiment,
-    ) -> Option<(String, String)> {
+    ) -> Option<(String, BuildFailure)> {
         self.kernels.iter().find_map(|(spec, result)| {
-            result.as_ref().err().map(|message| {
+            result.as_ref().err().map(|failure| {
                 (
                     levels_of(spec, schedule, experiment).join(", "),
-                    message.clone(),
+                    failure.clone(),
                 )
             })
         })
@@ -173,18 +173,17 @@ pub fn build_kernels(
                 log_tail,
                 log_path,
             }) => {
-                let message = format!("{} failed: {}", failure.step.as_str(), failure.message);
-                observer.note(&format!("kernel for {}: {message}", levels.join(", ")));
+                observer.note(&format!("kernel for {}: {failure}", levels.join(", ")));
                 let record = KernelBuildRecord {
                     levels,
                     status: KernelBuildStatus::Failed,
                     build: None,
-                    failure: Some(failure),
+                    failure: Some(failure.clone()),
                     log_tail,
                     log_path: log_path.map(|path| path.display().to_string()),
                     seconds,
                 };
-                (record, Err(message))
+                (record, Err(failure))
             }
             Err(KernelBuildError::Cancelled) => {
                 store.put_annotation(run, KERNEL_BUILDS_ANNOTATION, &to_value(&records))?;

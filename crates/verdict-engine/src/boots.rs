@@ -291,8 +291,9 @@ impl BootRunner<'_> {
         let cells = experiment.cells();
         let planned = planned_iterations(experiment);
         let mut samples = self.store.samples(run)?;
-        observer.started(run, planned, samples.len(), &cells);
         let mut result = Ok(LoopEnd::Finished);
+        // The kernels first: the observer's clock (its ETA) starts with
+        // the boots, not with the builds before them.
         let kernels = match build_kernels(
             self.kernels,
             self.store,
@@ -311,14 +312,15 @@ impl BootRunner<'_> {
                 RunKernels::default()
             }
         };
+        observer.started(run, planned, samples.len(), &cells);
         if result.is_ok()
             && experiment.sampling.on_boot_failure == OnBootFailure::Stop
-            && let Some((levels, message)) = kernels.first_failure(&schedule, experiment)
+            && let Some((levels, failure)) = kernels.first_failure(&schedule, experiment)
         {
             result = Err(EngineError::KernelBuild {
                 run,
                 levels,
-                message,
+                failure,
             });
         }
         let slots: &[BootSlot] = if matches!(result, Ok(LoopEnd::Finished)) {

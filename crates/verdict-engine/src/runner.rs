@@ -110,12 +110,12 @@ pub enum EngineError {
         run.map(|run| format!("run {run}: ")).unwrap_or_default()
     )]
     NeedsBooter { run: Option<RunId> },
-    #[error("run {run}: the kernel of {levels} was not built: {message}")]
+    #[error("run {run}: the kernel of {levels} was not built: {failure}")]
     KernelBuild {
         run: RunId,
         /// The boot levels that boot it (`patch=with`).
         levels: String,
-        message: String,
+        failure: verdict_model::BuildFailure,
     },
     #[error(
         "run {run}: a boot level builds its kernel (`build = {{ … }}`), which needs a kernel builder"

@@ -388,13 +388,14 @@ fn a_run_whose_kernel_does_not_build_stops_before_its_first_boot_or_skips_it() {
     let EngineError::KernelBuild {
         run,
         levels,
-        message,
+        failure,
     } = error
     else {
         panic!("expected a failed kernel build, got {error}");
     };
     assert_eq!(levels, "patch=with");
-    assert!(message.contains("stale.patch"), "{message}");
+    assert_eq!(failure.step, verdict_model::BuildStep::Patch);
+    assert!(failure.message.contains("stale.patch"), "{failure}");
     assert!(booter.specs().is_empty(), "nothing booted");
     assert_eq!(store.run(run).unwrap().status, RunStatus::Failed);
     assert!(store.boots(run).unwrap().is_empty());

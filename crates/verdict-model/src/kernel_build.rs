@@ -423,6 +423,13 @@ pub struct BuildFailure {
     pub message: String,
 }
 
+impl std::fmt::Display for BuildFailure {
+    /// `patch failed: ...`.
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{} failed: {}", self.step.as_str(), self.message)
+    }
+}
+
 /// What a run recorded about one kernel it needed (the `kernel_builds`
 /// annotation holds a list of these, in the order they were built).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

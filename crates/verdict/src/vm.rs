@@ -309,12 +309,12 @@ fn finish(
         Err(EngineError::KernelBuild {
             run,
             levels,
-            message,
+            failure,
         }) => {
             // The report first: it shows the failed build and its log's end.
             print_run_report(store, run, report)?;
             eprintln!(
-                "verdict: run {run} stopped before measuring: the kernel of {levels} was not built: {message} (`verdict run --resume {run}` builds it again)"
+                "verdict: run {run} stopped before measuring: the kernel of {levels} was not built: {failure} (`verdict run --resume {run}` builds it again)"
             );
             Ok(ExitCode::from(1))
         }
