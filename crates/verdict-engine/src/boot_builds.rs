@@ -22,7 +22,7 @@ use verdict_store::Store;
 
 use crate::boots::{BootSlot, boot_plan};
 use crate::kernel_build::{BuiltKernel, KernelBuildError, KernelBuilder};
-use crate::runner::{EngineError, Observer};
+use crate::runner::{EngineError, Observer, stored_experiment};
 
 /// The kernels of a run: each build spec with what came of it.
 #[derive(Debug, Default)]
@@ -270,13 +270,7 @@ pub fn level_source(
         .run
         .ok_or_else(|| refuse("name the run: RUN:factor=level".to_string()))?;
     let record = store.run(run)?;
-    let experiment: Experiment =
-        serde_json::from_str(&record.experiment_json).map_err(|error| {
-            EngineError::StoredExperiment {
-                run,
-                message: error.to_string(),
-            }
-        })?;
+    let experiment = stored_experiment(&record)?;
     let vm = experiment
         .vm
         .as_ref()

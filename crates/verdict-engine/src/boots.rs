@@ -20,7 +20,7 @@
 
 use crate::runner::{
     Engine, EngineError, Levels, LoopContext, LoopEnd, Observer, RunSummary, StartOptions,
-    check_design, now_ms, planned_iterations,
+    check_design, now_ms, planned_iterations, stored_experiment,
 };
 use crate::schedule::{Slot, block_order};
 use rand::SeedableRng;
@@ -243,13 +243,7 @@ impl BootRunner<'_> {
                 status: record.status.as_str().to_string(),
             });
         }
-        let experiment: Experiment =
-            serde_json::from_str(&record.experiment_json).map_err(|error| {
-                EngineError::StoredExperiment {
-                    run,
-                    message: error.to_string(),
-                }
-            })?;
+        let experiment = stored_experiment(&record)?;
         check_design(&experiment)?;
         // A boot the controller left behind (killed while booting or
         // measuring) ended with it.

@@ -137,6 +137,16 @@ pub enum EngineError {
     AdaptivePaired { experiment: String },
 }
 
+/// The experiment a stored run was created with.
+pub(crate) fn stored_experiment(
+    record: &verdict_store::RunRecord,
+) -> Result<Experiment, EngineError> {
+    serde_json::from_str(&record.experiment_json).map_err(|error| EngineError::StoredExperiment {
+        run: record.id,
+        message: error.to_string(),
+    })
+}
+
 /// Refuses what the engine cannot run validly, before anything is created
 /// or started: adaptive stopping with the sequential order (see the
 /// "Adaptive" paragraph of docs/experiments.md for why), or with the paired
@@ -278,13 +288,7 @@ impl Engine<'_> {
                 status: record.status.as_str().to_string(),
             });
         }
-        let experiment: Experiment =
-            serde_json::from_str(&record.experiment_json).map_err(|error| {
-                EngineError::StoredExperiment {
-                    run,
-                    message: error.to_string(),
-                }
-            })?;
+        let experiment = stored_experiment(&record)?;
         check_design(&experiment)?;
         if experiment.runs_by_boot() {
             return Err(EngineError::NeedsBooter { run: Some(run) });

@@ -349,6 +349,28 @@ fn run_options(repo: &Path, patch: &Path, policy: &str) -> StartOptions {
     }
 }
 
+/// A boot runner with the stand-in booter and no environment, started.
+#[expect(
+    clippy::result_large_err,
+    reason = "returns what BootRunner::start returns, for the tests to match"
+)]
+fn start_boots(
+    booter: &mut StandInBooter,
+    store: &dyn Store,
+    kernels: Option<&KernelBuilder>,
+    options: &StartOptions,
+) -> Result<verdict_engine::RunSummary, EngineError> {
+    BootRunner {
+        booter,
+        store,
+        cancel: Cancel::new(),
+        environment: &Environment::default,
+        boot_environment: &|_: &dyn Target| Environment::default(),
+        kernels,
+    }
+    .start(options, &[], &mut Silent)
+}
+
 fn records(store: &dyn Store, run: verdict_model::RunId) -> Vec<KernelBuildRecord> {
     serde_json::from_value(
         store
@@ -371,19 +393,14 @@ fn a_run_whose_kernel_does_not_build_stops_before_its_first_boot_or_skips_it() {
     std::fs::write(&stale, PATCH.replace("int cpu;", "int cpus;")).unwrap();
     let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
     let builder = builder(&directory.path().join("cache"));
-    let environment = Environment::default;
-    let capture = |_: &dyn Target| Environment::default();
 
     let mut booter = StandInBooter::default();
-    let error = BootRunner {
-        booter: &mut booter,
-        store: &store,
-        cancel: Cancel::new(),
-        environment: &environment,
-        boot_environment: &capture,
-        kernels: Some(&builder),
-    }
-    .start(&run_options(&repo, &stale, "stop"), &[], &mut Silent)
+    let error = start_boots(
+        &mut booter,
+        &store,
+        Some(&builder),
+        &run_options(&repo, &stale, "stop"),
+    )
     .unwrap_err();
     let EngineError::KernelBuild {
         run,
@@ -416,15 +433,12 @@ fn a_run_whose_kernel_does_not_build_stops_before_its_first_boot_or_skips_it() {
     // `skip`: the level that built is measured, with its kernel from the
     // cache and its provenance in each boot's environment.
     let mut booter = StandInBooter::default();
-    let summary = BootRunner {
-        booter: &mut booter,
-        store: &store,
-        cancel: Cancel::new(),
-        environment: &environment,
-        boot_environment: &capture,
-        kernels: Some(&builder),
-    }
-    .start(&run_options(&repo, &stale, "skip"), &[], &mut Silent)
+    let summary = start_boots(
+        &mut booter,
+        &store,
+        Some(&builder),
+        &run_options(&repo, &stale, "skip"),
+    )
     .unwrap();
     assert_eq!(summary.status, RunStatus::Complete);
     assert_eq!(booter.specs().len(), 2, "the two boots of `without` only");
@@ -496,20 +510,11 @@ fn a_build_level_without_a_builder_is_refused() {
     let directory = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
     let mut booter = StandInBooter::default();
-    let environment = Environment::default;
-    let capture = |_: &dyn Target| Environment::default();
-    let error = BootRunner {
-        booter: &mut booter,
-        store: &store,
-        cancel: Cancel::new(),
-        environment: &environment,
-        boot_environment: &capture,
-        kernels: None,
-    }
-    .start(
+    let error = start_boots(
+        &mut booter,
+        &store,
+        None,
         &run_options(Path::new("/src/linux"), Path::new("/p.patch"), "stop"),
-        &[],
-        &mut Silent,
     )
     .unwrap_err();
     assert!(matches!(error, EngineError::NeedsBuilder { .. }), "{error}");
