@@ -610,6 +610,16 @@ fn boot_level_config(
             .kernel_config(sha256)
             .map_err(CompareError::internal)?
             .map(|(source, text)| {
+                // The config is stored once per hash, labelled by the
+                // first build that had it: a build of the same config
+                // with a patch names its own key.
+                let source = boot
+                    .environment
+                    .as_ref()
+                    .and_then(|environment| environment.kernel_build.as_ref())
+                    .map_or(source, |build| {
+                        format!("kernel build {}", &build.key[..build.key.len().min(20)])
+                    });
                 (
                     format!("run {run} boot {} {} ({source})", boot.id, boot.level_key),
                     text,
@@ -707,6 +717,13 @@ mod tests {
             .unwrap();
         assert_eq!(with.1, "CONFIG_A=m\n");
         assert!(with.0.contains("patch=with"), "{}", with.0);
+        // Named by its own build, not by the first build of its config.
+        assert!(
+            with.0
+                .ends_with(&format!("(kernel build {})", "k".repeat(20))),
+            "{}",
+            with.0
+        );
         let without = boot_level_config(&store, run, &format!("{run}:patch=without"))
             .unwrap()
             .unwrap();
