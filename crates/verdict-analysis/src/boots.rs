@@ -6,7 +6,10 @@
 //! the boot as the unit (verdict-stats' `boot_spread::boot_medians`), and
 //! per boot level the booted machine's environment as its proven boots
 //! showed it (kernel release and version, command line, CPU...), with
-//! the facts on which boots of one level disagree flagged.
+//! the facts on which boots of one level disagree flagged, and the kernels
+//! the run built from source (built, found in the cache, or failed with
+//! the end of its log) with each built kernel's provenance among its
+//! boots' facts.
 //! The figures come from verdict-stats (`boot_spread`, `compare_boots`).
 //! Pure: stored boots and samples in, the section's model out; must not
 //! read files or the store. verdict-report renders it.
@@ -15,7 +18,7 @@ use crate::run::{RunReport, RunReportOptions, comparison_label};
 use crate::samples::SampleTable;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use verdict_model::{Environment, Experiment};
+use verdict_model::{Environment, Experiment, KernelBuildRecord};
 use verdict_stats::boot_spread::{boot_medians, boot_spread};
 use verdict_stats::boots::{BootMethod, BootOptions, compare_boots};
 
@@ -48,6 +51,10 @@ pub struct BootsSection {
     /// Per boot level (in the order of its first boot), the booted
     /// machine's environment; empty when no boot's was recorded.
     pub environments: Vec<LevelEnvironment>,
+    /// The kernels the run built from source, in the order it built them
+    /// (the `kernel_builds` annotation); absent when it built none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_builds: Vec<KernelBuildRecord>,
 }
 
 /// The environment the proven boots of one boot level showed.
@@ -121,6 +128,20 @@ fn boot_facts(environment: &Environment) -> Vec<(&'static str, Option<String>)> 
         ("virtualization", environment.virtualization.clone()),
         ("config sha256", environment.kernel_config_sha256.clone()),
         ("config source", environment.kernel_config_source.clone()),
+        (
+            "kernel build",
+            environment.kernel_build.as_ref().map(|build| {
+                format!(
+                    "{} of {}; config {} (sha256 {}); {}; make {}",
+                    build.summary(),
+                    build.source,
+                    build.config_recipe.join(" + "),
+                    &build.config_sha256[..build.config_sha256.len().min(16)],
+                    build.compiler,
+                    build.make.join(" ")
+                )
+            }),
+        ),
     ]
 }
 
@@ -316,13 +337,38 @@ impl RunReport {
                     Err(error) => (None, Some(error)),
                 };
         }
+        let kernel_builds = self
+            .boots
+            .take()
+            .map(|section| section.kernel_builds)
+            .unwrap_or_default();
         self.boots = Some(BootsSection {
             proven: boots.iter().filter(|boot| boot.status != "failed").count(),
             accelerators,
             spread,
             failed,
             environments: level_environments(boots),
+            kernel_builds,
         });
+        self
+    }
+
+    /// Adds the kernels the run built (its `kernel_builds` annotation) to
+    /// the boots section, making one when the run never booted (its build
+    /// failed before the first boot).
+    pub fn with_kernel_builds(mut self, records: Vec<KernelBuildRecord>) -> RunReport {
+        if records.is_empty() {
+            return self;
+        }
+        let section = self.boots.get_or_insert_with(|| BootsSection {
+            accelerators: Vec::new(),
+            proven: 0,
+            spread: Vec::new(),
+            failed: Vec::new(),
+            environments: Vec::new(),
+            kernel_builds: Vec::new(),
+        });
+        section.kernel_builds = records;
         self
     }
 }

@@ -217,6 +217,9 @@ pub fn environment_from(snapshot: &Snapshot, config: Option<&KernelConfig>) -> E
         boot_id: snapshot.value("/proc/sys/kernel/random/boot_id"),
         ssh_address: None,
         build: None,
+        // Known to whoever built the kernel (the engine's kernel builder),
+        // not readable from /proc.
+        kernel_build: None,
     }
 }
 

@@ -307,8 +307,14 @@ pub fn run<V: Vcs + Worktrees>(
             };
             let settings: Settings =
                 serde_json::from_value(record.config.clone()).map_err(BisectRunError::internal)?;
-            let experiment = Experiment::parse(&record.experiment_text, &settings.experiment_path)
-                .map_err(BisectRunError::input)?;
+            let mut experiment =
+                Experiment::parse(&record.experiment_text, &settings.experiment_path)
+                    .map_err(BisectRunError::input)?;
+            // A kernel build's files are named relative to the experiment
+            // file (as when the bisection started).
+            if let Some(directory) = Path::new(&settings.experiment_path).parent() {
+                experiment.resolve_build_paths(directory);
+            }
             driver.observer.note(&format!(
                 "resuming bisection {} of {}",
                 record.id.0,
@@ -366,6 +372,7 @@ fn start_new(
         &path,
         request.boot.as_ref(),
         request.remote.is_some(),
+        request.build.is_some() || request.install.is_some(),
     )?;
     let repo = request.repo;
     let settings = Settings {
@@ -552,6 +559,11 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
     /// install hook failed. Returns the directory to run in.
     fn prepare(&mut self, commit: &CommitId) -> Result<Result<PathBuf, Event>, BisectRunError> {
         let settings = self.settings;
+        // verdict builds the kernel itself from the repository's objects:
+        // nothing to check out or run here.
+        if settings.boot.as_ref().is_some_and(|boot| boot.from_source) {
+            return Ok(Ok(settings.repo.clone()));
+        }
         let directory = if settings.worktrees {
             if let Some((_, path)) = self.worktrees.iter().find(|(built, _)| built == commit) {
                 return Ok(Ok(path.clone()));
@@ -780,6 +792,11 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             return Err(BisectRunError::Interrupted(self.id));
         }
         let (values, samples) = run_values(store, summary.run, self.experiment)?;
+        if values.is_empty()
+            && let Some(reason) = failed_build(store, summary.run)?
+        {
+            return Ok(Some(self.skip(commit, reason)));
+        }
         if values.is_empty() && self.boots.is_some() {
             // No proven boot: the kernel did not boot (after the
             // experiment's `boot_retries`); its boots and their console
@@ -837,12 +854,19 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             Some(_) => None,
             None => {
                 let boot = self.settings.boot.clone().unwrap_or_default();
-                let mut experiment =
-                    match crate::bisect_boots::commit_experiment(self.experiment, &boot, directory)
-                    {
-                        Ok(experiment) => experiment,
-                        Err(reason) => return Ok(Some(self.skip(commit, reason))),
-                    };
+                let experiment = if boot.from_source {
+                    Ok(crate::bisect_boots::source_experiment(
+                        self.experiment,
+                        directory,
+                        &commit.to_string(),
+                    ))
+                } else {
+                    crate::bisect_boots::commit_experiment(self.experiment, &boot, directory)
+                };
+                let mut experiment = match experiment {
+                    Ok(experiment) => experiment,
+                    Err(reason) => return Ok(Some(self.skip(commit, reason))),
+                };
                 // One boot per measurement: the block's unit.
                 experiment.sampling.boots = 1;
                 experiment.sampling.on_boot_failure = OnBootFailure::Skip;
@@ -867,6 +891,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             cancel: self.driver.cancel.clone(),
             environment: &capture,
             boot_environment: site.environment.as_ref(),
+            kernels: site.kernels.as_ref(),
         };
         let summary = match (start, unfinished) {
             (Some((options, annotation)), _) => {
@@ -898,6 +923,23 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             let _ = self.vcs.prune_worktrees();
         }
     }
+}
+
+/// Why run `run`'s kernel was not built, when its last build record says
+/// it failed (a bisection from source skips such a commit, as a failed
+/// `--build` is skipped).
+fn failed_build(store: &dyn Store, run: RunId) -> Result<Option<String>, BisectRunError> {
+    let records =
+        crate::boot_builds::stored_records(store, run).map_err(BisectRunError::internal)?;
+    Ok(records.last().and_then(|record| {
+        record.failure.as_ref().map(|failure| {
+            format!(
+                "kernel build failed at its {} step (run {run}): {}",
+                failure.step.as_str(),
+                failure.message
+            )
+        })
+    }))
 }
 
 /// The directory of bisection `id`'s worktrees: in the system temporary

@@ -14,13 +14,16 @@
 //! the booted kernel's config the capture found (the guest's own, or the
 //! image's neighbour on the controller) is stored once under its hash, so
 //! `compare --config-diff` compares boot levels.
+//! Kernels built from source (a level's or the VM's `build`) are built
+//! before the first boot (`boot_builds`); each boot of one carries its
+//! provenance in its environment.
 //!
 //! Must not: start QEMU or any process itself (the booter and the target
 //! do), or store a sample of a boot that did not prove itself.
 
 use crate::runner::{
     Engine, EngineError, Levels, LoopContext, LoopEnd, Observer, RunSummary, StartOptions,
-    check_design, now_ms, planned_iterations,
+    check_design, now_ms, planned_iterations, stored_experiment,
 };
 use crate::schedule::{Slot, block_order};
 use rand::SeedableRng;
@@ -31,6 +34,9 @@ use verdict_doctor::environment::KernelConfig;
 use verdict_exec::{BootSpec, Booter, Cancel, ExecError, Target};
 use verdict_model::{BootPlan, Environment, Experiment, OnBootFailure, RunId, RunStatus, Sample};
 use verdict_store::{BootRow, NewBoot, NewRun, Store};
+
+use crate::boot_builds::{RunKernels, build_kernels};
+use crate::kernel_build::KernelBuilder;
 
 /// One boot of the schedule.
 #[derive(Debug, Clone, PartialEq)]
@@ -181,6 +187,8 @@ pub struct BootRunner<'a> {
     /// The booted machine's environment, read through its target after
     /// the boot is proven; stored in the boot's row (`BootRow::environment`).
     pub boot_environment: &'a BootEnvironment<'a>,
+    /// Builds the kernels levels name with `build`; `None` refuses them.
+    pub kernels: Option<&'a KernelBuilder>,
 }
 
 impl std::fmt::Debug for BootRunner<'_> {
@@ -207,7 +215,14 @@ impl BootRunner<'_> {
         check_design(&options.experiment)?;
         let environment = (self.environment)();
         let host = match (&options.experiment.vm, self.booter.host_name()) {
-            (Some(vm), _) => format!("vm:{}", vm.kernel.display()),
+            (Some(vm), _) => match (
+                &vm.kernel,
+                vm.build.as_ref().and_then(|build| build.tree.as_ref()),
+            ) {
+                (Some(kernel), _) => format!("vm:{}", kernel.display()),
+                (None, Some(tree)) => format!("vm:build of {}", tree.display()),
+                (None, None) => "vm:build".to_string(),
+            },
             (None, Some(host)) => host,
             (None, None) => environment.hostname.clone().unwrap_or_default(),
         };
@@ -246,13 +261,7 @@ impl BootRunner<'_> {
                 status: record.status.as_str().to_string(),
             });
         }
-        let experiment: Experiment =
-            serde_json::from_str(&record.experiment_json).map_err(|error| {
-                EngineError::StoredExperiment {
-                    run,
-                    message: error.to_string(),
-                }
-            })?;
+        let experiment = stored_experiment(&record)?;
         check_design(&experiment)?;
         // A boot the controller left behind (killed while booting or
         // measuring) ended with it.
@@ -294,13 +303,49 @@ impl BootRunner<'_> {
         let cells = experiment.cells();
         let planned = planned_iterations(experiment);
         let mut samples = self.store.samples(run)?;
-        observer.started(run, planned, samples.len(), &cells);
         let mut result = Ok(LoopEnd::Finished);
-        for slot in &schedule {
+        // The kernels first: the observer's clock (its ETA) starts with
+        // the boots, not with the builds before them.
+        let kernels = match build_kernels(
+            self.kernels,
+            self.store,
+            run,
+            experiment,
+            &schedule,
+            observer,
+        ) {
+            Ok(kernels) => kernels,
+            Err(EngineError::BuildCancelled { .. }) => {
+                result = Ok(LoopEnd::Cancelled);
+                RunKernels::default()
+            }
+            Err(error) => {
+                result = Err(error);
+                RunKernels::default()
+            }
+        };
+        observer.started(run, planned, samples.len(), &cells);
+        if result.is_ok()
+            && experiment.sampling.on_boot_failure == OnBootFailure::Stop
+            && let Some((levels, failure)) = kernels.first_failure(&schedule, experiment)
+        {
+            result = Err(EngineError::KernelBuild {
+                run,
+                levels,
+                failure,
+            });
+        }
+        let slots: &[BootSlot] = if matches!(result, Ok(LoopEnd::Finished)) {
+            &schedule
+        } else {
+            &[]
+        };
+        for slot in slots {
             match self.run_slot(
                 run,
                 experiment,
                 slot,
+                &kernels,
                 &cells,
                 planned,
                 &mut samples,
@@ -358,6 +403,7 @@ impl BootRunner<'_> {
         run: RunId,
         experiment: &Experiment,
         slot: &BootSlot,
+        kernels: &RunKernels,
         cells: &[verdict_model::Cell],
         planned: usize,
         samples: &mut Vec<Sample>,
@@ -385,13 +431,26 @@ impl BootRunner<'_> {
         if self.cancel.is_cancelled() {
             return Ok(SlotEnd::Cancelled);
         }
-        let plan =
+        let mut plan =
             boot_plan(experiment, slot).ok_or(EngineError::NeedsBooter { run: Some(run) })?;
+        // A level whose kernel build failed (recorded) is skipped.
+        let kernel_build = match kernels.resolve(&mut plan) {
+            Ok(build) => build,
+            Err(message) => {
+                observer.note(&format!(
+                    "skipping boot slot {} ({}): its kernel build {message}",
+                    slot.slot + 1,
+                    slot.level_key
+                ));
+                return Ok(SlotEnd::Skipped);
+            }
+        };
         let spec = BootSpec {
             kernel: plan.kernel.clone(),
             initrd: plan.initrd.clone(),
             command_line: plan.cmdline.clone(),
             hook: plan.hook.clone(),
+            modules: plan.modules.clone(),
         };
         let kernel = plan_kernel(&plan);
         let first_sequence = remaining[0].1;
@@ -441,7 +500,10 @@ impl BootRunner<'_> {
                     row.kernel_release = Some(record.kernel_release.clone());
                     row.accelerator = Some(record.accelerator.clone());
                     row.ready_at_ms = Some(now_ms());
-                    row.environment = self.capture(&spec)?;
+                    row.environment = self.capture(&spec)?.map(|environment| Environment {
+                        kernel_build: kernel_build.clone(),
+                        ..environment
+                    });
                     self.store.update_boot(run, &row)?;
                     observer.note(&format!(
                         "boot {id} proven: {} ({}), boot id {}, {}, ready in {:.1}s",

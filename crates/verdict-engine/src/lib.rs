@@ -10,6 +10,7 @@
 pub mod adaptive;
 pub mod bisect;
 pub mod bisect_boots;
+pub mod boot_builds;
 pub mod boots;
 pub mod calibrate;
 pub mod commit;
@@ -21,6 +22,8 @@ pub mod host_group;
 pub mod hosts;
 pub mod iteration;
 pub mod kconfig_probes;
+pub mod kernel_build;
+mod kernel_source;
 pub mod plan;
 pub mod runner;
 pub mod schedule;
@@ -29,6 +32,7 @@ pub mod work;
 pub use adaptive::{AdaptivePlan, ComparisonStatus};
 pub use boots::{BootCapture, BootRunner, BootSlot, boot_plan, boot_schedule};
 pub use hosts::{HostPart, HostWork, run_on_hosts};
+pub use kernel_build::{BuiltKernel, KernelBuildError, KernelBuilder};
 pub use runner::{
     Engine, EngineError, Observer, RunSummary, Silent, StartOptions, check_design,
     planned_iterations,

@@ -138,6 +138,21 @@ pub enum EngineError {
         run.map(|run| format!("run {run}: ")).unwrap_or_default()
     )]
     NeedsBooter { run: Option<RunId> },
+    #[error("run {run}: the kernel of {levels} was not built: {failure}")]
+    KernelBuild {
+        run: RunId,
+        /// The boot levels that boot it (`patch=with`).
+        levels: String,
+        failure: verdict_model::BuildFailure,
+    },
+    #[error(
+        "run {run}: a boot level builds its kernel (`build = {{ … }}`), which needs a kernel builder"
+    )]
+    NeedsBuilder { run: RunId },
+    #[error("run {run}: a kernel build was cancelled")]
+    BuildCancelled { run: RunId },
+    #[error("{selection}: {message}")]
+    LevelSource { selection: String, message: String },
     #[error("adaptive design: {0}")]
     Design(#[from] verdict_stats::sequential::SequentialError),
     #[error(
@@ -148,6 +163,16 @@ pub enum EngineError {
         "experiment `{experiment}`: adaptive sampling (`mode = \"adaptive\"` or --until-decided) cannot be combined with `analysis = \"paired\"`: the adaptive procedure stops on the two-sample analysis, and reporting another analysis after it would not keep its error rate; use a fixed number of iterations with the paired analysis"
     )]
     AdaptivePaired { experiment: String },
+}
+
+/// The experiment a stored run was created with.
+pub(crate) fn stored_experiment(
+    record: &verdict_store::RunRecord,
+) -> Result<Experiment, EngineError> {
+    serde_json::from_str(&record.experiment_json).map_err(|error| EngineError::StoredExperiment {
+        run: record.id,
+        message: error.to_string(),
+    })
 }
 
 /// Refuses what the engine cannot run validly, before anything is created
@@ -291,13 +316,7 @@ impl Engine<'_> {
                 status: record.status.as_str().to_string(),
             });
         }
-        let experiment: Experiment =
-            serde_json::from_str(&record.experiment_json).map_err(|error| {
-                EngineError::StoredExperiment {
-                    run,
-                    message: error.to_string(),
-                }
-            })?;
+        let experiment = stored_experiment(&record)?;
         check_design(&experiment)?;
         if experiment.runs_by_boot() {
             return Err(EngineError::NeedsBooter { run: Some(run) });

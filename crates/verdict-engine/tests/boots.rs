@@ -126,6 +126,7 @@ fn a_boot_that_fails_twice_is_skipped_and_recorded() {
         cancel: Cancel::new(),
         environment: &no_environment,
         boot_environment: &target_environment,
+        kernels: None,
     }
     .start(&options("skip", r"\(full\)"), &[], &mut Silent)
     .unwrap();
@@ -183,6 +184,7 @@ fn a_stopped_run_resumes_with_exactly_the_missing_iterations() {
         cancel: Cancel::new(),
         environment: &no_environment,
         boot_environment: &target_environment,
+        kernels: None,
     }
     .start(&options("stop", r"\(full\)"), &[], &mut Silent)
     .unwrap_err();
@@ -199,6 +201,7 @@ fn a_stopped_run_resumes_with_exactly_the_missing_iterations() {
         cancel: Cancel::new(),
         environment: &no_environment,
         boot_environment: &target_environment,
+        kernels: None,
     }
     .resume(run, &mut Silent)
     .unwrap();
@@ -226,6 +229,7 @@ fn a_verify_that_does_not_match_refuses_the_boot() {
         cancel: Cancel::new(),
         environment: &no_environment,
         boot_environment: &target_environment,
+        kernels: None,
     }
     .start(&options("skip", r"\(voluntary\)"), &[], &mut Silent)
     .unwrap();

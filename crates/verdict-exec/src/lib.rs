@@ -64,6 +64,7 @@ mod fake;
 mod invocation;
 mod leftovers;
 mod local;
+mod lock;
 mod outcome;
 pub mod own_process;
 pub mod remote;
@@ -84,11 +85,13 @@ pub use executor::Executor as Target;
 pub use fake::{FAKE_CLOCK_START_MS, FakeExecutor};
 pub use invocation::{DEFAULT_OUTPUT_LIMIT, Invocation, Leftovers, Program};
 pub use leftovers::LEFTOVER_GRACE;
+pub use lock::FileLock;
 pub use outcome::{Outcome, Status};
 pub use signal::signal_name;
 pub use ssh::{AgentBinary, SshOptions, SshTarget, valid_host};
 pub use ssh_boot::{SshBootOptions, SshBooter};
 pub use system::{SystemExecutor, TERMINATION_GRACE};
 pub use vm::{
-    Acceleration, BootExpectation, BootFacts, VmOptions, VmTarget, boot_mismatches, kernel_release,
+    Acceleration, BootExpectation, BootFacts, ImageVersion, VmOptions, VmTarget, boot_mismatches,
+    kernel_image_version, kernel_release,
 };

@@ -2,6 +2,7 @@
 //! capturing it (reading /proc and /sys) is verdict-doctor's job. A fact that
 //! could not be read is `None` ("absent"), never a guess.
 
+use crate::kernel_build::KernelBuild;
 use crate::provenance::{BuildProvenance, CpuFeature, CpuIdentity};
 use serde::{Deserialize, Serialize};
 
@@ -82,4 +83,9 @@ pub struct Environment {
     /// build command and compiler), when verdict built it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<BuildProvenance>,
+    /// A booted kernel that verdict built from source: what it is
+    /// (commit, patches, config, compiler, make arguments), recorded with
+    /// the boot; absent for every other environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_build: Option<KernelBuild>,
 }

@@ -353,6 +353,21 @@ impl Experiment {
         self.vm.is_some() || self.host_boot.is_some()
     }
 
+    /// Joins the relative paths of every `build` (tree, patches, config and
+    /// fragment files) to `base`, the directory of the experiment file.
+    pub fn resolve_build_paths(&mut self, base: &Path) {
+        if let Some(build) = self.vm.as_mut().and_then(|vm| vm.build.as_mut()) {
+            build.resolve_paths(base);
+        }
+        for factor in &mut self.factors {
+            for level in &mut factor.levels {
+                if let Some(build) = level.boot.as_mut().and_then(|boot| boot.build.as_mut()) {
+                    build.resolve_paths(base);
+                }
+            }
+        }
+    }
+
     /// Indices of the factors with a level that takes a boot.
     pub fn boot_factors(&self) -> Vec<usize> {
         self.factors
@@ -747,6 +762,7 @@ impl RawExperiment {
             None => (Vec::new(), None, None),
         };
         let hosts_offset = raw_hosts.first().map(|host| host.span().start);
+        let vm_offset = raw_vm.as_ref().map(|spanned| spanned.span().start);
         let vm = match raw_vm {
             None => None,
             Some(spanned) => {
@@ -791,6 +807,20 @@ impl RawExperiment {
                     ),
                 ));
             }
+            if vm.is_none()
+                && factor
+                    .levels
+                    .iter()
+                    .any(|level| level.boot.as_ref().is_some_and(|boot| boot.build.is_some()))
+            {
+                return Err(context.error(
+                    offset,
+                    format!(
+                        "factor `{}`: `boot.build` builds a kernel for a VM verdict boots (`[target] vm`); an ssh host boots kernels installed on it",
+                        factor.name
+                    ),
+                ));
+            }
             if vm.is_some()
                 && factor
                     .levels
@@ -805,6 +835,24 @@ impl RawExperiment {
                     ),
                 ));
             }
+        }
+        if let Some(vm) = &vm
+            && vm.kernel.is_none()
+            && vm.build.is_none()
+            && !factors.iter().any(|factor| {
+                factor.levels.iter().all(|level| {
+                    level
+                        .boot
+                        .as_ref()
+                        .is_some_and(|boot| boot.kernel.is_some() || boot.build.is_some())
+                })
+            })
+        {
+            let offset = vm_offset.unwrap_or(0);
+            return Err(context.error(
+                offset,
+                "`[target] vm` needs `kernel` (an image such as \"/vmlinuz\") or `build` (a kernel verdict builds from source), unless every level of a boot factor names its own",
+            ));
         }
         let mut hosts = Vec::new();
         for host in raw_hosts {
@@ -1565,6 +1613,51 @@ mod target_tests {
 
     const PREEMPT: &str = "name = \"t\"\ncommand = [\"true\"]\n\
 [factors]\npreempt = [\n  { value = \"full\", boot = { cmdline = \"preempt=full\" }, verify = { command = [\"cat\", \"/sys/kernel/debug/sched/preempt\"], matches = '\\(full\\)' } },\n]\n";
+
+    #[test]
+    fn levels_that_build_their_kernels_need_no_vm_kernel() {
+        let text = "name = \"t\"\ncommand = [\"true\"]\n[factors]\npatch = [\n  \
+            { value = \"without\", boot = { build = { tree = \"linux.tar.xz\", config = \"tinyconfig\" } } },\n  \
+            { value = \"with\", boot = { build = { tree = \"linux.tar.xz\", patches = [\"a.patch\"], config = \"tinyconfig\", fragments = [\"verdict:vm-guest\"] } } },\n]\n\
+            [target]\nvm = { smp = \"2\" }\n";
+        let mut experiment = Experiment::parse(text, "e/t.toml").unwrap();
+        assert_eq!(experiment.boot_factors(), vec![0]);
+        experiment.resolve_build_paths(Path::new("/e"));
+        let build = |level: usize| {
+            experiment.factors[0].levels[level]
+                .boot
+                .as_ref()
+                .and_then(|boot| boot.build.clone())
+                .unwrap()
+        };
+        assert_eq!(build(0).tree, Some(PathBuf::from("/e/linux.tar.xz")));
+        assert_eq!(build(1).patches, [PathBuf::from("/e/a.patch")]);
+        // A level without a kernel of its own needs the VM's.
+        let error = Experiment::parse(
+            &text.replace(
+                "{ value = \"without\", boot = { build = { tree = \"linux.tar.xz\", config = \"tinyconfig\" } } }",
+                "{ value = \"without\", boot = { cmdline = \"quiet\" } }",
+            ),
+            "t.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("`[target] vm` needs `kernel`") && error.starts_with("t.toml:9:"),
+            "{error}"
+        );
+        // On ssh hosts a level cannot build.
+        let error = Experiment::parse(
+            &text.replace(
+                "vm = { smp = \"2\" }",
+                "boot = { kernel = \"/boot/vmlinuz\" }",
+            ),
+            "t.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("boot.build"), "{error}");
+    }
 
     #[test]
     fn a_vm_target_with_boot_levels_loads() {

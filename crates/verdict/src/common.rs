@@ -317,6 +317,10 @@ pub(crate) fn load_experiment(
     let mut experiment = verdict_model::Experiment::parse(&text, &path.display().to_string())
         .map_err(CliError::input)?;
     let current = std::env::current_dir().map_err(CliError::internal)?;
+    // A kernel build's tree, patches and fragments are named relative to
+    // the experiment file.
+    experiment
+        .resolve_build_paths(&current.join(path.parent().unwrap_or(std::path::Path::new("."))));
     experiment.workdir = Some(match &experiment.workdir {
         Some(directory) if directory.is_absolute() => directory.clone(),
         Some(directory) => current

@@ -18,6 +18,9 @@ const BAR_REFRESH: Duration = Duration::from_millis(250);
 pub(crate) struct Progress {
     metric: String,
     started: Instant,
+    /// When the engine said the measurement started (after any kernel
+    /// builds): the ETA's rate counts from here, not from `started`.
+    measuring_since: Instant,
     bar: Option<ProgressBar>,
     last_plain: Instant,
     last_bar: Instant,
@@ -37,6 +40,7 @@ impl Progress {
         Progress {
             metric: metric.to_string(),
             started: Instant::now(),
+            measuring_since: Instant::now(),
             bar: None,
             last_plain: Instant::now(),
             last_bar: Instant::now(),
@@ -82,7 +86,7 @@ impl Progress {
         if new == 0 || planned <= done {
             return "-".to_string();
         }
-        let per = self.started.elapsed().as_secs_f64() / new as f64;
+        let per = self.measuring_since.elapsed().as_secs_f64() / new as f64;
         format_seconds(per * (planned - done) as f64)
     }
 }
@@ -108,6 +112,7 @@ impl Observer for Progress {
             .collect();
         self.values = vec![Vec::new(); cells.len()];
         self.done_at_start = done;
+        self.measuring_since = Instant::now();
         if self.shared {
             eprintln!("verdict: working on run {run} from {done}/{planned}");
         } else if done > 0 {
@@ -221,5 +226,25 @@ impl Drop for Progress {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_eta_counts_from_the_start_of_the_measurement_not_from_kernel_builds_before_it() {
+        let mut progress = Progress::new("wall");
+        assert_eq!(progress.eta(0, 3), "-");
+        // Ten minutes of kernel builds, then the engine starts measuring:
+        // one sample in about no time leaves a rate of about nothing per
+        // sample, not 600 s.
+        progress.started = Instant::now()
+            .checked_sub(Duration::from_secs(600))
+            .expect("the clock started long enough ago");
+        progress.started(RunId(1), 3, 0, &[]);
+        assert_eq!(progress.eta(1, 3), "0s");
+        assert_eq!(progress.eta(3, 3), "-");
     }
 }

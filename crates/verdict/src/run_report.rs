@@ -89,6 +89,9 @@ pub(crate) fn build_report(
     let environment: &Environment = &record.environment_start;
     let report = RunReport::build_from(info, &experiment, &table, environment, &report_options)
         .map_err(CliError::input)?;
+    let builds =
+        verdict_engine::boot_builds::stored_records(store, run).map_err(CliError::internal)?;
+    let report = report.with_kernel_builds(builds);
     let boots = report_boots(store, run)?;
     let report = with_boots(report, &boots, &experiment, &table, &report_options);
     let report = with_work(store, run, report, &record)?;

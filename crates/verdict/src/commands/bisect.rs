@@ -139,24 +139,30 @@ pub(crate) struct BootArgs {
 }
 
 impl BootArgs {
-    /// The boot level the flags ask for, `None` without any.
-    fn build(&self) -> Option<BootBuild> {
+    /// The boot level the flags ask for; without any, verdict's own build
+    /// of each commit when the experiment's `[target] vm` has a `build`.
+    fn build(&self, experiment: &verdict_model::Experiment) -> Option<BootBuild> {
         let any = self.boot_kernel.is_some()
             || self.boot_initrd.is_some()
             || !self.boot_cmdline.is_empty()
             || self.boot_spec.is_some();
-        any.then(|| BootBuild {
+        let from_source = experiment.vm.as_ref().is_some_and(|vm| vm.build.is_some());
+        (any || from_source).then(|| BootBuild {
             kernel: self.boot_kernel.clone(),
             initrd: self.boot_initrd.clone(),
             cmdline: self.boot_cmdline.clone(),
             spec: self.boot_spec.clone(),
+            from_source: from_source && !any,
         })
     }
 }
 
 /// The CLI's side of the driver: progress bars and notes on stderr, the
-/// host connection for `--host`.
-struct Terminal;
+/// host connection for `--host`, the booter (and kernel builder) of a
+/// kernel bisection.
+struct Terminal {
+    cancel: verdict_exec::Cancel,
+}
 
 impl BisectObserver for Terminal {
     fn measurement(&mut self, metric: &str) -> Box<dyn Observer> {
@@ -199,6 +205,10 @@ impl BisectObserver for Terminal {
         Ok(BootSite {
             booter: Box::new(booter),
             environment: Box::new(crate::vm::booted_environment),
+            kernels: vm
+                .build
+                .is_some()
+                .then(|| crate::vm::kernel_builder(self.cancel.clone())),
         })
     }
 }
@@ -219,12 +229,15 @@ pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
         Some(requested) => Request::Resume(Some(BisectId(requested))),
         None => Request::Start(Box::new(new_bisection(&args.start)?)),
     };
-    let mut terminal = Terminal;
+    let cancel = cancel_on_interrupt();
+    let mut terminal = Terminal {
+        cancel: cancel.clone(),
+    };
     let mut driver = Driver {
         store: &store,
         store_location: store.path(),
         builder: &verdict_exec::SystemExecutor,
-        cancel: cancel_on_interrupt(),
+        cancel,
         command_line: std::env::args().collect(),
         tool_version: tool_version(),
         observer: &mut terminal,
@@ -336,6 +349,7 @@ fn new_bisection(start: &BisectStart) -> Result<NewBisection, CliError> {
     // A relative workdir resolves against the repository, where each commit is checked out.
     let experiment = verdict_engine::bisect::in_repository(experiment, &repo);
     let remote = crate::remote_build::from_args(&start.remote, &experiment, &repo)?;
+    let boot = start.boot.build(&experiment);
     Ok(NewBisection {
         good: start.good.clone().expect("clap requires --good"),
         bad: start.bad.clone().expect("clap requires --bad"),
@@ -348,7 +362,7 @@ fn new_bisection(start: &BisectStart) -> Result<NewBisection, CliError> {
         worktrees: start.worktrees,
         config,
         remote,
-        boot: start.boot.build(),
+        boot,
         seed: crate::common::random_seed(),
         repo,
     })

@@ -5,6 +5,7 @@
 //! prints; the parsing, evaluation and rendering live in verdict-kconfig,
 //! running the tree's toolchain probes (only when `--run-probes` asks) in
 //! verdict-engine's `kconfig_probes`.
+//! `fragment NAME` prints a config fragment verdict ships (`vm-guest`).
 
 use crate::common::TextOrJson as Format;
 use crate::error::CliError;
@@ -40,6 +41,25 @@ enum KconfigCommand {
     Set(SetArgs),
     /// How-to: the smallest sets of user-settable changes that give SYMBOL=VALUE, each checked.
     How(HowArgs),
+    /// Print a config fragment verdict ships: `vm-guest`, what its VM guest needs.
+    Fragment(FragmentArgs),
+    /// Check out the source a stored run's built level booted (commit and patches) and write its config, for `why`.
+    Source(SourceArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct SourceArgs {
+    /// The level: `RUN:factor=level` (or `RUN` when the VM's own build was booted).
+    #[arg(value_name = "RUN:LEVEL")]
+    level: String,
+    #[command(flatten)]
+    db: crate::common::DbArgs,
+}
+
+#[derive(Debug, clap::Args)]
+struct FragmentArgs {
+    /// The fragment (`vm-guest`).
+    name: String,
 }
 
 #[derive(Debug, clap::Args)]
@@ -161,7 +181,53 @@ pub(crate) fn run(args: &KconfigArgs) -> Result<ExitCode, CliError> {
         KconfigCommand::Olddefconfig(args) => run_olddefconfig(args),
         KconfigCommand::Set(args) => run_set(args),
         KconfigCommand::How(args) => run_how(args),
+        KconfigCommand::Fragment(args) => run_fragment(args),
+        KconfigCommand::Source(args) => run_source(args),
     }
+}
+
+/// Puts the cache's checkout of a built level's tree at its commit with its
+/// patches, writes its config, and prints both with the `why` command line
+/// that uses them.
+fn run_source(args: &SourceArgs) -> Result<ExitCode, CliError> {
+    let store = args.db.open()?;
+    let builder = crate::vm::kernel_builder(crate::common::cancel_on_interrupt());
+    let source =
+        verdict_engine::boot_builds::level_source(&builder, &store, &args.level, &mut |message| {
+            eprintln!("verdict: {message}");
+        })
+        .map_err(CliError::input)?;
+    println!(
+        "tree: {} ({})",
+        source.tree.display(),
+        source.build.summary()
+    );
+    println!(
+        "config: {} (sha256 {})",
+        source.config.display(),
+        &source.build.config_sha256[..16]
+    );
+    println!(
+        "  verdict kconfig why SYMBOL --tree {} --config {}",
+        source.tree.display(),
+        source.config.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints verdict's fragment `args.name` (merge it with the kernel's
+/// `scripts/kconfig/merge_config.sh`, or name it in a build's `fragments`
+/// as `verdict:NAME`).
+fn run_fragment(args: &FragmentArgs) -> Result<ExitCode, CliError> {
+    let text = verdict_kconfig::fragment(&args.name).ok_or_else(|| {
+        CliError::input(format!(
+            "no fragment `{}`; verdict ships: {}",
+            args.name,
+            verdict_kconfig::fragment_names().join(", ")
+        ))
+    })?;
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
 }
 
 fn input_error(error: KconfigError) -> CliError {
