@@ -365,7 +365,12 @@ fn start_boots(
         store,
         cancel: Cancel::new(),
         environment: &Environment::default,
-        boot_environment: &|_: &dyn Target| Environment::default(),
+        boot_environment: &|_: &dyn Target, _: &verdict_exec::BootSpec| {
+            verdict_engine::boots::BootCapture {
+                environment: Environment::default(),
+                kernel_config: None,
+            }
+        },
         kernels,
     }
     .start(options, &[], &mut Silent)
@@ -556,7 +561,10 @@ impl verdict_engine::bisect::BisectObserver for BisectTerminal {
                 booted: self.booted.clone(),
                 current: None,
             }),
-            environment: Box::new(|_| Environment::default()),
+            environment: Box::new(|_, _| verdict_engine::boots::BootCapture {
+                environment: Environment::default(),
+                kernel_config: None,
+            }),
             kernels: Some(builder(&self.cache)),
         })
     }

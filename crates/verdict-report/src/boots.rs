@@ -383,7 +383,7 @@ mod tests {
                 },
             ],
         };
-        let text = View(&section).text(false, "wall", "s");
+        let text = View(&section).text(false, "wall", "s", None);
         for line in [
             "kernels built from source (before the first boot; a failed build is never data):",
             "  patch=without: built in 4 min 8 s: commit 3b848fc7cb40 + 1 patch (rcu.patch 0123456789ab) of /usr/src/linux-source-6.1.tar.xz; config tinyconfig + verdict:vm-guest (sha256 cccccccccccccccc); gcc (Debian 12.2.0-14+deb12u1) 12.2.0; make -j2; release 6.1.192+; key kkkkkkkkkkkkkkkkkkkk",
@@ -394,7 +394,7 @@ mod tests {
         }
         // The log's control characters never reach the terminal.
         assert!(!text.contains('\x1b'), "{text}");
-        let markdown = View(&section).text(true, "wall", "s");
+        let markdown = View(&section).text(true, "wall", "s", None);
         assert!(markdown.contains("\\`x\\`"), "{markdown}");
     }
 
