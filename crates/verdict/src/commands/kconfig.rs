@@ -197,17 +197,17 @@ fn run_source(args: &SourceArgs) -> Result<ExitCode, CliError> {
             eprintln!("verdict: {message}");
         })
         .map_err(CliError::input)?;
-    println!(
+    outln!(
         "tree: {} ({})",
         source.tree.display(),
         source.build.summary()
     );
-    println!(
+    outln!(
         "config: {} (sha256 {})",
         source.config.display(),
         &source.build.config_sha256[..16]
     );
-    println!(
+    outln!(
         "  verdict kconfig why SYMBOL --tree {} --config {}",
         source.tree.display(),
         source.config.display()
@@ -226,7 +226,7 @@ fn run_fragment(args: &FragmentArgs) -> Result<ExitCode, CliError> {
             verdict_kconfig::fragment_names().join(", ")
         ))
     })?;
-    print!("{text}");
+    out!("{text}");
     Ok(ExitCode::SUCCESS)
 }
 
