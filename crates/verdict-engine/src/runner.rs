@@ -112,6 +112,8 @@ pub enum EngineError {
     NeedsBooter { run: Option<RunId> },
     #[error("adaptive design: {0}")]
     Design(#[from] verdict_stats::sequential::SequentialError),
+    #[error("{0}")]
+    Profile(#[from] crate::profile::ProfileError),
     #[error(
         "experiment `{experiment}`: adaptive sampling (`mode = \"adaptive\"` or --until-decided) cannot be combined with `order = \"sequential\"`: the adaptive procedure is valid only for interleaved blocks, where drift falls on every cell alike; use a fixed number of iterations with the sequential order (`verdict plan` tells how many), or `order = \"interleaved\"`"
     )]
@@ -222,6 +224,7 @@ impl Engine<'_> {
         if options.experiment.runs_by_boot() {
             return Err(EngineError::NeedsBooter { run: None });
         }
+        self.prove_profiler(&options.experiment)?;
         let environment = (self.environment)();
         // A remote target is recorded under the name it was reached by; the
         // local machine under its host name.
@@ -274,9 +277,20 @@ impl Engine<'_> {
         if experiment.runs_by_boot() {
             return Err(EngineError::NeedsBooter { run: Some(run) });
         }
+        self.prove_profiler(&experiment)?;
         let existing = self.store.samples(run)?;
         self.store.set_status(run, RunStatus::Running)?;
         self.execute(run, &experiment, record.seed, existing, observer)
+    }
+
+    /// With `[profile]`, proves perf and its event on the target before a
+    /// run is created or resumed, so a machine that cannot profile is a
+    /// clear error and not a failed run.
+    fn prove_profiler(&self, experiment: &Experiment) -> Result<(), EngineError> {
+        if let Some(spec) = &experiment.profile {
+            crate::profile::Profiler::prepare(self.executor, spec)?.remove(self.executor);
+        }
+        Ok(())
     }
 
     /// Measures the listed (sequence, slot) pairs of a run, skipping the
@@ -303,6 +317,7 @@ impl Engine<'_> {
             workdir: experiment.workdir.clone(),
             planned: slots.len(),
             observer,
+            capture: Default::default(),
         };
         let mut result = Ok(true);
         for &(sequence, slot) in slots {
@@ -366,6 +381,7 @@ impl Engine<'_> {
             workdir,
             planned,
             observer,
+            capture: Default::default(),
         };
         let result = match &adaptive {
             None => {
@@ -463,6 +479,8 @@ pub(crate) struct LoopContext<'a, 'b> {
     pub(crate) workdir: Option<PathBuf>,
     pub(crate) planned: usize,
     pub(crate) observer: &'a mut dyn Observer,
+    /// Monitors' warnings and the target's profiler.
+    pub(crate) capture: crate::capture::CaptureState,
 }
 
 impl LoopContext<'_, '_> {
@@ -552,12 +570,22 @@ impl LoopContext<'_, '_> {
         if cancel.is_cancelled() {
             return Ok(LoopEnd::Cancelled);
         }
+        if let Some(spec) = &self.experiment.profile
+            && self.capture.profiler.is_none()
+        {
+            // Proven before the first iteration on this target (each boot
+            // is a new one), before any level is entered.
+            self.capture.profiler = Some(crate::profile::Profiler::prepare(
+                self.engine.executor,
+                spec,
+            )?);
+        }
         let cell = &self.cells[slot.cell];
         self.switch_levels(cell, levels)?;
         if cancel.is_cancelled() {
             return Ok(LoopEnd::Cancelled);
         }
-        let invocation = self.workload_invocation(cell);
+        let invocation = crate::capture::monitored(self.experiment, self.workload_invocation(cell));
         // The target's clock: on another machine, when it started there.
         let started_at_ms = self.engine.executor.now_unix_ms();
         let outcome = match self.engine.executor.run(&invocation, cancel) {
@@ -611,7 +639,43 @@ impl LoopContext<'_, '_> {
             self.workdir.as_deref(),
             self.engine.executor,
         );
-        self.engine.store.append_sample(self.run, &sample, cell)?;
+        let observer = &mut *self.observer;
+        let mut details = verdict_model::SampleDetails {
+            monitors: crate::capture::monitors_of(
+                self.experiment,
+                &outcome,
+                &mut self.capture,
+                &mut |text| observer.note(text),
+            ),
+            profile: None,
+        };
+        if sample.is_data()
+            && crate::profile::due(self.experiment, slot)
+            && let Some(profiler) = self.capture.profiler.as_mut()
+        {
+            match profiler.profile(
+                self.engine.executor,
+                &invocation,
+                &self.experiment.success_codes,
+                cancel,
+            ) {
+                Ok(profile) => details.profile = Some(profile),
+                Err(ExecError::Cancelled) => return Ok(LoopEnd::Cancelled),
+                Err(source) => {
+                    return Err(EngineError::Spawn {
+                        command: "perf record".to_string(),
+                        source,
+                    });
+                }
+            }
+        }
+        if details.is_empty() {
+            self.engine.store.append_sample(self.run, &sample, cell)?;
+        } else {
+            self.engine
+                .store
+                .append_sample_details(self.run, &sample, cell, &details)?;
+        }
         if !sample.leftovers.is_empty() {
             self.observer.note(&format!(
                 "iteration #{}, cell {}: {} process(es) left running: {}; {}",
@@ -735,7 +799,15 @@ impl LoopContext<'_, '_> {
         Ok(())
     }
 
+    /// Removes the profiler's directory on the target, if there is one.
+    pub(crate) fn finish_capture(&mut self) {
+        if let Some(profiler) = self.capture.profiler.take() {
+            profiler.remove(self.engine.executor);
+        }
+    }
+
     pub(crate) fn teardown_all(&mut self, levels: &mut Levels) -> Result<(), EngineError> {
+        self.finish_capture();
         let mut first_error = None;
         for factor_index in (0..levels.current.len()).rev() {
             if let Some(current) = levels.current[factor_index].take()

@@ -319,6 +319,22 @@ impl Store for FencedStore<'_> {
         *self.written.borrow_mut() += 1;
         Ok(())
     }
+    /// The sample through the fence, then what it captured in a second
+    /// transaction (a claimed write takes the sample alone): killed in
+    /// between, the sample stands without its monitors and profile.
+    fn append_sample_details(
+        &self,
+        run: RunId,
+        sample: &Sample,
+        cell: &Cell,
+        details: &verdict_model::SampleDetails,
+    ) -> Result<(), StoreError> {
+        self.append_sample(run, sample, cell)?;
+        if details.is_empty() {
+            return Ok(());
+        }
+        self.inner.append_details(run, sample.sequence, details)
+    }
     verdict_store::forward_store!(inner; except append_sample);
 }
 

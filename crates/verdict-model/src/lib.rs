@@ -12,6 +12,7 @@ pub mod boot_file;
 pub mod environment;
 pub mod experiment;
 pub mod metric;
+pub mod profile;
 pub mod sample;
 pub mod shell_guard;
 
@@ -26,4 +27,5 @@ pub use experiment::{
     Sampling, SamplingMode,
 };
 pub use metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
+pub use profile::{CallGraph, Monitors, ProfileRecord, ProfileSpec, SampleDetails};
 pub use sample::{Failure, RunId, RunStatus, Sample};

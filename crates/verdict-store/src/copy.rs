@@ -1,5 +1,5 @@
 //! Copying runs between stores (`verdict push` / `verdict pull`): a run
-//! with its samples, cells, annotations, adaptive state, boots (with each
+//! with its samples (and what they captured: monitors, profiles), cells, annotations, adaptive state, boots (with each
 //! boot's environment), kernel configs and commit, found again in the target by its identity (`runs.uuid`, schema
 //! v7), so copying twice stores nothing twice and an interrupted copy is
 //! completed by the next one. The run gets the target's next id; its `origin` records where
@@ -96,6 +96,14 @@ pub fn copy_run(source: &Database, target: &Database, run: RunId) -> Result<Copi
     }
     target.append_samples(target_run, &batch)?;
     copied += batch.len();
+    // What the samples captured besides their metrics, for each sample
+    // whose details the target lacks (also after an interrupted copy).
+    let details_present: HashSet<u32> = target.sample_details(target_run)?.into_keys().collect();
+    for (sequence, details) in source.sample_details(run)? {
+        if !details_present.contains(&sequence) {
+            target.append_details(target_run, sequence, &details)?;
+        }
+    }
     for (key, value) in source.annotations(run)? {
         target.put_annotation(target_run, &key, &value)?;
     }

@@ -12,14 +12,16 @@ pub mod paths {
     pub use std::collections::BTreeMap;
     pub use verdict_model::{
         AdaptiveRecord, Cell, ComparisonStatus, Environment, RunId, RunStatus, Sample,
+        SampleDetails,
     };
 }
 
 /// Inside `impl Store for Wrapper { ... }`: every `Store` method, each
 /// calling the same method on `self.$via()` (a method of the wrapper that
 /// returns the store to forward to). `forward_store!(via; except
-/// append_sample)` leaves `append_sample` to the wrapper, which writes it
-/// itself (the fenced store).
+/// append_sample)` leaves `append_sample` and `append_sample_details` (the
+/// two writes of a sample) to the wrapper, which writes them itself (the
+/// fenced store).
 #[macro_export]
 macro_rules! forward_store {
     ($via:ident) => {
@@ -31,6 +33,15 @@ macro_rules! forward_store {
             cell: &$crate::forward::paths::Cell,
         ) -> Result<(), $crate::StoreError> {
             self.$via().append_sample(run, sample, cell)
+        }
+        fn append_sample_details(
+            &self,
+            run: $crate::forward::paths::RunId,
+            sample: &$crate::forward::paths::Sample,
+            cell: &$crate::forward::paths::Cell,
+            details: &$crate::forward::paths::SampleDetails,
+        ) -> Result<(), $crate::StoreError> {
+            self.$via().append_sample_details(run, sample, cell, details)
         }
     };
     ($via:ident; except append_sample) => {
@@ -81,6 +92,29 @@ macro_rules! forward_store {
             run: $crate::forward::paths::RunId,
         ) -> Result<Vec<$crate::forward::paths::Sample>, $crate::StoreError> {
             self.$via().samples(run)
+        }
+        fn append_details(
+            &self,
+            run: $crate::forward::paths::RunId,
+            sequence: u32,
+            details: &$crate::forward::paths::SampleDetails,
+        ) -> Result<(), $crate::StoreError> {
+            self.$via().append_details(run, sequence, details)
+        }
+        fn sample_details(
+            &self,
+            run: $crate::forward::paths::RunId,
+        ) -> Result<
+            $crate::forward::paths::BTreeMap<u32, $crate::forward::paths::SampleDetails>,
+            $crate::StoreError,
+        > {
+            self.$via().sample_details(run)
+        }
+        fn detail_counts(
+            &self,
+            run: $crate::forward::paths::RunId,
+        ) -> Result<$crate::DetailCounts, $crate::StoreError> {
+            self.$via().detail_counts(run)
         }
         fn select_samples(
             &self,

@@ -12,6 +12,7 @@ mod boots;
 mod builtin;
 pub mod copy;
 mod database;
+mod details;
 mod error;
 mod filters;
 #[doc(hidden)]
@@ -23,6 +24,7 @@ mod migrations;
 pub mod overlap;
 mod postgres;
 mod postgres_boots;
+mod postgres_details;
 mod rows;
 mod sqlite;
 mod store;
@@ -36,7 +38,7 @@ pub use location::Location;
 pub use postgres::PostgresStore;
 pub use sqlite::{ReadOnly, SqliteStore};
 pub use store::{
-    BisectId, BisectRecord, BisectSummary, BootRow, NewBisect, NewBoot, NewRun, RunRecord,
-    RunSummary, RunTimes, SelectedValue, Selection, Store,
+    BisectId, BisectRecord, BisectSummary, BootRow, DetailCounts, NewBisect, NewBoot, NewRun,
+    RunRecord, RunSummary, RunTimes, SelectedValue, Selection, Store,
 };
 pub use work::{Claim, WorkBlock, WorkProgress, WorkStore};

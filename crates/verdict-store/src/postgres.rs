@@ -21,7 +21,7 @@ use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, Row, Statement};
 use serde_json::Value;
-use verdict_model::{Cell, Environment, RunId, RunStatus, Sample};
+use verdict_model::{Cell, Environment, RunId, RunStatus, Sample, SampleDetails};
 
 use crate::StoreError;
 use crate::builtin;
@@ -30,8 +30,8 @@ use crate::migrations::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS, POSTGRES_BOO
 use crate::rows::{RawBisect, RawRun, RawSample};
 use crate::sqlite::to_json;
 use crate::store::{
-    BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, RunTimes,
-    SelectedValue, Selection, Store,
+    BisectId, BisectRecord, BisectSummary, DetailCounts, NewBisect, NewRun, RunRecord, RunSummary,
+    RunTimes, SelectedValue, Selection, Store,
 };
 
 type Parameters<'a> = &'a [&'a (dyn ToSql + Sync)];
@@ -654,49 +654,37 @@ impl Store for PostgresStore {
     }
 
     fn append_sample(&self, run: RunId, sample: &Sample, cell: &Cell) -> Result<(), StoreError> {
-        let what = || format!("sample {} of run {run}", sample.sequence);
-        for (name, value) in [
-            ("wall_seconds", sample.wall_seconds),
-            ("user_seconds", sample.user_seconds),
-            ("sys_seconds", sample.sys_seconds),
-        ]
-        .into_iter()
-        .chain(
-            sample
-                .metrics
-                .iter()
-                .map(|(name, value)| (name.as_str(), *value)),
-        ) {
-            if !value.is_finite() {
-                return Err(self.invalid(what(), format!("`{name}` is {value}, not a number")));
-            }
-        }
-        let max_rss_kib = i64::try_from(sample.max_rss_kib).map_err(|_| {
-            self.invalid(
-                what(),
-                format!("max RSS {} KiB too large", sample.max_rss_kib),
-            )
-        })?;
-        let cell_index = i64::try_from(sample.cell)
-            .map_err(|_| self.invalid(what(), format!("cell index {} too large", sample.cell)))?;
-        let builtin_metrics = builtin::flags(sample);
-        let operation = format!("store {}", what());
+        self.append_sample_with(run, sample, cell, None)
+    }
+
+    fn append_sample_details(
+        &self,
+        run: RunId,
+        sample: &Sample,
+        cell: &Cell,
+        details: &SampleDetails,
+    ) -> Result<(), StoreError> {
+        self.append_sample_with(run, sample, cell, Some(details))
+    }
+
+    fn append_details(
+        &self,
+        run: RunId,
+        sequence: u32,
+        details: &SampleDetails,
+    ) -> Result<(), StoreError> {
+        let operation = format!("store what sample {sequence} of run {run} captured");
         self.write(&operation, || {
-            self.store_cell(run, cell_index, cell, &what())?;
-            self.insert_sample_rows(
-                run,
-                sample,
-                cell_index,
-                max_rss_kib,
-                builtin_metrics,
-                &operation,
-            )
-        })?;
-        self.known_cells
-            .borrow_mut()
-            .entry((run.0, cell_index))
-            .or_insert_with(|| cell.clone());
-        Ok(())
+            self.insert_details(run, sequence, details, &operation)
+        })
+    }
+
+    fn sample_details(&self, run: RunId) -> Result<BTreeMap<u32, SampleDetails>, StoreError> {
+        self.read_details(run)
+    }
+
+    fn detail_counts(&self, run: RunId) -> Result<DetailCounts, StoreError> {
+        self.count_details(run)
     }
 
     fn samples(&self, run: RunId) -> Result<Vec<Sample>, StoreError> {
@@ -1065,6 +1053,66 @@ impl Store for PostgresStore {
 
     fn latest_bisect(&self) -> Result<Option<BisectRecord>, StoreError> {
         Ok(self.query_bisects("ORDER BY id DESC LIMIT 1", None)?.pop())
+    }
+}
+
+impl PostgresStore {
+    /// One iteration, and with `details` what it captured, in one
+    /// transaction.
+    fn append_sample_with(
+        &self,
+        run: RunId,
+        sample: &Sample,
+        cell: &Cell,
+        details: Option<&SampleDetails>,
+    ) -> Result<(), StoreError> {
+        let what = || format!("sample {} of run {run}", sample.sequence);
+        for (name, value) in [
+            ("wall_seconds", sample.wall_seconds),
+            ("user_seconds", sample.user_seconds),
+            ("sys_seconds", sample.sys_seconds),
+        ]
+        .into_iter()
+        .chain(
+            sample
+                .metrics
+                .iter()
+                .map(|(name, value)| (name.as_str(), *value)),
+        ) {
+            if !value.is_finite() {
+                return Err(self.invalid(what(), format!("`{name}` is {value}, not a number")));
+            }
+        }
+        let max_rss_kib = i64::try_from(sample.max_rss_kib).map_err(|_| {
+            self.invalid(
+                what(),
+                format!("max RSS {} KiB too large", sample.max_rss_kib),
+            )
+        })?;
+        let cell_index = i64::try_from(sample.cell)
+            .map_err(|_| self.invalid(what(), format!("cell index {} too large", sample.cell)))?;
+        let builtin_metrics = builtin::flags(sample);
+        let operation = format!("store {}", what());
+        self.write(&operation, || {
+            self.store_cell(run, cell_index, cell, &what())?;
+            self.insert_sample_rows(
+                run,
+                sample,
+                cell_index,
+                max_rss_kib,
+                builtin_metrics,
+                &operation,
+            )?;
+            if let Some(details) = details {
+                self.insert_details(run, sample.sequence, details, &operation)?;
+            }
+            Ok(())
+        })?;
+        self.known_cells
+            .borrow_mut()
+            .entry((run.0, cell_index))
+            .or_insert_with(|| cell.clone());
+        Ok(())
     }
 }
 

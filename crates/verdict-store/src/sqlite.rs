@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, ffi, params};
 use serde_json::Value;
-use verdict_model::{Cell, Environment, RunId, RunStatus, Sample};
+use verdict_model::{Cell, Environment, RunId, RunStatus, Sample, SampleDetails};
 
 use crate::StoreError;
 use crate::builtin;
@@ -32,8 +32,8 @@ use crate::filters::Dialect;
 use crate::migrations::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
 use crate::rows::{RawBisect, RawRun, RawSample};
 use crate::store::{
-    BisectId, BisectRecord, BisectSummary, NewBisect, NewRun, RunRecord, RunSummary, RunTimes,
-    SelectedValue, Selection, Store,
+    BisectId, BisectRecord, BisectSummary, DetailCounts, NewBisect, NewRun, RunRecord, RunSummary,
+    RunTimes, SelectedValue, Selection, Store,
 };
 
 /// Page size of new databases (set where a new file is first configured).
@@ -655,144 +655,37 @@ impl Store for SqliteStore {
     }
 
     fn append_sample(&self, run: RunId, sample: &Sample, cell: &Cell) -> Result<(), StoreError> {
-        let what = || format!("sample {} of run {run}", sample.sequence);
-        for (name, value) in [
-            ("wall_seconds", sample.wall_seconds),
-            ("user_seconds", sample.user_seconds),
-            ("sys_seconds", sample.sys_seconds),
-        ]
-        .into_iter()
-        .chain(
-            sample
-                .metrics
-                .iter()
-                .map(|(name, value)| (name.as_str(), *value)),
-        ) {
-            if !value.is_finite() {
-                return Err(self.invalid(what(), format!("`{name}` is {value}, not a number")));
-            }
-        }
-        let max_rss_kib = i64::try_from(sample.max_rss_kib).map_err(|_| {
-            self.invalid(
-                what(),
-                format!("max RSS {} KiB too large", sample.max_rss_kib),
-            )
-        })?;
-        let cell_index = i64::try_from(sample.cell)
-            .map_err(|_| self.invalid(what(), format!("cell index {} too large", sample.cell)))?;
-        // Built-in metrics equal to the sample's own column are a flag, not
-        // a row (schema v3); bitwise equality keeps this lossless.
-        let builtin_metrics = builtin::flags(sample);
-        let operation = format!("store {}", what());
-        // With the cell already checked, no failure and every metric a
-        // flag, the body is one INSERT, atomic on its own: no BEGIN/COMMIT.
-        let one_statement = sample.failure.is_none()
-            && sample.leftovers.is_empty()
-            && sample.missing.is_empty()
-            && self.known_cells.borrow().get(&(run.0, cell_index)) == Some(cell)
-            && sample
-                .metrics
-                .keys()
-                .all(|name| builtin::is_flagged(name, builtin_metrics));
-        let body = |transaction: &Connection| {
-            self.store_cell(transaction, run, cell_index, cell, &what())?;
-            let inserted = transaction
-                .prepare_cached(
-                    "INSERT INTO samples (run_id, sequence, cell, block, warmup, failed, \
-                        started_at_ms, wall_seconds, user_seconds, sys_seconds, max_rss_kib, \
-                        exit_code, signal, timed_out, builtin_metrics) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-                )
-                .and_then(|mut statement| {
-                    statement.execute(params![
-                        run.0,
-                        sample.sequence,
-                        cell_index,
-                        sample.block,
-                        sample.warmup,
-                        sample.failure.is_some(),
-                        sample.started_at_ms,
-                        sample.wall_seconds,
-                        sample.user_seconds,
-                        sample.sys_seconds,
-                        max_rss_kib,
-                        sample.exit_code,
-                        sample.signal,
-                        sample.timed_out,
-                        builtin_metrics,
-                    ])
-                });
-            match inserted {
-                Ok(_) => {}
-                Err(error) if constraint(&error) == Some(ffi::SQLITE_CONSTRAINT_PRIMARYKEY) => {
-                    return Err(StoreError::DuplicateSample {
-                        path: self.path.clone(),
-                        run,
-                        sequence: sample.sequence,
-                    });
-                }
-                Err(error) => return Err(self.sql_error(&operation)(error)),
-            }
-            if let Some(failure) = &sample.failure {
-                transaction
-                    .prepare_cached(
-                        "INSERT INTO sample_failures (run_id, sequence, reason, output_tail) \
-                         VALUES (?1, ?2, ?3, ?4)",
-                    )
-                    .and_then(|mut statement| {
-                        statement.execute(params![
-                            run.0,
-                            sample.sequence,
-                            failure.reason,
-                            failure.output_tail
-                        ])
-                    })
-                    .map_err(self.sql_error(&operation))?;
-            }
-            if !sample.leftovers.is_empty() || !sample.missing.is_empty() {
-                transaction
-                    .prepare_cached(
-                        "INSERT INTO sample_notes (run_id, sequence, leftovers_json, missing_json) \
-                         VALUES (?1, ?2, ?3, ?4)",
-                    )
-                    .and_then(|mut statement| {
-                        statement.execute(params![
-                            run.0,
-                            sample.sequence,
-                            to_json(&sample.leftovers),
-                            to_json(&sample.missing)
-                        ])
-                    })
-                    .map_err(self.sql_error(&operation))?;
-            }
-            let mut insert_metric = transaction
-                .prepare_cached(
-                    "INSERT INTO sample_metrics (run_id, sequence, name, value) \
-                     VALUES (?1, ?2, ?3, ?4)",
-                )
-                .map_err(self.sql_error(&operation))?;
-            for (name, value) in &sample.metrics {
-                if builtin::is_flagged(name, builtin_metrics) {
-                    continue;
-                }
-                insert_metric
-                    .execute(params![run.0, sample.sequence, name, value])
-                    .map_err(self.sql_error(&operation))?;
-            }
-            Ok(())
-        };
-        if one_statement {
-            body(&self.connection)?;
-        } else {
-            self.write(&operation, body)?;
-        }
-        // Only after the commit: a rolled-back transaction may have taken
-        // the cell's rows with it.
-        self.known_cells
-            .borrow_mut()
-            .entry((run.0, cell_index))
-            .or_insert_with(|| cell.clone());
-        Ok(())
+        self.append_sample_with(run, sample, cell, None)
+    }
+
+    fn append_sample_details(
+        &self,
+        run: RunId,
+        sample: &Sample,
+        cell: &Cell,
+        details: &SampleDetails,
+    ) -> Result<(), StoreError> {
+        self.append_sample_with(run, sample, cell, Some(details))
+    }
+
+    fn append_details(
+        &self,
+        run: RunId,
+        sequence: u32,
+        details: &SampleDetails,
+    ) -> Result<(), StoreError> {
+        let operation = format!("store what sample {sequence} of run {run} captured");
+        self.write(&operation, |transaction| {
+            self.insert_details(transaction, run, sequence, details, &operation)
+        })
+    }
+
+    fn sample_details(&self, run: RunId) -> Result<BTreeMap<u32, SampleDetails>, StoreError> {
+        self.read_details(run)
+    }
+
+    fn detail_counts(&self, run: RunId) -> Result<DetailCounts, StoreError> {
+        self.count_details(run)
     }
 
     fn samples(&self, run: RunId) -> Result<Vec<Sample>, StoreError> {
@@ -1408,4 +1301,159 @@ fn constraint(error: &rusqlite::Error) -> Option<i32> {
 /// serialize (no maps with non-string keys, no failing `Serialize`).
 pub(crate) fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).expect("plain data serializes to JSON")
+}
+
+impl SqliteStore {
+    /// One iteration, and with `details` what it captured, in one
+    /// transaction.
+    fn append_sample_with(
+        &self,
+        run: RunId,
+        sample: &Sample,
+        cell: &Cell,
+        details: Option<&SampleDetails>,
+    ) -> Result<(), StoreError> {
+        let what = || format!("sample {} of run {run}", sample.sequence);
+        for (name, value) in [
+            ("wall_seconds", sample.wall_seconds),
+            ("user_seconds", sample.user_seconds),
+            ("sys_seconds", sample.sys_seconds),
+        ]
+        .into_iter()
+        .chain(
+            sample
+                .metrics
+                .iter()
+                .map(|(name, value)| (name.as_str(), *value)),
+        ) {
+            if !value.is_finite() {
+                return Err(self.invalid(what(), format!("`{name}` is {value}, not a number")));
+            }
+        }
+        let max_rss_kib = i64::try_from(sample.max_rss_kib).map_err(|_| {
+            self.invalid(
+                what(),
+                format!("max RSS {} KiB too large", sample.max_rss_kib),
+            )
+        })?;
+        let cell_index = i64::try_from(sample.cell)
+            .map_err(|_| self.invalid(what(), format!("cell index {} too large", sample.cell)))?;
+        // Built-in metrics equal to the sample's own column are a flag, not
+        // a row (schema v3); bitwise equality keeps this lossless.
+        let builtin_metrics = builtin::flags(sample);
+        let operation = format!("store {}", what());
+        // With the cell already checked, no failure and every metric a
+        // flag, the body is one INSERT, atomic on its own: no BEGIN/COMMIT.
+        let one_statement = sample.failure.is_none()
+            && details.is_none_or(SampleDetails::is_empty)
+            && sample.leftovers.is_empty()
+            && sample.missing.is_empty()
+            && self.known_cells.borrow().get(&(run.0, cell_index)) == Some(cell)
+            && sample
+                .metrics
+                .keys()
+                .all(|name| builtin::is_flagged(name, builtin_metrics));
+        let body = |transaction: &Connection| {
+            self.store_cell(transaction, run, cell_index, cell, &what())?;
+            let inserted = transaction
+                .prepare_cached(
+                    "INSERT INTO samples (run_id, sequence, cell, block, warmup, failed, \
+                        started_at_ms, wall_seconds, user_seconds, sys_seconds, max_rss_kib, \
+                        exit_code, signal, timed_out, builtin_metrics) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                )
+                .and_then(|mut statement| {
+                    statement.execute(params![
+                        run.0,
+                        sample.sequence,
+                        cell_index,
+                        sample.block,
+                        sample.warmup,
+                        sample.failure.is_some(),
+                        sample.started_at_ms,
+                        sample.wall_seconds,
+                        sample.user_seconds,
+                        sample.sys_seconds,
+                        max_rss_kib,
+                        sample.exit_code,
+                        sample.signal,
+                        sample.timed_out,
+                        builtin_metrics,
+                    ])
+                });
+            match inserted {
+                Ok(_) => {}
+                Err(error) if constraint(&error) == Some(ffi::SQLITE_CONSTRAINT_PRIMARYKEY) => {
+                    return Err(StoreError::DuplicateSample {
+                        path: self.path.clone(),
+                        run,
+                        sequence: sample.sequence,
+                    });
+                }
+                Err(error) => return Err(self.sql_error(&operation)(error)),
+            }
+            if let Some(failure) = &sample.failure {
+                transaction
+                    .prepare_cached(
+                        "INSERT INTO sample_failures (run_id, sequence, reason, output_tail) \
+                         VALUES (?1, ?2, ?3, ?4)",
+                    )
+                    .and_then(|mut statement| {
+                        statement.execute(params![
+                            run.0,
+                            sample.sequence,
+                            failure.reason,
+                            failure.output_tail
+                        ])
+                    })
+                    .map_err(self.sql_error(&operation))?;
+            }
+            if !sample.leftovers.is_empty() || !sample.missing.is_empty() {
+                transaction
+                    .prepare_cached(
+                        "INSERT INTO sample_notes (run_id, sequence, leftovers_json, missing_json) \
+                         VALUES (?1, ?2, ?3, ?4)",
+                    )
+                    .and_then(|mut statement| {
+                        statement.execute(params![
+                            run.0,
+                            sample.sequence,
+                            to_json(&sample.leftovers),
+                            to_json(&sample.missing)
+                        ])
+                    })
+                    .map_err(self.sql_error(&operation))?;
+            }
+            let mut insert_metric = transaction
+                .prepare_cached(
+                    "INSERT INTO sample_metrics (run_id, sequence, name, value) \
+                     VALUES (?1, ?2, ?3, ?4)",
+                )
+                .map_err(self.sql_error(&operation))?;
+            for (name, value) in &sample.metrics {
+                if builtin::is_flagged(name, builtin_metrics) {
+                    continue;
+                }
+                insert_metric
+                    .execute(params![run.0, sample.sequence, name, value])
+                    .map_err(self.sql_error(&operation))?;
+            }
+            if let Some(details) = details {
+                self.insert_details(transaction, run, sample.sequence, details, &operation)?;
+            }
+            Ok(())
+        };
+        if one_statement {
+            body(&self.connection)?;
+        } else {
+            self.write(&operation, body)?;
+        }
+        // Only after the commit: a rolled-back transaction may have taken
+        // the cell's rows with it.
+        self.known_cells
+            .borrow_mut()
+            .entry((run.0, cell_index))
+            .or_insert_with(|| cell.clone());
+        Ok(())
+    }
 }

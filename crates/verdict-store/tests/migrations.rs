@@ -43,7 +43,7 @@ fn a_schema_v1_database_opens_and_migrates_with_its_data() {
 
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(user_version(&path), SqliteStore::schema_version());
-    assert_eq!(SqliteStore::schema_version(), 12);
+    assert_eq!(SqliteStore::schema_version(), 13);
 
     let runs = store.list_runs().unwrap();
     let summary: Vec<_> = runs
@@ -472,6 +472,52 @@ fn a_schema_v11_database_moves_its_boot_environments_into_the_boot_rows() {
         "{keys:?}"
     );
     assert!(keys.contains(&"boot_schedule".to_string()), "{keys:?}");
+}
+
+/// tests/fixtures/schema-v12.db was written by verdict at schema version
+/// 12 (built from the commit before migration 13; `verdict run` of a
+/// two-level experiment of `sh -c` sleeps, 3 iterations per level, then
+/// VACUUMed). Migration 13 adds the tables of what iterations capture
+/// besides their metrics: the old run keeps every sample, has no
+/// details, and an old sample can be given some (a copied run).
+#[test]
+fn a_schema_v12_database_gains_empty_detail_tables_and_keeps_its_samples() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("v12.db");
+    std::fs::copy(fixture("schema-v12.db"), &path).unwrap();
+    assert_eq!(user_version(&path), 12);
+    let before: Vec<(i64, f64)> = {
+        let connection = rusqlite::Connection::open(&path).unwrap();
+        let mut statement = connection
+            .prepare(
+                "SELECT sequence, wall_seconds FROM samples WHERE run_id = 1 ORDER BY sequence",
+            )
+            .unwrap();
+        statement
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    assert_eq!(before.len(), 6, "{before:?}");
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(user_version(&path), SqliteStore::schema_version());
+    let samples = store.samples(RunId(1)).unwrap();
+    assert_eq!(
+        samples
+            .iter()
+            .map(|sample| (i64::from(sample.sequence), sample.wall_seconds))
+            .collect::<Vec<_>>(),
+        before
+    );
+    assert!(store.sample_details(RunId(1)).unwrap().is_empty());
+    assert!(!store.detail_counts(RunId(1)).unwrap().any());
+    let mut details = verdict_model::SampleDetails::default();
+    details
+        .monitors
+        .insert("context_switches".to_string(), 12.0);
+    store.append_details(RunId(1), 0, &details).unwrap();
+    assert_eq!(store.sample_details(RunId(1)).unwrap()[&0], details);
 }
 
 #[test]

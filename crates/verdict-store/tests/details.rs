@@ -1,0 +1,148 @@
+//! What iterations capture besides their metrics (schema 13), on both
+//! backends: monitors and profiles written with their sample in one
+//! transaction, read back exactly (symbols with control characters and
+//! bytes that are not UTF-8 included), refused whole when a value would not
+//! read back, counted for `verdict report`'s pointer, and copied by
+//! `verdict push`/`pull`. Must not depend on another test's database.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use verdict_model::profile::{Stack, SymbolWeight};
+use verdict_model::{ProfileRecord, SampleDetails};
+use verdict_store::{Database, DetailCounts, Location, Store, StoreError};
+
+use support::rows::{cell, new_run, sample};
+
+fn details(sequence: u32) -> SampleDetails {
+    let mut monitors = BTreeMap::new();
+    monitors.insert("cpu.user".to_string(), 0.12 + f64::from(sequence));
+    monitors.insert("context_switches".to_string(), 0.0);
+    monitors.insert("interrupts.36:virtio1-req.0".to_string(), 17.0);
+    let hostile = "evil;\u{1b}[31m\u{7}|<b>&\\xff".to_string();
+    SampleDetails {
+        monitors,
+        profile: (sequence % 2 == 1).then(|| ProfileRecord {
+            event: "cpu-clock".to_string(),
+            samples: 3,
+            weight: 3_003_003,
+            note: None,
+            symbols: vec![
+                SymbolWeight {
+                    symbol: hostile.clone(),
+                    self_weight: 1_001_001,
+                    inclusive_weight: 1_001_001,
+                },
+                SymbolWeight {
+                    symbol: "main".to_string(),
+                    self_weight: 2_002_002,
+                    inclusive_weight: 3_003_003,
+                },
+            ],
+            stacks: vec![
+                Stack {
+                    comm: "planted".to_string(),
+                    frames: vec!["main".to_string()],
+                    weight: 2_002_002,
+                },
+                Stack {
+                    comm: "planted".to_string(),
+                    frames: vec!["main".to_string(), hostile],
+                    weight: 1_001_001,
+                },
+            ],
+        }),
+    }
+}
+
+on_both_backends! {
+    fn details_round_trip_with_their_samples(backend) {
+        let store = backend.open();
+        let run = store.create_run(&new_run("explain")).unwrap();
+        let cells = [cell(&[("level", "a")]), cell(&[("level", "b")])];
+        let mut expected = BTreeMap::new();
+        for sequence in 0..4 {
+            let written = sample(sequence, (sequence % 2) as usize, 0.5);
+            let captured = details(sequence);
+            store
+                .append_sample_details(run, &written, &cells[written.cell], &captured)
+                .unwrap();
+            expected.insert(sequence, captured);
+        }
+        // A sample without details, and one whose details come later (a
+        // copied run).
+        store.append_sample(run, &sample(4, 0, 0.5), &cells[0]).unwrap();
+        store.append_sample(run, &sample(5, 1, 0.5), &cells[1]).unwrap();
+        store.append_details(run, 5, &details(5)).unwrap();
+        expected.insert(5, details(5));
+        let store = backend.open();
+        assert_eq!(store.sample_details(run).unwrap(), expected);
+        assert_eq!(store.samples(run).unwrap().len(), 6);
+        assert_eq!(
+            store.detail_counts(run).unwrap(),
+            DetailCounts {
+                monitored: 5,
+                profiled: 3
+            }
+        );
+        let other = store.create_run(&new_run("plain")).unwrap();
+        assert!(!store.detail_counts(other).unwrap().any());
+        assert!(store.sample_details(other).unwrap().is_empty());
+    }
+
+    fn a_sample_and_its_details_are_stored_together_or_not_at_all(backend) {
+        let store = backend.open();
+        let run = store.create_run(&new_run("explain")).unwrap();
+        let level = cell(&[("level", "a")]);
+        let mut broken = details(1);
+        broken.monitors.insert("cpu.system".to_string(), f64::NAN);
+        let error = store
+            .append_sample_details(run, &sample(0, 0, 0.5), &level, &broken)
+            .unwrap_err();
+        assert!(
+            matches!(&error, StoreError::InvalidValue { reason, .. } if reason.contains("monitor `cpu.system` is NaN")),
+            "{error}"
+        );
+        assert!(store.samples(run).unwrap().is_empty(), "the sample went with its details");
+        store
+            .append_sample_details(run, &sample(0, 0, 0.5), &level, &details(1))
+            .unwrap();
+        // A duplicate sample leaves the first one's details alone.
+        let error = store
+            .append_sample_details(run, &sample(0, 0, 0.75), &level, &details(3))
+            .unwrap_err();
+        assert!(matches!(error, StoreError::DuplicateSample { .. }), "{error}");
+        assert_eq!(store.sample_details(run).unwrap()[&0], details(1));
+        // Details of a sample that is not stored are refused.
+        assert!(store.append_details(run, 9, &details(9)).is_err());
+    }
+
+    fn copying_a_run_copies_what_its_samples_captured(backend) {
+        let directory = tempfile::tempdir().unwrap();
+        let source = Database::open(&Location::Sqlite(directory.path().join("source.db"))).unwrap();
+        let run = source.create_run(&new_run("explain")).unwrap();
+        let level = cell(&[("level", "a")]);
+        for sequence in 0..3 {
+            source
+                .append_sample_details(run, &sample(sequence, 0, 0.5), &level, &details(sequence))
+                .unwrap();
+        }
+        let target = backend.open();
+        let copied = verdict_store::copy_run(&source, &target, run).unwrap();
+        assert_eq!(
+            target.sample_details(copied.target).unwrap(),
+            source.sample_details(run).unwrap()
+        );
+        // The run went on; copying again adds what is new, once.
+        source
+            .append_sample_details(run, &sample(3, 0, 0.5), &level, &details(3))
+            .unwrap();
+        let again = verdict_store::copy_run(&source, &target, run).unwrap();
+        assert_eq!(again.target, copied.target);
+        assert_eq!(
+            target.sample_details(copied.target).unwrap(),
+            source.sample_details(run).unwrap()
+        );
+    }
+}
