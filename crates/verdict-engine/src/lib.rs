@@ -14,6 +14,7 @@ pub mod calibrate;
 mod capture;
 pub mod commit;
 pub mod compare;
+pub mod explain;
 pub mod export;
 pub mod history;
 pub mod history_source;

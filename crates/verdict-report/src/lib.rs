@@ -7,6 +7,7 @@
 pub mod boots;
 pub mod compare;
 pub mod escape;
+pub mod explain;
 pub mod export;
 pub mod format;
 pub mod hosts;

@@ -11,6 +11,7 @@ mod boots;
 mod compare;
 mod doctor;
 pub mod escape;
+mod explain;
 mod page;
 mod run;
 pub mod svg;
@@ -18,6 +19,7 @@ pub mod svg;
 pub use bisect::{BisectCommit, BisectLog, Change, render_bisect_log};
 pub use compare::{ComparedValues, render_compare};
 pub use doctor::{DoctorCheck, DoctorPage, render_doctor};
+pub use explain::{flame_svg, render_explain};
 pub use page::{CONTENT_SECURITY_POLICY, EnvironmentColumn};
 pub use run::{render_pivot, render_run};
 

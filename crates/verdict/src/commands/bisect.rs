@@ -229,11 +229,11 @@ pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
     })? {
         Finished::Done(done) => {
             let Done {
+                id: done_id,
                 settings,
                 bisection,
                 outcome,
                 boots,
-                ..
             } = *done;
             let git = Git::new(&settings.repo);
             let subject =
@@ -248,6 +248,18 @@ pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
                     &subject
                 )
             );
+            if let verdict_bisect::Culprit::Single(culprit) = &outcome.culprit
+                && let Ok(Some((bad, good))) = verdict_engine::explain::bisection_runs(
+                    &store,
+                    done_id,
+                    &culprit.to_string(),
+                    &settings.good.to_string(),
+                )
+            {
+                eprintln!(
+                    "verdict: where the time went (system counters, profiles): verdict explain {bad} --baseline {good}"
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
         Finished::Aborted { id, reason } => Err(CliError::input(format!(
