@@ -40,13 +40,21 @@ fn compile(directory: &Path, program: &str, sources: &[(&str, &[u8])]) -> PathBu
     directory.join(program)
 }
 
-/// Two non-inlined loops; the first argument sizes `work_a`, the second
-/// `work_b`.
+/// Two loops that are never inlined (nor called once for all: `noipa`),
+/// taking turns; the first argument sizes `work_a`, the second `work_b`.
 const PLANTED: &str = r#"
 #include <stdlib.h>
-__attribute__((noinline)) double work_a(long n) { double x = 0; for (long i = 0; i < n; i++) x += i * 0.5; return x; }
-__attribute__((noinline)) double work_b(long n) { double x = 0; for (long i = 0; i < n; i++) x += i * 0.25; return x; }
-int main(int argc, char **argv) { volatile double r = work_a(atol(argv[1])) + work_b(atol(argv[2])); return r < 0; }
+__attribute__((noinline, noipa)) double work_a(long n) { double x = 0; for (long i = 0; i < n; i++) x += i * 0.5; return x; }
+__attribute__((noinline, noipa)) double work_b(long n) { double x = 0; for (long i = 0; i < n; i++) x += i * 0.25; return x; }
+int main(int argc, char **argv) {
+    long a = atol(argv[1]), b = atol(argv[2]);
+    volatile double r = 0;
+    /* In 400 turns: however unevenly perf's samples fall in time (a
+       guest's timer under a loaded host), each function's share of them
+       follows its share of the work. */
+    for (int turn = 0; turn < 400; turn++) r += work_a(a / 400) + work_b(b / 400);
+    return r < 0;
+}
 "#;
 
 fn tools() -> Option<()> {
