@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use verdict_model::profile::counter_unit;
 use verdict_model::{Experiment, Sample, SampleDetails};
+use verdict_stats::boots::rank_smallest_p_value;
 pub use verdict_stats::fdr::FdrMethod;
 use verdict_stats::fdr::{adjust, selected_confidence};
 use verdict_stats::verdict::Scale;
@@ -214,7 +215,29 @@ struct RowValues {
     unit: &'static str,
     hosts: Vec<HostValues>,
     /// Mean change of the row and of its total, for `explains`.
-    explained: Option<(f64, f64)>,
+    explained: Option<Explained>,
+}
+
+/// A row's mean change against its total's.
+#[derive(Debug, Clone, Copy)]
+struct Explained {
+    change: f64,
+    total_change: f64,
+    /// The total's mean on the baseline side.
+    total_baseline: f64,
+}
+
+/// The share of the total's change that a row is, when the total moved
+/// by at least 1% of itself (a ratio over a change lost in the noise would
+/// say nothing, however large).
+const TOTAL_CHANGE_FLOOR: f64 = 0.01;
+
+impl Explained {
+    fn share(self) -> Option<f64> {
+        (self.total_change.abs() >= TOTAL_CHANGE_FLOOR * self.total_baseline.abs()
+            && self.total_change.abs() > f64::EPSILON)
+            .then(|| self.change / self.total_change)
+    }
 }
 
 /// The busy CPU modes (what the CPUs did, as opposed to waiting).
@@ -425,10 +448,7 @@ fn explain_comparison(
                 (true, true) => Change::Increase,
                 (true, false) => Change::Decrease,
             },
-            explains: row
-                .explained
-                .filter(|(_, total)| total.abs() > f64::EPSILON)
-                .map(|(change, total)| change / total),
+            explains: row.explained.and_then(Explained::share),
             hosts: if combined.hosts.len() > 1 {
                 combined.hosts
             } else {
@@ -443,7 +463,14 @@ fn explain_comparison(
     }
     rank(&mut monitors);
     rank(&mut symbols);
-    let (baseline, candidate, notes) = captured_counts(hosts, sides);
+    let (baseline, candidate, mut notes) = captured_counts(hosts, sides);
+    notes.extend(too_few_notes(
+        unit_of_analysis,
+        &baseline,
+        &candidate,
+        p_values.len(),
+        options.q,
+    ));
     ExplainComparison {
         name,
         unit_of_analysis,
@@ -459,6 +486,64 @@ fn explain_comparison(
         monitors,
         symbols,
     }
+}
+
+/// The smallest two-sided p-value the rows' test can give with `m` and `n`
+/// values a side: the rank test's complete separation 2/C(m+n, m), the
+/// signed-rank test's 2/2^pairs for block pairs; `None` over boots
+/// (Welch's t has no such floor).
+fn smallest_p(unit: AnalysisUnit, m: usize, n: usize) -> Option<f64> {
+    match unit {
+        AnalysisUnit::Iterations => Some(rank_smallest_p_value(m, n)),
+        AnalysisUnit::Blocks => Some((2.0 / 2f64.powi(m.min(n) as i32)).min(1.0)),
+        AnalysisUnit::Boots => None,
+    }
+}
+
+/// Notes for sides too small for any row to be a discovery among `tested`
+/// at `q`: even the first row of the step-up needs p ≤ q/m, and with few
+/// profiles (or iterations) the rank test's smallest p-value is above it.
+fn too_few_notes(
+    unit: AnalysisUnit,
+    baseline: &Captured,
+    candidate: &Captured,
+    tested: usize,
+    q: f64,
+) -> Vec<String> {
+    let bar = q / tested.max(1) as f64;
+    let mut notes = Vec::new();
+    for (what, sides, advice) in [
+        (
+            "profiles",
+            (
+                baseline.profiles - baseline.empty_profiles,
+                candidate.profiles - candidate.empty_profiles,
+            ),
+            "profile in more blocks (`every = 1`) or run more iterations",
+        ),
+        (
+            "monitored iterations",
+            (baseline.monitored, candidate.monitored),
+            "run more iterations",
+        ),
+    ] {
+        let (m, n) = sides;
+        if m == 0 || n == 0 {
+            continue;
+        }
+        let Some(smallest) = smallest_p(unit, m, n) else {
+            continue;
+        };
+        if smallest > bar {
+            let needed = (2..=64)
+                .find(|&count| smallest_p(unit, count, count).is_some_and(|p| p <= bar))
+                .unwrap_or(64);
+            notes.push(format!(
+                "with {m} and {n} {what} no such row can be a discovery among {tested} rows: the test's smallest p-value, {smallest:.2e}, is above q/m = {bar:.2e}; {advice} ({needed} per side would do)"
+            ));
+        }
+    }
+    notes
 }
 
 /// A row whose values are all the same on both sides of every host: no
@@ -549,14 +634,19 @@ fn monitor_rows(hosts: &[ExplainHost<'_>], sides: Sides) -> Vec<RowValues> {
                 })
                 .collect();
             let explained = BUSY_MODES.contains(&name).then(|| {
-                let change = |of: &dyn Fn(&SampleDetails) -> f64| {
+                let mean_of = |of: &dyn Fn(&SampleDetails) -> f64, cell: usize| {
                     mean(hosts.iter().map(|host| {
-                        let values =
-                            |cell| mean(side(host, cell, of).into_iter().map(|(_, _, v)| v));
-                        values(sides.candidate) - values(sides.baseline)
+                        mean(side(host, cell, of).into_iter().map(|(_, _, value)| value))
                     }))
                 };
-                (change(&value), change(&busy))
+                let change = |of: &dyn Fn(&SampleDetails) -> f64| {
+                    mean_of(of, sides.candidate) - mean_of(of, sides.baseline)
+                };
+                Explained {
+                    change: change(&value),
+                    total_change: change(&busy),
+                    total_baseline: mean_of(&busy, sides.baseline),
+                }
             });
             RowValues {
                 name: name.to_string(),
@@ -663,6 +753,11 @@ fn symbol_rows(hosts: &[ExplainHost<'_>], sides: Sides) -> Vec<RowValues> {
                     mean(candidate.iter().map(of)) - mean(baseline.iter().map(of))
                 }))
             };
+            let total_baseline = mean(
+                per_host
+                    .iter()
+                    .map(|(_, baseline, _)| mean(baseline.iter().map(|profile| profile.weight))),
+            );
             rows.push(RowValues {
                 name: name.to_string(),
                 share: Some(share),
@@ -675,10 +770,11 @@ fn symbol_rows(hosts: &[ExplainHost<'_>], sides: Sides) -> Vec<RowValues> {
                         candidate: shares(candidate),
                     })
                     .collect(),
-                explained: Some((
-                    change(&|profile| pick(&profile.symbols)),
-                    change(&|profile| profile.weight),
-                )),
+                explained: Some(Explained {
+                    change: change(&|profile| pick(&profile.symbols)),
+                    total_change: change(&|profile| profile.weight),
+                    total_baseline,
+                }),
             });
         }
     }
@@ -766,4 +862,173 @@ fn captured_counts(hosts: &[ExplainHost<'_>], sides: Sides) -> (Captured, Captur
     let baseline = count(sides.baseline);
     let candidate = count(sides.candidate);
     (baseline, candidate, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use verdict_model::ProfileRecord;
+    use verdict_model::profile::SymbolWeight;
+
+    fn experiment() -> Experiment {
+        Experiment::parse(
+            "name = \"e\"\ncommand = [\"true\"]\n[factors]\nlevel = [\"base\", \"more\"]\n",
+            "e.toml",
+        )
+        .unwrap()
+    }
+
+    /// `iterations` per cell, blocks interleaved; cell 1's `grows`
+    /// monitor and `hot` symbol are 30% larger; the other rows equal in
+    /// distribution (a deterministic wiggle).
+    fn run(iterations: u32) -> (Vec<Sample>, BTreeMap<u32, SampleDetails>) {
+        let mut samples = Vec::new();
+        let mut details = BTreeMap::new();
+        for sequence in 0..2 * iterations {
+            let cell = (sequence % 2) as usize;
+            let wiggle = 1.0 + 0.02 * f64::from((sequence * 7) % 5) - 0.04;
+            let factor = if cell == 1 { 1.3 } else { 1.0 };
+            samples.push(Sample {
+                cell,
+                block: sequence / 2,
+                sequence,
+                warmup: false,
+                started_at_ms: 0,
+                wall_seconds: 0.1 * factor * wiggle,
+                user_seconds: 0.0,
+                sys_seconds: 0.0,
+                max_rss_kib: 0,
+                exit_code: Some(0),
+                signal: None,
+                timed_out: false,
+                metrics: BTreeMap::new(),
+                failure: None,
+                missing: BTreeMap::new(),
+                leftovers: Vec::new(),
+            });
+            let hot = (1000.0 * factor * wiggle) as u64;
+            let cold = (1000.0 * (2.0 - wiggle)) as u64;
+            details.insert(
+                sequence,
+                SampleDetails {
+                    monitors: BTreeMap::from([
+                        ("grows".to_string(), 100.0 * factor * wiggle),
+                        ("same".to_string(), 50.0 * (2.0 - wiggle)),
+                        ("flat".to_string(), 7.0),
+                    ]),
+                    profile: Some(ProfileRecord {
+                        event: "cpu-clock".into(),
+                        samples: hot + cold,
+                        weight: hot + cold,
+                        note: None,
+                        symbols: vec![
+                            SymbolWeight {
+                                symbol: "cold".into(),
+                                self_weight: cold,
+                                inclusive_weight: cold,
+                            },
+                            SymbolWeight {
+                                symbol: "hot".into(),
+                                self_weight: hot,
+                                inclusive_weight: hot,
+                            },
+                        ],
+                        stacks: Vec::new(),
+                    }),
+                },
+            );
+        }
+        (samples, details)
+    }
+
+    fn explained(iterations: u32, options: &ExplainOptions) -> ExplainReport {
+        let (samples, details) = run(iterations);
+        let host = ExplainHost {
+            host: "h".into(),
+            run: 1,
+            samples: &samples,
+            details: &details,
+            boot_of: BTreeMap::new(),
+        };
+        ExplainReport::build(&experiment(), &[host], options).unwrap()
+    }
+
+    #[test]
+    fn the_planted_rows_are_found_first_and_the_constant_one_is_not_tested() {
+        let report = explained(12, &ExplainOptions::default());
+        let comparison = &report.comparisons[0];
+        assert_eq!(comparison.name, "level=more vs base");
+        assert_eq!(comparison.untested, 1, "`flat` has no variation");
+        assert_eq!(comparison.tested, 6, "grows, same, hot and cold twice");
+        assert_eq!(comparison.monitors[0].name, "grows");
+        assert_eq!(comparison.monitors[0].change, Change::Increase);
+        assert_eq!(comparison.symbols[0].name, "hot");
+        assert_eq!(comparison.symbols[0].share, Some(ShareKind::Own));
+        assert_eq!(comparison.symbols[0].change, Change::Increase);
+        // All of the profile's growth is in `hot`'s own weight.
+        let explains = comparison.symbols[0].explains.unwrap();
+        assert!((explains - 1.0).abs() < 0.1, "{explains}");
+        let interval = comparison.symbols[0].interval.unwrap();
+        assert!(interval[0] > 0.0);
+        assert!(
+            comparison.monitors.iter().all(|row| row.name != "same"),
+            "not a discovery, not shown: {:?}",
+            comparison.monitors
+        );
+        let every = explained(
+            12,
+            &ExplainOptions {
+                all: true,
+                ..ExplainOptions::default()
+            },
+        );
+        assert!(
+            every.comparisons[0]
+                .monitors
+                .iter()
+                .any(|row| row.name == "same")
+        );
+    }
+
+    #[test]
+    fn too_few_profiles_for_any_discovery_is_said() {
+        let report = explained(4, &ExplainOptions::default());
+        let notes = &report.comparisons[0].notes;
+        assert!(
+            notes.iter().any(
+                |note| note.starts_with("with 4 and 4 profiles no such row can be a discovery")
+            ),
+            "{notes:?}"
+        );
+        assert!(
+            explained(12, &ExplainOptions::default()).comparisons[0]
+                .notes
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn an_unknown_comparison_names_the_ones_there_are() {
+        let (samples, details) = run(4);
+        let host = ExplainHost {
+            host: "h".into(),
+            run: 1,
+            samples: &samples,
+            details: &details,
+            boot_of: BTreeMap::new(),
+        };
+        let error = ExplainReport::build(
+            &experiment(),
+            &[host],
+            &ExplainOptions {
+                comparison: Some("level=less vs base".into()),
+                ..ExplainOptions::default()
+            },
+        )
+        .unwrap_err();
+        assert!(
+            error.contains("its comparisons: level=more vs base"),
+            "{error}"
+        );
+    }
 }

@@ -223,6 +223,44 @@ fn a_planted_ping_pong_shows_as_context_switches_and_cpu_time_by_mode() {
     assert!(monitors.iter().any(|row| row["name"] == "cpu.user"));
     let text = succeed(verdict(directory.path()).args(["explain"]));
     assert!(text.contains("context_switches"), "{text}");
+    // Two runs of one cell each (as a bisection measures two commits):
+    // `--baseline` compares them as two levels.
+    for (name, pipes) in [("quiet", "0"), ("busy", "40000")] {
+        std::fs::write(
+            directory.path().join(format!("{name}.toml")),
+            format!(
+                "name = \"{name}\"\ncommand = [\"{}\", \"{pipes}\"]\n[sampling]\niterations = 6\nwarmups = 0\n",
+                program.display()
+            ),
+        )
+        .unwrap();
+        succeed(verdict(directory.path()).args(["run", &format!("{name}.toml")]));
+    }
+    let report = json(&succeed(verdict(directory.path()).args([
+        "explain",
+        "3",
+        "--baseline",
+        "2",
+        "--format",
+        "json",
+    ])));
+    let comparison = &report["comparisons"][0];
+    assert_eq!(comparison["name"], "run=3 vs 2");
+    assert!(
+        comparison["monitors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|row| row["name"] == "workload.voluntary_switches" && row["change"] == "increase"),
+        "{comparison:#}"
+    );
+    // Run 1 has two cells: not a run of one cell.
+    let refused = verdict(directory.path())
+        .args(["explain", "1", "--baseline", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("run 1 has 2 cells"));
 }
 
 #[test]
