@@ -5,44 +5,11 @@
 //! function that does 30% more work first, with an interval that excludes
 //! 0. One short VM run.
 
-use std::path::Path;
-
 mod common;
 
+use common::planted::{PLANTED, compile};
 use common::vm::debian_kernel;
 use serde_json::Value;
-
-const PLANTED: &str = r#"
-#include <stdlib.h>
-__attribute__((noinline, noipa)) double work_a(long n) { double x = 0; for (long i = 0; i < n; i++) x += i * 0.5; return x; }
-__attribute__((noinline, noipa)) double work_b(long n) { double x = 0; for (long i = 0; i < n; i++) x += i * 0.25; return x; }
-int main(int argc, char **argv) {
-    long a = atol(argv[1]), b = atol(argv[2]);
-    volatile double r = 0;
-    /* In 400 turns: however unevenly perf's samples fall in time (a
-       guest's timer under a loaded host), each function's share of them
-       follows its share of the work. */
-    for (int turn = 0; turn < 400; turn++) r += work_a(a / 400) + work_b(b / 400);
-    return r < 0;
-}
-"#;
-
-fn compile(directory: &Path) -> std::path::PathBuf {
-    std::fs::write(directory.join("planted.c"), PLANTED).unwrap();
-    let program = directory.join("planted");
-    let output = std::process::Command::new("gcc")
-        .args(["-O1", "-fno-omit-frame-pointer", "-o"])
-        .arg(&program)
-        .arg(directory.join("planted.c"))
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    program
-}
 
 #[test]
 fn a_planted_function_is_named_first_inside_a_tcg_guest() {
@@ -58,7 +25,11 @@ fn a_planted_function_is_named_first_inside_a_tcg_guest() {
     // Outside /tmp: the guest mounts a fresh tmpfs there, over the
     // programs the initramfs put at their host paths.
     let directory = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let program = compile(directory.path());
+    let program = compile(
+        directory.path(),
+        "planted",
+        &[("planted.c", PLANTED.as_bytes())],
+    );
     // TCG runs the loops some ten times slower than the host: a few
     // million iterations give a few hundred samples per profile at 4999 Hz.
     std::fs::write(
