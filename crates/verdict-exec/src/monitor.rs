@@ -74,9 +74,10 @@ pub(crate) fn read_all(request: &MonitorRequest) -> Vec<FileSnapshot> {
         .iter()
         .map(|path| FileSnapshot {
             path: path.clone(),
-            text: std::fs::read(path)
-                .ok()
-                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()),
+            text: std::fs::read(path).ok().map(|bytes| {
+                String::from_utf8(bytes)
+                    .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
+            }),
         })
         .collect()
 }

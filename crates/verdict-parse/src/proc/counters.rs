@@ -152,14 +152,18 @@ pub fn counter_deltas(
                 .collect())
         }
         CounterFile::Vmstat => {
-            let earlier = vmstat::parse(before);
-            let later = vmstat::parse(after);
-            if later.is_empty() {
+            // Not the file when no line is `name number`.
+            let counter_line = |line: &str| {
+                line.split_once(char::is_whitespace)
+                    .is_some_and(|(_, value)| value.trim().parse::<u64>().is_ok())
+            };
+            if !after.lines().any(counter_line) {
                 return Err(unreadable());
             }
+            let earlier = vmstat::monitored_counters(before);
+            let later = vmstat::monitored_counters(after);
             Ok(later
                 .iter()
-                .filter(|(name, _)| vmstat::monitored(name))
                 .map(|(name, count)| {
                     let start = earlier.get(name).copied().unwrap_or(0);
                     (format!("vmstat.{name}"), count.saturating_sub(start) as f64)

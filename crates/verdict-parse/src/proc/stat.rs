@@ -101,24 +101,30 @@ fn parse_times(fields: &[&str]) -> Option<CpuTimes> {
 pub fn parse(text: &str) -> Option<ProcStat> {
     let mut stat = ProcStat::default();
     let mut seen_total = false;
+    let first = |rest: &str| rest.split_whitespace().next()?.parse().ok();
     for line in text.lines() {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let Some((&key, rest)) = fields.split_first() else {
-            continue;
-        };
+        // Split the key off first: the `intr` and `softirq` lines (hundreds
+        // of numbers) are not read further.
+        let (key, rest) = line
+            .trim_start()
+            .split_once(char::is_whitespace)
+            .unwrap_or((line.trim_start(), ""));
         if key == "cpu" {
-            stat.total = parse_times(rest)?;
+            stat.total = parse_times(&rest.split_whitespace().collect::<Vec<_>>())?;
             seen_total = true;
         } else if let Some(number) = key.strip_prefix("cpu") {
-            if let (Ok(index), Some(times)) = (number.parse(), parse_times(rest)) {
+            if let (Ok(index), Some(times)) = (
+                number.parse(),
+                parse_times(&rest.split_whitespace().collect::<Vec<_>>()),
+            ) {
                 stat.per_cpu.push((index, times));
             }
         } else if key == "ctxt" {
-            stat.context_switches = rest.first().and_then(|value| value.parse().ok());
+            stat.context_switches = first(rest);
         } else if key == "processes" {
-            stat.processes = rest.first().and_then(|value| value.parse().ok());
+            stat.processes = first(rest);
         } else if key == "procs_running" {
-            stat.procs_running = rest.first().and_then(|value| value.parse().ok());
+            stat.procs_running = first(rest);
         }
     }
     seen_total.then_some(stat)

@@ -20,6 +20,19 @@ pub fn parse(text: &str) -> BTreeMap<String, u64> {
         .collect()
 }
 
+/// The [`monitored`] counters only, names borrowed from `text` (a
+/// monitor parses two snapshots per iteration: the other ~150 lines are
+/// not kept).
+pub fn monitored_counters(text: &str) -> BTreeMap<&str, u64> {
+    text.lines()
+        .filter_map(|line| {
+            let (name, value) = line.split_once(char::is_whitespace)?;
+            monitored(name).then_some(())?;
+            Some((name, value.trim().parse().ok()?))
+        })
+        .collect()
+}
+
 /// One counter, `None` when the file does not have it.
 pub fn counter(text: &str, name: &str) -> Option<u64> {
     text.lines().find_map(|line| {
@@ -73,5 +86,7 @@ mod tests {
                 "thp_fault_alloc"
             ]
         );
+        let monitored: Vec<&str> = monitored_counters(text).into_keys().collect();
+        assert_eq!(monitored, kept);
     }
 }
