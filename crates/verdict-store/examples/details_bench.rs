@@ -1,12 +1,16 @@
 //! What storing an iteration's monitors costs (scripts/bench-monitors.sh
 //! runs it; docs/performance.md has its figures): samples per second into
-//! SQLite, one committed transaction per sample as `verdict run` writes
-//! them, without details (the peer) and with the monitors a real iteration
-//! on this machine captures (~100 counters), alternating rounds; then a
-//! profile of 400 stacks per sample. Must not: claim a figure it did not
-//! measure, or write outside its temporary directory.
+//! SQLite and into PostgreSQL, one committed transaction per sample as
+//! `verdict run` writes them, without details (the peer) and with the
+//! monitors a real iteration on this machine captures (~100 counters),
+//! alternating rounds; then a profile of 400 stacks per sample. PostgreSQL
+//! is a throwaway cluster (verdict-testkit) with `synchronous_commit = off`
+//! (a flushed commit costs this VM's fsync whatever the sample holds, which
+//! would hide the rows' own cost). Must not: claim a figure it did not
+//! measure, or leave the cluster or any file outside its temporary
+//! directory behind.
 //!
-//! `cargo run --release -p verdict-store --example details_bench -- [WRITES] [ROUNDS]`
+//! `cargo run --release -p verdict-store --example details_bench -- [WRITES] [ROUNDS] [POSTGRES_WRITES]`
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -14,6 +18,7 @@ use std::time::Instant;
 use verdict_model::profile::{Stack, SymbolWeight};
 use verdict_model::{Cell, Environment, ProfileRecord, Sample, SampleDetails};
 use verdict_store::{Database, Location, NewRun, Store};
+use verdict_testkit::postgres::PostgresServer;
 
 fn new_run() -> NewRun {
     NewRun {
@@ -134,18 +139,10 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-fn main() {
-    let arguments: Vec<String> = std::env::args().collect();
-    let writes: u32 = arguments
-        .get(1)
-        .and_then(|text| text.parse().ok())
-        .unwrap_or(2000);
-    let rounds: u32 = arguments
-        .get(2)
-        .and_then(|text| text.parse().ok())
-        .unwrap_or(5);
-    let directory = tempfile::tempdir().expect("temporary directory");
-    let store = Database::open(&Location::Sqlite(directory.path().join("bench.db"))).expect("open");
+/// Alternating rounds of `writes` samples without details and with
+/// monitors, then a tenth as many with monitors and a profile; prints each
+/// round and the medians for `label`.
+fn measure(label: &str, store: &Database, writes: u32, rounds: u32) {
     let plain_details = |_: u32| None;
     let with_monitors = |sequence: u32| {
         Some(SampleDetails {
@@ -160,17 +157,17 @@ fn main() {
         })
     };
     let (mut plain, mut monitored, mut profiled) = (Vec::new(), Vec::new(), Vec::new());
-    println!("round  plain us/sample  monitors us/sample  monitors+profile us/sample");
+    println!("{label}\nround  plain us/sample  monitors us/sample  monitors+profile us/sample");
     for round in 0..rounds {
         let (a, b);
         if round % 2 == 0 {
-            a = write(&store, writes, &plain_details);
-            b = write(&store, writes, &with_monitors);
+            a = write(store, writes, &plain_details);
+            b = write(store, writes, &with_monitors);
         } else {
-            b = write(&store, writes, &with_monitors);
-            a = write(&store, writes, &plain_details);
+            b = write(store, writes, &with_monitors);
+            a = write(store, writes, &plain_details);
         }
-        let c = write(&store, writes / 10, &with_profile);
+        let c = write(store, (writes / 10).max(1), &with_profile);
         println!("{round:>5}  {a:>15.1}  {b:>18.1}  {c:>26.1}");
         plain.push(a);
         monitored.push(b);
@@ -178,8 +175,33 @@ fn main() {
     }
     let (a, b, c) = (median(plain), median(monitored), median(profiled));
     println!(
-        "store, SQLite: {a:.1} us per sample without details, {b:.1} us with ~100 monitors (+{:.1} us, {:.3}% of a 100 ms iteration), {c:.1} us with monitors and a 400-stack profile ({writes} samples x {rounds} rounds)",
+        "store, {label}: {a:.1} us per sample without details, {b:.1} us with ~100 monitors (+{:.1} us, {:.3}% of a 100 ms iteration), {c:.1} us with monitors and a 400-stack profile ({writes} samples x {rounds} rounds)",
         b - a,
         (b - a) / 1000.0
+    );
+}
+
+fn main() {
+    let arguments: Vec<String> = std::env::args().collect();
+    let argument = |index: usize, default: u32| -> u32 {
+        arguments
+            .get(index)
+            .and_then(|text| text.parse().ok())
+            .unwrap_or(default)
+    };
+    let (writes, rounds, postgres_writes) = (argument(1, 2000), argument(2, 5), argument(3, 500));
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let sqlite =
+        Database::open(&Location::Sqlite(directory.path().join("bench.db"))).expect("open");
+    measure("SQLite (WAL, synchronous=NORMAL)", &sqlite, writes, rounds);
+    let server = PostgresServer::start_with(&["fsync=on", "synchronous_commit=off"])
+        .expect("PostgreSQL (apt-get install postgresql)");
+    let url = server.create_database("bench");
+    let postgres = Database::open(&Location::Postgres(url)).expect("open PostgreSQL");
+    measure(
+        "PostgreSQL (synchronous_commit=off, Unix socket)",
+        &postgres,
+        postgres_writes,
+        rounds,
     );
 }

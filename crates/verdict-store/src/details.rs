@@ -1,10 +1,10 @@
 //! What an iteration captured besides its metrics, in SQLite (schema
 //! version 13): its monitors' deltas (`sample_monitors`, one row per
-//! counter) and, for a profiled iteration, its profile (`sample_profiles`:
+//! sample, the counters a JSON object) and, for a profiled iteration, its profile (`sample_profiles`:
 //! event, samples, weight, a note, and the stacks compressed;
 //! `profile_symbols`: each symbol's self and inclusive weight). Written in
-//! the sample's own transaction; also the stacks' stored form, shared with
-//! PostgreSQL (`postgres_details.rs`). Must not decide what is captured or
+//! the sample's own transaction; also the counters' and the stacks' stored
+//! forms, shared with PostgreSQL (`postgres_details.rs`). Must not decide what is captured or
 //! hold queries of other tables.
 
 use std::collections::BTreeMap;
@@ -64,6 +64,19 @@ pub(crate) fn decode_stacks(blob: &[u8]) -> Result<Vec<Stack>, String> {
         .collect())
 }
 
+/// The stored form of a sample's monitors: a JSON object, name to value
+/// (exact: serde_json writes the shortest text that reads back as the same
+/// `f64`; every value is finite, [`check_details`]).
+pub(crate) fn encode_counters(counters: &BTreeMap<String, f64>) -> String {
+    serde_json::to_string(counters).unwrap_or_default()
+}
+
+/// The monitors of a stored JSON object; the reason when it is not one.
+pub(crate) fn decode_counters(text: &str) -> Result<BTreeMap<String, f64>, String> {
+    serde_json::from_str(text)
+        .map_err(|error| format!("its monitors are not the stored JSON object: {error}"))
+}
+
 /// A weight as a stored integer.
 pub(crate) fn stored_weight(weight: u64) -> i64 {
     i64::try_from(weight).unwrap_or(i64::MAX)
@@ -79,26 +92,23 @@ pub(crate) fn check_details(details: &SampleDetails) -> Result<(), String> {
     Ok(())
 }
 
-/// Rows read back: (sequence, name, value) monitors; (sequence, event,
-/// samples, weight, note, stacks) profiles; (sequence, symbol, self,
-/// inclusive) symbols.
+/// Rows read back: (sequence, counters as stored) monitors; (sequence,
+/// event, samples, weight, note, stacks) profiles; (sequence, symbol,
+/// self, inclusive) symbols.
 pub(crate) type ProfileRow = (u32, String, i64, i64, Option<String>, Vec<u8>);
 pub(crate) type SymbolRow = (u32, String, i64, i64);
 
 /// Assembles the rows of a run into details by sequence.
 pub(crate) fn assemble(
-    monitors: Vec<(u32, String, f64)>,
+    monitors: Vec<(u32, String)>,
     profiles: Vec<ProfileRow>,
     symbols: Vec<SymbolRow>,
     corrupt: &dyn Fn(u32, String) -> StoreError,
 ) -> Result<BTreeMap<u32, SampleDetails>, StoreError> {
     let mut details: BTreeMap<u32, SampleDetails> = BTreeMap::new();
-    for (sequence, name, value) in monitors {
-        details
-            .entry(sequence)
-            .or_default()
-            .monitors
-            .insert(name, value);
+    for (sequence, counters) in monitors {
+        details.entry(sequence).or_default().monitors =
+            decode_counters(&counters).map_err(|reason| corrupt(sequence, reason))?;
     }
     for (sequence, event, samples, weight, note, stacks) in profiles {
         let stacks = decode_stacks(&stacks).map_err(|reason| corrupt(sequence, reason))?;
@@ -144,15 +154,14 @@ impl SqliteStore {
     ) -> Result<(), StoreError> {
         check_details(details)
             .map_err(|reason| self.invalid(format!("sample {sequence} of run {run}"), reason))?;
-        let mut insert_monitor = transaction
-            .prepare_cached(
-                "INSERT INTO sample_monitors (run_id, sequence, name, value) \
-                 VALUES (?1, ?2, ?3, ?4)",
-            )
-            .map_err(self.sql_error(operation))?;
-        for (name, value) in &details.monitors {
-            insert_monitor
-                .execute(params![run.0, sequence, name, value])
+        if !details.monitors.is_empty() {
+            transaction
+                .prepare_cached(
+                    "INSERT INTO sample_monitors (run_id, sequence, counters) VALUES (?1, ?2, ?3)",
+                )
+                .and_then(|mut statement| {
+                    statement.execute(params![run.0, sequence, encode_counters(&details.monitors)])
+                })
                 .map_err(self.sql_error(operation))?;
         }
         let Some(profile) = &details.profile else {
@@ -203,9 +212,9 @@ impl SqliteStore {
         let operation = format!("read what the samples of run {run} captured");
         let monitors = self.detail_rows(
             &operation,
-            "SELECT sequence, name, value FROM sample_monitors WHERE run_id = ?1",
+            "SELECT sequence, counters FROM sample_monitors WHERE run_id = ?1",
             run,
-            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            |row| Ok((row.get(0)?, row.get(1)?)),
         )?;
         let profiles = self.detail_rows(
             &operation,
@@ -231,10 +240,7 @@ impl SqliteStore {
             |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
         )?;
         assemble(monitors, profiles, symbols, &|sequence, reason| {
-            self.corrupt(
-                &format!("the profile of sample {sequence} of run {run}"),
-                reason,
-            )
+            self.corrupt(&format!("sample {sequence} of run {run}"), reason)
         })
     }
 
@@ -260,7 +266,7 @@ impl SqliteStore {
         let operation = format!("count what the samples of run {run} captured");
         self.connection
             .prepare_cached(
-                "SELECT (SELECT COUNT(DISTINCT sequence) FROM sample_monitors WHERE run_id = ?1), \
+                "SELECT (SELECT COUNT(*) FROM sample_monitors WHERE run_id = ?1), \
                         (SELECT COUNT(*) FROM sample_profiles WHERE run_id = ?1)",
             )
             .and_then(|mut statement| {
@@ -289,5 +295,23 @@ mod tests {
         let blob = encode_stacks(&stacks);
         assert_eq!(decode_stacks(&blob).unwrap(), stacks);
         assert!(decode_stacks(b"not deflate").is_err());
+    }
+
+    #[test]
+    fn counters_round_trip_exactly() {
+        let counters = BTreeMap::from([
+            ("cpu.user".to_string(), 0.1 + 0.2),
+            (
+                "interrupts.36:virtio1-req.0 \"x\"\u{7}".to_string(),
+                130_211.0,
+            ),
+            ("vmstat.pgfault".to_string(), 1e300),
+            ("workload.voluntary_switches".to_string(), 0.0),
+        ]);
+        assert_eq!(
+            decode_counters(&encode_counters(&counters)).unwrap(),
+            counters
+        );
+        assert!(decode_counters("[1, 2]").is_err());
     }
 }

@@ -1,8 +1,8 @@
 //! What an iteration captured besides its metrics, in PostgreSQL (schema
-//! version 13), the same rows as SQLite's (`details.rs`): monitors, a
-//! profile and its symbols. Each table's rows go in one statement (arrays
-//! unnested on the server), so a sample with a hundred counters costs three
-//! round trips, not a hundred. Must not decide what is captured or hold
+//! version 13), the same rows as SQLite's (`details.rs`): monitors (one
+//! JSONB row per sample), a profile and its symbols (in one statement,
+//! arrays unnested on the server), so a profiled sample with a hundred
+//! counters and hundreds of symbols costs three statements. Must not decide what is captured or hold
 //! queries of other tables.
 
 use std::collections::BTreeMap;
@@ -11,7 +11,7 @@ use verdict_model::{RunId, SampleDetails};
 
 use crate::StoreError;
 use crate::details::{
-    ProfileRow, SymbolRow, assemble, check_details, encode_stacks, stored_weight,
+    ProfileRow, SymbolRow, assemble, check_details, encode_counters, encode_stacks, stored_weight,
 };
 use crate::postgres::PostgresStore;
 use crate::store::DetailCounts;
@@ -29,13 +29,11 @@ impl PostgresStore {
             .map_err(|reason| self.invalid(format!("sample {sequence} of run {run}"), reason))?;
         let sequence = i64::from(sequence);
         if !details.monitors.is_empty() {
-            let names: Vec<&str> = details.monitors.keys().map(String::as_str).collect();
-            let values: Vec<f64> = details.monitors.values().copied().collect();
             self.execute(
                 operation,
-                "INSERT INTO sample_monitors (run_id, sequence, name, value) \
-                 SELECT $1, $2, name, value FROM UNNEST($3::text[], $4::float8[]) AS m(name, value)",
-                &[&run.0, &sequence, &names, &values],
+                "INSERT INTO sample_monitors (run_id, sequence, counters) \
+                 VALUES ($1, $2, $3::text::jsonb)",
+                &[&run.0, &sequence, &encode_counters(&details.monitors)],
             )?;
         }
         let Some(profile) = &details.profile else {
@@ -101,11 +99,11 @@ impl PostgresStore {
         let monitors = self
             .query(
                 &operation,
-                "SELECT sequence, name, value FROM sample_monitors WHERE run_id = $1",
+                "SELECT sequence, counters::text FROM sample_monitors WHERE run_id = $1",
                 &[&run.0],
             )?
             .iter()
-            .map(|row| (sequence(row), row.get(1), row.get(2)))
+            .map(|row| (sequence(row), row.get(1)))
             .collect();
         let profiles: Vec<ProfileRow> = self
             .query(
@@ -137,10 +135,7 @@ impl PostgresStore {
             .map(|row| (sequence(row), row.get(1), row.get(2), row.get(3)))
             .collect();
         assemble(monitors, profiles, symbols, &|sequence, reason| {
-            self.corrupt(
-                &format!("the profile of sample {sequence} of run {run}"),
-                reason,
-            )
+            self.corrupt(&format!("sample {sequence} of run {run}"), reason)
         })
     }
 
@@ -148,7 +143,7 @@ impl PostgresStore {
         self.run_exists(run)?;
         let rows = self.query(
             &format!("count what the samples of run {run} captured"),
-            "SELECT (SELECT COUNT(DISTINCT sequence) FROM sample_monitors WHERE run_id = $1), \
+            "SELECT (SELECT COUNT(*) FROM sample_monitors WHERE run_id = $1), \
                     (SELECT COUNT(*) FROM sample_profiles WHERE run_id = $1)",
             &[&run.0],
         )?;
