@@ -3,9 +3,9 @@
 //! what they captured besides their metrics, and the boot of each sample,
 //! through the (read-only) store; then verdict-analysis's `ExplainReport`.
 //! Also two runs of one cell each against each other (`--baseline RUN`: a
-//! bisection's first bad commit against the good endpoint), and finding
-//! those two runs of a finished bisection. Must not print, render or
-//! change the store.
+//! bisection's first bad commit against the last good commit before it),
+//! and finding those two runs of a finished bisection. Must not print,
+//! render or change the store.
 
 use std::collections::BTreeMap;
 

@@ -253,7 +253,7 @@ pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
                     &store,
                     done_id,
                     &culprit.to_string(),
-                    &settings.good.to_string(),
+                    &outcome.last_good.to_string(),
                 )
             {
                 eprintln!(

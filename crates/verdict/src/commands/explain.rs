@@ -30,7 +30,7 @@ pub(crate) enum ExplainFormat {
 pub(crate) struct ExplainArgs {
     /// Run id (default: the latest run).
     pub(crate) run: Option<i64>,
-    /// Compare RUN with this run instead of RUN's own comparisons (two runs of one cell each, e.g. a bisection's first bad commit and its good endpoint).
+    /// Compare RUN with this run instead of RUN's own comparisons (two runs of one cell each, e.g. a bisection's first bad commit and the last good commit before it).
     #[arg(long, value_name = "RUN")]
     pub(crate) baseline: Option<i64>,
     /// Only this comparison, named as `verdict report` prints it (e.g. `level=more vs base`).
