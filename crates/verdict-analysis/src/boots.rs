@@ -11,10 +11,11 @@
 //! Pure: stored boots and samples in, the section's model out; must not
 //! read files or the store. verdict-report renders it.
 use crate::compare::{ComparisonInput, better_of, comparisons_if_any};
-use crate::run::{RunReport, RunReportOptions, available_metrics, comparison_label};
+use crate::run::{RunReport, RunReportOptions, comparison_label};
+use crate::samples::SampleTable;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use verdict_model::{Builtin, Environment, Experiment, Sample};
+use verdict_model::{Environment, Experiment};
 use verdict_stats::boot_spread::{boot_medians, boot_spread};
 use verdict_stats::boots::{BootMethod, BootOptions, compare_boots};
 
@@ -204,35 +205,26 @@ impl RunReport {
     pub fn with_boots(
         mut self,
         experiment: &Experiment,
-        samples: &[Sample],
+        table: &SampleTable,
         boots: &[ReportBoot],
         sample_boot: &BTreeMap<u32, u32>,
         options: &RunReportOptions,
     ) -> RunReport {
         let cells = experiment.cells();
-        let available = available_metrics(experiment);
-        let Some(metric) = available
+        let Some(metric) = table
+            .metrics()
             .iter()
             .find(|metric| metric.name == self.metric.name)
         else {
             return self;
         };
-        let value_of = |sample: &Sample| match metric.builtin {
-            Some(Builtin::Wall) => Some(sample.wall_seconds),
-            Some(Builtin::User) => Some(sample.user_seconds),
-            Some(Builtin::Sys) => Some(sample.sys_seconds),
-            Some(Builtin::MaxRss) => Some(sample.max_rss_kib as f64),
-            None => sample.metrics.get(&metric.name).copied(),
-        };
         // Per cell, per boot (in boot order), the data values.
         let mut per_cell: Vec<BTreeMap<u32, Vec<f64>>> = vec![BTreeMap::new(); cells.len()];
-        for sample in samples.iter().filter(|sample| sample.is_data()) {
-            if let (Some(value), Some(boot), Some(cell)) = (
-                value_of(sample),
-                sample_boot.get(&sample.sequence),
-                per_cell.get_mut(sample.cell),
-            ) {
-                cell.entry(*boot).or_default().push(value);
+        for (index, cell) in per_cell.iter_mut().enumerate() {
+            for (sequence, _, value) in table.data(index, &metric.name) {
+                if let Some(boot) = sample_boot.get(&sequence) {
+                    cell.entry(*boot).or_default().push(value);
+                }
             }
         }
         let spread = cells

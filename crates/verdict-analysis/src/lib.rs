@@ -16,9 +16,11 @@ pub mod flame;
 pub mod hosts;
 pub mod pivot;
 pub mod run;
+pub mod samples;
 pub mod sequential;
 pub mod simulate;
 pub mod sources;
+pub mod work;
 
 pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};
 pub use explain::{ExplainOptions, ExplainReport};

@@ -574,6 +574,7 @@ impl BootRunner<'_> {
             planned,
             observer,
             capture: Default::default(),
+            sink: &crate::runner::StoreSink(self.store),
         };
         for (slot, sequence) in remaining {
             if let LoopEnd::Cancelled = context.run_one(*slot, *sequence, samples, &mut levels)? {

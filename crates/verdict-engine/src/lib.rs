@@ -3,7 +3,8 @@
 //! adaptive stopping and resume. Processes go through verdict-exec's
 //! `Executor`, samples through verdict-store's `Store`, decisions through
 //! verdict-stats; shared work on a PostgreSQL store (`work`: detached runs,
-//! controllers claiming blocks under host leases); this crate prints
+//! controllers claiming blocks under host leases); a kernel tree's Kconfig
+//! toolchain probes run on a target (`kconfig_probes`); this crate prints
 //! nothing.
 
 pub mod adaptive;
@@ -21,6 +22,7 @@ pub mod history_source;
 pub mod host_group;
 pub mod hosts;
 pub mod iteration;
+pub mod kconfig_probes;
 pub mod plan;
 pub mod profile;
 pub mod runner;

@@ -12,9 +12,42 @@ use verdict_exec::{Cancel, ExecError, Executor, Invocation, Leftovers, Program, 
 use verdict_model::experiment::env_name;
 use verdict_model::{
     Analysis, Cell, CommandSpec, Environment, Experiment, Order, RunId, RunStatus, Sample,
-    SamplingMode,
+    SampleDetails, SamplingMode,
 };
 use verdict_store::{NewRun, Store};
+
+/// Where the run loop writes each finished iteration: the engine's store
+/// (`StoreSink`), or shared work's fenced write (`work.rs`).
+pub(crate) trait SampleSink {
+    /// Stores the sample with what it captured besides its metrics
+    /// (monitors, a profile; empty when nothing), in one transaction.
+    fn append(
+        &self,
+        run: RunId,
+        sample: &Sample,
+        cell: &Cell,
+        details: &SampleDetails,
+    ) -> Result<(), EngineError>;
+}
+
+/// Each sample into a store, committed before the next iteration.
+pub(crate) struct StoreSink<'a>(pub(crate) &'a dyn Store);
+
+impl SampleSink for StoreSink<'_> {
+    fn append(
+        &self,
+        run: RunId,
+        sample: &Sample,
+        cell: &Cell,
+        details: &SampleDetails,
+    ) -> Result<(), EngineError> {
+        if details.is_empty() {
+            Ok(self.0.append_sample(run, sample, cell)?)
+        } else {
+            Ok(self.0.append_sample_details(run, sample, cell, details)?)
+        }
+    }
+}
 
 /// What the caller sees as the run goes.
 pub trait Observer {
@@ -71,6 +104,19 @@ pub enum EngineError {
          detached; use a fixed number of iterations"
     )]
     Detach { experiment: String },
+    #[error(
+        "run {run} was not detached: `verdict work` measures the blocks of a run started with \
+         `verdict run FILE --detach`; resume this one with `verdict run --resume {run}`"
+    )]
+    NotDetached { run: RunId },
+    #[error(
+        "the store stayed unreachable for {seconds} s (--reconnect-timeout): {source}; the \
+         blocks this worker held are taken over by another after their lease expires"
+    )]
+    StoreUnreachable {
+        seconds: u64,
+        source: verdict_store::StoreError,
+    },
     #[error(
         "run {run}: stored sample {sequence} is for cell {found} but the schedule says {expected}; the run cannot be resumed safely"
     )]
@@ -294,14 +340,16 @@ impl Engine<'_> {
     }
 
     /// Measures the listed (sequence, slot) pairs of a run, skipping the
-    /// sequences in `stored`, with setup before and teardown after (shared
-    /// work: one claimed block). `Ok(false)` when cancelled.
+    /// sequences in `stored`, with setup before and teardown after, each
+    /// sample written to `sink` (shared work: one claimed block, fenced).
+    /// `Ok(false)` when cancelled.
     pub(crate) fn run_block(
         &self,
         run: RunId,
         experiment: &Experiment,
         slots: &[(u32, Slot)],
         stored: &std::collections::HashSet<u32>,
+        sink: &dyn SampleSink,
         observer: &mut dyn Observer,
     ) -> Result<bool, EngineError> {
         let cells = experiment.cells();
@@ -318,6 +366,7 @@ impl Engine<'_> {
             planned: slots.len(),
             observer,
             capture: Default::default(),
+            sink,
         };
         let mut result = Ok(true);
         for &(sequence, slot) in slots {
@@ -382,6 +431,7 @@ impl Engine<'_> {
             planned,
             observer,
             capture: Default::default(),
+            sink: &StoreSink(self.store),
         };
         let result = match &adaptive {
             None => {
@@ -481,6 +531,7 @@ pub(crate) struct LoopContext<'a, 'b> {
     pub(crate) observer: &'a mut dyn Observer,
     /// Monitors' warnings and the target's profiler.
     pub(crate) capture: crate::capture::CaptureState,
+    pub(crate) sink: &'a dyn SampleSink,
 }
 
 impl LoopContext<'_, '_> {
@@ -608,7 +659,8 @@ impl LoopContext<'_, '_> {
                 );
                 self.observer
                     .note(&format!("{host}: connection lost; reconnecting"));
-                self.engine.store.append_sample(self.run, &sample, cell)?;
+                self.sink
+                    .append(self.run, &sample, cell, &SampleDetails::default())?;
                 samples.push(sample);
                 self.observer.sample(
                     samples.last().expect("just pushed"),
@@ -669,13 +721,7 @@ impl LoopContext<'_, '_> {
                 }
             }
         }
-        if details.is_empty() {
-            self.engine.store.append_sample(self.run, &sample, cell)?;
-        } else {
-            self.engine
-                .store
-                .append_sample_details(self.run, &sample, cell, &details)?;
-        }
+        self.sink.append(self.run, &sample, cell, &details)?;
         if !sample.leftovers.is_empty() {
             self.observer.note(&format!(
                 "iteration #{}, cell {}: {} process(es) left running: {}; {}",

@@ -49,6 +49,9 @@
 //! # Ok::<(), verdict_exec::ExecError>(())
 //! ```
 //!
+//! [`own_process::rewrite_command_line`] hides a secret in verdict's own
+//! command line from other processes.
+//!
 //! This crate must not depend on other verdict crates, parse metrics, touch the
 //! store, or print anything.
 
@@ -63,6 +66,7 @@ mod leftovers;
 mod local;
 mod monitor;
 mod outcome;
+pub mod own_process;
 pub mod remote;
 mod signal;
 mod spawn;

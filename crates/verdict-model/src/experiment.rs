@@ -393,6 +393,7 @@ impl Experiment {
             let span = error.span().unwrap_or(0..0);
             located(text, origin, span.start, error.message().trim().to_string())
         })?;
+        refuse_nul(text, origin)?;
         raw.validate(text, origin)
     }
 
@@ -414,6 +415,70 @@ pub enum ModelError {
     /// `file:line:col: message`.
     #[error("{location}: {message}")]
     Invalid { location: String, message: String },
+}
+
+/// The first item equal to an earlier one, found with a hash set: O(n)
+/// hashes and, between distinct items, comparisons only on hash
+/// collisions (a scan of the items so far made loading 10^5 levels take a
+/// minute).
+pub(crate) fn first_repeat<T: std::hash::Hash + Eq>(
+    items: impl IntoIterator<Item = T>,
+) -> Option<T> {
+    let items = items.into_iter();
+    let mut seen = std::collections::HashSet::with_capacity(items.size_hint().0);
+    for item in items {
+        if seen.contains(&item) {
+            return Some(item);
+        }
+        seen.insert(item);
+    }
+    None
+}
+
+/// A NUL character cannot be a byte of a name, a level, an argument or an
+/// environment value (the kernel ends C strings there), so one anywhere in
+/// the file is refused here, where it is: TOML writes it only as an escape
+/// (`\u0000`, `\U00000000`) in a basic string, whose place is reported.
+fn refuse_nul(text: &str, origin: &str) -> Result<(), ModelError> {
+    fn holds_nul(value: &toml::Value) -> bool {
+        match value {
+            toml::Value::String(text) => text.contains('\0'),
+            toml::Value::Array(items) => items.iter().any(holds_nul),
+            toml::Value::Table(table) => table
+                .iter()
+                .any(|(key, value)| key.contains('\0') || holds_nul(value)),
+            _ => false,
+        }
+    }
+    let holds = text
+        .parse::<toml::Table>()
+        .is_ok_and(|table| holds_nul(&toml::Value::Table(table)));
+    if !holds {
+        return Ok(());
+    }
+    // The first escape that is one: preceded by an odd number of
+    // backslashes (`\\u0000` is a backslash, then text).
+    let offset = ["\\u0000", "\\U00000000"]
+        .iter()
+        .flat_map(|escape| text.match_indices(escape).map(|(offset, _)| offset))
+        .filter(|&offset| {
+            text[..offset]
+                .bytes()
+                .rev()
+                .take_while(|&byte| byte == b'\\')
+                .count()
+                % 2
+                == 0
+        })
+        .min()
+        .unwrap_or(0);
+    Err(located(
+        text,
+        origin,
+        offset,
+        "a NUL character (\\u0000) in a string: a name, level, command or value cannot hold one"
+            .to_string(),
+    ))
 }
 
 pub(crate) fn located(text: &str, origin: &str, offset: usize, message: String) -> ModelError {
@@ -914,7 +979,7 @@ impl RawExperiment {
                     })?;
                 }
             }
-            let mut levels: Vec<Level> = Vec::new();
+            let mut levels: Vec<Level> = Vec::with_capacity(raw_levels.len());
             for raw_level in raw_levels {
                 let level = match raw_level {
                     toml::Value::String(value) => Level {
@@ -995,13 +1060,13 @@ impl RawExperiment {
                         context.error(offset, format!("factor `{name}` has an empty level"))
                     );
                 }
-                if levels.iter().any(|existing| existing.value == level.value) {
-                    return Err(context.error(
-                        offset,
-                        format!("factor `{name}` lists level `{}` twice", level.value),
-                    ));
-                }
                 levels.push(level);
+            }
+            if let Some(twice) = first_repeat(levels.iter().map(|level| level.value.as_str())) {
+                return Err(context.error(
+                    offset,
+                    format!("factor `{name}` lists level `{twice}` twice"),
+                ));
             }
             for level in &mut levels {
                 for (command, what) in [
@@ -1649,5 +1714,47 @@ mod target_tests {
             error.starts_with("t.toml:4:") && error.contains("vm.accel"),
             "{error}"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_repeat;
+    use std::cell::Cell;
+    use std::hash::{Hash, Hasher};
+
+    thread_local! {
+        static COMPARISONS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// A value that counts how often it is compared for equality.
+    struct Counted(u32);
+
+    impl PartialEq for Counted {
+        fn eq(&self, other: &Counted) -> bool {
+            COMPARISONS.with(|count| count.set(count.get() + 1));
+            self.0 == other.0
+        }
+    }
+
+    impl Eq for Counted {}
+
+    impl Hash for Counted {
+        fn hash<H: Hasher>(&self, state: &mut H) {
+            self.0.hash(state);
+        }
+    }
+
+    /// The algorithm, not a timing: 10^5 distinct levels cost at most a
+    /// comparison each (hash collisions); a scan of the levels seen so far
+    /// would make 5 x 10^9.
+    #[test]
+    fn a_repeat_is_found_with_a_linear_number_of_comparisons() {
+        COMPARISONS.with(|count| count.set(0));
+        assert!(first_repeat((0..100_000).map(Counted)).is_none());
+        let comparisons = COMPARISONS.with(Cell::get);
+        assert!(comparisons <= 100_000, "{comparisons} comparisons");
+        let repeat = first_repeat((0..100_000).chain([7]).map(Counted));
+        assert_eq!(repeat.map(|counted| counted.0), Some(7));
     }
 }

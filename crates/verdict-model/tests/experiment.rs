@@ -445,3 +445,55 @@ fn monitors_and_profile_sections_load_and_their_mistakes_are_located() {
         "{error}"
     );
 }
+
+/// 10^5 levels load (linearly: the repeat check is a hash set, see
+/// `first_repeat`'s test for its comparisons), and a repeat at the end is
+/// still found.
+#[test]
+fn a_hundred_thousand_levels_load_and_a_late_repeat_is_found() {
+    let levels: Vec<String> = (0..100_000).map(|level| format!("\"l{level}\"")).collect();
+    let text = format!(
+        "name = \"many\"\ncommand = [\"true\"]\n\n[factors]\nlevel = [{}]\n",
+        levels.join(", ")
+    );
+    let experiment = Experiment::parse(&text, "exp.toml").unwrap();
+    assert_eq!(experiment.factors[0].levels.len(), 100_000);
+    assert_eq!(experiment.factors[0].levels[99_999].value, "l99999");
+    let repeated = format!(
+        "name = \"many\"\ncommand = [\"true\"]\n\n[factors]\nlevel = [{}, \"l5\"]\n",
+        levels.join(", ")
+    );
+    let error = error_of(&repeated);
+    assert!(
+        error.starts_with("exp.toml:5:1: factor `level` lists level `l5` twice"),
+        "{}",
+        &error[..error.len().min(200)]
+    );
+}
+
+/// A NUL character (a TOML `\u0000` escape) is refused where it is, in a
+/// level, in a name and in a command, never accepted to fail at run time;
+/// the text `\\u0000` (a backslash, then `u0000`) is no NUL.
+#[test]
+fn a_nul_character_is_refused_at_its_place() {
+    let level = error_of(
+        "name = \"x\"\ncommand = [\"true\"]\n\n[factors]\nmode = [\"a\", \"b\\u0000c\"]\n",
+    );
+    assert!(
+        level.starts_with("exp.toml:5:16: a NUL character (\\u0000) in a string"),
+        "{level}"
+    );
+    let name = error_of("name = \"x\\U00000000\"\ncommand = [\"true\"]\n");
+    assert!(name.starts_with("exp.toml:1:10: a NUL character"), "{name}");
+    let argument = error_of("name = \"x\"\ncommand = [\"echo\", \"\\u0000\"]\n");
+    assert!(
+        argument.starts_with("exp.toml:2:21: a NUL character"),
+        "{argument}"
+    );
+    let text = "name = \"x\"\ncommand = [\"echo\", \"\\\\u0000\"]\n";
+    let experiment = Experiment::parse(text, "exp.toml").unwrap();
+    assert_eq!(
+        experiment.command,
+        verdict_model::CommandSpec::Argv(vec!["echo".into(), "\\u0000".into()])
+    );
+}

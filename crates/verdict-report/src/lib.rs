@@ -20,6 +20,8 @@ pub mod sources;
 pub mod table;
 pub mod time;
 
+pub use verdict_analysis::{samples, work};
+
 pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};
 pub use format::Format;
 pub use run::{CellRow, FailureRow, LeftoverRow, MissingRow, RunReport};

@@ -274,6 +274,22 @@ impl View<'_> {
         if let Some(noise) = &run.noise {
             facts.push(format!("noise: {noise}"));
         }
+        if let Some(work) = &self.work {
+            for takeover in &work.takeovers {
+                facts.push(format!(
+                    "block {} taken over at {}: {} on {} -> {} on {}{}",
+                    takeover.block,
+                    crate::time::format_time(takeover.taken_at_ms),
+                    takeover.from_worker,
+                    takeover.from_host,
+                    takeover.to_worker,
+                    takeover.to_host,
+                    takeover
+                        .resumed_after
+                        .map_or_else(String::new, |sequence| format!(" after sample {sequence}"))
+                ));
+            }
+        }
         for (key, value) in &self.environment {
             // Long values (boot command lines) are cut in text; JSON has them whole.
             let shown: String = if value.chars().count() > 100 {

@@ -1,22 +1,23 @@
-//! What an iteration captured besides its metrics, in SQLite (schema
-//! version 13): its monitors' deltas (`sample_monitors`, one row per
-//! sample, the counters a JSON object) and, for a profiled iteration, its profile (`sample_profiles`:
-//! event, samples, weight, a note, and the stacks compressed;
-//! `profile_symbols`: each symbol's self and inclusive weight). Written in
-//! the sample's own transaction; also the counters' and the stacks' stored
-//! forms, shared with PostgreSQL (`postgres_details.rs`). Must not decide what is captured or
-//! hold queries of other tables.
+//! What an iteration captured besides its metrics (schema version 14),
+//! written once for both backends: its monitors' deltas
+//! (`sample_monitors`, one row per sample, the counters a JSON object;
+//! JSONB in PostgreSQL) and, for a profiled iteration, its profile
+//! (`sample_profiles`: event, samples, weight, a note, and the stacks
+//! compressed; `profile_symbols`: each symbol's self and inclusive weight,
+//! one statement in PostgreSQL, the arrays unnested on the server).
+//! Written in the sample's own transaction (`queries.rs`), or in shared
+//! work's fenced write (`work.rs`, with `ClaimedDetails`). Must not decide
+//! what is captured or hold queries of other tables.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 
-use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 use verdict_model::profile::{Stack, SymbolWeight};
 use verdict_model::{ProfileRecord, RunId, SampleDetails};
 
 use crate::StoreError;
-use crate::sqlite::SqliteStore;
+use crate::sql::{Backend, Dialect, Param, RawError, Row, params};
 use crate::store::DetailCounts;
 
 /// A stack as stored: JSON (exact for any symbol bytes perf printed,
@@ -30,7 +31,7 @@ struct StoredStack {
 }
 
 /// The stored form of `stacks`.
-pub(crate) fn encode_stacks(stacks: &[Stack]) -> Vec<u8> {
+fn encode_stacks(stacks: &[Stack]) -> Vec<u8> {
     let stored: Vec<StoredStack> = stacks
         .iter()
         .map(|stack| StoredStack {
@@ -47,7 +48,7 @@ pub(crate) fn encode_stacks(stacks: &[Stack]) -> Vec<u8> {
 }
 
 /// The stacks of a stored blob; the reason when it does not decode.
-pub(crate) fn decode_stacks(blob: &[u8]) -> Result<Vec<Stack>, String> {
+fn decode_stacks(blob: &[u8]) -> Result<Vec<Stack>, String> {
     let mut json = Vec::new();
     flate2::read::DeflateDecoder::new(blob)
         .read_to_end(&mut json)
@@ -67,23 +68,23 @@ pub(crate) fn decode_stacks(blob: &[u8]) -> Result<Vec<Stack>, String> {
 /// The stored form of a sample's monitors: a JSON object, name to value
 /// (exact: serde_json writes the shortest text that reads back as the same
 /// `f64`; every value is finite, [`check_details`]).
-pub(crate) fn encode_counters(counters: &BTreeMap<String, f64>) -> String {
+fn encode_counters(counters: &BTreeMap<String, f64>) -> String {
     serde_json::to_string(counters).unwrap_or_default()
 }
 
 /// The monitors of a stored JSON object; the reason when it is not one.
-pub(crate) fn decode_counters(text: &str) -> Result<BTreeMap<String, f64>, String> {
+fn decode_counters(text: &str) -> Result<BTreeMap<String, f64>, String> {
     serde_json::from_str(text)
         .map_err(|error| format!("its monitors are not the stored JSON object: {error}"))
 }
 
 /// A weight as a stored integer.
-pub(crate) fn stored_weight(weight: u64) -> i64 {
+fn stored_weight(weight: u64) -> i64 {
     i64::try_from(weight).unwrap_or(i64::MAX)
 }
 
 /// Refuses what would not read back: a monitor that is not a number.
-pub(crate) fn check_details(details: &SampleDetails) -> Result<(), String> {
+fn check_details(details: &SampleDetails) -> Result<(), String> {
     for (name, value) in &details.monitors {
         if !value.is_finite() {
             return Err(format!("monitor `{name}` is {value}, not a number"));
@@ -92,14 +93,219 @@ pub(crate) fn check_details(details: &SampleDetails) -> Result<(), String> {
     Ok(())
 }
 
-/// Rows read back: (sequence, counters as stored) monitors; (sequence,
-/// event, samples, weight, note, stacks) profiles; (sequence, symbol,
-/// self, inclusive) symbols.
-pub(crate) type ProfileRow = (u32, String, i64, i64, Option<String>, Vec<u8>);
-pub(crate) type SymbolRow = (u32, String, i64, i64);
+/// A sample's details as the parameters of its rows: the counters' JSON,
+/// the profile's columns, its symbols' columns (checked: every monitor a
+/// number).
+pub(crate) struct ClaimedDetails {
+    pub(crate) counters: Option<String>,
+    pub(crate) event: Option<String>,
+    pub(crate) samples: Option<i64>,
+    pub(crate) weight: Option<i64>,
+    pub(crate) note: Option<String>,
+    pub(crate) stacks: Option<Vec<u8>>,
+    pub(crate) symbols: Vec<String>,
+    pub(crate) self_weights: Vec<i64>,
+    pub(crate) inclusive_weights: Vec<i64>,
+}
+
+impl ClaimedDetails {
+    /// The rows of `details`; the reason when a monitor is not a number.
+    pub(crate) fn new(details: &SampleDetails) -> Result<ClaimedDetails, String> {
+        check_details(details)?;
+        let profile = details.profile.as_ref();
+        let symbols = profile
+            .map(|profile| profile.symbols.as_slice())
+            .unwrap_or_default();
+        Ok(ClaimedDetails {
+            counters: (!details.monitors.is_empty()).then(|| encode_counters(&details.monitors)),
+            event: profile.map(|profile| profile.event.clone()),
+            samples: profile.map(|profile| stored_weight(profile.samples)),
+            weight: profile.map(|profile| stored_weight(profile.weight)),
+            note: profile.and_then(|profile| profile.note.clone()),
+            stacks: profile.map(|profile| encode_stacks(&profile.stacks)),
+            symbols: symbols.iter().map(|symbol| symbol.symbol.clone()).collect(),
+            self_weights: symbols
+                .iter()
+                .map(|symbol| stored_weight(symbol.self_weight))
+                .collect(),
+            inclusive_weights: symbols
+                .iter()
+                .map(|symbol| stored_weight(symbol.inclusive_weight))
+                .collect(),
+        })
+    }
+
+    /// Parameters of the fenced write's details (`work.rs`): counters,
+    /// event, samples, weight, note, stacks, symbols, self and inclusive
+    /// weights.
+    pub(crate) fn parameters(&self) -> [Param<'_>; 9] {
+        [
+            Param::from(self.counters.as_deref()),
+            Param::from(self.event.as_deref()),
+            Param::from(self.samples),
+            Param::from(self.weight),
+            Param::from(self.note.as_deref()),
+            Param::from(self.stacks.as_deref()),
+            Param::from(self.symbols.as_slice()),
+            Param::from(self.self_weights.as_slice()),
+            Param::from(self.inclusive_weights.as_slice()),
+        ]
+    }
+}
+
+/// The details' rows, inside the caller's transaction.
+pub(crate) fn insert(
+    backend: &impl Backend,
+    run: RunId,
+    sequence: u32,
+    details: &SampleDetails,
+    operation: &str,
+) -> Result<(), StoreError> {
+    let rows = ClaimedDetails::new(details)
+        .map_err(|reason| backend.invalid(format!("sample {sequence} of run {run}"), reason))?;
+    let postgres = backend.dialect() == Dialect::Postgres;
+    if let Some(counters) = &rows.counters {
+        let sql = if postgres {
+            "INSERT INTO sample_monitors (run_id, sequence, counters) \
+             VALUES ($1, $2, CAST(CAST($3 AS TEXT) AS JSONB))"
+        } else {
+            "INSERT INTO sample_monitors (run_id, sequence, counters) VALUES ($1, $2, $3)"
+        };
+        backend.execute(operation, sql, params![run.0, sequence, counters])?;
+    }
+    let (Some(event), Some(stacks)) = (&rows.event, &rows.stacks) else {
+        return Ok(());
+    };
+    backend.execute(
+        operation,
+        "INSERT INTO sample_profiles (run_id, sequence, event, samples, weight, note, stacks) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        params![
+            run.0,
+            sequence,
+            event,
+            rows.samples,
+            rows.weight,
+            &rows.note,
+            stacks.as_slice()
+        ],
+    )?;
+    if rows.symbols.is_empty() {
+        return Ok(());
+    }
+    if postgres {
+        backend.execute(
+            operation,
+            "INSERT INTO profile_symbols (run_id, sequence, symbol, self_weight, \
+                inclusive_weight) \
+             SELECT $1, $2, symbol, self_weight, inclusive_weight \
+             FROM unnest(CAST($3 AS TEXT[]), CAST($4 AS BIGINT[]), CAST($5 AS BIGINT[])) \
+                AS s(symbol, self_weight, inclusive_weight)",
+            params![
+                run.0,
+                sequence,
+                rows.symbols.as_slice(),
+                rows.self_weights.as_slice(),
+                rows.inclusive_weights.as_slice()
+            ],
+        )?;
+    } else {
+        for ((symbol, self_weight), inclusive_weight) in rows
+            .symbols
+            .iter()
+            .zip(&rows.self_weights)
+            .zip(&rows.inclusive_weights)
+        {
+            backend.execute(
+                operation,
+                "INSERT INTO profile_symbols (run_id, sequence, symbol, self_weight, \
+                    inclusive_weight) VALUES ($1, $2, $3, $4, $5)",
+                params![run.0, sequence, symbol, *self_weight, *inclusive_weight],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Rows read back: (sequence, event, samples, weight, note, stacks)
+/// profiles; (sequence, symbol, self, inclusive) symbols.
+type ProfileRow = (u32, String, i64, i64, Option<String>, Vec<u8>);
+type SymbolRow = (u32, String, i64, i64);
+
+fn sequence_of(row: Row<'_>) -> Result<u32, RawError> {
+    Ok(u32::try_from(row.integer(0)?).unwrap_or(u32::MAX))
+}
+
+/// What each sample of `run` captured, by sequence.
+pub(crate) fn read(
+    backend: &impl Backend,
+    run: RunId,
+) -> Result<BTreeMap<u32, SampleDetails>, StoreError> {
+    backend.run_exists(run)?;
+    let operation = format!("read what the samples of run {run} captured");
+    let monitors_sql = match backend.dialect() {
+        Dialect::Postgres => {
+            "SELECT sequence, CAST(counters AS TEXT) FROM sample_monitors WHERE run_id = $1"
+        }
+        Dialect::Sqlite => "SELECT sequence, counters FROM sample_monitors WHERE run_id = $1",
+    };
+    let monitors = backend.rows(&operation, monitors_sql, params![run.0], |row| {
+        Ok((sequence_of(row)?, row.text(1)?))
+    })?;
+    let profiles: Vec<ProfileRow> = backend.rows(
+        &operation,
+        "SELECT sequence, event, samples, weight, note, stacks FROM sample_profiles \
+         WHERE run_id = $1",
+        params![run.0],
+        |row| {
+            Ok((
+                sequence_of(row)?,
+                row.text(1)?,
+                row.integer(2)?,
+                row.integer(3)?,
+                row.optional_text(4)?,
+                row.bytes(5)?,
+            ))
+        },
+    )?;
+    let symbols: Vec<SymbolRow> = backend.rows(
+        &operation,
+        "SELECT sequence, symbol, self_weight, inclusive_weight FROM profile_symbols \
+         WHERE run_id = $1",
+        params![run.0],
+        |row| {
+            Ok((
+                sequence_of(row)?,
+                row.text(1)?,
+                row.integer(2)?,
+                row.integer(3)?,
+            ))
+        },
+    )?;
+    assemble(monitors, profiles, symbols, &|sequence, reason| {
+        backend.corrupt(&format!("sample {sequence} of run {run}"), reason)
+    })
+}
+
+/// How many samples of `run` have monitors, and how many a profile.
+pub(crate) fn count(backend: &impl Backend, run: RunId) -> Result<DetailCounts, StoreError> {
+    backend.run_exists(run)?;
+    let counts = backend.first_row(
+        &format!("count what the samples of run {run} captured"),
+        "SELECT (SELECT COUNT(*) FROM sample_monitors WHERE run_id = $1), \
+                (SELECT COUNT(*) FROM sample_profiles WHERE run_id = $1)",
+        params![run.0],
+        |row| Ok((row.integer(0)?, row.integer(1)?)),
+    )?;
+    let (monitored, profiled) = counts.unwrap_or((0, 0));
+    Ok(DetailCounts {
+        monitored: u64::try_from(monitored).unwrap_or(0),
+        profiled: u64::try_from(profiled).unwrap_or(0),
+    })
+}
 
 /// Assembles the rows of a run into details by sequence.
-pub(crate) fn assemble(
+fn assemble(
     monitors: Vec<(u32, String)>,
     profiles: Vec<ProfileRow>,
     symbols: Vec<SymbolRow>,
@@ -140,145 +346,6 @@ pub(crate) fn assemble(
         profile.symbols.sort();
     }
     Ok(details)
-}
-
-impl SqliteStore {
-    /// The details' rows, inside the caller's transaction.
-    pub(crate) fn insert_details(
-        &self,
-        transaction: &Connection,
-        run: RunId,
-        sequence: u32,
-        details: &SampleDetails,
-        operation: &str,
-    ) -> Result<(), StoreError> {
-        check_details(details)
-            .map_err(|reason| self.invalid(format!("sample {sequence} of run {run}"), reason))?;
-        if !details.monitors.is_empty() {
-            transaction
-                .prepare_cached(
-                    "INSERT INTO sample_monitors (run_id, sequence, counters) VALUES (?1, ?2, ?3)",
-                )
-                .and_then(|mut statement| {
-                    statement.execute(params![run.0, sequence, encode_counters(&details.monitors)])
-                })
-                .map_err(self.sql_error(operation))?;
-        }
-        let Some(profile) = &details.profile else {
-            return Ok(());
-        };
-        transaction
-            .prepare_cached(
-                "INSERT INTO sample_profiles (run_id, sequence, event, samples, weight, note, \
-                    stacks) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )
-            .and_then(|mut statement| {
-                statement.execute(params![
-                    run.0,
-                    sequence,
-                    profile.event,
-                    stored_weight(profile.samples),
-                    stored_weight(profile.weight),
-                    profile.note,
-                    encode_stacks(&profile.stacks),
-                ])
-            })
-            .map_err(self.sql_error(operation))?;
-        let mut insert_symbol = transaction
-            .prepare_cached(
-                "INSERT INTO profile_symbols (run_id, sequence, symbol, self_weight, \
-                    inclusive_weight) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )
-            .map_err(self.sql_error(operation))?;
-        for symbol in &profile.symbols {
-            insert_symbol
-                .execute(params![
-                    run.0,
-                    sequence,
-                    symbol.symbol,
-                    stored_weight(symbol.self_weight),
-                    stored_weight(symbol.inclusive_weight),
-                ])
-                .map_err(self.sql_error(operation))?;
-        }
-        Ok(())
-    }
-
-    pub(crate) fn read_details(
-        &self,
-        run: RunId,
-    ) -> Result<BTreeMap<u32, SampleDetails>, StoreError> {
-        self.run_exists(run)?;
-        let operation = format!("read what the samples of run {run} captured");
-        let monitors = self.detail_rows(
-            &operation,
-            "SELECT sequence, counters FROM sample_monitors WHERE run_id = ?1",
-            run,
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )?;
-        let profiles = self.detail_rows(
-            &operation,
-            "SELECT sequence, event, samples, weight, note, stacks FROM sample_profiles \
-             WHERE run_id = ?1",
-            run,
-            |row| {
-                Ok((
-                    row.get(0)?,
-                    row.get(1)?,
-                    row.get(2)?,
-                    row.get(3)?,
-                    row.get(4)?,
-                    row.get(5)?,
-                ))
-            },
-        )?;
-        let symbols = self.detail_rows(
-            &operation,
-            "SELECT sequence, symbol, self_weight, inclusive_weight FROM profile_symbols \
-             WHERE run_id = ?1",
-            run,
-            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
-        )?;
-        assemble(monitors, profiles, symbols, &|sequence, reason| {
-            self.corrupt(&format!("sample {sequence} of run {run}"), reason)
-        })
-    }
-
-    fn detail_rows<T>(
-        &self,
-        operation: &str,
-        sql: &str,
-        run: RunId,
-        read: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
-    ) -> Result<Vec<T>, StoreError> {
-        self.connection
-            .prepare_cached(sql)
-            .and_then(|mut statement| {
-                statement
-                    .query_map([run.0], read)
-                    .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            })
-            .map_err(self.sql_error(operation))
-    }
-
-    pub(crate) fn count_details(&self, run: RunId) -> Result<DetailCounts, StoreError> {
-        self.run_exists(run)?;
-        let operation = format!("count what the samples of run {run} captured");
-        self.connection
-            .prepare_cached(
-                "SELECT (SELECT COUNT(*) FROM sample_monitors WHERE run_id = ?1), \
-                        (SELECT COUNT(*) FROM sample_profiles WHERE run_id = ?1)",
-            )
-            .and_then(|mut statement| {
-                statement.query_row([run.0], |row| {
-                    Ok(DetailCounts {
-                        monitored: row.get::<_, i64>(0)? as u64,
-                        profiled: row.get::<_, i64>(1)? as u64,
-                    })
-                })
-            })
-            .map_err(self.sql_error(&operation))
-    }
 }
 
 #[cfg(test)]

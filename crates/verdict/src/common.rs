@@ -203,11 +203,7 @@ pub(crate) fn is_html(format: &str) -> bool {
 pub(crate) fn emit(rendered: &str, output: Option<&std::path::Path>) -> Result<(), CliError> {
     match output {
         None => {
-            use std::io::Write as _;
-            let mut stdout = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not an error worth reporting.
-            let _ = stdout.write_all(rendered.as_bytes());
-            let _ = stdout.flush();
+            crate::output::write_str(rendered);
             Ok(())
         }
         Some(path) => std::fs::write(path, rendered)
@@ -339,7 +335,7 @@ pub(crate) struct TargetArgs {
     /// Run on this host over ssh (repeatable: each host runs the whole
     /// experiment; comparisons stay within a host). The name is given to
     /// `ssh` as is, so aliases from ~/.ssh/config work.
-    #[arg(long = "host", value_name = "HOST")]
+    #[arg(long = "host", value_name = "HOST", value_parser = parse_host)]
     pub(crate) hosts: Vec<String>,
     /// ssh client configuration file (passed to ssh as -F).
     #[arg(long, value_name = "FILE")]
@@ -348,6 +344,21 @@ pub(crate) struct TargetArgs {
     /// its part of the run stops (the other hosts go on), e.g. 60s or 5m.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
     pub(crate) reconnect_timeout: std::time::Duration,
+}
+
+/// `--host` and `--worker`: a name, not empty or blank, without control
+/// characters.
+pub(crate) fn parse_host(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("expected a host name; it is empty".to_string());
+    }
+    if text.chars().any(char::is_control) {
+        return Err(format!(
+            "`{}` has a control character; expected a host name",
+            text.escape_debug()
+        ));
+    }
+    Ok(text.to_string())
 }
 
 pub(crate) fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {

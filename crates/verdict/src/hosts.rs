@@ -213,11 +213,11 @@ fn render(
     for (target, result) in connected.iter().zip(results) {
         match result {
             Ok(summary) => {
-                println!("== host {} (run {}) ==", target.host(), summary.run);
+                outln!("== host {} (run {}) ==", target.host(), summary.run);
                 if print_run_report(store, summary.run, report)? != ExitCode::SUCCESS {
                     code = ExitCode::from(1);
                 }
-                println!();
+                outln!();
                 if summary.status == RunStatus::Interrupted {
                     interrupted.push(summary.run);
                 }
@@ -235,7 +235,7 @@ fn render(
         crate::common::ReportFormat::Text | crate::common::ReportFormat::Markdown
     ) {
         let alpha = report.alpha.unwrap_or(0.05);
-        print!("{}", combined_lines(&per_host, connected.len(), alpha));
+        out!("{}", combined_lines(&per_host, connected.len(), alpha));
     }
     if !interrupted.is_empty() {
         return Err(CliError::Interrupted(format!(
@@ -258,13 +258,13 @@ fn host_report(
     run: RunId,
     options: &ReportOptionsArgs,
 ) -> Result<verdict_report::RunReport, CliError> {
-    let (record, experiment, samples) = crate::stored_run::loaded(store, run)?;
+    let (record, experiment, table) = crate::stored_run::loaded(store, run)?;
     let info = crate::stored_run::run_info(store, &record, &experiment)?;
     let report_options = options.resolve(&experiment);
-    verdict_report::RunReport::build(
+    verdict_report::RunReport::build_from(
         info,
         &experiment,
-        &samples,
+        &table,
         &record.environment_start,
         &report_options,
     )
@@ -312,6 +312,6 @@ pub(crate) fn print_host_rows(
     }
     let (text, verdicts) =
         verdict_report::hosts::host_rows(&hosts, format, options.alpha.unwrap_or(0.05));
-    print!("{text}");
+    out!("{text}");
     Ok(Some(crate::fail_on::exit_code(options.fail_on, verdicts)))
 }

@@ -1,9 +1,12 @@
 //! The `verdict` binary: parse the command line, dispatch to
 //! `commands/<name>.rs`, map errors to exit codes. Nothing else lives here.
 
+#[macro_use]
+mod output;
 mod bisect_render;
 mod commands;
 mod common;
+mod credentials;
 mod error;
 mod fail_on;
 mod hosts;
@@ -73,6 +76,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    credentials::protect();
     let result = match &cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Ab(args) => commands::ab::run(args),
@@ -93,6 +97,10 @@ fn main() -> ExitCode {
         Command::Pull(args) => commands::copy::pull(args),
         Command::Agent(args) => commands::agent::run(args),
     };
+    let result = result.and_then(|code| match output::failure() {
+        Some(failure) => Err(error::CliError::internal(failure)),
+        None => Ok(code),
+    });
     match result {
         Ok(code) => code,
         Err(error) => {

@@ -25,6 +25,11 @@ pub(crate) struct Progress {
     values: Vec<Vec<f64>>,
     labels: Vec<String>,
     done_at_start: usize,
+    /// `verdict work`: one controller among others; `done` is the run's
+    /// position (the sequence it measures), the medians its own samples.
+    shared: bool,
+    /// Samples this process measured.
+    measured: usize,
 }
 
 impl Progress {
@@ -39,7 +44,17 @@ impl Progress {
             values: Vec::new(),
             labels: Vec::new(),
             done_at_start: 0,
+            shared: false,
+            measured: 0,
         }
+    }
+
+    /// Progress of one controller of shared work (`verdict work`): the
+    /// run's position and this controller's medians.
+    pub(crate) fn shared_work(metric: &str) -> Progress {
+        let mut progress = Progress::new(metric);
+        progress.shared = true;
+        progress
     }
 
     fn medians(&self) -> String {
@@ -93,7 +108,9 @@ impl Observer for Progress {
             .collect();
         self.values = vec![Vec::new(); cells.len()];
         self.done_at_start = done;
-        if done > 0 {
+        if self.shared {
+            eprintln!("verdict: working on run {run} from {done}/{planned}");
+        } else if done > 0 {
             eprintln!("verdict: resuming run {run} at {done}/{planned}");
         }
         if std::io::stderr().is_terminal() {
@@ -115,6 +132,7 @@ impl Observer for Progress {
     }
 
     fn sample(&mut self, sample: &Sample, _cells: &[Cell], done: usize, planned: usize) {
+        self.measured += 1;
         if sample.is_data()
             && let (Some(value), Some(values)) = (
                 sample.metrics.get(&self.metric),
@@ -137,8 +155,16 @@ impl Observer for Progress {
         }
         if elapsed >= QUIET_START && self.last_plain.elapsed() >= PLAIN_INTERVAL {
             self.last_plain = Instant::now();
+            let position = if self.shared {
+                format!(
+                    "run at {done}/{planned} iterations (this worker: {})",
+                    self.measured
+                )
+            } else {
+                format!("{done}/{planned} iterations")
+            };
             eprintln!(
-                "verdict: {done}/{planned} iterations, elapsed {}, ETA {}; median {}: {}",
+                "verdict: {position}, elapsed {}, ETA {}; median {}: {}",
                 format_seconds(elapsed.as_secs_f64()),
                 self.eta(done, planned),
                 self.metric,

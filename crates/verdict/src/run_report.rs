@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use verdict_model::{Environment, RunId};
 use verdict_report::RunReport;
 use verdict_report::run::RunReportOptions;
+use verdict_report::samples::SampleTable;
 use verdict_store::Store;
 
 /// Options shared by `report` and by `run`/`ab` (which print a report at
@@ -74,17 +75,18 @@ pub(crate) fn print_run_report(
         .format
         .table()
         .unwrap_or(verdict_report::Format::Text);
-    let (record, experiment, samples) = loaded(store, run)?;
+    let (record, experiment, table) = loaded(store, run)?;
     let info = run_info(store, &record, &experiment)?;
     let report_options = options.resolve(&experiment);
     let environment: &Environment = &record.environment_start;
-    let report = RunReport::build(info, &experiment, &samples, environment, &report_options)
+    let report = RunReport::build_from(info, &experiment, &table, environment, &report_options)
         .map_err(CliError::input)?;
-    let report = with_boots(store, run, report, &experiment, &samples, &report_options)?;
+    let report = with_boots(store, run, report, &experiment, &table, &report_options)?;
+    let report = with_work(store, run, report, &record)?;
     if html {
         let page = verdict_report::html::render_run(
             &report,
-            &verdict_report::html::cell_series(&experiment, &samples, &report.metric.name),
+            &verdict_report::html::cell_series_of(&experiment, &table, &report.metric.name),
             &environment_columns(&record),
         );
         emit(&page, options.output.as_deref())?;
@@ -148,18 +150,19 @@ fn with_boots(
     run: RunId,
     report: RunReport,
     experiment: &verdict_model::Experiment,
-    samples: &[verdict_model::Sample],
+    table: &SampleTable,
     options: &RunReportOptions,
 ) -> Result<RunReport, CliError> {
     let rows = store.boots(run).map_err(CliError::internal)?;
     if rows.is_empty() {
         return Ok(report);
     }
-    let sample_boot: std::collections::BTreeMap<u32, u32> = samples
+    let sample_boot: std::collections::BTreeMap<u32, u32> = table
+        .cells()
         .iter()
-        .filter_map(|sample| {
-            verdict_store::BootRow::of_sample(&rows, sample.sequence)
-                .map(|boot| (sample.sequence, boot))
+        .flat_map(|cell| &cell.sequences)
+        .filter_map(|&sequence| {
+            verdict_store::BootRow::of_sample(&rows, sequence).map(|boot| (sequence, boot))
         })
         .collect();
     let boots: Vec<verdict_report::boots::ReportBoot> = rows
@@ -175,5 +178,21 @@ fn with_boots(
             environment: row.environment,
         })
         .collect();
-    Ok(report.with_boots(experiment, samples, &boots, &sample_boot, options))
+    Ok(report.with_boots(experiment, table, &boots, &sample_boot, options))
+}
+
+/// A detached run measured by `verdict work`: the hosts its samples ran
+/// on and the blocks taken over (the run's recorded host is where it was
+/// detached).
+fn with_work(
+    store: &dyn Store,
+    run: RunId,
+    report: RunReport,
+    record: &verdict_store::RunRecord,
+) -> Result<RunReport, CliError> {
+    let work = store.work_record(run).map_err(CliError::internal)?;
+    if work.blocks.is_empty() {
+        return Ok(report);
+    }
+    Ok(report.with_work(crate::stored_run::work_section(&work, &record.host)))
 }

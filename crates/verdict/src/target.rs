@@ -98,8 +98,18 @@ impl<'a> EnvironmentSource<'a> {
 
 /// This verdict binary as an agent for ssh targets: its path, its build
 /// identity (version and the first 16 hex digits of the SHA-256 of the
-/// executable) and the architecture it runs on.
+/// executable) and the architecture it runs on. The executable is hashed
+/// once per process, however many hosts it connects to.
 pub(crate) fn own_identity() -> Result<verdict_exec::AgentBinary, crate::error::CliError> {
+    static IDENTITY: std::sync::OnceLock<Result<verdict_exec::AgentBinary, String>> =
+        std::sync::OnceLock::new();
+    IDENTITY
+        .get_or_init(|| hash_own_executable().map_err(|error| error.to_string()))
+        .clone()
+        .map_err(crate::error::CliError::internal)
+}
+
+fn hash_own_executable() -> Result<verdict_exec::AgentBinary, crate::error::CliError> {
     use sha2::{Digest, Sha256};
     let local_path = std::env::current_exe().map_err(|error| {
         crate::error::CliError::internal(format!("find this executable: {error}"))

@@ -243,7 +243,7 @@ fn explain_pointer(directory: &Path, stderr: &[u8], hashes: &[String]) {
             .as_array()
             .unwrap()
             .iter()
-            .find(|run| run["id"].to_string() == id)
+            .find(|run| run["id"].as_u64().map(|run| run.to_string()).as_deref() == Some(id))
             .map(|run| run["name"].as_str().unwrap().to_string())
     };
     assert_eq!(

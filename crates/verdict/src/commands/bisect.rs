@@ -238,7 +238,7 @@ pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
             let git = Git::new(&settings.repo);
             let subject =
                 |commit: &verdict_bisect::CommitId| git.subject(commit).unwrap_or_default();
-            print!(
+            out!(
                 "{}",
                 crate::bisect_render::summary(
                     &bisection,
@@ -350,13 +350,13 @@ fn log(
         return Ok(ExitCode::SUCCESS);
     }
     if format == Format::Json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&crate::bisect_render::log_json(&log))
                 .map_err(CliError::internal)?
         );
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", crate::bisect_render::log_text(&log));
+    out!("{}", crate::bisect_render::log_text(&log));
     Ok(ExitCode::SUCCESS)
 }

@@ -228,7 +228,7 @@ fn sequential(
         (String::new(), document)
     } else {
         if let Some(first) = rows.first() {
-            println!("sequential replay: {}\n", first.procedure);
+            outln!("sequential replay: {}\n", first.procedure);
         }
         let table = verdict_report::sequential::render(&rows, format);
         let lines = verdict_report::sources::render(sources, format);

@@ -235,9 +235,9 @@ fn on_hosts(args: &DoctorArgs) -> Result<ExitCode, CliError> {
             )
             .map_err(CliError::input)?;
         if args.format == DoctorFormat::Text {
-            println!("== host {} ==", target.target_name());
+            outln!("== host {} ==", target.target_name());
         }
-        print!("{}", String::from_utf8_lossy(&outcome.stdout));
+        out!("{}", String::from_utf8_lossy(&outcome.stdout));
         eprint!("{}", String::from_utf8_lossy(&outcome.stderr));
         if outcome.status != Status::Exited(0) {
             eprintln!(

@@ -120,13 +120,13 @@ fn file(
                 "windows_examined": Value::Null,
             }],
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&document).map_err(CliError::internal)?
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "history of {} column `{}`: {} points, {} ({})",
         plain_text(&path.display().to_string()),
         plain_text(column),
@@ -135,7 +135,7 @@ fn file(
         settings_text(settings)
     );
     for (number, change) in changes.iter().enumerate() {
-        println!(
+        outln!(
             "  {}. between {} and {} (index {}): {}",
             number + 1,
             plain_text(&label(change.index - 1)),
@@ -169,6 +169,15 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
         *settings,
         !args.from_scratch,
     )?;
+    if let Some(reason) = &history.state_not_kept {
+        eprintln!(
+            "verdict: note: the change point state was not kept in {} ({}); the answer is \
+             complete, the next `verdict history` computes it again (a role or file that may \
+             write keeps it)",
+            args.db.display(),
+            verdict_report::escape::text(reason)
+        );
+    }
     if let Some(number) = args.bisect {
         let command = bisect_command(&store, &history.series, args.host.as_deref(), number)?;
         return bisect(&command, number);
@@ -184,13 +193,13 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
             "runs_without_commit": history.runs_without_commit,
             "series": history.series.iter().map(series_json).collect::<Vec<_>>(),
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&document).map_err(CliError::internal)?
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "history of `{}` metric `{}` by {} ({})",
         plain_text(spec),
         plain_text(&metric),
@@ -198,14 +207,14 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
         settings_text(settings)
     );
     if history.runs_without_commit > 0 {
-        println!(
+        outln!(
             "  ({} runs without a recorded commit left out)",
             history.runs_without_commit
         );
     }
     for series in &history.series {
         let runs: usize = series.points.iter().map(|point| point.runs.len()).sum();
-        println!(
+        outln!(
             "host {}: {} points from {}, {}",
             plain_text(&series.host),
             series.points.len(),
@@ -215,7 +224,7 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
         for (number, change) in series.changes.iter().enumerate() {
             let before = &series.points[change.index - 1];
             let after = &series.points[change.index];
-            println!(
+            outln!(
                 "  {}. {} (index {}, after {}): {}",
                 number + 1,
                 point_label(after),
@@ -254,7 +263,7 @@ fn bisect(command: &BisectCommand, number: usize) -> Result<ExitCode, CliError> 
             plain_text(word)
         )));
     }
-    println!(
+    outln!(
         "verdict bisect --repo {} --good {} --bad {} --experiment {}",
         shell_word(repository),
         shell_word(good),

@@ -1,22 +1,21 @@
 //! `verdict kconfig`: diff two kernel configs (diffconfig semantics),
 //! explain symbol values with reason trees from a kernel's Kconfig tree
 //! (`why`, `why-not`, `blame`), compute what `make olddefconfig` writes
-//! (`olddefconfig`) and what an edit changes (`set`). Reads the files,
-//! runs toolchain probes through verdict-exec only when `--run-probes` asks,
-//! and prints; the parsing, evaluation and rendering live in verdict-kconfig.
+//! (`olddefconfig`) and what an edit changes (`set`). Reads the files and
+//! prints; the parsing, evaluation and rendering live in verdict-kconfig,
+//! running the tree's toolchain probes (only when `--run-probes` asks) in
+//! verdict-engine's `kconfig_probes`.
 
 use crate::common::TextOrJson as Format;
 use crate::error::CliError;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
-use verdict_exec::{Cancel, Executor, Invocation, SystemExecutor};
+use verdict_engine::kconfig_probes::{self, ProbeSettings};
+use verdict_exec::SystemExecutor;
 use verdict_kconfig::{
-    BlameDocument, ConfigDiff, DotConfig, Evaluation, Kconfig, KconfigError, NoProbes, ProbeRunner,
-    WhyDocument, blame, blame_causes, blame_heading, evaluator_preamble, explain, guess_arch, how,
-    load_kernel_tree, load_tree_expanded, make_environment, render_blame, render_causes,
-    render_tree, require_kconfig, set_symbols, symbol_name,
+    BlameDocument, ConfigDiff, DotConfig, Evaluation, Kconfig, KconfigError, WhyDocument, blame,
+    blame_causes, blame_heading, evaluator_preamble, explain, guess_arch, how, load_kernel_tree,
+    render_blame, render_causes, render_tree, set_symbols, symbol_name,
 };
 
 #[derive(Debug, clap::Args)]
@@ -179,52 +178,24 @@ fn read_config_text(path: &Path) -> Result<(String, DotConfig), CliError> {
     verdict_kconfig::read_config(path).map_err(input_error)
 }
 
-/// Runs `$(shell,...)` probes as the kernel's popen() does (`/bin/sh -c`),
-/// through verdict-exec, with the variables `make` exports, in a scratch
-/// directory (cc-option creates and removes `.tmp_$$` there).
-struct ExecProbes {
-    environment: HashMap<String, String>,
-    directory: PathBuf,
-}
-
-impl ProbeRunner for ExecProbes {
-    fn shell(&self, command: &str) -> Option<String> {
-        let mut invocation = Invocation::shell(command)
-            .with_cwd(self.directory.clone())
-            .with_timeout(Duration::from_secs(120));
-        for (name, value) in &self.environment {
-            invocation = invocation.with_env(name.clone(), value.clone());
-        }
-        let outcome = SystemExecutor.run(&invocation, &Cancel::new()).ok()?;
-        Some(String::from_utf8_lossy(&outcome.stdout).into_owned())
-    }
-}
-
-/// Parses the tree for evaluation: the environment `make` would export
-/// (overridden by this process's environment, except ARCH/SRCARCH which
-/// follow --arch or the config), probes run only with --run-probes.
+/// Parses the tree for evaluation (verdict-engine's `kconfig_probes`): the
+/// environment `make` would export, overridden by this process's
+/// environment except ARCH/SRCARCH (which follow --arch or the config),
+/// probes run on this machine only with --run-probes.
 fn load_for_evaluation(
     args: &EvaluateArgs,
     config: &DotConfig,
 ) -> Result<(Kconfig, String), CliError> {
     let arch = resolve_arch(args.arch.as_deref(), config);
-    require_kconfig(&args.tree).map_err(input_error)?;
-    let tree_path = std::fs::canonicalize(&args.tree).unwrap_or_else(|_| args.tree.clone());
-    let overrides: HashMap<String, String> = std::env::vars()
-        .filter(|(name, _)| name != "ARCH" && name != "SRCARCH")
-        .collect();
-    let environment = make_environment(&tree_path, &arch, &overrides);
-    let tree = if args.run_probes {
-        let scratch = std::env::temp_dir();
-        let runner = ExecProbes {
-            environment: environment.clone(),
-            directory: scratch,
-        };
-        load_tree_expanded(&tree_path, &arch, &environment, &runner)
-    } else {
-        load_tree_expanded(&tree_path, &arch, &environment, &NoProbes)
-    }
-    .map_err(input_error)?;
+    let settings = ProbeSettings {
+        tree: args.tree.clone(),
+        arch: arch.clone(),
+        run_probes: args.run_probes,
+        overrides: std::env::vars().collect(),
+        scratch: std::env::temp_dir(),
+    };
+    let tree =
+        kconfig_probes::load_for_evaluation(&SystemExecutor, &settings).map_err(input_error)?;
     Ok((tree, arch))
 }
 

@@ -61,7 +61,7 @@ fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitC
         .format
         .table()
         .unwrap_or(verdict_report::Format::Text);
-    let (record, experiment, samples) = loaded(store, run)?;
+    let (record, experiment, table) = loaded(store, run)?;
     let info = run_info(store, &record, &experiment)?;
     let options = PivotOptions {
         rows: args.rows.clone(),
@@ -75,11 +75,11 @@ fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitC
         bootstrap_seed: args.bootstrap_seed,
     };
     let pivot =
-        PivotReport::build(info, &experiment, &samples, &options).map_err(CliError::input)?;
+        PivotReport::build_from(info, &experiment, &table, &options).map_err(CliError::input)?;
     if html {
         let page = verdict_report::html::render_pivot(
             &pivot,
-            &verdict_report::html::cell_series(&experiment, &samples, &pivot.metric),
+            &verdict_report::html::cell_series_of(&experiment, &table, &pivot.metric),
             &environment_columns(&record),
         );
         emit(&page, args.options.output.as_deref())?;

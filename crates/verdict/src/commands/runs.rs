@@ -32,15 +32,29 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
     }
     .map_err(CliError::internal)?;
     let warnings = all_overlaps(&store)?;
+    // Detached runs: where `verdict work` measured them.
+    let mut work = Vec::with_capacity(runs.len());
+    for run in &runs {
+        let record = store.work_record(run.id).map_err(CliError::internal)?;
+        work.push(
+            (!record.blocks.is_empty())
+                .then(|| crate::stored_run::work_section(&record, &run.host)),
+        );
+    }
     if format == Format::Json {
         let runs: Vec<serde_json::Value> = runs
             .iter()
-            .map(|run| {
-                serde_json::json!({
+            .zip(&work)
+            .map(|(run, work)| {
+                let mut value = serde_json::json!({
                     "id": run.id.0, "name": run.name, "kind": run.kind, "status": run.status.as_str(),
                     "planned": run.planned, "done": run.done, "failed": run.failed,
                     "started_at_ms": run.started_at_ms, "finished_at_ms": run.finished_at_ms, "host": run.host,
-                })
+                });
+                if let Some(work) = work {
+                    value["work"] = serde_json::to_value(work).unwrap_or_default();
+                }
+                value
             })
             .collect();
         let document = serde_json::json!({"schema": "verdict.runs/v1", "runs": runs});
@@ -80,7 +94,30 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
         _ => table.text(),
     };
     // Runs on a VM: failed boots are not iterations; say where they are.
+    // Detached runs: the hosts they were measured on, their takeovers.
     if format != Format::Csv {
+        let table_end = rendered.len();
+        for (run, work) in runs.iter().zip(&work) {
+            if let Some(work) = work {
+                let mut line = format!(
+                    "run {}: measured on {} by `verdict work`",
+                    run.id,
+                    work.hosts.join(", ")
+                );
+                for takeover in &work.takeovers {
+                    line.push_str(&format!(
+                        "; block {} taken over from {} on {} by {} on {}",
+                        takeover.block,
+                        takeover.from_worker,
+                        takeover.from_host,
+                        takeover.to_worker,
+                        takeover.to_host
+                    ));
+                }
+                rendered.push('\n');
+                rendered.push_str(&verdict_report::escape::text(&line));
+            }
+        }
         for run in &runs {
             // A database older than the boots table has none.
             let boots = store.boots(run.id).unwrap_or_default();
@@ -94,7 +131,7 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
                 ));
             }
         }
-        if rendered.ends_with(')') {
+        if rendered.len() > table_end {
             rendered.push('\n');
         }
     }
