@@ -151,6 +151,13 @@ on_both_backends! {
             target.sample_details(copied.target).unwrap(),
             source.sample_details(run).unwrap()
         );
+        // And back out of it (`verdict pull` from this backend).
+        let back = Database::open(&Location::Sqlite(directory.path().join("back.db"))).unwrap();
+        let pulled = verdict_store::copy_run(&target, &back, copied.target).unwrap();
+        assert_eq!(
+            back.sample_details(pulled.target).unwrap(),
+            source.sample_details(run).unwrap()
+        );
     }
 }
 
