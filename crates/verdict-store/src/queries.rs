@@ -204,6 +204,32 @@ impl<'a> SampleWrite<'a> {
     }
 }
 
+/// One sample (with its details, if any) in its own transaction, or in
+/// one INSERT when it is a single row of a cell already stored.
+fn append_one(
+    backend: &impl Backend,
+    write: SampleWrite<'_>,
+    cell: &Cell,
+) -> Result<(), StoreError> {
+    let run = write.run;
+    let known = backend
+        .known_cells()
+        .borrow()
+        .get(&(run.0, write.cell_index))
+        == Some(cell);
+    if known && write.is_one_row() {
+        // One INSERT, atomic on its own: no BEGIN/COMMIT round trips.
+        write.insert(backend, None)?;
+    } else {
+        backend.transaction(&format!("store {}", write.what()), || {
+            store_cell(backend, run, write.cell_index, cell, &write.what())?;
+            write.insert(backend, None)
+        })?;
+    }
+    remember_cell(backend, run, write.cell_index, cell);
+    Ok(())
+}
+
 /// A run's cell as JSON, and the error for a cell index that already
 /// means other levels.
 pub(crate) fn cell_mismatch(
@@ -523,19 +549,7 @@ impl<B: Backend> Store for B {
     }
 
     fn append_sample(&self, run: RunId, sample: &Sample, cell: &Cell) -> Result<(), StoreError> {
-        let write = SampleWrite::new(self, run, sample)?;
-        let known = self.known_cells().borrow().get(&(run.0, write.cell_index)) == Some(cell);
-        if known && write.is_one_row() {
-            // One INSERT, atomic on its own: no BEGIN/COMMIT round trips.
-            write.insert(self, None)?;
-        } else {
-            self.transaction(&format!("store {}", write.what()), || {
-                store_cell(self, run, write.cell_index, cell, &write.what())?;
-                write.insert(self, None)
-            })?;
-        }
-        remember_cell(self, run, write.cell_index, cell);
-        Ok(())
+        append_one(self, SampleWrite::new(self, run, sample)?, cell)
     }
 
     fn append_sample_details(
@@ -546,12 +560,7 @@ impl<B: Backend> Store for B {
         captured: &SampleDetails,
     ) -> Result<(), StoreError> {
         let write = SampleWrite::new(self, run, sample)?.with_details(captured);
-        self.transaction(&format!("store {}", write.what()), || {
-            store_cell(self, run, write.cell_index, cell, &write.what())?;
-            write.insert(self, None)
-        })?;
-        remember_cell(self, run, write.cell_index, cell);
-        Ok(())
+        append_one(self, write, cell)
     }
 
     fn append_details(

@@ -564,16 +564,23 @@ fn a_schema_v12_database_keeps_its_samples_on_their_runs_host() {
     assert_eq!(with_host, 0);
     drop(connection);
     // Migration 14 adds the tables of what iterations capture besides
-    // their metrics: the old run has no details, and an old sample can be
-    // given some (a copied run).
-    assert!(store.sample_details(RunId(1)).unwrap().is_empty());
-    assert!(!store.detail_counts(RunId(1)).unwrap().any());
+    // their metrics.
+    gains_empty_details(&store, &[RunId(1), RunId(2)], 0);
+}
+
+/// After migration 14 the old `runs` have no details, and an old sample
+/// (`sequence` of the first run) can be given some (a copied run).
+fn gains_empty_details(store: &SqliteStore, runs: &[RunId], sequence: u32) {
+    for &run in runs {
+        assert!(store.sample_details(run).unwrap().is_empty());
+        assert!(!store.detail_counts(run).unwrap().any());
+    }
     let mut details = verdict_model::SampleDetails::default();
     details
         .monitors
         .insert("context_switches".to_string(), 12.0);
-    store.append_details(RunId(1), 0, &details).unwrap();
-    assert_eq!(store.sample_details(RunId(1)).unwrap()[&0], details);
+    store.append_details(runs[0], sequence, &details).unwrap();
+    assert_eq!(store.sample_details(runs[0]).unwrap()[&sequence], details);
 }
 
 /// tests/fixtures/schema-v13.db was written by verdict at schema version
@@ -656,16 +663,7 @@ fn a_schema_v13_database_keeps_its_hosts_and_takeovers_and_gains_empty_details()
             .collect::<Vec<_>>(),
         [(1, "w0", "w1", Some(2))]
     );
-    for run in [RunId(1), RunId(2), RunId(3)] {
-        assert!(store.sample_details(run).unwrap().is_empty());
-        assert!(!store.detail_counts(run).unwrap().any());
-    }
-    let mut details = verdict_model::SampleDetails::default();
-    details
-        .monitors
-        .insert("context_switches".to_string(), 12.0);
-    store.append_details(RunId(3), 4, &details).unwrap();
-    assert_eq!(store.sample_details(RunId(3)).unwrap()[&4], details);
+    gains_empty_details(&store, &[RunId(3), RunId(1), RunId(2)], 4);
 }
 
 #[test]
