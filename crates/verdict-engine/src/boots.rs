@@ -673,13 +673,16 @@ impl BootRunner<'_> {
             workdir: experiment.workdir.clone(),
             planned,
             observer,
+            capture: Default::default(),
             sink: &crate::runner::StoreSink(self.store),
         };
         for (slot, sequence) in remaining {
             if let LoopEnd::Cancelled = context.run_one(*slot, *sequence, samples, &mut levels)? {
+                context.finish_capture();
                 return Ok(LoopEnd::Cancelled);
             }
         }
+        context.finish_capture();
         Ok(LoopEnd::Finished)
     }
 }

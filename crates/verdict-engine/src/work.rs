@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use verdict_exec::{Cancel, Executor};
-use verdict_model::{Cell, Environment, Experiment, RunId, Sample, SamplingMode};
+use verdict_model::{Cell, Environment, Experiment, RunId, Sample, SampleDetails, SamplingMode};
 use verdict_store::{Claim, ClaimedBlock, ClaimedWrite, NewRun, StoreError, WorkBlock, WorkStore};
 
 use crate::adaptive::ComparisonStatus;
@@ -466,7 +466,13 @@ struct FencedSink<'w, 'a> {
 }
 
 impl SampleSink for FencedSink<'_, '_> {
-    fn append(&self, run: RunId, sample: &Sample, cell: &Cell) -> Result<(), EngineError> {
+    fn append(
+        &self,
+        run: RunId,
+        sample: &Sample,
+        cell: &Cell,
+        details: &SampleDetails,
+    ) -> Result<(), EngineError> {
         debug_assert_eq!(run, self.claim.run);
         let store = self.worker.store;
         let written = self
@@ -476,6 +482,7 @@ impl SampleSink for FencedSink<'_, '_> {
                     &self.claim,
                     sample,
                     cell,
+                    details,
                     now_ms(),
                     self.options.lease_ms(),
                 )

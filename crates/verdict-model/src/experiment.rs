@@ -5,6 +5,7 @@
 
 use crate::boot::{HostBoot, LevelBoot, OnBootFailure, Verify, VmSpec};
 use crate::metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
+use crate::profile::{Monitors, ProfileSpec};
 use crate::shell_guard;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -255,6 +256,12 @@ pub struct Experiment {
     pub sampling: Sampling,
     /// Exit codes that count as success.
     pub success_codes: Vec<i32>,
+    /// `[monitors]`: the system's counters around each iteration.
+    #[serde(default, skip_serializing_if = "Monitors::is_default")]
+    pub monitors: Monitors,
+    /// `[profile]`: extra iterations under `perf record`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileSpec>,
 }
 
 /// One cell: a level of every factor, in factor order.
@@ -527,6 +534,8 @@ struct RawExperiment {
     sampling: Option<Spanned<RawSampling>>,
     success_codes: Option<Spanned<Vec<i32>>>,
     target: Option<RawTarget>,
+    monitors: Option<Spanned<toml::Value>>,
+    profile: Option<Spanned<toml::Value>>,
 }
 
 /// `[target]`: where the experiment runs.
@@ -919,7 +928,30 @@ impl RawExperiment {
             Some(codes) => codes.into_inner(),
             None => vec![0],
         };
+        let monitors = match self.monitors {
+            None => Monitors::default(),
+            Some(spanned) => {
+                crate::profile::monitors_from(spanned.into_inner()).map_err(|message| {
+                    context.error(context.find_key("monitors", "enabled"), message)
+                })?
+            }
+        };
+        let profile = match self.profile {
+            None => None,
+            Some(spanned) => Some(crate::profile::profile_from(spanned.into_inner()).map_err(
+                |message| {
+                    // "`profile.KEY` = ...": at that key's line.
+                    let key = message
+                        .strip_prefix("`profile.")
+                        .and_then(|rest| rest.split('`').next())
+                        .unwrap_or("");
+                    context.error(context.find_key("profile", key), message)
+                },
+            )?),
+        };
         Ok(Experiment {
+            monitors,
+            profile,
             name,
             command,
             workdir: self.workdir,

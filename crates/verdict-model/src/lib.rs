@@ -14,6 +14,7 @@ pub mod experiment;
 pub mod kernel_build;
 pub mod metric;
 pub mod provenance;
+pub mod profile;
 pub mod sample;
 pub mod shell_guard;
 
@@ -33,4 +34,5 @@ pub use kernel_build::{
 };
 pub use metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
 pub use provenance::{BuildProvenance, CpuFeature, CpuIdentity};
+pub use profile::{CallGraph, Monitors, ProfileRecord, ProfileSpec, SampleDetails};
 pub use sample::{Failure, RunId, RunStatus, Sample};

@@ -406,6 +406,46 @@ fn metric_mistakes_name_the_file_the_metric_and_the_key() {
     );
 }
 
+#[test]
+fn monitors_and_profile_sections_load_and_their_mistakes_are_located() {
+    let experiment = Experiment::parse(
+        "name = \"p\"\ncommand = [\"true\"]\n[monitors]\nenabled = false\n[profile]\nevent = \"cpu-clock\"\nevery = 3\n",
+        "exp.toml",
+    )
+    .unwrap();
+    assert!(!experiment.monitors.enabled);
+    let profile = experiment.profile.clone().unwrap();
+    assert_eq!(
+        (profile.event.as_str(), profile.every, profile.frequency),
+        ("cpu-clock", 3, 999)
+    );
+    // Stored and read back (a resumed run rebuilds its plan from the JSON).
+    let stored = serde_json::to_string(&experiment).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Experiment>(&stored).unwrap(),
+        experiment
+    );
+    // The defaults are left out of the stored form, so runs stored before
+    // these sections existed read back the same.
+    let plain = Experiment::parse("name = \"p\"\ncommand = [\"true\"]\n", "exp.toml").unwrap();
+    assert!(plain.monitors.enabled && plain.profile.is_none());
+    let stored = serde_json::to_string(&plain).unwrap();
+    assert!(
+        !stored.contains("monitors") && !stored.contains("profile"),
+        "{stored}"
+    );
+    let error = Experiment::parse(
+        "name = \"p\"\ncommand = [\"true\"]\n\n[profile]\nevent = \"--output=/etc/x\"\n",
+        "exp.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.starts_with("exp.toml:5:1: `profile.event`"),
+        "{error}"
+    );
+}
+
 /// 10^5 levels load (linearly: the repeat check is a hash set, see
 /// `first_repeat`'s test for its comparisons), and a repeat at the end is
 /// still found.

@@ -8,6 +8,7 @@ pub mod boots;
 pub mod compare;
 pub mod email;
 pub mod escape;
+pub mod explain;
 pub mod export;
 pub mod format;
 pub mod hosts;

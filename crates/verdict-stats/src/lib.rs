@@ -15,6 +15,7 @@ pub mod boots;
 pub mod bootstrap;
 pub mod changepoint;
 pub mod combine;
+pub mod fdr;
 pub mod group_looks;
 pub mod multiplicity;
 pub mod paired;

@@ -1,6 +1,7 @@
 //! Copying runs between stores (`verdict push` / `verdict pull`): a run
-//! with its samples, cells, annotations, adaptive state, boots (with each
-//! boot's environment), kernel configs and commit, found again in the target by its identity (`runs.uuid`, schema
+//! with its samples (and what they captured: monitors, profiles), cells,
+//! annotations, adaptive state, boots (with each boot's environment),
+//! kernel configs and commit, found again in the target by its identity (`runs.uuid`, schema
 //! v7), so copying twice stores nothing twice and an interrupted copy is
 //! completed by the next one. The run gets the target's next id; its `origin` records where
 //! it was measured (the first store it came from, password redacted, and
@@ -85,6 +86,7 @@ pub fn copy_run(source: &Database, target: &Database, run: RunId) -> Result<Copi
     } else {
         copy_samples(source, target, run, target_run, &record.host, &missing)?
     };
+    copy_details(source, target, run, target_run)?;
     for (key, value) in source.annotations(run)? {
         target.put_annotation(target_run, &key, &value)?;
     }
@@ -171,6 +173,28 @@ fn copy_samples(
     }
     target.append_samples(target_run, &batch)?;
     Ok(copied + batch.len())
+}
+
+/// What the samples captured besides their metrics (monitors, profiles),
+/// for each sample whose details the target lacks (also after an
+/// interrupted copy); nothing is read when the target has as many.
+fn copy_details(
+    source: &Database,
+    target: &Database,
+    run: RunId,
+    target_run: RunId,
+) -> Result<(), StoreError> {
+    let wanted = source.detail_counts(run)?;
+    if !wanted.any() || target.detail_counts(target_run)? == wanted {
+        return Ok(());
+    }
+    let present: HashSet<u32> = target.sample_details(target_run)?.into_keys().collect();
+    for (sequence, details) in source.sample_details(run)? {
+        if !present.contains(&sequence) {
+            target.append_details(target_run, sequence, &details)?;
+        }
+    }
+    Ok(())
 }
 
 /// The run's shared work as recorded (blocks and takeovers), when it had

@@ -1,6 +1,7 @@
 //! verdict-store: the only crate that knows SQL. The `Store` trait (runs,
 //! samples, selections across runs, run annotations, adaptive state,
-//! bisection state, shared work) implemented once (`queries.rs`) over a
+//! bisection state, shared work, what samples captured besides their
+//! metrics) implemented once (`queries.rs`) over a
 //! `Backend` (`sql.rs`): `SqliteStore`, an embedded SQLite file (and a
 //! read-only open for commands that only read), `PostgresStore`, a shared
 //! PostgreSQL database, and `Database`, whichever of the two `--db` names
@@ -14,6 +15,7 @@ mod boots;
 mod builtin;
 pub mod copy;
 mod database;
+mod details;
 mod error;
 mod filters;
 mod history;
@@ -37,8 +39,8 @@ pub use location::Location;
 pub use postgres::PostgresStore;
 pub use sqlite::{ReadOnly, SqliteStore};
 pub use store::{
-    BatchSample, BisectId, BisectRecord, BisectSummary, BootRow, NewBisect, NewBoot, NewRun,
-    RunRecord, RunSummary, RunTimes, SelectedValue, Selection, Store,
+    BatchSample, BisectId, BisectRecord, BisectSummary, BootRow, DetailCounts, NewBisect, NewBoot,
+    NewRun, RunRecord, RunSummary, RunTimes, SelectedValue, Selection, Store,
 };
 pub use work::{
     BlockRecord, BlockState, Claim, ClaimedBatch, ClaimedBlock, ClaimedWrite, Takeover, WorkBlock,

@@ -79,6 +79,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sqlite: MIGRATION_13,
         postgres: POSTGRES_13,
     },
+    Migration {
+        sqlite: MIGRATION_14,
+        postgres: POSTGRES_14,
+    },
 ];
 
 /// The PostgreSQL table that marks a database (schema) as verdict's and
@@ -660,6 +664,83 @@ CREATE INDEX work_blocks_open ON work_blocks (run_id, block) WHERE state <> 'don
 
 /// Version 13 in PostgreSQL: the same statements.
 const POSTGRES_13: &str = MIGRATION_13;
+
+/// Version 14 (explaining a change): what an iteration captured besides
+/// its metrics. `sample_monitors`: the system's counters over the
+/// iteration and the workload's context switches, one row per sample
+/// holding them all as a JSON object `{"name": value}` (secondary
+/// metrics: never a comparison's own verdict; a row per counter cost ten
+/// times as much to write in PostgreSQL, a hundred foreign-key checks per
+/// iteration). `sample_profiles`:
+/// the profile of the extra iteration run under `perf record` right after
+/// this one (profiled blocks only): its event, samples, summed weight, a
+/// note when it is empty or partial, and its distinct stacks (JSON,
+/// deflated); `profile_symbols`: each symbol's self and inclusive weight
+/// in it. All keyed by the sample, deleted with it.
+const MIGRATION_14: &str = r#"
+CREATE TABLE sample_monitors (
+    run_id   INTEGER NOT NULL,
+    sequence INTEGER NOT NULL,
+    counters TEXT    NOT NULL,
+    PRIMARY KEY (run_id, sequence),
+    FOREIGN KEY (run_id, sequence) REFERENCES samples(run_id, sequence) ON DELETE CASCADE
+);
+
+CREATE TABLE sample_profiles (
+    run_id   INTEGER NOT NULL,
+    sequence INTEGER NOT NULL,
+    event    TEXT    NOT NULL,
+    samples  INTEGER NOT NULL,
+    weight   INTEGER NOT NULL,
+    note     TEXT,
+    stacks   BLOB    NOT NULL,
+    PRIMARY KEY (run_id, sequence),
+    FOREIGN KEY (run_id, sequence) REFERENCES samples(run_id, sequence) ON DELETE CASCADE
+);
+
+CREATE TABLE profile_symbols (
+    run_id           INTEGER NOT NULL,
+    sequence         INTEGER NOT NULL,
+    symbol           TEXT    NOT NULL,
+    self_weight      INTEGER NOT NULL,
+    inclusive_weight INTEGER NOT NULL,
+    PRIMARY KEY (run_id, sequence, symbol),
+    FOREIGN KEY (run_id, sequence) REFERENCES sample_profiles(run_id, sequence) ON DELETE CASCADE
+) WITHOUT ROWID;
+"#;
+
+/// Version 14 in PostgreSQL: BIGINT, JSONB and BYTEA columns.
+const POSTGRES_14: &str = r#"
+CREATE TABLE sample_monitors (
+    run_id   BIGINT NOT NULL,
+    sequence BIGINT NOT NULL,
+    counters JSONB  NOT NULL,
+    PRIMARY KEY (run_id, sequence),
+    FOREIGN KEY (run_id, sequence) REFERENCES samples(run_id, sequence) ON DELETE CASCADE
+);
+
+CREATE TABLE sample_profiles (
+    run_id   BIGINT NOT NULL,
+    sequence BIGINT NOT NULL,
+    event    TEXT   NOT NULL,
+    samples  BIGINT NOT NULL,
+    weight   BIGINT NOT NULL,
+    note     TEXT,
+    stacks   BYTEA  NOT NULL,
+    PRIMARY KEY (run_id, sequence),
+    FOREIGN KEY (run_id, sequence) REFERENCES samples(run_id, sequence) ON DELETE CASCADE
+);
+
+CREATE TABLE profile_symbols (
+    run_id           BIGINT NOT NULL,
+    sequence         BIGINT NOT NULL,
+    symbol           TEXT   NOT NULL,
+    self_weight      BIGINT NOT NULL,
+    inclusive_weight BIGINT NOT NULL,
+    PRIMARY KEY (run_id, sequence, symbol),
+    FOREIGN KEY (run_id, sequence) REFERENCES sample_profiles(run_id, sequence) ON DELETE CASCADE
+);
+"#;
 
 #[cfg(test)]
 mod tests {

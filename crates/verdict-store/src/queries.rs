@@ -11,16 +11,17 @@ use std::ops::ControlFlow;
 
 use serde_json::Value;
 use verdict_model::{
-    AdaptiveRecord, Cell, ComparisonStatus, Environment, RunId, RunStatus, Sample,
+    AdaptiveRecord, Cell, ComparisonStatus, Environment, RunId, RunStatus, Sample, SampleDetails,
 };
 
 use crate::StoreError;
 use crate::builtin;
+use crate::details;
 use crate::rows::{BISECT_COLUMNS, RUN_COLUMNS, RawBisect, RawRun, RawSample, SAMPLE_ROWS};
 use crate::sql::{Backend, Param, Row, Violation, params, to_json};
 use crate::store::{
-    BatchSample, BisectId, BisectRecord, BisectSummary, BootRow, NewBisect, NewBoot, NewRun,
-    RunRecord, RunSummary, RunTimes, SelectedValue, Selection, Store,
+    BatchSample, BisectId, BisectRecord, BisectSummary, BootRow, DetailCounts, NewBisect, NewBoot,
+    NewRun, RunRecord, RunSummary, RunTimes, SelectedValue, Selection, Store,
 };
 use crate::work::WorkRecord;
 
@@ -42,6 +43,9 @@ pub(crate) struct SampleWrite<'a> {
     /// The metrics that are rows of their own (not flags).
     pub(crate) metric_names: Vec<String>,
     pub(crate) metric_values: Vec<f64>,
+    /// What it captured besides its metrics (monitors, a profile), written
+    /// with it.
+    pub(crate) details: Option<&'a SampleDetails>,
 }
 
 impl<'a> SampleWrite<'a> {
@@ -93,7 +97,14 @@ impl<'a> SampleWrite<'a> {
             builtin_metrics,
             metric_names,
             metric_values,
+            details: None,
         })
+    }
+
+    /// The same write with what the sample captured (nothing when empty).
+    pub(crate) fn with_details(mut self, details: &'a SampleDetails) -> SampleWrite<'a> {
+        self.details = (!details.is_empty()).then_some(details);
+        self
     }
 
     /// Whether the sample is its `samples` row alone (no failure, notes or
@@ -103,6 +114,7 @@ impl<'a> SampleWrite<'a> {
             && self.sample.leftovers.is_empty()
             && self.sample.missing.is_empty()
             && self.metric_names.is_empty()
+            && self.details.is_none()
     }
 
     pub(crate) fn what(&self) -> String {
@@ -185,8 +197,37 @@ impl<'a> SampleWrite<'a> {
                 params![run.0, sample.sequence, name, *value],
             )?;
         }
+        if let Some(captured) = self.details {
+            details::insert(backend, run, sample.sequence, captured, &operation)?;
+        }
         Ok(())
     }
+}
+
+/// One sample (with its details, if any) in its own transaction, or in
+/// one INSERT when it is a single row of a cell already stored.
+fn append_one(
+    backend: &impl Backend,
+    write: SampleWrite<'_>,
+    cell: &Cell,
+) -> Result<(), StoreError> {
+    let run = write.run;
+    let known = backend
+        .known_cells()
+        .borrow()
+        .get(&(run.0, write.cell_index))
+        == Some(cell);
+    if known && write.is_one_row() {
+        // One INSERT, atomic on its own: no BEGIN/COMMIT round trips.
+        write.insert(backend, None)?;
+    } else {
+        backend.transaction(&format!("store {}", write.what()), || {
+            store_cell(backend, run, write.cell_index, cell, &write.what())?;
+            write.insert(backend, None)
+        })?;
+    }
+    remember_cell(backend, run, write.cell_index, cell);
+    Ok(())
 }
 
 /// A run's cell as JSON, and the error for a cell index that already
@@ -508,19 +549,38 @@ impl<B: Backend> Store for B {
     }
 
     fn append_sample(&self, run: RunId, sample: &Sample, cell: &Cell) -> Result<(), StoreError> {
-        let write = SampleWrite::new(self, run, sample)?;
-        let known = self.known_cells().borrow().get(&(run.0, write.cell_index)) == Some(cell);
-        if known && write.is_one_row() {
-            // One INSERT, atomic on its own: no BEGIN/COMMIT round trips.
-            write.insert(self, None)?;
-        } else {
-            self.transaction(&format!("store {}", write.what()), || {
-                store_cell(self, run, write.cell_index, cell, &write.what())?;
-                write.insert(self, None)
-            })?;
-        }
-        remember_cell(self, run, write.cell_index, cell);
-        Ok(())
+        append_one(self, SampleWrite::new(self, run, sample)?, cell)
+    }
+
+    fn append_sample_details(
+        &self,
+        run: RunId,
+        sample: &Sample,
+        cell: &Cell,
+        captured: &SampleDetails,
+    ) -> Result<(), StoreError> {
+        let write = SampleWrite::new(self, run, sample)?.with_details(captured);
+        append_one(self, write, cell)
+    }
+
+    fn append_details(
+        &self,
+        run: RunId,
+        sequence: u32,
+        captured: &SampleDetails,
+    ) -> Result<(), StoreError> {
+        let operation = format!("store what sample {sequence} of run {run} captured");
+        self.transaction(&operation, || {
+            details::insert(self, run, sequence, captured, &operation)
+        })
+    }
+
+    fn sample_details(&self, run: RunId) -> Result<BTreeMap<u32, SampleDetails>, StoreError> {
+        details::read(self, run)
+    }
+
+    fn detail_counts(&self, run: RunId) -> Result<DetailCounts, StoreError> {
+        details::count(self, run)
     }
 
     fn append_samples(&self, run: RunId, samples: &[BatchSample]) -> Result<(), StoreError> {

@@ -31,6 +31,11 @@ pub(crate) enum Param<'a> {
     Texts(&'a [String]),
     /// A PostgreSQL `DOUBLE PRECISION[]`.
     Reals(&'a [f64]),
+    /// A PostgreSQL `BIGINT[]` (a profile's symbols' weights; not in SQLite).
+    Integers(&'a [i64]),
+    /// A BLOB (SQLite) or BYTEA (PostgreSQL): a profile's stacks.
+    Bytes(&'a [u8]),
+    OptionalBytes(Option<&'a [u8]>),
 }
 
 impl From<i64> for Param<'_> {
@@ -105,6 +110,24 @@ impl<'a> From<&'a [f64]> for Param<'a> {
     }
 }
 
+impl<'a> From<&'a [i64]> for Param<'a> {
+    fn from(value: &'a [i64]) -> Self {
+        Param::Integers(value)
+    }
+}
+
+impl<'a> From<&'a [u8]> for Param<'a> {
+    fn from(value: &'a [u8]) -> Self {
+        Param::Bytes(value)
+    }
+}
+
+impl<'a> From<Option<&'a [u8]>> for Param<'a> {
+    fn from(value: Option<&'a [u8]>) -> Self {
+        Param::OptionalBytes(value)
+    }
+}
+
 /// `&[Param]` from values of any type a `Param` is made from.
 macro_rules! params {
     ($($value:expr),* $(,)?) => {
@@ -129,7 +152,12 @@ impl rusqlite::ToSql for Param<'_> {
                 None => ToSqlOutput::Owned(Value::Null),
             },
             Param::Boolean(value) => ToSqlOutput::Owned(Value::Integer(i64::from(value))),
-            Param::Texts(_) | Param::Reals(_) => {
+            Param::Bytes(bytes) => ToSqlOutput::Borrowed(ValueRef::Blob(bytes)),
+            Param::OptionalBytes(bytes) => match bytes {
+                Some(bytes) => ToSqlOutput::Borrowed(ValueRef::Blob(bytes)),
+                None => ToSqlOutput::Owned(Value::Null),
+            },
+            Param::Texts(_) | Param::Reals(_) | Param::Integers(_) => {
                 return Err(rusqlite::Error::ToSqlConversionFailure(
                     "an array parameter has no SQLite form".into(),
                 ));
@@ -150,6 +178,9 @@ impl Param<'_> {
             Param::Boolean(value) => value,
             Param::Texts(texts) => texts,
             Param::Reals(values) => values,
+            Param::Integers(values) => values,
+            Param::Bytes(bytes) => bytes,
+            Param::OptionalBytes(bytes) => bytes,
         }
     }
 }
@@ -257,6 +288,8 @@ impl Row<'_> {
         optional_text -> Option<String>;
         /// A flag: SQLite's 0/1 integer, PostgreSQL's BOOLEAN.
         boolean -> bool;
+        /// A BLOB (SQLite) or BYTEA (PostgreSQL).
+        bytes -> Vec<u8>;
     }
 }
 

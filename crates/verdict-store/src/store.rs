@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 
 use serde_json::Value;
 use verdict_model::{
-    AdaptiveRecord, Cell, ComparisonStatus, Environment, RunId, RunStatus, Sample,
+    AdaptiveRecord, Cell, ComparisonStatus, Environment, RunId, RunStatus, Sample, SampleDetails,
 };
 
 use crate::StoreError;
@@ -197,6 +197,22 @@ impl BootRow {
     }
 }
 
+/// How many samples of a run captured details (`Store::detail_counts`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DetailCounts {
+    /// Samples with monitors.
+    pub monitored: u64,
+    /// Samples with a profile.
+    pub profiled: u64,
+}
+
+impl DetailCounts {
+    /// Whether there is anything for `verdict explain` to read.
+    pub fn any(&self) -> bool {
+        self.monitored > 0 || self.profiled > 0
+    }
+}
+
 /// Everything recorded when a bisection starts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewBisect {
@@ -270,6 +286,29 @@ pub trait Store {
     /// Stores one iteration in its own transaction. A sequence already stored
     /// for the run is refused with `StoreError::DuplicateSample`.
     fn append_sample(&self, run: RunId, sample: &Sample, cell: &Cell) -> Result<(), StoreError>;
+    /// Stores one iteration and what it captured besides its metrics
+    /// (monitors, a profile) in one transaction; otherwise as
+    /// [`append_sample`](Store::append_sample).
+    fn append_sample_details(
+        &self,
+        run: RunId,
+        sample: &Sample,
+        cell: &Cell,
+        details: &SampleDetails,
+    ) -> Result<(), StoreError>;
+    /// Stores what an iteration already stored captured (copying a run), in
+    /// its own transaction.
+    fn append_details(
+        &self,
+        run: RunId,
+        sequence: u32,
+        details: &SampleDetails,
+    ) -> Result<(), StoreError>;
+    /// What each sample of the run captured besides its metrics, by
+    /// sequence; samples that captured nothing are absent.
+    fn sample_details(&self, run: RunId) -> Result<BTreeMap<u32, SampleDetails>, StoreError>;
+    /// How many samples of the run have monitors, and how many a profile.
+    fn detail_counts(&self, run: RunId) -> Result<DetailCounts, StoreError>;
     /// Stores several samples of a run in one transaction (all or none):
     /// one commit for a batch (copying runs).
     fn append_samples(&self, run: RunId, samples: &[BatchSample]) -> Result<(), StoreError>;

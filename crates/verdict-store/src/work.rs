@@ -14,10 +14,11 @@
 //! samples of several blocks. Must not: decide what to measure or when
 //! (verdict-engine does), or read clocks (times are passed in).
 
-use verdict_model::{Cell, RunId, RunStatus, Sample};
+use verdict_model::{Cell, RunId, RunStatus, Sample, SampleDetails};
 
 use crate::StoreError;
 use crate::database::Database;
+use crate::details::ClaimedDetails;
 use crate::postgres::PostgresStore;
 use crate::queries::{SampleWrite, cell_mismatch, remember_cell};
 use crate::sql::{Backend, Param, params, to_json};
@@ -321,7 +322,8 @@ pub trait WorkStore: Store {
     /// Gives this worker's claimed blocks of the run that have no sample
     /// yet back (pending), when it stops before measuring them; how many.
     fn unclaim_blocks(&self, run: RunId, worker: &str, host: &str) -> Result<u64, StoreError>;
-    /// Stores a sample of a claimed block with the host it ran on,
+    /// Stores a sample of a claimed block with the host it ran on and
+    /// what it captured besides its metrics (monitors, a profile),
     /// renewing the lease, in one statement; with the block's last
     /// sequence the block is marked done in it too. Refused (`LostClaim`)
     /// when the claim or the lease is no longer the writer's.
@@ -330,6 +332,7 @@ pub trait WorkStore: Store {
         claim: &Claim,
         sample: &Sample,
         cell: &Cell,
+        details: &SampleDetails,
         now_ms: i64,
         lease_ms: i64,
     ) -> Result<ClaimedWrite, StoreError>;
@@ -378,7 +381,10 @@ const UNCLAIM: &str = "UPDATE work_blocks SET state = 'pending', worker = NULL, 
 /// `$1` run, `$2` block, `$3` worker, `$4` host, `$5` now, `$6` lease
 /// length, `$7`..`$22` the sample's row (`SampleWrite::row_parameters`),
 /// `$23`/`$24` its failure (NULL without), `$25`/`$26` its notes (NULL
-/// without), `$27`/`$28` its metric rows' names and values. The lease row
+/// without), `$27`/`$28` its metric rows' names and values, `$29` its
+/// monitors (JSON, NULL without), `$30`..`$34` its profile (event,
+/// samples, weight, note, stacks; NULL without) and `$35`..`$37` the
+/// profile's symbols (names, self and inclusive weights). The lease row
 /// is renewed only while this worker holds it (its update conflicts with a
 /// taker's); the block's row is the fence. A sequence already stored under
 /// this claim (an earlier try whose commit's answer was lost) stores
@@ -419,6 +425,24 @@ macro_rules! fenced_write {
                 SELECT $1, sample.sequence, metric.name, metric.value \
                 FROM sample, unnest(CAST($27 AS TEXT[]), CAST($28 AS DOUBLE PRECISION[])) \
                     AS metric(name, value) \
+            ), monitors AS ( \
+                INSERT INTO sample_monitors (run_id, sequence, counters) \
+                SELECT $1, sequence, CAST(CAST($29 AS TEXT) AS JSONB) FROM sample \
+                WHERE CAST($29 AS TEXT) IS NOT NULL \
+            ), profile AS ( \
+                INSERT INTO sample_profiles (run_id, sequence, event, samples, weight, note, \
+                    stacks) \
+                SELECT $1, sequence, CAST($30 AS TEXT), CAST($31 AS BIGINT), \
+                    CAST($32 AS BIGINT), CAST($33 AS TEXT), CAST($34 AS BYTEA) FROM sample \
+                WHERE CAST($30 AS TEXT) IS NOT NULL \
+                RETURNING sequence \
+            ), symbols AS ( \
+                INSERT INTO profile_symbols (run_id, sequence, symbol, self_weight, \
+                    inclusive_weight) \
+                SELECT $1, profile.sequence, symbol.name, symbol.self_weight, \
+                    symbol.inclusive_weight \
+                FROM profile, unnest(CAST($35 AS TEXT[]), CAST($36 AS BIGINT[]), \
+                    CAST($37 AS BIGINT[])) AS symbol(name, self_weight, inclusive_weight) \
             ) \
             SELECT (SELECT COUNT(*) FROM fence), (SELECT COUNT(*) FROM lease), \
                 (SELECT COUNT(*) FROM sample)"
@@ -679,11 +703,14 @@ impl WorkStore for PostgresStore {
         claim: &Claim,
         sample: &Sample,
         cell: &Cell,
+        details: &SampleDetails,
         now_ms: i64,
         lease_ms: i64,
     ) -> Result<ClaimedWrite, StoreError> {
         let run = claim.run;
         let write = SampleWrite::new(self, run, sample)?;
+        let captured =
+            ClaimedDetails::new(details).map_err(|reason| self.invalid(write.what(), reason))?;
         let operation = format!("store {}", write.what());
         self.claimed_cell(run, write.cell_index, cell, &operation)?;
         let leftovers = (!sample.leftovers.is_empty() || !sample.missing.is_empty())
@@ -712,6 +739,7 @@ impl WorkStore for PostgresStore {
             write.metric_names.as_slice(),
             write.metric_values.as_slice(),
         ]);
+        parameters.extend(captured.parameters());
         let statement = if sample.sequence == claim.last_sequence {
             LAST_FENCED_WRITE
         } else {

@@ -263,7 +263,7 @@ fn claims_come_in_batches_resume_go_back_and_are_taken_over() {
         };
         let mut stored = sample(sequence, 1.0);
         stored.block = block;
-        store.append_claimed_sample(&claim, &stored, &cell, now, lease_ms)
+        store.append_claimed_sample(&claim, &stored, &cell, &Default::default(), now, lease_ms)
     };
     let numbers = |batch: &verdict_store::ClaimedBatch| -> Vec<u32> {
         batch

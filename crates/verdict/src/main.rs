@@ -45,6 +45,8 @@ enum Command {
     Report(commands::report::ReportArgs),
     /// Compare two stored selections or files.
     Compare(commands::compare::CompareArgs),
+    /// Where the time went: the system counters and profile symbols that changed, per comparison.
+    Explain(commands::explain::ExplainArgs),
     /// Every raw sample of a stored run, with its cell, times, metrics and environment (CSV or JSON).
     Export(commands::export::ExportArgs),
     /// Runs per cell needed to detect a change.
@@ -81,6 +83,7 @@ fn main() -> ExitCode {
         Command::Runs(args) => commands::runs::run(args),
         Command::Report(args) => commands::report::run(args),
         Command::Compare(args) => commands::compare::run(args),
+        Command::Explain(args) => commands::explain::run(args),
         Command::Export(args) => commands::export::run(args),
         Command::Plan(args) => commands::plan::run(args),
         Command::Simulate(args) => commands::simulate::run(args),

@@ -184,11 +184,23 @@ pub(crate) fn print_run_report(
             options.output.as_deref(),
         )?;
     }
+    explain_pointer(store, run, report.comparisons.is_some());
     let verdicts = report
         .comparisons
         .iter()
         .flat_map(|comparisons| comparisons.comparisons.iter().map(|row| row.verdict));
     Ok(exit_code(options.fail_on, verdicts))
+}
+
+/// One line on standard error, under a report whose run has comparisons
+/// and captured monitors or profiles: where to see what changed beside
+/// the metric. Standard output (the report document) is left alone.
+pub(crate) fn explain_pointer(store: &dyn Store, run: RunId, comparisons: bool) {
+    if comparisons && store.detail_counts(run).is_ok_and(|counts| counts.any()) {
+        eprintln!(
+            "verdict: where the time went (system counters, profiles): verdict explain {run}"
+        );
+    }
 }
 
 /// The environments the HTML page shows: for a booted run each boot

@@ -188,6 +188,7 @@ fn kill_and_resume(extra: &[&str]) {
         stdout.contains(&format!("git bisect skip {}", hashes[SKIPPED])),
         "{stdout}"
     );
+    explain_pointer(directory.path(), &resumed.stderr, &hashes);
 
     // The store: every run started before the kill is still there, with at
     // least the samples it had; the bisection counts exactly the samples
@@ -228,6 +229,52 @@ fn kill_and_resume(extra: &[&str]) {
         Value::from(hashes[CULPRIT].as_str())
     );
     eprintln!("bisect CLI test took {:?}", started.elapsed());
+}
+
+/// The line a finished bisection prints on standard error (monitors are
+/// on by default): `verdict explain BAD --baseline GOOD`, the last runs of
+/// the first bad commit and of the last good commit before it; the
+/// suggested command works and compares those two runs.
+fn explain_pointer(directory: &Path, stderr: &[u8], hashes: &[String]) {
+    let stderr = String::from_utf8_lossy(stderr);
+    let suggested: Vec<&str> = stderr
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix(
+                "verdict: where the time went (system counters, profiles): verdict explain ",
+            )
+        })
+        .unwrap_or_else(|| panic!("no pointer to verdict explain: {stderr}"))
+        .split(' ')
+        .collect();
+    let [bad, "--baseline", good] = suggested[..] else {
+        panic!("{suggested:?}");
+    };
+    let runs = json(directory, &["runs", "--format", "json"]);
+    let name_of = |id: &str| {
+        runs["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|run| run["id"].as_u64().map(|run| run.to_string()).as_deref() == Some(id))
+            .map(|run| run["name"].as_str().unwrap().to_string())
+    };
+    assert_eq!(
+        name_of(bad),
+        Some(format!("bisect 1 {}", &hashes[CULPRIT][..12]))
+    );
+    assert_eq!(
+        name_of(good),
+        Some(format!("bisect 1 {}", &hashes[CULPRIT - 1][..12]))
+    );
+    let explained = json(
+        directory,
+        &["explain", bad, "--baseline", good, "--format", "json"],
+    );
+    assert_eq!(
+        explained["comparisons"][0]["name"],
+        format!("run={bad} vs {good}")
+    );
 }
 
 /// `--worktrees`: each commit is checked out and built once, in its own

@@ -227,6 +227,20 @@ fn a_server_restart_and_a_killed_worker_lose_nothing_and_double_nothing() {
         server.psql("lab", "SELECT status FROM runs").trim(),
         "complete"
     );
+    // Every sample's monitors were written with it, once, in its fenced
+    // write (none lost with the killed worker or the restart).
+    assert_eq!(
+        server
+            .psql(
+                "lab",
+                "SELECT COUNT(*), COUNT(DISTINCT m.sequence) FROM samples s \
+                 JOIN sample_monitors m ON m.run_id = s.run_id AND m.sequence = s.sequence \
+                 WHERE m.counters ? 'context_switches'"
+            )
+            .trim(),
+        "21|21",
+        "every sample with its monitors"
+    );
     // Every sample records the host it ran on, one of the two.
     assert_eq!(
         server

@@ -277,6 +277,18 @@ pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
                     crate::bisect_render::summary_email(&summary, &metric, provenance.as_ref())
                 ),
             }
+            if let verdict_bisect::Culprit::Single(culprit) = &outcome.culprit
+                && let Ok(Some((bad, good))) = verdict_engine::explain::bisection_runs(
+                    &store,
+                    id,
+                    &culprit.to_string(),
+                    &outcome.last_good.to_string(),
+                )
+            {
+                eprintln!(
+                    "verdict: where the time went (system counters, profiles): verdict explain {bad} --baseline {good}"
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
         Finished::Aborted { id, reason } => Err(CliError::input(format!(

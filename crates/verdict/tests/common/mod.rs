@@ -8,6 +8,7 @@
 // `#[expect(dead_code)]` would fail in the files that use them all.
 #![allow(dead_code, reason = "each test crate uses a subset of the helpers")]
 
+pub mod planted;
 pub mod vm;
 
 use assert_cmd::Command;
