@@ -103,6 +103,22 @@ fn a_planted_function_is_named_first_with_an_interval_that_excludes_zero() {
     let page = succeed(verdict(directory.path()).args(["explain", "--format", "html"]));
     assert!(page.contains("<svg class=\"plot flame\""), "no flame graph");
     assert!(!page.contains("<script"));
+    // By email: within 80 columns, the planted row first among the
+    // symbols, then what ran and the command that reproduces it.
+    let email = succeed(verdict(directory.path()).args(["explain", "--format", "email"]));
+    assert_eq!(common::line_over(&email, 80), None, "{email}");
+    let symbols = email
+        .find("symbols (share of the profile)")
+        .expect("a symbols block");
+    assert!(
+        email[symbols..]
+            .lines()
+            .nth(1)
+            .is_some_and(|line| line.trim() == "work_a (self)"),
+        "{email}"
+    );
+    assert!(email.contains("What ran") && email.contains("Reproduce"), "{email}");
+    assert!(email.contains("verdict run exp.toml") || email.contains("run exp.toml"), "{email}");
 }
 
 /// A fixed loop, then (with a count above 0) that many round trips of one

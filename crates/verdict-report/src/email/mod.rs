@@ -12,10 +12,12 @@
 //! verdict-analysis models, as in the text form), or read anything.
 
 mod blocks;
+mod explain;
 mod hosts;
 mod run;
 
 pub use blocks::{SideProvenance, compare, comparison_blocks, pivot, provenance_block};
+pub use explain::explain;
 pub use hosts::hosts;
 pub use run::run;
 

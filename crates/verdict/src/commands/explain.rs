@@ -24,6 +24,8 @@ pub(crate) enum ExplainFormat {
     Json,
     /// A self-contained page with a differential flame graph.
     Html,
+    /// Plain text within 80 columns for a mailing list, with what ran.
+    Email,
 }
 
 #[derive(Debug, clap::Args)]
@@ -80,6 +82,11 @@ pub(crate) fn run(args: &ExplainArgs) -> Result<ExitCode, CliError> {
         ExplainFormat::Markdown => verdict_report::explain::render(&report, Format::Markdown),
         ExplainFormat::Json => verdict_report::explain::render(&report, Format::Json),
         ExplainFormat::Html => verdict_report::html::render_explain(&report),
+        ExplainFormat::Email => {
+            let record = store.run(run).map_err(CliError::input)?;
+            let provenance = crate::run_report::stored_provenance(&store, &record)?;
+            verdict_report::email::explain(&report, Some(&provenance))
+        }
     };
     emit(&rendered, args.output.as_deref())?;
     Ok(ExitCode::SUCCESS)
