@@ -84,7 +84,14 @@ impl MachineProvenance {
             kernel_config_source: environment.kernel_config_source.clone(),
             kernel_config_sha256: environment.kernel_config_sha256.clone(),
             virtualization: environment.virtualization.clone(),
-            build: environment.build.clone(),
+            // The measured program's build, else the kernel verdict built
+            // and booted.
+            build: environment.build.clone().or_else(|| {
+                environment
+                    .kernel_build
+                    .as_ref()
+                    .map(verdict_model::KernelBuild::provenance)
+            }),
         }
     }
 
@@ -233,12 +240,20 @@ impl Provenance {
                 )),
             )
         };
-        // A bisection's measurement records its build; so may any run.
+        // A bisection's measurement records its build; so may any run. Boot
+        // levels that built different commits have no one commit: each
+        // machine names its own.
         let commit = input.commit.map(str::to_string).or_else(|| {
-            machines
+            let mut built: Vec<String> = machines
                 .iter()
                 .chain(&controller)
-                .find_map(|machine| machine.build.as_ref()?.commit.clone())
+                .filter_map(|machine| machine.build.as_ref()?.commit.clone())
+                .collect();
+            built.dedup();
+            match built.as_slice() {
+                [one] => Some(one.clone()),
+                _ => None,
+            }
         });
         Provenance {
             commit,
@@ -381,5 +396,56 @@ mod tests {
         assert_eq!(provenance.commit.as_deref(), Some("abc"));
         assert_eq!(shell_word("it's"), r"'it'\''s'");
         assert_eq!(shell_word(""), "''");
+    }
+
+    #[test]
+    fn a_guest_booted_from_a_kernel_verdict_built_names_that_build() {
+        let build =
+            |commit: &str, patches: Vec<verdict_model::AppliedPatch>| verdict_model::KernelBuild {
+                source: "/usr/src/linux".to_string(),
+                commit: commit.to_string(),
+                tree_id: "t".to_string(),
+                tarball_sha256: None,
+                patches,
+                config_recipe: vec!["tinyconfig".to_string()],
+                config_sha256: "c0ffee".to_string(),
+                compiler: "gcc (Debian 12.2.0-14) 12.2.0".to_string(),
+                make: vec!["-j2".to_string(), "bzImage".to_string()],
+                release: "6.1.0".to_string(),
+                version: None,
+                key: "k".to_string(),
+                built_at_ms: 0,
+                build_seconds: 1.0,
+            };
+        let mut with = boot(0, "patch=with", "6.1.0");
+        let mut without = boot(1, "patch=without", "6.1.0");
+        let patch = verdict_model::AppliedPatch {
+            name: "fix.patch".to_string(),
+            sha256: "ab12".to_string(),
+        };
+        with.environment.as_mut().unwrap().kernel_build = Some(build("aaaa", vec![patch]));
+        without.environment.as_mut().unwrap().kernel_build = Some(build("aaaa", Vec::new()));
+        let controller = Environment::default();
+        let input = |boots| ProvenanceInput {
+            commit: None,
+            command_line: &[],
+            experiment_sha256: "feed",
+            seed: 1,
+            environment: &controller,
+            boots,
+        };
+        let boots = [with.clone(), without.clone()];
+        let provenance = Provenance::build(input(&boots));
+        let built = provenance.machines[0].build.as_ref().unwrap();
+        assert_eq!(built.commit.as_deref(), Some("aaaa"));
+        assert_eq!(built.command.as_deref(), Some("make -j2 bzImage"));
+        assert_eq!(built.patches, vec!["fix.patch ab12".to_string()]);
+        assert_eq!(built.config_sha256.as_deref(), Some("c0ffee"));
+        // Both levels built one commit: the run's.
+        assert_eq!(provenance.commit.as_deref(), Some("aaaa"));
+        // Levels that built different commits have no one commit.
+        without.environment.as_mut().unwrap().kernel_build = Some(build("bbbb", Vec::new()));
+        let boots = [with, without];
+        assert_eq!(Provenance::build(input(&boots)).commit, None);
     }
 }

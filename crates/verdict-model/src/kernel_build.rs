@@ -360,6 +360,23 @@ impl KernelBuild {
         }
         line
     }
+
+    /// The build as every machine's provenance names one: the commit, the
+    /// `make` command, the compiler, the patches (name and SHA-256) and
+    /// the config's hash.
+    pub fn provenance(&self) -> crate::provenance::BuildProvenance {
+        crate::provenance::BuildProvenance {
+            commit: Some(self.commit.clone()),
+            command: Some(format!("make {}", self.make.join(" "))),
+            compiler: Some(self.compiler.clone()),
+            patches: self
+                .patches
+                .iter()
+                .map(|patch| format!("{} {}", patch.name, patch.sha256))
+                .collect(),
+            config_sha256: Some(self.config_sha256.clone()),
+        }
+    }
 }
 
 /// How a run's build of one kernel ended.

@@ -13,8 +13,8 @@ pub mod environment;
 pub mod experiment;
 pub mod kernel_build;
 pub mod metric;
-pub mod provenance;
 pub mod profile;
+pub mod provenance;
 pub mod sample;
 pub mod shell_guard;
 
@@ -33,6 +33,6 @@ pub use kernel_build::{
     KernelBuildRecord, KernelBuildStatus,
 };
 pub use metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
-pub use provenance::{BuildProvenance, CpuFeature, CpuIdentity};
 pub use profile::{CallGraph, Monitors, ProfileRecord, ProfileSpec, SampleDetails};
+pub use provenance::{BuildProvenance, CpuFeature, CpuIdentity};
 pub use sample::{Failure, RunId, RunStatus, Sample};

@@ -25,6 +25,9 @@ pub fn render(report: &ExplainReport, format: Format) -> String {
             text
         }
         Format::Markdown => markdown(report),
+        // Without the run's provenance: the binary passes it to
+        // `email::explain` itself.
+        Format::Email => crate::email::explain(report, None),
         Format::Text | Format::Csv => text(report),
     }
 }

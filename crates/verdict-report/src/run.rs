@@ -560,11 +560,12 @@ impl View<'_> {
             }
         }
         for note in notes {
-            let line = escape::text(&note);
-            output.push_str(&if markdown && line.starts_with("  ") {
-                format!("- {}\n", escape::markdown(line.trim()))
+            // Each form escapes the raw note once (text spells a backslash
+            // `\\`, so escaping twice would double it).
+            output.push_str(&if markdown && note.starts_with("  ") {
+                format!("- {}\n", escape::markdown(note.trim()))
             } else {
-                format!("{line}\n")
+                format!("{}\n", escape::text(&note))
             });
         }
         output

@@ -117,8 +117,14 @@ fn a_planted_function_is_named_first_with_an_interval_that_excludes_zero() {
             .is_some_and(|line| line.trim() == "work_a (self)"),
         "{email}"
     );
-    assert!(email.contains("What ran") && email.contains("Reproduce"), "{email}");
-    assert!(email.contains("verdict run exp.toml") || email.contains("run exp.toml"), "{email}");
+    assert!(
+        email.contains("What ran") && email.contains("Reproduce"),
+        "{email}"
+    );
+    assert!(
+        email.contains("verdict run exp.toml") || email.contains("run exp.toml"),
+        "{email}"
+    );
 }
 
 /// A fixed loop, then (with a count above 0) that many round trips of one

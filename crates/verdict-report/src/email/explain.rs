@@ -6,7 +6,9 @@
 //! command that reproduces it.
 
 use super::{Lines, provenance_block};
-use crate::explain::{ExplainReport, ExplainRow, ROW_COLUMNS, comparison_header, header, row_cells};
+use crate::explain::{
+    ExplainReport, ExplainRow, ROW_COLUMNS, comparison_header, header, row_cells,
+};
 use crate::provenance::Provenance;
 
 /// The explain report as an email; `provenance` is the explained run's

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use verdict_engine::explain::{ExplainError, explain, explain_against};
 use verdict_report::Format;
 use verdict_report::explain::{ExplainOptions, FdrMethod};
+use verdict_store::Store;
 
 use crate::common::{DbArgs, emit, parse_fraction};
 use crate::error::CliError;
