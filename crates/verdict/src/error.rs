@@ -3,8 +3,9 @@
 
 use std::fmt;
 
-/// An error that ends a command. The exit code follows the CLI contract in
-/// The CLI contract (README, "Exit codes"): 2 for usage or input errors, 3 for interruptions.
+/// An error that ends a command. Its exit code follows the CLI contract
+/// (README, "Exit codes"): 2 for usage, input and internal errors, 3 for
+/// an interrupted run.
 #[derive(Debug)]
 pub(crate) enum CliError {
     /// Bad input from the user: a malformed file, an unknown run, bad flags.
