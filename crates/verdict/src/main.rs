@@ -25,7 +25,7 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(
     name = "verdict",
-    version,
+    version = common::VERSION,
     about = "Runs performance experiments and tells the truth about them"
 )]
 struct Cli {
