@@ -492,6 +492,10 @@ pub(crate) fn record_commit(
     verdict_engine::commit::record_commit(store, run, commit).map_err(CliError::internal)
 }
 
+/// This build's version and commit, `0.2.0 (abc1234 2026-12-03)` (set by
+/// build.rs): what `--version` prints, runs record and agents compare.
+pub(crate) const VERSION: &str = env!("VERDICT_BUILD_VERSION");
+
 pub(crate) fn tool_version() -> String {
-    format!("verdict {}", env!("CARGO_PKG_VERSION"))
+    format!("verdict {VERSION}")
 }

@@ -19,13 +19,13 @@ mod target;
 mod vm;
 mod warnings;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
 #[command(
     name = "verdict",
-    version,
+    version = common::VERSION,
     about = "Runs performance experiments and tells the truth about them"
 )]
 struct Cli {
@@ -69,6 +69,10 @@ enum Command {
     Work(commands::work::WorkArgs),
     /// Change points in the series of stored runs (or a CSV column): when, and by how much.
     History(commands::history::HistoryArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(commands::completions::CompletionsArgs),
+    /// Print the man page verdict(1), or write a page per subcommand with --dir.
+    Man(commands::man::ManArgs),
     /// The far side of an ssh target (started by verdict over ssh).
     #[command(hide = true)]
     Agent(commands::agent::AgentArgs),
@@ -95,6 +99,8 @@ fn main() -> ExitCode {
         Command::Push(args) => commands::copy::push(args),
         Command::Work(args) => commands::work::run(args),
         Command::Pull(args) => commands::copy::pull(args),
+        Command::Completions(args) => commands::completions::run(args, Cli::command()),
+        Command::Man(args) => commands::man::run(args, Cli::command()),
         Command::Agent(args) => commands::agent::run(args),
     };
     let result = result.and_then(|code| match output::failure() {

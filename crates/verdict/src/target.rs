@@ -146,10 +146,13 @@ fn hash_own_executable() -> Result<verdict_exec::AgentBinary, crate::error::CliE
         crate::error::CliError::internal(format!("read {}: {error}", local_path.display()))
     })?;
     let hash = hex::encode(hasher.finalize());
-    let version = env!("CARGO_PKG_VERSION");
+    // The file name keeps to the crate version (no spaces); the identity
+    // carries the commit too, and the executable's hash decides.
+    let file_version = env!("CARGO_PKG_VERSION");
+    let version = crate::common::VERSION;
     Ok(verdict_exec::AgentBinary {
         local_path,
-        file_name: format!("agent-{version}-{}", &hash[..16]),
+        file_name: format!("agent-{file_version}-{}", &hash[..16]),
         identity: format!("verdict-agent {version} {hash}"),
         architecture: machine_architecture(),
     })

@@ -160,6 +160,8 @@ fn every_command_that_prints_ends_quietly_on_a_closed_pipe() {
         &["bisect", "log", "--format", "json"],
         &["doctor", "--quick"],
         &["agent", "--identity"],
+        &["completions", "bash"],
+        &["man"],
     ] {
         ends_quietly(path, arguments);
     }

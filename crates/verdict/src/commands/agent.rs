@@ -21,7 +21,7 @@ pub(crate) fn run(args: &AgentArgs) -> Result<ExitCode, CliError> {
     }
     let stdin = std::io::BufReader::new(std::io::stdin());
     let stdout = std::io::stdout().lock();
-    verdict_exec::agent::serve(stdin, stdout, env!("CARGO_PKG_VERSION"))
+    verdict_exec::agent::serve(stdin, stdout, crate::common::VERSION)
         .map_err(|error| CliError::internal(format!("agent: {error}")))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -14,11 +14,17 @@ pub fn agent_binary() -> AgentBinary {
         .unwrap();
     assert!(output.status.success());
     let identity = String::from_utf8(output.stdout).unwrap().trim().to_string();
-    let words: Vec<&str> = identity.split(' ').collect();
-    assert_eq!(words.len(), 3, "{identity}");
+    // `verdict-agent VERSION (COMMIT) SHA256`; the file name on the host
+    // holds the crate version and the hash's first 16 digits.
+    let hash = identity.rsplit(' ').next().unwrap_or_default();
+    assert!(
+        identity.starts_with(&format!("verdict-agent {} (", env!("CARGO_PKG_VERSION")))
+            && hash.len() == 64,
+        "{identity}"
+    );
     AgentBinary {
         local_path: verdict,
-        file_name: format!("agent-{}-{}", words[1], &words[2][..16]),
+        file_name: format!("agent-{}-{}", env!("CARGO_PKG_VERSION"), &hash[..16]),
         identity,
         architecture: std::env::consts::ARCH.to_string(),
     }
