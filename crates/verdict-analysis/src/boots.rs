@@ -10,13 +10,13 @@
 //! The figures come from verdict-stats (`boot_spread`, `compare_boots`).
 //! Pure: stored boots and samples in, the section's model out; must not
 //! read files or the store. verdict-report renders it.
-use crate::compare::{ComparisonInput, better_of, comparisons_if_any};
+use crate::compare::{ComparisonInput, SamplingUnit, better_of, comparisons_if_any};
 use crate::run::{RunReport, RunReportOptions, available_metrics, comparison_label};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use verdict_model::{Builtin, Environment, Experiment, Sample};
 use verdict_stats::boot_spread::{boot_medians, boot_spread};
-use verdict_stats::boots::{BootMethod, BootOptions, compare_boots};
+use verdict_stats::boots::{BootMethod, BootOptions, compare_boots, variance_components};
 
 /// One level's values, one `Vec` per boot.
 type BootGroups = Vec<Vec<f64>>;
@@ -185,6 +185,16 @@ pub struct BootSpreadRow {
     pub between_boot_cv: Option<f64>,
     /// Median over boots of the CV within each boot.
     pub within_boot_cv: Option<f64>,
+    /// The boot effect as a CV: the spread between boots with the
+    /// within-boot noise taken out (one-way random-effects ANOVA, method
+    /// of moments, `verdict_stats::boots::variance_components`); `None`
+    /// below 2 boots or without a boot of 2 values, or on the absolute
+    /// scale (a value 0 or below).
+    pub boot_effect_cv: Option<f64>,
+    /// The ANOVA's F test of "no boot effect" (σ_b = 0): a small p says
+    /// the boots differ beyond their iterations' noise, so more boots,
+    /// not more iterations, sharpen a comparison of this level.
+    pub boot_effect_p_value: Option<f64>,
 }
 
 /// A boot that did not prove itself (never data).
@@ -239,7 +249,9 @@ impl RunReport {
             .iter()
             .zip(&per_cell)
             .map(|(cell, by_boot)| {
-                let spread = boot_spread(&by_boot.values().cloned().collect::<Vec<_>>());
+                let per_boot: Vec<Vec<f64>> = by_boot.values().cloned().collect();
+                let spread = boot_spread(&per_boot);
+                let components = variance_components(&per_boot).ok();
                 BootSpreadRow {
                     cell: cell.label(),
                     boots: spread.boots,
@@ -247,6 +259,9 @@ impl RunReport {
                     median_high: spread.median_high,
                     between_boot_cv: spread.between_boot_cv,
                     within_boot_cv: spread.within_boot_cv,
+                    boot_effect_cv: components.and_then(|components| components.between_cv),
+                    boot_effect_p_value: components
+                        .and_then(|components| components.boot_effect_p_value),
                 }
             })
             .collect();
@@ -357,11 +372,14 @@ impl RunReport {
                         ),
                     );
                 }
-                (baseline.len() >= 2 && candidate.len() >= 2).then(|| ComparisonInput {
+                // Every comparison gets a row, one boot (or run) a side
+                // too: the row says why it cannot be decided.
+                (!baseline.is_empty() && !candidate.is_empty()).then(|| ComparisonInput {
                     name,
                     unit: metric.unit.clone(),
                     better: better_of(metric.direction),
                     threshold,
+                    power: experiment.sampling.power,
                     baseline,
                     candidate,
                 })
@@ -374,12 +392,26 @@ impl RunReport {
                 // supply the per-boot medians' summaries), at the
                 // Bonferroni level α/k of the k comparisons shown.
                 if let Some(report) = comparisons.as_mut() {
-                    let family_size = report.comparisons.len();
-                    for row in &mut report.comparisons {
+                    let family_size = if options.adjust {
+                        report.comparisons.len()
+                    } else {
+                        1
+                    };
+                    let mut raw = report.raw_p_values().to_vec();
+                    for (row, raw) in report.comparisons.iter_mut().zip(&mut raw) {
                         if let Some((baseline, candidate)) = boot_groups.get(&row.name) {
-                            decide_over_boots(row, baseline, candidate, options.alpha, family_size);
+                            *raw = decide_over_boots(
+                                row,
+                                (baseline, candidate),
+                                options.alpha,
+                                family_size,
+                                experiment.sampling.power,
+                            );
                         }
                     }
+                    // The rows decided over boots are adjusted with the
+                    // others, over the same family.
+                    report.adjust_p_values(raw);
                 }
                 self.comparisons = comparisons;
                 self.comparisons_error = None;
@@ -400,41 +432,42 @@ impl RunReport {
     }
 }
 
-/// Replaces a boot-level row's decision (shift, interval, p-value,
-/// verdict, magnitude, boots needed) with verdict-stats' comparison over
-/// boots ([`compare_boots`]: the median of each boot's logs, Welch's t
-/// over boots, validated by simulation in docs/validation.md), at the
-/// Bonferroni level α/k. The row's side summaries stay those of the
-/// per-boot medians; its `runs_needed` counts boots per level.
+/// Replaces a boot-level row's decision (shift, interval, verdict,
+/// magnitude, boots needed with their range, why it cannot be decided)
+/// with verdict-stats' comparison over boots ([`compare_boots`]: the
+/// median of each boot's logs, Welch's t over boots, validated by
+/// simulation in docs/validation.md), at the Bonferroni level α/k, and
+/// returns its unadjusted p-value (the caller adjusts it with the family).
+/// The row's side summaries stay those of the per-boot medians; its `n`
+/// and `runs_needed` count boots per level.
 fn decide_over_boots(
     row: &mut crate::compare::ComparisonRow,
-    baseline: &[Vec<f64>],
-    candidate: &[Vec<f64>],
+    (baseline, candidate): (&[Vec<f64>], &[Vec<f64>]),
     alpha: f64,
     family_size: usize,
-) {
+    power: f64,
+) -> f64 {
     let mut boot_options = BootOptions::new(row.better);
     boot_options.settings.threshold = row.threshold;
     boot_options.settings.alpha = alpha;
     boot_options.settings.family_size = family_size.max(1);
+    boot_options.settings.power = power;
+    row.sampling_unit = SamplingUnit::Boot;
     let Ok(decided) = compare_boots(baseline, candidate, &boot_options) else {
-        return;
+        return row.p_value;
     };
     row.delta = decided.shift.estimate;
     row.delta_ci_low = decided.shift.interval.map(|interval| interval.low);
     row.delta_ci_high = decided.shift.interval.map(|interval| interval.high);
     row.delta_confidence = boot_options.settings.interval_confidence();
-    row.p_value = decided.p_value;
     row.verdict = decided.verdict;
     row.magnitude = decided.magnitude;
     row.runs_needed = decided.boots_needed;
+    row.runs_needed_range = decided.boots_needed_range;
+    row.undecided = decided.undecided;
     row.scale = decided.scale;
     row.absolute_threshold = decided.absolute_threshold;
-    row.adjusted = if family_size > 1 {
-        format!("bonferroni over boots (k={family_size})")
-    } else {
-        "none (one comparison)".to_string()
-    };
+    decided.p_value
 }
 
 /// How boot levels are compared (verdict-stats' default [`BootMethod`]), in words.
@@ -465,12 +498,19 @@ mod tests {
             unit: "s".into(),
             better: verdict_stats::verdict::Better::Lower,
             threshold: 0.02,
+            power: verdict_stats::plan::DEFAULT_POWER,
             baseline: boot_medians(baseline),
             candidate: boot_medians(candidate),
         };
         let mut report = comparisons_if_any(&[input], 0.05, true).unwrap().unwrap();
         let mut row = report.comparisons.remove(0);
-        decide_over_boots(&mut row, baseline, candidate, 0.05, 1);
+        row.p_value = decide_over_boots(
+            &mut row,
+            (baseline, candidate),
+            0.05,
+            1,
+            verdict_stats::plan::DEFAULT_POWER,
+        );
         row
     }
 

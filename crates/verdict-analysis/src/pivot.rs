@@ -249,8 +249,8 @@ impl PivotReport {
             for column in &candidate_columns {
                 if let (Some(base), Some(candidate)) =
                     (cell_of(key, baseline_level), cell_of(key, *column))
-                    && values[base].len() >= 2
-                    && values[candidate].len() >= 2
+                    && !values[base].is_empty()
+                    && !values[candidate].is_empty()
                 {
                     inputs.push(ComparisonInput {
                         name: format!(
@@ -262,6 +262,7 @@ impl PivotReport {
                         unit: metric.unit.clone(),
                         better,
                         threshold,
+                        power: experiment.sampling.power,
                         baseline: values[base].clone(),
                         candidate: values[candidate].clone(),
                     });
@@ -306,6 +307,7 @@ impl PivotReport {
                 unit: metric.unit.clone(),
                 better,
                 threshold,
+                power: experiment.sampling.power,
                 baseline: values[*b].clone(),
                 candidate: values[*a].clone(),
             });

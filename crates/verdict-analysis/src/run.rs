@@ -474,13 +474,16 @@ impl RunReport {
             .threshold
             .or(declared_threshold)
             .unwrap_or(experiment.sampling.threshold);
+        // Every comparison with a run a side gets a row; one that cannot
+        // be decided says why (one run per cell).
+        let comparable = |comparison: &verdict_model::ComparisonSpec| {
+            !values[comparison.baseline_cell].is_empty()
+                && !values[comparison.candidate_cell].is_empty()
+        };
         let inputs: Vec<ComparisonInput> = experiment
             .comparisons()
             .iter()
-            .filter(|comparison| {
-                values[comparison.baseline_cell].len() >= 2
-                    && values[comparison.candidate_cell].len() >= 2
-            })
+            .filter(|comparison| comparable(comparison))
             .map(|comparison| ComparisonInput {
                 name: format!(
                     "{} vs {}",
@@ -492,6 +495,7 @@ impl RunReport {
                 unit: metric.unit.clone(),
                 better,
                 threshold,
+                power: experiment.sampling.power,
                 baseline: values[comparison.baseline_cell].clone(),
                 candidate: values[comparison.candidate_cell].clone(),
             })
@@ -509,10 +513,7 @@ impl RunReport {
                     .comparisons()
                     .iter()
                     // The same comparisons, in the same order, as `inputs`.
-                    .filter(|comparison| {
-                        values[comparison.baseline_cell].len() >= 2
-                            && values[comparison.candidate_cell].len() >= 2
-                    })
+                    .filter(|comparison| comparable(comparison))
                     .zip(&inputs)
                     .map(|(comparison, input)| {
                         let pairs = block_pairs(

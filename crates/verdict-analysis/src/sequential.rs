@@ -92,6 +92,7 @@ mod tests {
             unit: "s".to_string(),
             better: Better::Lower,
             threshold: 0.02,
+            power: verdict_stats::plan::DEFAULT_POWER,
             candidate: baseline.iter().map(|value| value * 1.5).collect(),
             baseline,
         };

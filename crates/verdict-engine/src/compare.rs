@@ -388,6 +388,7 @@ impl Pair {
             unit: self.unit.clone(),
             better: better_of(self.direction),
             threshold: self.threshold,
+            power: verdict_stats::plan::DEFAULT_POWER,
             baseline: self.baseline.values.clone(),
             candidate: self.candidate.values.clone(),
         }

@@ -151,12 +151,14 @@ impl View<'_> {
 }
 
 /// The spread table's columns.
-pub(crate) const SPREAD_COLUMNS: [&str; 5] = [
+pub(crate) const SPREAD_COLUMNS: [&str; 7] = [
     "cell",
     "boots",
     "per-boot medians",
     "between-boot CV",
     "within-boot CV",
+    "boot effect CV",
+    "boot effect p",
 ];
 
 /// `N proven (tcg), M failed; boot levels compared with ...; METRIC boot
@@ -176,7 +178,7 @@ pub(crate) fn summary(section: &BootsSection, metric: &str) -> String {
 }
 
 /// One cell's row of the spread table, as [`SPREAD_COLUMNS`].
-pub(crate) fn spread_cells(row: &BootSpreadRow, unit: &str) -> [String; 5] {
+pub(crate) fn spread_cells(row: &BootSpreadRow, unit: &str) -> [String; 7] {
     let percent = |value: Option<f64>| {
         value.map_or("-".to_string(), |value| format!("{:.1}%", value * 100.0))
     };
@@ -195,6 +197,9 @@ pub(crate) fn spread_cells(row: &BootSpreadRow, unit: &str) -> [String; 5] {
         },
         percent(row.between_boot_cv),
         percent(row.within_boot_cv),
+        percent(row.boot_effect_cv),
+        row.boot_effect_p_value
+            .map_or("-".to_string(), format::p_value),
     ]
 }
 

@@ -85,17 +85,63 @@ pub fn delta_with_interval(row: &ComparisonRow) -> String {
             shown(low),
             shown(high)
         ),
+        _ if row.undecided == Some(Undecided::NoSpreadBetweenBoots) => {
+            format!("{}{unit} [no spread]", shown(row.delta))
+        }
         _ => format!("{}{unit} [n too small]", shown(row.delta)),
     }
 }
 
-/// `regression (>= 2%)`, `equivalent (within ±2%)`, `inconclusive (~190/cell for ±2%)`.
+/// Why a comparison cannot be decided and what would decide it, in words:
+/// `1 boot of a level: no spread between boots; boot each level >= 2 times`.
+pub fn undecided_text(reason: Undecided, unit: SamplingUnit) -> String {
+    match (reason, unit) {
+        (Undecided::OneRun { minimum }, SamplingUnit::Block) => {
+            format!("1 block: no spread; run >= {minimum} blocks")
+        }
+        (Undecided::OneRun { minimum }, _) => {
+            format!("1 run per cell: no spread; run >= {minimum}/cell")
+        }
+        (Undecided::OneBoot { minimum }, _) => format!(
+            "1 boot of a level: no spread between boots; boot each level >= {minimum} times"
+        ),
+        (Undecided::NoSpreadBetweenBoots, _) => {
+            "same median in every boot: spread between boots unknown; more boots or iterations"
+                .to_string()
+        }
+    }
+}
+
+/// `~190/cell [120-310]`, `~5 boots/level [3-24]`: the runs (blocks,
+/// boots) that would tell, with their range.
+fn runs_needed_text(row: &ComparisonRow, runs: usize) -> String {
+    let per = match row.sampling_unit {
+        SamplingUnit::Boot => " boots/level",
+        SamplingUnit::Run | SamplingUnit::Block => "/cell",
+    };
+    match row.runs_needed_range {
+        Some((low, high)) if low != high => format!("~{runs}{per} [{low}-{high}]"),
+        _ => format!("~{runs}{per}"),
+    }
+}
+
+/// `regression (>= 2%)`, `equivalent (within ±2%)`, `inconclusive
+/// (~190/cell [120-310] for ±2%)`, `inconclusive (1 run per cell: no
+/// spread; run >= 4/cell)`.
 pub fn verdict_text(row: &ComparisonRow) -> String {
     if row.absolute_threshold == Some(0.0) {
         // Baseline median 0 (e.g. no allocations): any change is a change.
         return match row.verdict {
             Verdict::Equivalent => "equivalent (identical)".to_string(),
-            Verdict::Inconclusive => "inconclusive".to_string(),
+            Verdict::Inconclusive => match row.undecided {
+                Some(reason) => {
+                    format!(
+                        "inconclusive ({})",
+                        undecided_text(reason, row.sampling_unit)
+                    )
+                }
+                None => "inconclusive".to_string(),
+            },
             verdict @ (Verdict::Regression | Verdict::Improvement) => {
                 format!("{verdict} (from 0 {})", row.unit)
                     .trim_end()
@@ -111,9 +157,18 @@ pub fn verdict_text(row: &ComparisonRow) -> String {
     };
     match (row.verdict, row.magnitude) {
         (Verdict::Equivalent, _) => format!("equivalent (within ±{threshold})"),
-        (Verdict::Inconclusive, _) => match row.runs_needed {
-            Some(runs) => format!("inconclusive (~{runs}/cell for ±{threshold})"),
-            None => "inconclusive".to_string(),
+        (Verdict::Inconclusive, _) => match (row.undecided, row.runs_needed) {
+            (Some(reason), _) => {
+                format!(
+                    "inconclusive ({})",
+                    undecided_text(reason, row.sampling_unit)
+                )
+            }
+            (None, Some(runs)) => format!(
+                "inconclusive ({} for ±{threshold})",
+                runs_needed_text(row, runs)
+            ),
+            (None, None) => "inconclusive".to_string(),
         },
         (verdict, Some(Magnitude::AboveThreshold)) => format!("{verdict} (>= {threshold})"),
         (verdict, Some(Magnitude::BelowThreshold)) => format!("{verdict} (< {threshold})"),
@@ -144,7 +199,7 @@ impl View<'_> {
             .iter()
             .any(|row| row.name.ends_with(BOOT_ROW_MARK))
         {
-            "\nrows marked (per-boot medians): boots as the unit; delta = exp(difference of the mean per-boot median logs) - 1 with Welch's interval, p: Welch t over boots, n = boots"
+            "\nrows marked (per-boot medians): boots as the unit; delta = exp(difference of the mean per-boot median logs) - 1 with Welch's interval, p: Welch t over boots (adjusted with the others), n and ~N = boots per level"
         } else {
             ""
         };
@@ -250,6 +305,10 @@ impl View<'_> {
                 "runs_needed",
                 "adjusted",
                 "scale",
+                "runs_needed_low",
+                "runs_needed_high",
+                "undecided",
+                "sampling_unit",
             ]
             .map(String::from)
             .to_vec(),
@@ -281,6 +340,21 @@ impl View<'_> {
                 match row.scale {
                     Scale::Relative => "relative",
                     Scale::Absolute => "absolute",
+                }
+                .to_string(),
+                row.runs_needed_range
+                    .map(|(low, _)| low.to_string())
+                    .unwrap_or_default(),
+                row.runs_needed_range
+                    .map(|(_, high)| high.to_string())
+                    .unwrap_or_default(),
+                row.undecided
+                    .map(|reason| reason.as_str().to_string())
+                    .unwrap_or_default(),
+                match row.sampling_unit {
+                    SamplingUnit::Run => "run",
+                    SamplingUnit::Block => "block",
+                    SamplingUnit::Boot => "boot",
                 }
                 .to_string(),
             ]);

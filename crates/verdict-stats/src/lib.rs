@@ -22,6 +22,7 @@ pub mod plan;
 pub mod rank;
 pub mod sequential;
 pub mod shift;
+mod signed_rank;
 pub mod simulate;
 pub mod summary;
 mod tied;

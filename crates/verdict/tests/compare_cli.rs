@@ -393,14 +393,17 @@ fn go_benchmem_zero_allocations_are_compared_on_the_absolute_scale() {
             .args(["--format", "csv"]),
     );
     assert!(
-        csv.lines().next().unwrap().ends_with(",adjusted,scale"),
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",adjusted,scale,runs_needed_low,runs_needed_high,undecided,sampling_unit"),
         "{csv}"
     );
     let allocations = csv
         .lines()
         .find(|line| line.starts_with("Parse-2 allocs/op,"))
         .unwrap();
-    assert!(allocations.ends_with(",absolute"), "{allocations}");
+    assert!(allocations.ends_with(",absolute,,,,run"), "{allocations}");
 }
 
 #[test]
