@@ -478,6 +478,7 @@ pub fn boot_method() -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::RunReportOptions;
 
     /// Boots of `iterations` values: each boot's level times a small
     /// deterministic within-boot wiggle.
@@ -545,6 +546,149 @@ mod tests {
         );
         assert!((row.delta - 0.30).abs() < 0.03, "{row:?}");
         assert!(row.delta_ci_low.is_some_and(|low| low > 0.2), "{row:?}");
+    }
+
+    /// A run of an experiment with a boot factor `mode` (a, b) and a
+    /// within-boot factor `size` (s, l): `boots` boots per boot level, 8
+    /// iterations per cell in each, boot b's level `slower` times a's.
+    fn boot_run(boots: u32, slower: f64) -> RunReport {
+        let experiment = Experiment::parse(
+            "name = \"t\"\ncommand = [\"true\"]\n[factors]\n\
+             mode = [{ value = \"a\", boot = { cmdline = \"quiet\" } }, { value = \"b\", boot = { cmdline = \"loud\" } }]\n\
+             size = [\"s\", \"l\"]\n[target]\nvm = { kernel = \"/vmlinuz\" }\n",
+            "t.toml",
+        )
+        .unwrap();
+        let cells = experiment.cells();
+        let (mut samples, mut sample_boot) = (Vec::new(), BTreeMap::new());
+        let mut sequence = 0u32;
+        for boot in 0..2 * boots {
+            let mode = if boot % 2 == 0 { "a" } else { "b" };
+            for (cell, levels) in cells.iter().enumerate() {
+                if levels.level("mode") != Some(mode) {
+                    continue;
+                }
+                for iteration in 0..8u32 {
+                    let mut value = 1.0 + 0.01 * f64::from(iteration % 4) + 0.003 * f64::from(boot);
+                    if mode == "b" {
+                        value *= slower;
+                    }
+                    let mut metrics = BTreeMap::new();
+                    metrics.insert("wall".to_string(), value);
+                    samples.push(Sample {
+                        cell,
+                        block: boot,
+                        sequence,
+                        warmup: false,
+                        started_at_ms: 0,
+                        wall_seconds: value,
+                        user_seconds: 0.0,
+                        sys_seconds: 0.0,
+                        max_rss_kib: 0,
+                        exit_code: Some(0),
+                        signal: None,
+                        timed_out: false,
+                        metrics,
+                        failure: None,
+                        missing: Default::default(),
+                        leftovers: Vec::new(),
+                    });
+                    sample_boot.insert(sequence, boot);
+                    sequence += 1;
+                }
+            }
+        }
+        let info = crate::run::RunInfo {
+            id: 1,
+            name: "t".into(),
+            status: "complete".into(),
+            started: String::new(),
+            finished: None,
+            seed: 1,
+            host: "h".into(),
+            planned: samples.len() as u64,
+            recorded: samples.len(),
+            tool_version: "verdict".into(),
+            order: "interleaved".into(),
+            procedure: None,
+            noise: None,
+            decisions: Vec::new(),
+        };
+        let options = RunReportOptions {
+            metric: None,
+            metrics: None,
+            threshold: None,
+            alpha: 0.05,
+            adjust: true,
+        };
+        let report = RunReport::build(
+            info,
+            &experiment,
+            &samples,
+            &Environment::default(),
+            &options,
+        )
+        .unwrap();
+        let boots: Vec<ReportBoot> = (0..2 * boots)
+            .map(|id| ReportBoot {
+                id,
+                level_key: format!("mode={}", if id % 2 == 0 { "a" } else { "b" }),
+                status: "complete".into(),
+                accelerator: Some("tcg".into()),
+                kernel_release: None,
+                message: None,
+                console_tail: None,
+                environment: None,
+            })
+            .collect();
+        report.with_boots(&experiment, &samples, &boots, &sample_boot, &options)
+    }
+
+    #[test]
+    fn one_boot_per_level_gets_a_row_that_says_why() {
+        // `boots = 1`, the default: before, the boot-level comparisons
+        // disappeared without a row.
+        let report = boot_run(1, 1.3);
+        let comparisons = report.comparisons.unwrap().comparisons;
+        let over_boots: Vec<_> = comparisons
+            .iter()
+            .filter(|row| row.sampling_unit == SamplingUnit::Boot)
+            .collect();
+        assert_eq!(over_boots.len(), 2, "{comparisons:?}");
+        for row in over_boots {
+            assert_eq!(row.verdict, verdict_stats::verdict::Verdict::Inconclusive);
+            assert_eq!(
+                row.undecided,
+                Some(verdict_stats::verdict::Undecided::OneBoot { minimum: 2 })
+            );
+            assert_eq!(row.runs_needed, None);
+        }
+    }
+
+    #[test]
+    fn boot_rows_are_adjusted_with_the_family() {
+        // Three boots per level, a clear 30% slowdown: the two boot rows'
+        // p-values are Holm-adjusted over the report's 4 comparisons, like
+        // the within-boot rows, and the decision is at the Bonferroni level.
+        let report = boot_run(3, 1.3);
+        let compared = report.comparisons.unwrap();
+        assert_eq!(compared.comparisons.len(), 4);
+        let raw = compared.raw_p_values().to_vec();
+        let adjusted = verdict_stats::multiplicity::holm(&raw);
+        for (row, p_value) in compared.comparisons.iter().zip(adjusted) {
+            assert_eq!(row.p_value, p_value, "{row:?}");
+            assert!((row.delta_confidence - (1.0 - 0.05 / 4.0)).abs() < 1e-12);
+        }
+        let boot_row = compared
+            .comparisons
+            .iter()
+            .find(|row| row.sampling_unit == SamplingUnit::Boot)
+            .unwrap();
+        assert_eq!(
+            boot_row.verdict,
+            verdict_stats::verdict::Verdict::Regression,
+            "{boot_row:?}"
+        );
     }
 
     fn booted(id: u32, level: &str, status: &str, cpu: &str, cmdline: &str) -> ReportBoot {

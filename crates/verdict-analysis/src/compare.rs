@@ -91,6 +91,15 @@ pub enum SamplingUnit {
 }
 
 impl SamplingUnit {
+    /// Its serde name: `run`, `block`, `boot`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SamplingUnit::Run => "run",
+            SamplingUnit::Block => "block",
+            SamplingUnit::Boot => "boot",
+        }
+    }
+
     /// Whether this is the default, a run.
     pub fn is_run(&self) -> bool {
         *self == SamplingUnit::Run

@@ -351,14 +351,80 @@ impl View<'_> {
                 row.undecided
                     .map(|reason| reason.as_str().to_string())
                     .unwrap_or_default(),
-                match row.sampling_unit {
-                    SamplingUnit::Run => "run",
-                    SamplingUnit::Block => "block",
-                    SamplingUnit::Boot => "boot",
-                }
-                .to_string(),
+                row.sampling_unit.as_str().to_string(),
             ]);
         }
         table.csv()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row() -> ComparisonRow {
+        let side = SideSummary {
+            n: 2,
+            median: 1.0,
+            ci_low: None,
+            ci_high: None,
+            cv: None,
+        };
+        ComparisonRow {
+            name: "mode=b vs a (per-boot medians)".to_string(),
+            unit: "s".to_string(),
+            better: Better::Lower,
+            baseline: side.clone(),
+            candidate: side,
+            delta: 0.01,
+            delta_ci_low: Some(-0.05),
+            delta_ci_high: Some(0.07),
+            delta_confidence: 0.95,
+            p_value: 0.4,
+            verdict: Verdict::Inconclusive,
+            magnitude: None,
+            runs_needed: Some(5),
+            runs_needed_range: Some((3, 24)),
+            undecided: None,
+            sampling_unit: SamplingUnit::Boot,
+            adjusted: "none (one comparison)".to_string(),
+            threshold: 0.02,
+            scale: Scale::Relative,
+            absolute_threshold: None,
+        }
+    }
+
+    #[test]
+    fn undecided_rows_say_why_and_what_would_decide() {
+        let mut boots = row();
+        assert_eq!(
+            verdict_text(&boots),
+            "inconclusive (~5 boots/level [3-24] for ±2%)"
+        );
+        boots.undecided = Some(Undecided::OneBoot { minimum: 2 });
+        boots.runs_needed = None;
+        assert_eq!(
+            verdict_text(&boots),
+            "inconclusive (1 boot of a level: no spread between boots; boot each level >= 2 times)"
+        );
+        boots.undecided = Some(Undecided::NoSpreadBetweenBoots);
+        boots.delta_ci_low = None;
+        boots.delta_ci_high = None;
+        assert_eq!(delta_with_interval(&boots), "+1.0% [no spread]");
+        let mut runs = row();
+        runs.sampling_unit = SamplingUnit::Run;
+        runs.runs_needed_range = Some((5, 5));
+        assert_eq!(verdict_text(&runs), "inconclusive (~5/cell for ±2%)");
+        runs.undecided = Some(Undecided::OneRun { minimum: 4 });
+        assert_eq!(
+            verdict_text(&runs),
+            "inconclusive (1 run per cell: no spread; run >= 4/cell)"
+        );
+        runs.sampling_unit = SamplingUnit::Block;
+        runs.undecided = Some(Undecided::OneRun { minimum: 6 });
+        assert_eq!(
+            verdict_text(&runs),
+            "inconclusive (1 block: no spread; run >= 6 blocks)"
+        );
     }
 }

@@ -130,3 +130,80 @@ fn two_sample_p_and_interval_agree_on_tied_data() {
     }
     assert!(significant > 200 && significant < 1300, "{significant}");
 }
+
+/// The estimate lies in the closure of its interval: the words never put
+/// the shift on one side of 0 and its interval on the other. (An open end
+/// is printed as the next floating-point number inside: with many tied
+/// differences the median of the differences can sit exactly at a
+/// rejected end, e.g. an estimate of 0 beside (0, +1%].)
+fn estimate_inside(comparison: &Comparison) -> bool {
+    let estimate = comparison.shift.estimate;
+    let slack = |end: f64| 1e-12 * end.abs().max(1e-300);
+    comparison.shift.interval.is_none_or(|interval| {
+        interval.low - slack(interval.low) <= estimate
+            && estimate <= interval.high + slack(interval.high)
+    })
+}
+
+#[test]
+fn estimates_lie_inside_their_intervals_on_tied_data() {
+    let mut rng = ChaCha8Rng::seed_from_u64(2929);
+    for case in 0..600 {
+        let spread = rng.random_range(1..=3);
+        let shift = rng.random_range(0..=2);
+        let settings = settings(1);
+        let blocks = rng.random_range(4..=30);
+        let baseline = integers(&mut rng, blocks, 100, spread);
+        let candidate = integers(&mut rng, blocks, 100 + shift, spread);
+        let compared = if case % 2 == 0 {
+            compare(&baseline, &candidate, &settings)
+        } else {
+            compare_paired(&baseline, &candidate, &settings)
+        }
+        .unwrap();
+        assert!(
+            estimate_inside(&compared),
+            "{baseline:?} vs {candidate:?}: {compared:?}"
+        );
+    }
+}
+
+#[test]
+fn boots_p_and_interval_agree_on_tied_data() {
+    use verdict_stats::boots::{BootOptions, BootTest, compare_boots};
+    let mut rng = ChaCha8Rng::seed_from_u64(2930);
+    let mut significant = 0;
+    for case in 0..1500 {
+        let boots = |rng: &mut ChaCha8Rng, count: usize, level: i64| -> Vec<Vec<f64>> {
+            (0..count)
+                .map(|_| {
+                    let offset = rng.random_range(-2..=2);
+                    let iterations = rng.random_range(1..=5);
+                    integers(rng, iterations, level + offset, 2)
+                })
+                .collect()
+        };
+        let shift = rng.random_range(0..=3);
+        let (boots_baseline, boots_candidate) = (rng.random_range(2..=6), rng.random_range(2..=6));
+        let baseline = boots(&mut rng, boots_baseline, 100);
+        let candidate = boots(&mut rng, boots_candidate, 100 + shift);
+        let mut options = BootOptions::new(Better::Lower);
+        options.settings.threshold = 0.05;
+        options.settings.family_size = 1 + case % 2;
+        options.method.test = if case % 3 == 0 {
+            BootTest::Rank
+        } else {
+            BootTest::Welch
+        };
+        let compared = compare_boots(&baseline, &candidate, &options).unwrap();
+        let rejects = compared.p_value < compared.level;
+        significant += usize::from(compared.verdict.is_change());
+        assert_eq!(
+            rejects,
+            excludes_zero(compared.shift.interval),
+            "{baseline:?} vs {candidate:?}: {compared:?}"
+        );
+        assert_eq!(rejects, compared.verdict.is_change(), "{compared:?}");
+    }
+    assert!(significant > 100, "{significant}");
+}
