@@ -21,7 +21,8 @@ fn main() {
             level * (1.0 + noise.sample(&mut random))
         })
         .collect();
-    let settings = Settings::default();
+    // Otava's method: its windows are what the incremental path saves.
+    let settings = Settings::otava();
     let rounds = 20;
     let started = Instant::now();
     let mut previous = None;

@@ -14,6 +14,7 @@ pub mod boot_spread;
 pub mod boots;
 pub mod bootstrap;
 pub mod changepoint;
+mod changepoint_ranks;
 pub mod combine;
 pub mod group_looks;
 pub mod multiplicity;
