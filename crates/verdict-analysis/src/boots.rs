@@ -691,6 +691,30 @@ mod tests {
         );
     }
 
+    #[test]
+    fn the_boots_section_carries_the_variance_components_and_f_test() {
+        // Issue 29, finding 8: docs said the ANOVA's variance components
+        // and F test were reported; no report had them. Level a's boots
+        // 0, 2, 4 hold ln(1 + 0.01·(i mod 4) + 0.003·boot), i < 8: scipy's
+        // f_oneway gives F = 2.01609 on (2, 21) df, p = 0.158148565103;
+        // by hand (method of moments, n₀ = 8) the boot effect CV is
+        // 0.00417250255043.
+        let report = boot_run(3, 1.3);
+        let section = report.boots.unwrap();
+        let rows: Vec<_> = section
+            .spread
+            .iter()
+            .filter(|row| row.cell.contains("mode=a"))
+            .collect();
+        assert_eq!(rows.len(), 2, "{:?}", section.spread);
+        for row in rows {
+            let cv = row.boot_effect_cv.unwrap();
+            let p_value = row.boot_effect_p_value.unwrap();
+            assert!((cv - 0.004_172_502_550_43).abs() < 1e-9, "{row:?}");
+            assert!((p_value - 0.158_148_565_103).abs() < 1e-9, "{row:?}");
+        }
+    }
+
     fn booted(id: u32, level: &str, status: &str, cpu: &str, cmdline: &str) -> ReportBoot {
         ReportBoot {
             id,

@@ -273,6 +273,44 @@ mod tests {
     }
 
     #[test]
+    fn the_spread_table_shows_the_boot_effect_and_its_f_test() {
+        // Issue 29, finding 8: the ANOVA's boot effect and F test, which
+        // docs/statistics.md says are reported, are columns of the table.
+        let section = BootsSection {
+            accelerators: vec!["tcg".into()],
+            proven: 4,
+            environments: Vec::new(),
+            failed: Vec::new(),
+            spread: vec![BootSpreadRow {
+                cell: "kernel=a".into(),
+                boots: 3,
+                median_low: Some(1.0),
+                median_high: Some(1.1),
+                between_boot_cv: Some(0.05),
+                within_boot_cv: Some(0.02),
+                boot_effect_cv: Some(0.0417),
+                boot_effect_p_value: Some(0.0004),
+            }],
+        };
+        let text = View(&section).text(false, "wall", "s");
+        let header = text.lines().find(|line| line.starts_with("cell")).unwrap();
+        assert!(
+            header.contains("boot effect CV") && header.contains("boot effect p"),
+            "{text}"
+        );
+        let row = text
+            .lines()
+            .find(|line| line.starts_with("kernel=a"))
+            .unwrap();
+        assert!(row.contains("4.2%") && row.contains("<0.001"), "{text}");
+        let markdown = View(&section).text(true, "wall", "s");
+        assert!(
+            markdown.contains("| boot effect CV | boot effect p |"),
+            "{markdown}"
+        );
+    }
+
+    #[test]
     fn each_levels_environment_is_listed_and_a_difference_warned_escaped() {
         let fact = |name: &str, values: &[(&str, &[u32])]| BootFact {
             name: name.into(),

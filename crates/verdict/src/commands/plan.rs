@@ -249,9 +249,10 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         (runs.ceil() as usize).max(uncapped.min)
     };
     let uncapped_figures = |change: f64| {
-        let mut settings = SequentialSettings::new(uncapped_end(change), threshold, Better::Lower);
-        settings.alpha = alpha;
-        settings.spending = uncapped.spending;
+        let end = uncapped_end(change);
+        let mut settings = SequentialSettings::new(end, threshold, Better::Lower);
+        settings.alpha = uncapped.design_alpha();
+        settings.spending = uncapped.capped_spending(end);
         operating_characteristics(&settings, cv, change)
     };
     let uncapped_threshold = uncapped_figures(threshold).map_err(CliError::input)?;
