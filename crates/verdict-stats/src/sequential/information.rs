@@ -196,6 +196,12 @@ pub struct InformationSettings {
     pub alpha_margin: f64,
 }
 
+/// `value` to 6 decimals, for printing (0.05·0.9 is 0.045000000000000005
+/// in binary).
+pub(crate) fn rounded(value: f64) -> f64 {
+    (value * 1e6).round() / 1e6
+}
+
 /// The information-based design's boundaries are computed for 0.9·α
 /// (0.045 for α = 0.05): without a margin its A/A false-alarm rate was α
 /// itself on the noise shapes measured, with point estimates up to 0.0517
@@ -453,7 +459,7 @@ impl InformationSettings {
             }
         };
         let margin = if self.alpha_margin < 1.0 {
-            format!(", boundaries for alpha {}", self.design_alpha())
+            format!(", boundaries for alpha {}", rounded(self.design_alpha()))
         } else {
             String::new()
         };

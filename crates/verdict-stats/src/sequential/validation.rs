@@ -394,7 +394,8 @@ impl Variant {
         };
         format!(
             "{gamma}, ×{}, design α {}{looks}{decrease}{early}",
-            self.inflation, self.design_alpha
+            self.inflation,
+            super::information::rounded(self.design_alpha)
         )
     }
 
@@ -426,7 +427,8 @@ impl Variant {
         };
         format!(
             "gamma={gamma},inflation={},alpha={},looks={looks}{decrease}{early}",
-            self.inflation, self.design_alpha
+            self.inflation,
+            super::information::rounded(self.design_alpha)
         )
     }
 
