@@ -1098,8 +1098,9 @@ mod tests {
         // default 2% threshold (69 at 5%): the design waited for the
         // information a 2% change needs. A fixed-N rank test needs 45. With
         // half of α spent over the first 60 runs whatever the threshold, it
-        // stops near the fixed design's count (docs/validation.md has the
-        // replay at 10,000 trials: 42.6 runs at 2%).
+        // stops near the fixed design's count: 42.4 runs per arm on these
+        // 120 seeded trials (before: 80.4); docs/validation.md has the
+        // replay at 10,000 trials: 42.61 runs at 2%.
         let trials = 120;
         let mean_runs = |settings: InformationSettings| -> (f64, usize) {
             let design = InformationDesign::new(settings).unwrap();
@@ -1125,7 +1126,7 @@ mod tests {
             0.02,
             Better::Higher,
         ));
-        assert!(now <= 48.0, "{now} runs per arm (before {before})");
+        assert!(now <= 45.0, "{now} runs per arm (before {before})");
         assert!(before > 70.0, "{before}");
         assert!(power as f64 >= 0.9 * trials as f64, "{power} of {trials}");
     }
