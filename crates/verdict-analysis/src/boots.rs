@@ -6,15 +6,19 @@
 //! the boot as the unit (verdict-stats' `boot_spread::boot_medians`), and
 //! per boot level the booted machine's environment as its proven boots
 //! showed it (kernel release and version, command line, CPU...), with
-//! the facts on which boots of one level disagree flagged.
+//! the facts on which boots of one level disagree flagged, and the kernels
+//! the run built from source (built, found in the cache, or failed with
+//! the end of its log) with each built kernel's provenance among its
+//! boots' facts.
 //! The figures come from verdict-stats (`boot_spread`, `compare_boots`).
 //! Pure: stored boots and samples in, the section's model out; must not
 //! read files or the store. verdict-report renders it.
 use crate::compare::{ComparisonInput, SamplingUnit, better_of, comparisons_if_any};
-use crate::run::{RunReport, RunReportOptions, available_metrics, comparison_label};
+use crate::run::{RunReport, RunReportOptions, comparison_label};
+use crate::samples::SampleTable;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use verdict_model::{Builtin, Environment, Experiment, Sample};
+use verdict_model::{Environment, Experiment, KernelBuildRecord};
 use verdict_stats::boot_spread::{boot_medians, boot_spread};
 use verdict_stats::boots::{BootMethod, BootOptions, compare_boots, variance_components};
 
@@ -47,6 +51,10 @@ pub struct BootsSection {
     /// Per boot level (in the order of its first boot), the booted
     /// machine's environment; empty when no boot's was recorded.
     pub environments: Vec<LevelEnvironment>,
+    /// The kernels the run built from source, in the order it built them
+    /// (the `kernel_builds` annotation); absent when it built none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_builds: Vec<KernelBuildRecord>,
 }
 
 /// The environment the proven boots of one boot level showed.
@@ -87,14 +95,11 @@ pub struct FactValue {
 /// command line leaves out `verdict.boot=NONCE`, new on every boot by
 /// design.
 fn boot_facts(environment: &Environment) -> Vec<(&'static str, Option<String>)> {
-    let cpus = match (environment.cpu_count, &environment.cpus_online) {
-        (Some(count), Some(online)) => Some(format!("{count} (online {online})")),
-        (Some(count), None) => Some(count.to_string()),
-        (None, online) => online.clone(),
-    };
+    let cpus = crate::provenance::cpus_line(environment);
     vec![
         ("kernel release", environment.kernel_release.clone()),
         ("kernel version", environment.kernel_version.clone()),
+        ("kernel compiler", environment.kernel_compiler.clone()),
         (
             "command line",
             environment.kernel_cmdline.as_deref().map(|line| {
@@ -106,6 +111,13 @@ fn boot_facts(environment: &Environment) -> Vec<(&'static str, Option<String>)> 
         ),
         ("architecture", environment.architecture.clone()),
         ("cpu", environment.cpu_model.clone()),
+        (
+            "cpu id",
+            environment
+                .cpu_identity
+                .as_ref()
+                .map(verdict_model::CpuIdentity::line),
+        ),
         ("cpus", cpus),
         ("cpu flags", environment.cpu_flags.clone()),
         ("smt", environment.smt.clone()),
@@ -115,6 +127,21 @@ fn boot_facts(environment: &Environment) -> Vec<(&'static str, Option<String>)> 
         ("selinux", environment.selinux.clone()),
         ("virtualization", environment.virtualization.clone()),
         ("config sha256", environment.kernel_config_sha256.clone()),
+        ("config source", environment.kernel_config_source.clone()),
+        (
+            "kernel build",
+            environment.kernel_build.as_ref().map(|build| {
+                format!(
+                    "{} of {}; config {} (sha256 {}); {}; make {}",
+                    build.summary(),
+                    build.source,
+                    build.config_recipe.join(" + "),
+                    &build.config_sha256[..build.config_sha256.len().min(16)],
+                    build.compiler,
+                    build.make.join(" ")
+                )
+            }),
+        ),
     ]
 }
 
@@ -214,37 +241,20 @@ impl RunReport {
     pub fn with_boots(
         mut self,
         experiment: &Experiment,
-        samples: &[Sample],
+        table: &SampleTable,
         boots: &[ReportBoot],
         sample_boot: &BTreeMap<u32, u32>,
         options: &RunReportOptions,
     ) -> RunReport {
         let cells = experiment.cells();
-        let available = available_metrics(experiment);
-        let Some(metric) = available
+        let Some(metric) = table
+            .metrics()
             .iter()
             .find(|metric| metric.name == self.metric.name)
         else {
             return self;
         };
-        let value_of = |sample: &Sample| match metric.builtin {
-            Some(Builtin::Wall) => Some(sample.wall_seconds),
-            Some(Builtin::User) => Some(sample.user_seconds),
-            Some(Builtin::Sys) => Some(sample.sys_seconds),
-            Some(Builtin::MaxRss) => Some(sample.max_rss_kib as f64),
-            None => sample.metrics.get(&metric.name).copied(),
-        };
-        // Per cell, per boot (in boot order), the data values.
-        let mut per_cell: Vec<BTreeMap<u32, Vec<f64>>> = vec![BTreeMap::new(); cells.len()];
-        for sample in samples.iter().filter(|sample| sample.is_data()) {
-            if let (Some(value), Some(boot), Some(cell)) = (
-                value_of(sample),
-                sample_boot.get(&sample.sequence),
-                per_cell.get_mut(sample.cell),
-            ) {
-                cell.entry(*boot).or_default().push(value);
-            }
-        }
+        let per_cell = values_by_boot(table, cells.len(), sample_boot, metric);
         let spread = cells
             .iter()
             .zip(&per_cell)
@@ -315,104 +325,10 @@ impl RunReport {
             })
             .collect();
         // The comparisons again: a boot factor's on per-boot values, the
-        // others (levels switched within a boot) on every iteration.
-        let boot_factors: Vec<String> = experiment
-            .boot_factors()
-            .into_iter()
-            .map(|index| experiment.factors[index].name.clone())
-            .collect();
-        let threshold = options.threshold.unwrap_or_else(|| {
-            experiment
-                .metrics
-                .iter()
-                .find(|declared| declared.name == metric.name)
-                .and_then(|declared| declared.threshold)
-                .unwrap_or(experiment.sampling.threshold)
-        });
-        let pooled =
-            |cell: usize| -> Vec<f64> { per_cell[cell].values().flatten().copied().collect() };
-        // Per boot-level comparison (by its row name), each side's values
-        // grouped by boot, for the decision over boots.
-        let mut boot_groups: BTreeMap<String, (BootGroups, BootGroups)> = BTreeMap::new();
-        let inputs: Vec<ComparisonInput> = experiment
-            .comparisons()
-            .iter()
-            .filter_map(|comparison| {
-                let by_boot = boot_factors.contains(&comparison.factor);
-                let values = |cell: usize| {
-                    if by_boot {
-                        boot_medians(&per_cell[cell].values().cloned().collect::<Vec<_>>())
-                    } else {
-                        pooled(cell)
-                    }
-                };
-                let (baseline, candidate) = (
-                    values(comparison.baseline_cell),
-                    values(comparison.candidate_cell),
-                );
-                let name = format!(
-                    "{} vs {}{}",
-                    comparison_label(&cells[comparison.candidate_cell].levels, &comparison.factor),
-                    cells[comparison.baseline_cell]
-                        .level(&comparison.factor)
-                        .unwrap_or(""),
-                    if by_boot {
-                        crate::compare::BOOT_ROW_MARK
-                    } else {
-                        ""
-                    }
-                );
-                if by_boot {
-                    let groups = |cell: usize| per_cell[cell].values().cloned().collect::<Vec<_>>();
-                    boot_groups.insert(
-                        name.clone(),
-                        (
-                            groups(comparison.baseline_cell),
-                            groups(comparison.candidate_cell),
-                        ),
-                    );
-                }
-                // Every comparison gets a row, one boot (or run) a side
-                // too: the row says why it cannot be decided.
-                (!baseline.is_empty() && !candidate.is_empty()).then(|| ComparisonInput {
-                    name,
-                    unit: metric.unit.clone(),
-                    better: better_of(metric.direction),
-                    threshold,
-                    power: experiment.sampling.power,
-                    baseline,
-                    candidate,
-                })
-            })
-            .collect();
-        match comparisons_if_any(&inputs, options.alpha, options.adjust) {
-            Ok(mut comparisons) => {
-                // A boot factor's comparisons are decided over boots by
-                // verdict-stats' boot-unit method (the rows above only
-                // supply the per-boot medians' summaries), at the
-                // Bonferroni level α/k of the k comparisons shown.
-                if let Some(report) = comparisons.as_mut() {
-                    let family_size = if options.adjust {
-                        report.comparisons.len()
-                    } else {
-                        1
-                    };
-                    let mut raw = report.raw_p_values().to_vec();
-                    for (row, raw) in report.comparisons.iter_mut().zip(&mut raw) {
-                        if let Some((baseline, candidate)) = boot_groups.get(&row.name) {
-                            *raw = decide_over_boots(
-                                row,
-                                (baseline, candidate),
-                                options.alpha,
-                                family_size,
-                                experiment.sampling.power,
-                            );
-                        }
-                    }
-                    // The rows decided over boots are adjusted with the
-                    // others, over the same family.
-                    report.adjust_p_values(raw);
-                }
+        // others (levels switched within a boot) on every iteration; the
+        // other declared metrics' likewise.
+        match boot_comparisons(experiment, &per_cell, metric, options) {
+            Ok(comparisons) => {
                 self.comparisons = comparisons;
                 self.comparisons_error = None;
             }
@@ -421,15 +337,180 @@ impl RunReport {
                 self.comparisons_error = Some(error);
             }
         }
+        for verdicts in &mut self.metric_verdicts {
+            let Some(other) = table
+                .metrics()
+                .iter()
+                .find(|available| available.name == verdicts.metric)
+            else {
+                continue;
+            };
+            let values = values_by_boot(table, cells.len(), sample_boot, other);
+            (verdicts.comparisons, verdicts.error) =
+                match boot_comparisons(experiment, &values, other, options) {
+                    Ok(comparisons) => (comparisons, None),
+                    Err(error) => (None, Some(error)),
+                };
+        }
+        let kernel_builds = self
+            .boots
+            .take()
+            .map(|section| section.kernel_builds)
+            .unwrap_or_default();
         self.boots = Some(BootsSection {
             proven: boots.iter().filter(|boot| boot.status != "failed").count(),
             accelerators,
             spread,
             failed,
             environments: level_environments(boots),
+            kernel_builds,
         });
         self
     }
+
+    /// Adds the kernels the run built (its `kernel_builds` annotation) to
+    /// the boots section, making one when the run never booted (its build
+    /// failed before the first boot).
+    pub fn with_kernel_builds(mut self, records: Vec<KernelBuildRecord>) -> RunReport {
+        if records.is_empty() {
+            return self;
+        }
+        let section = self.boots.get_or_insert_with(|| BootsSection {
+            accelerators: Vec::new(),
+            proven: 0,
+            spread: Vec::new(),
+            failed: Vec::new(),
+            environments: Vec::new(),
+            kernel_builds: Vec::new(),
+        });
+        section.kernel_builds = records;
+        self
+    }
+}
+
+/// Per cell, per boot (in boot order), the data values of `metric`.
+fn values_by_boot(
+    table: &SampleTable,
+    cells: usize,
+    sample_boot: &BTreeMap<u32, u32>,
+    metric: &crate::run::Available,
+) -> Vec<BTreeMap<u32, Vec<f64>>> {
+    let mut per_cell: Vec<BTreeMap<u32, Vec<f64>>> = vec![BTreeMap::new(); cells];
+    for (index, cell) in per_cell.iter_mut().enumerate() {
+        for (sequence, _, value) in table.data(index, &metric.name) {
+            if let Some(boot) = sample_boot.get(&sequence) {
+                cell.entry(*boot).or_default().push(value);
+            }
+        }
+    }
+    per_cell
+}
+
+/// The experiment's comparisons of `metric` in a booted run: a boot
+/// factor's decided over boots (per-boot values, [`decide_over_boots`]),
+/// the others (levels switched within a boot) on every iteration.
+fn boot_comparisons(
+    experiment: &Experiment,
+    per_cell: &[BTreeMap<u32, Vec<f64>>],
+    metric: &crate::run::Available,
+    options: &RunReportOptions,
+) -> Result<Option<crate::compare::CompareReport>, String> {
+    let cells = experiment.cells();
+    let boot_factors: Vec<String> = experiment
+        .boot_factors()
+        .into_iter()
+        .map(|index| experiment.factors[index].name.clone())
+        .collect();
+    let threshold = options.threshold.unwrap_or_else(|| {
+        experiment
+            .metrics
+            .iter()
+            .find(|declared| declared.name == metric.name)
+            .and_then(|declared| declared.threshold)
+            .unwrap_or(experiment.sampling.threshold)
+    });
+    let pooled = |cell: usize| -> Vec<f64> { per_cell[cell].values().flatten().copied().collect() };
+    // Per boot-level comparison (by its row name), each side's values
+    // grouped by boot, for the decision over boots.
+    let mut boot_groups: BTreeMap<String, (BootGroups, BootGroups)> = BTreeMap::new();
+    let inputs: Vec<ComparisonInput> = experiment
+        .comparisons()
+        .iter()
+        .filter_map(|comparison| {
+            let by_boot = boot_factors.contains(&comparison.factor);
+            let values = |cell: usize| {
+                if by_boot {
+                    boot_medians(&per_cell[cell].values().cloned().collect::<Vec<_>>())
+                } else {
+                    pooled(cell)
+                }
+            };
+            let (baseline, candidate) = (
+                values(comparison.baseline_cell),
+                values(comparison.candidate_cell),
+            );
+            let name = format!(
+                "{} vs {}{}",
+                comparison_label(&cells[comparison.candidate_cell].levels, &comparison.factor),
+                cells[comparison.baseline_cell]
+                    .level(&comparison.factor)
+                    .unwrap_or(""),
+                if by_boot {
+                    crate::compare::BOOT_ROW_MARK
+                } else {
+                    ""
+                }
+            );
+            if by_boot {
+                let groups = |cell: usize| per_cell[cell].values().cloned().collect::<Vec<_>>();
+                boot_groups.insert(
+                    name.clone(),
+                    (
+                        groups(comparison.baseline_cell),
+                        groups(comparison.candidate_cell),
+                    ),
+                );
+            }
+            // Every comparison gets a row, one boot (or run) a side too:
+            // the row says why it cannot be decided.
+            (!baseline.is_empty() && !candidate.is_empty()).then(|| ComparisonInput {
+                name,
+                unit: metric.unit.clone(),
+                better: better_of(metric.direction),
+                threshold,
+                power: experiment.sampling.power,
+                baseline,
+                candidate,
+            })
+        })
+        .collect();
+    let mut comparisons = comparisons_if_any(&inputs, options.alpha, options.adjust)?;
+    // A boot factor's comparisons are decided over boots by verdict-stats'
+    // boot-unit method (the rows above only supply the per-boot medians'
+    // summaries), at the Bonferroni level α/k of the k comparisons shown.
+    if let Some(report) = comparisons.as_mut() {
+        let family_size = if options.adjust {
+            report.comparisons.len()
+        } else {
+            1
+        };
+        let mut raw = report.raw_p_values().to_vec();
+        for (row, raw) in report.comparisons.iter_mut().zip(&mut raw) {
+            if let Some((baseline, candidate)) = boot_groups.get(&row.name) {
+                *raw = decide_over_boots(
+                    row,
+                    (baseline, candidate),
+                    options.alpha,
+                    family_size,
+                    experiment.sampling.power,
+                );
+            }
+        }
+        // The rows decided over boots are adjusted with the others, over
+        // the same family.
+        report.adjust_p_values(raw);
+    }
+    Ok(comparisons)
 }
 
 /// Replaces a boot-level row's decision (shift, interval, verdict,
@@ -479,6 +560,7 @@ pub fn boot_method() -> &'static str {
 mod tests {
     use super::*;
     use crate::run::RunReportOptions;
+    use verdict_model::Sample;
 
     /// Boots of `iterations` values: each boot's level times a small
     /// deterministic within-boot wiggle.
@@ -641,7 +723,8 @@ mod tests {
                 environment: None,
             })
             .collect();
-        report.with_boots(&experiment, &samples, &boots, &sample_boot, &options)
+        let table = SampleTable::of(&experiment, &samples);
+        report.with_boots(&experiment, &table, &boots, &sample_boot, &options)
     }
 
     #[test]

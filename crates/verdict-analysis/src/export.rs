@@ -1,14 +1,15 @@
 //! What `verdict export` shows of one stored run: the run's header, its
 //! factors (experiment order, then any only the stored cells name), each
-//! cell's levels, every raw sample (warmups and failures included) with
-//! its iteration within its cell, the metric columns with their declared
-//! unit and direction, and the environments. Pure data built from what
-//! the store returned; verdict-report renders it as CSV or
-//! `verdict.export/v1` JSON. Must not compute statistics or change a
-//! value it exports.
+//! cell's levels, the metric columns with their declared unit and
+//! direction, and the environments (`RunExport`); then every raw sample
+//! (warmups and failures included), one at a time as the store streams
+//! them, with its iteration within its cell (`Iterations`) and the host it
+//! ran on. Pure data built from what the store returned; verdict-report
+//! renders it as CSV or `verdict.export/v1` JSON. Must not compute
+//! statistics or change a value it exports.
 
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use verdict_model::{Environment, Experiment, Sample};
 
 use crate::compare::{Better, better_of};
@@ -40,7 +41,8 @@ pub struct ExportMetric {
     pub better: Option<Better>,
 }
 
-/// One run with everything the export shows.
+/// One run with everything the export shows but its samples (which are
+/// streamed).
 #[derive(Debug, Clone)]
 pub struct RunExport {
     pub run: ExportRun,
@@ -48,7 +50,6 @@ pub struct RunExport {
     /// experiment does not load).
     pub factors: Vec<String>,
     pub cells: BTreeMap<usize, Vec<(String, String)>>,
-    pub samples: Vec<Sample>,
     /// Every metric name any sample has, sorted.
     pub metrics: Vec<ExportMetric>,
     pub environment_start: Environment,
@@ -57,12 +58,13 @@ pub struct RunExport {
 
 impl RunExport {
     /// The export of `run`, whose experiment (`None` when the stored one
-    /// does not load) declares its factors and metrics.
+    /// does not load) declares its factors and metrics; `metric_names` are
+    /// the names its samples have (sorted).
     pub fn new(
         run: ExportRun,
         experiment: Option<&Experiment>,
         cells: BTreeMap<usize, Vec<(String, String)>>,
-        samples: Vec<Sample>,
+        metric_names: Vec<String>,
         environment_start: Environment,
         environment_end: Option<Environment>,
     ) -> RunExport {
@@ -81,11 +83,7 @@ impl RunExport {
                 }
             }
         }
-        let names: BTreeSet<String> = samples
-            .iter()
-            .flat_map(|sample| sample.metrics.keys().cloned())
-            .collect();
-        let metrics = names
+        let metrics = metric_names
             .into_iter()
             .map(|name| {
                 let declared = experiment.and_then(|experiment| {
@@ -102,26 +100,10 @@ impl RunExport {
             run,
             factors,
             cells,
-            samples,
             metrics,
             environment_start,
             environment_end,
         }
-    }
-
-    /// Each sample's 1-based position among its cell's samples in execution
-    /// order (warmups and failures included).
-    pub fn iterations(&self) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..self.samples.len()).collect();
-        order.sort_by_key(|&index| self.samples[index].sequence);
-        let mut seen: BTreeMap<usize, usize> = BTreeMap::new();
-        let mut iterations = vec![0; self.samples.len()];
-        for index in order {
-            let count = seen.entry(self.samples[index].cell).or_default();
-            *count += 1;
-            iterations[index] = *count;
-        }
-        iterations
     }
 
     /// The level of `factor` in the cell of `sample`.
@@ -132,5 +114,21 @@ impl RunExport {
                 .find(|(name, _)| name == factor)
                 .map(|(_, level)| level.as_str())
         })
+    }
+}
+
+/// Each sample's 1-based position among its cell's samples in execution
+/// order (warmups and failures included), for samples given in that order.
+#[derive(Debug, Clone, Default)]
+pub struct Iterations {
+    seen: BTreeMap<usize, usize>,
+}
+
+impl Iterations {
+    /// The iteration of the next sample, of cell `cell`.
+    pub fn next(&mut self, cell: usize) -> usize {
+        let count = self.seen.entry(cell).or_default();
+        *count += 1;
+        *count
     }
 }

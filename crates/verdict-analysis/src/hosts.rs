@@ -1,14 +1,28 @@
 //! A host group's comparisons combined (`verdict run --host A --host B`):
-//! per comparison, the verdict counts over the hosts and the weighted
+//! per comparison, the verdict counts over the hosts, the weighted
 //! Z-method p-values over the per-host tests (Stouffer 1949 / Lipták 1958,
-//! through verdict-stats `combine`; weights √(n₁ + n₂)). Samples are never
-//! pooled: each host is compared within itself first.
+//! through verdict-stats `combine`; weights √(n₁ + n₂)), and the size of
+//! the change across hosts: the stratified Hodges–Lehmann shift with its
+//! interval (Hodges & Lehmann 1963, van Elteren 1960; verdict-stats
+//! `combine::stratified_shift`). Samples are never pooled: each host is
+//! compared within itself first.
 
 use serde::Serialize;
-use verdict_stats::combine::{Stratum, one_sided, weighted_z};
+use verdict_stats::combine::{Stratum, one_sided, stratified_shift, weighted_z};
+pub use verdict_stats::shift::Shift as CombinedShift;
 use verdict_stats::verdict::{Better, Verdict};
 
 use crate::compare::ComparisonRow;
+use crate::run::ComparedValues;
+
+/// One host's comparisons and the values behind them.
+#[derive(Debug, Clone)]
+pub struct HostComparisons {
+    pub host: String,
+    pub rows: Vec<ComparisonRow>,
+    /// Empty when the values are not at hand (no combined size then).
+    pub values: Vec<ComparedValues>,
+}
 
 /// What the combined one-sided tests say, each at `alpha / 2`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -42,16 +56,17 @@ pub struct HostCombination {
     /// Weighted Z-method p-value for "better than the baseline".
     pub p_better: f64,
     pub combined: AcrossHosts,
+    /// The change across hosts, `C/B − 1`: the stratified Hodges–Lehmann
+    /// shift with its interval at `1 − alpha`; `None` without values (or
+    /// beyond `STRATIFIED_PAIRS_LIMIT`).
+    pub shift: Option<CombinedShift>,
 }
 
 /// Combines each comparison (by name, in first-seen order) over the
 /// per-host rows.
-pub fn combine_hosts(
-    per_host: &[(String, Vec<ComparisonRow>)],
-    alpha: f64,
-) -> Vec<HostCombination> {
+pub fn combine_hosts(per_host: &[HostComparisons], alpha: f64) -> Vec<HostCombination> {
     let mut names: Vec<String> = Vec::new();
-    for (_, rows) in per_host {
+    for HostComparisons { rows, .. } in per_host {
         for row in rows {
             if !names.contains(&row.name) {
                 names.push(row.name.clone());
@@ -63,7 +78,7 @@ pub fn combine_hosts(
         let mut counts: Vec<(Verdict, usize)> = Vec::new();
         let mut worse = Vec::new();
         let mut better = Vec::new();
-        for (_, rows) in per_host {
+        for HostComparisons { rows, .. } in per_host {
             let Some(row) = rows.iter().find(|row| row.name == name) else {
                 continue;
             };
@@ -110,15 +125,43 @@ pub fn combine_hosts(
         } else {
             AcrossHosts::NoConsistentChange
         };
+        let strata: Vec<(&[f64], &[f64])> = per_host
+            .iter()
+            .filter_map(|host| host.values.iter().find(|values| values.name == name))
+            .map(|values| (values.baseline.as_slice(), values.candidate.as_slice()))
+            .collect();
+        let shift = stratified_shift(&strata, 1.0 - alpha);
         combinations.push(HostCombination {
             name,
             counts,
             p_worse,
             p_better,
             combined,
+            shift,
         });
     }
     combinations
+}
+
+/// The schema of a host group's report document.
+pub const GROUP_SCHEMA: &str = "verdict.group/v1";
+
+/// A host group's report (`verdict report --format json` of a run made on
+/// several hosts): each host's `verdict.report/v1` document, then the
+/// comparisons combined across them.
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupReport<'a> {
+    pub schema: &'static str,
+    pub hosts: Vec<GroupHost<'a>>,
+    pub combined: Vec<HostCombination>,
+}
+
+/// One host of a [`GroupReport`].
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupHost<'a> {
+    pub host: &'a str,
+    pub run: i64,
+    pub report: &'a crate::run::RunReport,
 }
 
 #[cfg(test)]
@@ -137,7 +180,7 @@ mod tests {
         for _ in 0..300 {
             let hosts = rng.random_range(2..=4);
             let shift = rng.random_range(0..=2);
-            let per_host: Vec<(String, Vec<ComparisonRow>)> = (0..hosts)
+            let per_host: Vec<HostComparisons> = (0..hosts)
                 .map(|host| {
                     let mut values = |level: i64| -> Vec<f64> {
                         (0..rng.random_range(4..=20))
@@ -153,8 +196,17 @@ mod tests {
                         baseline: values(100),
                         candidate: values(100 + shift),
                     };
+                    let values = vec![ComparedValues {
+                        name: input.name.clone(),
+                        baseline: input.baseline.clone(),
+                        candidate: input.candidate.clone(),
+                    }];
                     let rows = comparison_rows(&[input], 0.05, true).unwrap().comparisons;
-                    (format!("host{host}"), rows)
+                    HostComparisons {
+                        host: format!("host{host}"),
+                        rows,
+                        values,
+                    }
                 })
                 .collect();
             let combined = &combine_hosts(&per_host, 0.05)[0];
@@ -168,10 +220,10 @@ mod tests {
             }
             worse_seen += usize::from(combined.combined == AcrossHosts::Worse);
             // A host that called a regression counts as evidence of worse.
-            for (_, rows) in &per_host {
-                if rows[0].verdict == Verdict::Regression {
-                    let alone = combine_hosts(&[("h".to_string(), rows.clone())], 0.05);
-                    assert!(alone[0].p_worse < 0.5, "{:?}", rows[0]);
+            for host in &per_host {
+                if host.rows[0].verdict == Verdict::Regression {
+                    let alone = combine_hosts(std::slice::from_ref(host), 0.05);
+                    assert!(alone[0].p_worse < 0.5, "{:?}", host.rows[0]);
                 }
             }
         }

@@ -5,17 +5,25 @@
 //! Never renders, no I/O, no clock: the models here are what
 //! verdict-report renders, and their `Serialize` field names are the JSON
 //! report schemas (`verdict.report/v1`, `verdict.compare/v1`,
-//! `verdict.pivot/v1`).
+//! `verdict.pivot/v1`, `verdict.explain/v1`).
 
 pub mod boots;
 pub mod compare;
+pub mod explain;
+mod explain_rows;
 pub mod export;
+pub mod flame;
 pub mod hosts;
 pub mod pivot;
+pub mod provenance;
 pub mod run;
+pub mod samples;
 pub mod sequential;
 pub mod simulate;
 pub mod sources;
+pub mod work;
 
 pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};
+pub use explain::{ExplainOptions, ExplainReport};
+pub use explain_rows::{AnalysisUnit, HostTest};
 pub use run::{CellRow, FailureRow, LeftoverRow, MissingRow, RunReport};

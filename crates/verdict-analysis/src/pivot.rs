@@ -6,9 +6,11 @@
 //! into an email: the model, pure; verdict-report renders it.
 
 use crate::compare::{ComparisonInput, ComparisonRow, SideSummary, comparisons_if_any};
-use crate::run::{RunInfo, cell_values};
+use crate::run::RunInfo;
 use serde::Serialize;
 use verdict_model::{Experiment, Sample};
+
+use crate::samples::SampleTable;
 use verdict_stats::bootstrap::{FourCells, ratio_difference};
 use verdict_stats::summary::summarize;
 use verdict_stats::verdict::Verdict;
@@ -86,10 +88,26 @@ pub struct PivotReport {
 }
 
 impl PivotReport {
+    /// Build from samples held in memory.
     pub fn build(
         run: RunInfo,
         experiment: &Experiment,
         samples: &[Sample],
+        options: &PivotOptions,
+    ) -> Result<PivotReport, String> {
+        Self::build_from(
+            run,
+            experiment,
+            &SampleTable::of(experiment, samples),
+            options,
+        )
+    }
+
+    /// Build from a run's samples as columns.
+    pub fn build_from(
+        run: RunInfo,
+        experiment: &Experiment,
+        table: &SampleTable,
         options: &PivotOptions,
     ) -> Result<PivotReport, String> {
         let factor_names: Vec<&str> = experiment
@@ -196,7 +214,7 @@ impl PivotReport {
             .or(metric.threshold)
             .unwrap_or(experiment.sampling.threshold);
         let cells = experiment.cells();
-        let values = cell_values(samples, cells.len(), &metric.name);
+        let values = table.cell_values(&metric.name);
         let find_cell = |fixed: &[(usize, String)]| -> Option<usize> {
             cells.iter().position(|cell| {
                 fixed

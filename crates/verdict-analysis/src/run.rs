@@ -8,11 +8,16 @@
 use crate::compare::{
     CompareReport, ComparisonInput, comparisons_if_any, paired_comparisons_if_any,
 };
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use verdict_model::{Analysis, Builtin, Direction, Environment, Experiment, Sample};
+use verdict_model::{
+    Analysis, Builtin, ComparisonSpec, Direction, Environment, Experiment, Sample,
+};
 use verdict_stats::paired::block_pairs;
-use verdict_stats::summary::summarize;
+use verdict_stats::summary::{Summary, summarize};
+
+use crate::samples::SampleTable;
 
 pub const REPORT_SCHEMA: &str = "verdict.report/v1";
 
@@ -132,17 +137,21 @@ pub struct MetricCell {
 impl MetricCell {
     /// The summary of one cell's values.
     fn of(values: &[f64]) -> Self {
-        let summary = summarize(values);
-        let interval = summary.as_ref().and_then(|summary| summary.median_ci);
+        Self::summarized(values.len(), summarize(values).as_ref())
+    }
+
+    /// The cell of `n` values whose summary is `summary`.
+    fn summarized(n: usize, summary: Option<&Summary>) -> Self {
+        let interval = summary.and_then(|summary| summary.median_ci);
         Self {
-            n: values.len(),
-            median: summary.as_ref().map(|summary| summary.median),
+            n,
+            median: summary.map(|summary| summary.median),
             ci_low: interval.map(|interval| interval.low),
             ci_high: interval.map(|interval| interval.high),
-            cv: summary.as_ref().and_then(|summary| summary.cv),
-            robust_cv: summary.as_ref().and_then(|summary| summary.robust_cv),
-            min: summary.as_ref().map(|summary| summary.min),
-            max: summary.as_ref().map(|summary| summary.max),
+            cv: summary.and_then(|summary| summary.cv),
+            robust_cv: summary.and_then(|summary| summary.robust_cv),
+            min: summary.map(|summary| summary.min),
+            max: summary.map(|summary| summary.max),
         }
     }
 }
@@ -182,6 +191,50 @@ pub struct RunReport {
     /// boots.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub boots: Option<crate::boots::BootsSection>,
+    /// A detached run measured by `verdict work`: its hosts and takeovers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work: Option<crate::work::WorkSection>,
+    /// The comparisons of every other declared metric (an experiment
+    /// declaring two or more), each its own family for multiplicity: the
+    /// verdicts the text and email forms show side by side.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub metric_verdicts: Vec<MetricVerdicts>,
+    /// What exactly ran: commit, machines (CPU, kernel, compiler, config),
+    /// build, and the command that reproduces the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::provenance::Provenance>,
+    /// The values behind `comparisons` (not in the JSON document: the
+    /// samples are `verdict export`'s).
+    #[serde(skip)]
+    pub compared_values: Vec<ComparedValues>,
+}
+
+/// The values one comparison of the detailed metric compared (its data
+/// iterations per side), for combining hosts without pooling them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComparedValues {
+    pub name: String,
+    pub baseline: Vec<f64>,
+    pub candidate: Vec<f64>,
+}
+
+/// One more declared metric's comparisons.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricVerdicts {
+    pub metric: String,
+    pub unit: String,
+    pub better: String,
+    pub comparisons: Option<CompareReport>,
+    /// Why `comparisons` is null (the values cannot be compared).
+    pub error: Option<String>,
+}
+
+impl RunReport {
+    /// The report with its provenance attached.
+    pub fn with_provenance(mut self, provenance: crate::provenance::Provenance) -> RunReport {
+        self.provenance = Some(provenance);
+        self
+    }
 }
 
 /// Options for building a run report.
@@ -233,6 +286,17 @@ pub(crate) struct Available {
     pub(crate) builtin: Option<Builtin>,
 }
 
+impl Available {
+    /// The sample's value of this metric: a built-in one's own
+    /// measurement, a declared one's extracted value.
+    pub(crate) fn value(&self, sample: &Sample) -> Option<f64> {
+        match self.builtin {
+            Some(builtin) => Some(sample.measured(builtin)),
+            None => sample.metrics.get(&self.name).copied(),
+        }
+    }
+}
+
 pub(crate) fn available_metrics(experiment: &Experiment) -> Vec<Available> {
     let mut available: Vec<Available> = experiment
         .metrics
@@ -262,49 +326,12 @@ pub(crate) fn available_metrics(experiment: &Experiment) -> Vec<Available> {
     available
 }
 
-/// Values of an available metric per cell, data samples only.
-fn available_values(samples: &[Sample], cells: usize, metric: &Available) -> Vec<Vec<f64>> {
-    let Some(builtin) = metric.builtin else {
-        return cell_values(samples, cells, &metric.name);
-    };
-    let mut values = vec![Vec::new(); cells];
-    for sample in samples.iter().filter(|sample| sample.is_data()) {
-        if let Some(cell) = values.get_mut(sample.cell) {
-            cell.push(match builtin {
-                Builtin::Wall => sample.wall_seconds,
-                Builtin::User => sample.user_seconds,
-                Builtin::Sys => sample.sys_seconds,
-                Builtin::MaxRss => sample.max_rss_kib as f64,
-            });
-        }
-    }
-    values
-}
-
-/// As [`available_values`], each value with its interleaved block's id
-/// (for the block-paired analysis).
-fn blocked_values(samples: &[Sample], cells: usize, metric: &Available) -> Vec<Vec<(u64, f64)>> {
-    let mut values = vec![Vec::new(); cells];
-    for sample in samples.iter().filter(|sample| sample.is_data()) {
-        let value = match metric.builtin {
-            Some(Builtin::Wall) => Some(sample.wall_seconds),
-            Some(Builtin::User) => Some(sample.user_seconds),
-            Some(Builtin::Sys) => Some(sample.sys_seconds),
-            Some(Builtin::MaxRss) => Some(sample.max_rss_kib as f64),
-            None => sample.metrics.get(&metric.name).copied(),
-        };
-        if let (Some(value), Some(cell)) = (value, values.get_mut(sample.cell)) {
-            cell.push((u64::from(sample.block), value));
-        }
-    }
-    values
-}
-
 fn better_name(direction: Direction) -> &'static str {
     crate::compare::better_of(direction).as_str()
 }
 
-fn metric_column(samples: &[Sample], cells: usize, metric: &Available) -> MetricColumn {
+/// A metric's column without its cells.
+fn metric_column_header(metric: &Available) -> MetricColumn {
     MetricColumn {
         name: metric.name.clone(),
         unit: metric.unit.clone(),
@@ -314,10 +341,18 @@ fn metric_column(samples: &[Sample], cells: usize, metric: &Available) -> Metric
         } else {
             "declared"
         },
-        cells: available_values(samples, cells, metric)
-            .iter()
+        cells: Vec::new(),
+    }
+}
+
+fn metric_column(table: &SampleTable, metric: &Available) -> MetricColumn {
+    MetricColumn {
+        cells: table
+            .cell_values(&metric.name)
+            .par_iter()
             .map(|values| MetricCell::of(values))
             .collect(),
+        ..metric_column_header(metric)
     }
 }
 
@@ -331,15 +366,21 @@ pub fn environment_lines(environment: &Environment) -> Vec<(String, String)> {
     };
     add("host", environment.hostname.clone());
     add("kernel", environment.kernel_release.clone());
+    add("kernel compiler", environment.kernel_compiler.clone());
     add("cpu", environment.cpu_model.clone());
     add(
-        "cpus",
-        match (environment.cpu_count, &environment.cpus_online) {
-            (Some(count), Some(online)) => Some(format!("{count} (online {online})")),
-            (Some(count), None) => Some(count.to_string()),
-            (None, online) => online.clone(),
-        },
+        "cpu id",
+        environment
+            .cpu_identity
+            .as_ref()
+            .map(verdict_model::CpuIdentity::line),
     );
+    add(
+        "cpu features",
+        (!environment.cpu_features.is_empty())
+            .then(|| verdict_model::provenance::features_line(&environment.cpu_features)),
+    );
+    add("cpus", crate::provenance::cpus_line(environment));
     add("smt", environment.smt.clone());
     add("governor", environment.cpufreq_governor.clone());
     add("virtualization", environment.virtualization.clone());
@@ -352,6 +393,12 @@ pub fn environment_lines(environment: &Environment) -> Vec<(String, String)> {
             .as_ref()
             .map(|hash| hash[..hash.len().min(16)].to_string()),
     );
+    add("config source", environment.kernel_config_source.clone());
+    if let Some(build) = &environment.build {
+        add("built commit", build.commit.clone());
+        add("build command", build.command.clone());
+        add("build compiler", build.compiler.clone());
+    }
     add("cmdline", environment.kernel_cmdline.clone());
     add(
         "load",
@@ -363,7 +410,7 @@ pub fn environment_lines(environment: &Environment) -> Vec<(String, String)> {
 }
 
 impl RunReport {
-    /// Build from stored data. Pure.
+    /// Build from samples held in memory. Pure.
     pub fn build(
         run: RunInfo,
         experiment: &Experiment,
@@ -371,23 +418,28 @@ impl RunReport {
         environment: &Environment,
         options: &RunReportOptions,
     ) -> Result<RunReport, String> {
-        let available = available_metrics(experiment);
-        let find = |name: &str| -> Result<&Available, String> {
-            available
-                .iter()
-                .find(|metric| metric.name == name)
-                .ok_or_else(|| {
-                    format!(
-                        "the run has no metric `{name}`; it has: {}",
-                        available
-                            .iter()
-                            .map(|metric| metric.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                })
-        };
-        let metric = find(
+        Self::build_from(
+            run,
+            experiment,
+            &SampleTable::of(experiment, samples),
+            environment,
+            options,
+        )
+    }
+
+    /// Build from a run's samples as columns (streamed from the store):
+    /// each cell's summaries, the comparisons, the failures, missing
+    /// values and leftovers. Pure.
+    pub fn build_from(
+        run: RunInfo,
+        experiment: &Experiment,
+        table: &SampleTable,
+        environment: &Environment,
+        options: &RunReportOptions,
+    ) -> Result<RunReport, String> {
+        let available = table.metrics();
+        let metric = find_metric(
+            available,
             options
                 .metric
                 .as_deref()
@@ -397,195 +449,110 @@ impl RunReport {
             None => available.iter().collect(),
             Some(names) => names
                 .iter()
-                .map(|name| find(name.trim()))
+                .map(|name| find_metric(available, name.trim()))
                 .collect::<Result<_, _>>()?,
         };
         let cells = experiment.cells();
+        let values = table.cell_values(&metric.name);
+        // Each cell's summary of the report's metric, once (its row, its
+        // column in the side-by-side table), the other metrics' columns and
+        // the comparisons are independent: computed side by side (each a
+        // sort of every cell's values, a second on a run of 10^6 samples).
+        let ((summaries, others), comparisons) = rayon::join(
+            || {
+                rayon::join(
+                    || {
+                        values
+                            .par_iter()
+                            .map(|values| summarize(values))
+                            .collect::<Vec<Option<Summary>>>()
+                    },
+                    || {
+                        shown
+                            .par_iter()
+                            .filter(|shown| shown.name != metric.name)
+                            .map(|shown| metric_column(table, shown))
+                            .collect::<Vec<MetricColumn>>()
+                    },
+                )
+            },
+            || comparisons_of(experiment, &cells, table, metric, &values, options),
+        );
+        let mut others = others.into_iter();
         let metrics: Vec<MetricColumn> = shown
             .iter()
-            .map(|shown| metric_column(samples, cells.len(), shown))
+            .filter_map(|shown| {
+                if shown.name == metric.name {
+                    Some(MetricColumn {
+                        cells: values
+                            .iter()
+                            .zip(&summaries)
+                            .map(|(values, summary)| {
+                                MetricCell::summarized(values.len(), summary.as_ref())
+                            })
+                            .collect(),
+                        ..metric_column_header(shown)
+                    })
+                } else {
+                    others.next()
+                }
+            })
             .collect();
         let layout = if options.metric.is_some() && options.metrics.is_none() {
             Layout::Detailed
         } else {
             Layout::SideBySide
         };
-        let values = available_values(samples, cells.len(), metric);
-        let rows = cells
-            .iter()
-            .enumerate()
-            .map(|(index, cell)| {
-                let in_cell = samples.iter().filter(|sample| sample.cell == index);
-                let data_sequences: Vec<u32> = samples
-                    .iter()
-                    .filter(|sample| {
-                        sample.cell == index
-                            && sample.is_data()
-                            && (metric.builtin.is_some()
-                                || sample.metrics.contains_key(&metric.name))
-                    })
-                    .map(|sample| sample.sequence)
-                    .collect();
-                let summary = summarize(&values[index]);
-                let stats = MetricCell::of(&values[index]);
-                CellRow {
-                    levels: cell.levels.iter().cloned().collect(),
-                    label: cell.label(),
-                    n: values[index].len(),
-                    failed: in_cell
-                        .clone()
-                        .filter(|sample| sample.failure.is_some() && !sample.warmup)
-                        .count(),
-                    warmups: in_cell.filter(|sample| sample.warmup).count(),
-                    median: stats.median,
-                    ci_low: stats.ci_low,
-                    ci_high: stats.ci_high,
-                    cv: stats.cv,
-                    robust_cv: stats.robust_cv,
-                    min: stats.min,
-                    max: stats.max,
-                    outliers: summary
-                        .as_ref()
-                        .map(|summary| {
-                            summary
-                                .outliers
-                                .iter()
-                                .filter_map(|index| data_sequences.get(*index).copied())
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                    drift: summary.as_ref().and_then(|summary| {
-                        summary
-                            .drift
-                            .as_ref()
-                            .filter(|drift| drift.flagged)
-                            .map(|drift| drift.rho)
-                    }),
-                }
-            })
-            .collect::<Vec<_>>();
-        let better = crate::compare::better_of(metric.direction);
-        let declared_threshold = experiment
-            .metrics
-            .iter()
-            .find(|declared| declared.name == metric.name)
-            .and_then(|declared| declared.threshold);
-        let threshold = options
-            .threshold
-            .or(declared_threshold)
-            .unwrap_or(experiment.sampling.threshold);
-        // Every comparison with a run a side gets a row; one that cannot
-        // be decided says why (one run per cell).
-        let comparable = |comparison: &verdict_model::ComparisonSpec| {
-            !values[comparison.baseline_cell].is_empty()
-                && !values[comparison.candidate_cell].is_empty()
+        let rows = cell_rows(&cells, table, metric, &values, &summaries);
+        let (comparisons, comparisons_error) = match comparisons {
+            Ok(comparisons) => (comparisons, None),
+            Err(error) => (None, Some(error)),
         };
-        let inputs: Vec<ComparisonInput> = experiment
+        let compared_values = experiment
             .comparisons()
             .iter()
-            .filter(|comparison| comparable(comparison))
-            .map(|comparison| ComparisonInput {
-                name: format!(
-                    "{} vs {}",
-                    comparison_label(&cells[comparison.candidate_cell].levels, &comparison.factor),
-                    cells[comparison.baseline_cell]
-                        .level(&comparison.factor)
-                        .unwrap_or("")
-                ),
-                unit: metric.unit.clone(),
-                better,
-                threshold,
-                power: experiment.sampling.power,
+            .filter(|comparison| {
+                values[comparison.baseline_cell].len() >= 2
+                    && values[comparison.candidate_cell].len() >= 2
+            })
+            .map(|comparison| ComparedValues {
+                name: comparison_name(&cells, comparison),
                 baseline: values[comparison.baseline_cell].clone(),
                 candidate: values[comparison.candidate_cell].clone(),
             })
             .collect();
-        // A metric that cannot be compared (a zero on the log scale of the
-        // shift estimate, e.g. `sys` of a quick command) still gets its
-        // tables; the reason replaces the comparisons.
-        // The analysis is the experiment's, fixed before the data were seen.
-        let compared = match experiment.sampling.analysis {
-            Analysis::Independent => comparisons_if_any(&inputs, options.alpha, options.adjust),
-            Analysis::Paired => {
-                let blocked = blocked_values(samples, cells.len(), metric);
-                let mut dropped = Vec::with_capacity(inputs.len());
-                let paired_inputs: Vec<ComparisonInput> = experiment
-                    .comparisons()
-                    .iter()
-                    // The same comparisons, in the same order, as `inputs`.
-                    .filter(|comparison| comparable(comparison))
-                    .zip(&inputs)
-                    .map(|(comparison, input)| {
-                        let pairs = block_pairs(
-                            &blocked[comparison.baseline_cell],
-                            &blocked[comparison.candidate_cell],
-                        );
-                        dropped.push(pairs.dropped);
-                        ComparisonInput {
-                            baseline: pairs.baseline,
-                            candidate: pairs.candidate,
-                            ..input.clone()
-                        }
-                    })
-                    .collect();
-                paired_comparisons_if_any(&paired_inputs, &dropped, options.alpha, options.adjust)
-            }
-        };
-        let (comparisons, comparisons_error) = match compared {
-            Ok(comparisons) => (comparisons, None),
-            Err(error) => (None, Some(error)),
-        };
-        let failures = samples
-            .iter()
-            .filter_map(|sample| {
-                sample.failure.as_ref().map(|failure| FailureRow {
-                    sequence: sample.sequence,
-                    cell: cells
-                        .get(sample.cell)
-                        .map(|cell| cell.label())
-                        .unwrap_or_default(),
-                    reason: failure.reason.clone(),
-                    output_tail: failure.output_tail.clone(),
+        // Every other declared metric's verdicts, side by side with the
+        // detailed one's (an experiment that declares wall and sys asks
+        // about both).
+        let metric_verdicts = if experiment.metrics.len() >= 2 {
+            available
+                .iter()
+                .filter(|other| other.builtin.is_none() && other.name != metric.name)
+                .map(|other| {
+                    let values = table.cell_values(&other.name);
+                    let (comparisons, error) =
+                        match comparisons_of(experiment, &cells, table, other, &values, options) {
+                            Ok(comparisons) => (comparisons, None),
+                            Err(error) => (None, Some(error)),
+                        };
+                    MetricVerdicts {
+                        metric: other.name.clone(),
+                        unit: other.unit.clone(),
+                        better: better_name(other.direction).to_string(),
+                        comparisons,
+                        error,
+                    }
                 })
-            })
-            .collect();
+                .collect()
+        } else {
+            Vec::new()
+        };
         let label = |index: usize| {
             cells
                 .get(index)
                 .map(|cell| cell.label())
                 .unwrap_or_default()
         };
-        let missing = experiment
-            .metrics
-            .iter()
-            .filter_map(|metric| {
-                let mut count = 0;
-                let mut reasons: Vec<String> = Vec::new();
-                for sample in samples.iter().filter(|sample| sample.is_data()) {
-                    if let Some(reason) = sample.missing.get(&metric.name) {
-                        count += 1;
-                        if !reasons.contains(reason) {
-                            reasons.push(reason.clone());
-                        }
-                    }
-                }
-                (count > 0).then(|| MissingRow {
-                    metric: metric.name.clone(),
-                    count,
-                    reasons,
-                })
-            })
-            .collect();
-        let leftovers = samples
-            .iter()
-            .filter(|sample| !sample.leftovers.is_empty())
-            .map(|sample| LeftoverRow {
-                sequence: sample.sequence,
-                cell: label(sample.cell),
-                processes: sample.leftovers.clone(),
-                killed: experiment.sampling.kill_leftovers,
-            })
-            .collect();
         Ok(RunReport {
             schema: REPORT_SCHEMA,
             run,
@@ -597,15 +564,204 @@ impl RunReport {
             environment: environment_lines(environment),
             cells: rows,
             comparisons,
-            failures,
-            missing,
-            leftovers,
+            failures: table
+                .failures()
+                .iter()
+                .map(|failure| FailureRow {
+                    sequence: failure.sequence,
+                    cell: label(failure.cell),
+                    reason: failure.reason.clone(),
+                    output_tail: failure.output_tail.clone(),
+                })
+                .collect(),
+            missing: table
+                .missing()
+                .map(|missing| MissingRow {
+                    metric: missing.metric.clone(),
+                    count: missing.count,
+                    reasons: missing.reasons.clone(),
+                })
+                .collect(),
+            leftovers: table
+                .leftovers()
+                .iter()
+                .map(|leftover| LeftoverRow {
+                    sequence: leftover.sequence,
+                    cell: label(leftover.cell),
+                    processes: leftover.processes.clone(),
+                    killed: experiment.sampling.kill_leftovers,
+                })
+                .collect(),
             metrics,
             layout,
             comparisons_error,
             boots: None,
+            work: None,
+            metric_verdicts,
+            provenance: None,
+            compared_values,
         })
     }
+}
+
+/// The metric called `name` among those the run has.
+fn find_metric<'a>(available: &'a [Available], name: &str) -> Result<&'a Available, String> {
+    available
+        .iter()
+        .find(|metric| metric.name == name)
+        .ok_or_else(|| {
+            format!(
+                "the run has no metric `{name}`; it has: {}",
+                available
+                    .iter()
+                    .map(|metric| metric.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+}
+
+/// One row per cell: the report's metric summarized, failures, warmups,
+/// outliers (by sequence) and drift.
+fn cell_rows(
+    cells: &[verdict_model::Cell],
+    table: &SampleTable,
+    metric: &Available,
+    values: &[Vec<f64>],
+    summaries: &[Option<Summary>],
+) -> Vec<CellRow> {
+    cells
+        .iter()
+        .enumerate()
+        .map(|(index, cell)| {
+            let summary = summaries[index].as_ref();
+            let stats = MetricCell::summarized(values[index].len(), summary);
+            let in_cell = table.cells().get(index);
+            let outliers = summary
+                .filter(|summary| !summary.outliers.is_empty())
+                .map(|summary| {
+                    let sequences: Vec<u32> = table
+                        .data(index, &metric.name)
+                        .map(|(sequence, _, _)| sequence)
+                        .collect();
+                    summary
+                        .outliers
+                        .iter()
+                        .filter_map(|index| sequences.get(*index).copied())
+                        .collect()
+                })
+                .unwrap_or_default();
+            CellRow {
+                levels: cell.levels.iter().cloned().collect(),
+                label: cell.label(),
+                n: values[index].len(),
+                failed: in_cell.map_or(0, |samples| samples.failed.len()),
+                warmups: in_cell.map_or(0, |samples| samples.warmups),
+                median: stats.median,
+                ci_low: stats.ci_low,
+                ci_high: stats.ci_high,
+                cv: stats.cv,
+                robust_cv: stats.robust_cv,
+                min: stats.min,
+                max: stats.max,
+                outliers,
+                drift: summary.and_then(|summary| {
+                    summary
+                        .drift
+                        .as_ref()
+                        .filter(|drift| drift.flagged)
+                        .map(|drift| drift.rho)
+                }),
+            }
+        })
+        .collect()
+}
+
+/// The experiment's comparisons of `metric` with the analysis it chose
+/// before the data were seen (independent or block-paired); an error when
+/// the metric's values cannot be compared (a zero on the log scale of the
+/// shift estimate, e.g. `sys` of a quick command), which the report shows
+/// instead.
+fn comparisons_of(
+    experiment: &Experiment,
+    cells: &[verdict_model::Cell],
+    table: &SampleTable,
+    metric: &Available,
+    values: &[Vec<f64>],
+    options: &RunReportOptions,
+) -> Result<Option<CompareReport>, String> {
+    let better = crate::compare::better_of(metric.direction);
+    let declared_threshold = experiment
+        .metrics
+        .iter()
+        .find(|declared| declared.name == metric.name)
+        .and_then(|declared| declared.threshold);
+    let threshold = options
+        .threshold
+        .or(declared_threshold)
+        .unwrap_or(experiment.sampling.threshold);
+    // Every comparison with a run a side gets a row; one that cannot be
+    // decided says why (one run per cell).
+    let compared: Vec<_> = experiment
+        .comparisons()
+        .into_iter()
+        .filter(|comparison| {
+            !values[comparison.baseline_cell].is_empty()
+                && !values[comparison.candidate_cell].is_empty()
+        })
+        .collect();
+    let inputs: Vec<ComparisonInput> = compared
+        .iter()
+        .map(|comparison| ComparisonInput {
+            name: comparison_name(cells, comparison),
+            unit: metric.unit.clone(),
+            better,
+            threshold,
+            power: experiment.sampling.power,
+            baseline: values[comparison.baseline_cell].clone(),
+            candidate: values[comparison.candidate_cell].clone(),
+        })
+        .collect();
+    match experiment.sampling.analysis {
+        Analysis::Independent => comparisons_if_any(&inputs, options.alpha, options.adjust),
+        Analysis::Paired => {
+            let blocked = |cell: usize| -> Vec<(u64, f64)> {
+                table
+                    .data(cell, &metric.name)
+                    .map(|(_, block, value)| (u64::from(block), value))
+                    .collect()
+            };
+            let mut dropped = Vec::with_capacity(inputs.len());
+            let paired_inputs: Vec<ComparisonInput> = compared
+                .iter()
+                .zip(&inputs)
+                .map(|(comparison, input)| {
+                    let pairs = block_pairs(
+                        &blocked(comparison.baseline_cell),
+                        &blocked(comparison.candidate_cell),
+                    );
+                    dropped.push(pairs.dropped);
+                    ComparisonInput {
+                        baseline: pairs.baseline,
+                        candidate: pairs.candidate,
+                        ..input.clone()
+                    }
+                })
+                .collect();
+            paired_comparisons_if_any(&paired_inputs, &dropped, options.alpha, options.adjust)
+        }
+    }
+}
+
+/// `[load=2] preempt=full vs none`: a comparison's name in every report.
+fn comparison_name(cells: &[verdict_model::Cell], comparison: &ComparisonSpec) -> String {
+    format!(
+        "{} vs {}",
+        comparison_label(&cells[comparison.candidate_cell].levels, &comparison.factor),
+        cells[comparison.baseline_cell]
+            .level(&comparison.factor)
+            .unwrap_or("")
+    )
 }
 
 pub(crate) fn comparison_label(levels: &[(String, String)], factor: &str) -> String {

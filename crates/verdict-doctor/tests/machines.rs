@@ -76,6 +76,20 @@ fn firecracker_vm() {
         Some(64)
     );
     assert_eq!(environment.preempt.as_deref(), Some("none+dynamic"));
+    // Provenance: the CPU's identity as the fixture's /proc/cpuinfo states
+    // it, and x86's checked features (eIBRS: no PTI on this CPU).
+    assert_eq!(
+        environment
+            .cpu_identity
+            .as_ref()
+            .map(verdict_model::CpuIdentity::line)
+            .as_deref(),
+        Some("GenuineIntel family 6 model 207 stepping 2 microcode 0x1")
+    );
+    assert_eq!(
+        verdict_model::provenance::features_line(&environment.cpu_features),
+        "ibrs+ ibrs_enhanced+ ibpb+ stibp+ ssbd+ md_clear+ pti-"
+    );
     // SELinux is built in, selinuxfs is not mounted.
     assert_eq!(environment.selinux.as_deref(), Some("disabled"));
     assert_eq!(environment.clocksource.as_deref(), Some("tsc"));

@@ -24,7 +24,9 @@ use verdict_bisect::{
     Outcome, Vcs,
 };
 use verdict_exec::{Cancel, Executor, Invocation, Program, Status};
-use verdict_model::{Environment, Experiment, OnBootFailure, RunId, RunStatus, SamplingMode};
+use verdict_model::{
+    BuildProvenance, Environment, Experiment, OnBootFailure, RunId, RunStatus, SamplingMode,
+};
 use verdict_store::{BisectId, BisectRecord, NewBisect, Store};
 
 use crate::bisect_boots::{BootBuild, BootCosts, BootSite};
@@ -268,6 +270,8 @@ pub struct Done {
     pub outcome: Outcome,
     /// What the boots cost (a kernel bisection), else `None`.
     pub boots: Option<BootCosts>,
+    /// The metric the bisection decided on (the experiment's primary).
+    pub metric: verdict_model::MetricSpec,
 }
 
 /// `experiment` as run at every commit: a working directory that is the
@@ -303,8 +307,14 @@ pub fn run<V: Vcs + Worktrees>(
             };
             let settings: Settings =
                 serde_json::from_value(record.config.clone()).map_err(BisectRunError::internal)?;
-            let experiment = Experiment::parse(&record.experiment_text, &settings.experiment_path)
-                .map_err(BisectRunError::input)?;
+            let mut experiment =
+                Experiment::parse(&record.experiment_text, &settings.experiment_path)
+                    .map_err(BisectRunError::input)?;
+            // A kernel build's files are named relative to the experiment
+            // file (as when the bisection started).
+            if let Some(directory) = Path::new(&settings.experiment_path).parent() {
+                experiment.resolve_build_paths(directory);
+            }
             driver.observer.note(&format!(
                 "resuming bisection {} of {}",
                 record.id.0,
@@ -362,6 +372,7 @@ fn start_new(
         &path,
         request.boot.as_ref(),
         request.remote.is_some(),
+        request.build.is_some() || request.install.is_some(),
     )?;
     let repo = request.repo;
     let settings = Settings {
@@ -458,6 +469,7 @@ fn drive<V: Vcs + Worktrees>(
         // Only the first measurement after a resume can have been cut off.
         unfinished: unfinished_run(&runs),
         environment: site.environment(),
+        compiler: None,
         site,
         boots,
         next_event: sequence,
@@ -489,6 +501,7 @@ fn drive<V: Vcs + Worktrees>(
                     bisection,
                     outcome,
                     boots,
+                    metric: experiment.primary_metric().clone(),
                 })));
             }
             Action::Abort { reason } => {
@@ -527,6 +540,9 @@ struct Session<'s, 'a, V> {
     unfinished: Option<(String, RunId)>,
     /// Captured once per session (see `Site::environment`).
     environment: Environment,
+    /// The first line of `cc --version` in the build environment, asked
+    /// once per session (`Some(None)`: asked, no compiler answered).
+    compiler: Option<Option<String>>,
     /// Where each built commit is measured.
     site: Box<dyn Site>,
     /// Boots each commit's kernel (a kernel bisection).
@@ -543,6 +559,11 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
     /// install hook failed. Returns the directory to run in.
     fn prepare(&mut self, commit: &CommitId) -> Result<Result<PathBuf, Event>, BisectRunError> {
         let settings = self.settings;
+        // verdict builds the kernel itself from the repository's objects:
+        // nothing to check out or run here.
+        if settings.boot.as_ref().is_some_and(|boot| boot.from_source) {
+            return Ok(Ok(settings.repo.clone()));
+        }
         let directory = if settings.worktrees {
             if let Some((_, path)) = self.worktrees.iter().find(|(built, _)| built == commit) {
                 return Ok(Ok(path.clone()));
@@ -634,7 +655,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
         let experiment = self
             .site
             .stage(&experiment, &directory, &commit.to_string())?;
-        let environment = self.environment.clone();
+        let environment = self.measured_environment(commit, &directory);
         let capture = move || environment.clone();
         let store = self.driver.store;
         let engine = Engine {
@@ -663,6 +684,53 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             }
         };
         self.event_of(commit, &summary)
+    }
+
+    /// The environment a measurement of `commit` records: the session's,
+    /// with the build (the commit, the build command, and the compiler the
+    /// build environment's `cc --version` names).
+    fn measured_environment(&mut self, commit: &CommitId, directory: &Path) -> Environment {
+        let compiler = match &self.compiler {
+            Some(known) => known.clone(),
+            None => {
+                let asked = self.ask_compiler(directory);
+                self.compiler = Some(asked.clone());
+                asked
+            }
+        };
+        let mut environment = self.environment.clone();
+        environment.build = Some(BuildProvenance {
+            commit: Some(commit.to_string()),
+            command: self.settings.build.clone(),
+            compiler,
+            ..BuildProvenance::default()
+        });
+        environment
+    }
+
+    /// The first line of `cc --version` run where the commits are built
+    /// (the builder, in the tree), when it answers.
+    fn ask_compiler(&self, directory: &Path) -> Option<String> {
+        let invocation = Invocation::new(Program::Argv(vec![
+            "cc".to_string(),
+            "--version".to_string(),
+        ]))
+        .with_cwd(directory)
+        .with_timeout(std::time::Duration::from_secs(30));
+        let outcome = self
+            .driver
+            .builder
+            .run(&invocation, &self.driver.cancel)
+            .ok()?;
+        (outcome.status == Status::Exited(0))
+            .then(|| {
+                String::from_utf8_lossy(&outcome.stdout)
+                    .lines()
+                    .next()
+                    .map(|line| line.trim().to_string())
+            })
+            .flatten()
+            .filter(|line| !line.is_empty())
     }
 
     /// A measurement run of `commit`: `runs` iterations, no warmups, named
@@ -724,6 +792,11 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             return Err(BisectRunError::Interrupted(self.id));
         }
         let (values, samples) = run_values(store, summary.run, self.experiment)?;
+        if values.is_empty()
+            && let Some(reason) = failed_build(store, summary.run)?
+        {
+            return Ok(Some(self.skip(commit, reason)));
+        }
         if values.is_empty() && self.boots.is_some() {
             // No proven boot: the kernel did not boot (after the
             // experiment's `boot_retries`); its boots and their console
@@ -752,6 +825,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
                         .as_ref()
                         .map(|failure| failure.reason.clone())
                 })
+                .or_else(|| missing_reason(&samples, &self.experiment.primary_metric().name))
                 .unwrap_or_else(|| "no successful iteration".to_string());
             return Ok(Some(Event::Skip {
                 commit: commit.clone(),
@@ -780,12 +854,19 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             Some(_) => None,
             None => {
                 let boot = self.settings.boot.clone().unwrap_or_default();
-                let mut experiment =
-                    match crate::bisect_boots::commit_experiment(self.experiment, &boot, directory)
-                    {
-                        Ok(experiment) => experiment,
-                        Err(reason) => return Ok(Some(self.skip(commit, reason))),
-                    };
+                let experiment = if boot.from_source {
+                    Ok(crate::bisect_boots::source_experiment(
+                        self.experiment,
+                        directory,
+                        &commit.to_string(),
+                    ))
+                } else {
+                    crate::bisect_boots::commit_experiment(self.experiment, &boot, directory)
+                };
+                let mut experiment = match experiment {
+                    Ok(experiment) => experiment,
+                    Err(reason) => return Ok(Some(self.skip(commit, reason))),
+                };
                 // One boot per measurement: the block's unit.
                 experiment.sampling.boots = 1;
                 experiment.sampling.on_boot_failure = OnBootFailure::Skip;
@@ -795,7 +876,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
                 ))
             }
         };
-        let environment = self.environment.clone();
+        let environment = self.measured_environment(commit, directory);
         let capture = move || environment.clone();
         let mut progress = self
             .driver
@@ -810,6 +891,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             cancel: self.driver.cancel.clone(),
             environment: &capture,
             boot_environment: site.environment.as_ref(),
+            kernels: site.kernels.as_ref(),
         };
         let summary = match (start, unfinished) {
             (Some((options, annotation)), _) => {
@@ -841,6 +923,23 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             let _ = self.vcs.prune_worktrees();
         }
     }
+}
+
+/// Why run `run`'s kernel was not built, when its last build record says
+/// it failed (a bisection from source skips such a commit, as a failed
+/// `--build` is skipped).
+fn failed_build(store: &dyn Store, run: RunId) -> Result<Option<String>, BisectRunError> {
+    let records =
+        crate::boot_builds::stored_records(store, run).map_err(BisectRunError::internal)?;
+    Ok(records.last().and_then(|record| {
+        record.failure.as_ref().map(|failure| {
+            format!(
+                "kernel build failed at its {} step (run {run}): {}",
+                failure.step.as_str(),
+                failure.message
+            )
+        })
+    }))
 }
 
 /// The directory of bisection `id`'s worktrees: in the system temporary
@@ -891,6 +990,23 @@ fn unfinished_run(runs: &[verdict_store::RunSummary]) -> Option<(String, RunId)>
 
 /// The values of a measurement run (its successful iterations' primary
 /// metric) and all its samples.
+/// Why successful iterations have no value of `metric` (perf's `<not
+/// supported>`): the words `verdict run`'s report prints for them,
+/// `METRIC: N missing value(s): WHAT THE TOOL SAID`.
+fn missing_reason(samples: &[verdict_model::Sample], metric: &str) -> Option<String> {
+    let mut reasons: Vec<&str> = Vec::new();
+    let mut count = 0;
+    for sample in samples.iter().filter(|sample| sample.is_data()) {
+        if let Some(reason) = sample.missing.get(metric) {
+            count += 1;
+            if !reasons.contains(&reason.as_str()) {
+                reasons.push(reason);
+            }
+        }
+    }
+    (count > 0).then(|| format!("{metric}: {count} missing value(s): {}", reasons.join("; ")))
+}
+
 fn run_values(
     store: &dyn Store,
     run: RunId,
@@ -958,6 +1074,9 @@ pub struct BisectLog {
     pub commits: Vec<LoggedCommit>,
     /// What the boots cost (a kernel bisection), else `None`.
     pub boots: Option<BootCosts>,
+    /// The metric the bisection decided on (the stored experiment's
+    /// primary); `None` when the stored experiment no longer loads.
+    pub metric: Option<verdict_model::MetricSpec>,
 }
 
 /// One commit of a bisection log.
@@ -1023,11 +1142,15 @@ pub fn log<V: Vcs>(
             }
         })
         .collect();
+    let metric = Experiment::parse(&record.experiment_text, &settings.experiment_path)
+        .ok()
+        .map(|experiment| experiment.primary_metric().clone());
     Ok(BisectLog {
         record,
         settings,
         bisection,
         commits,
         boots,
+        metric,
     })
 }

@@ -1,7 +1,9 @@
 //! Bisecting kernels: the boot level a commit's build yields
 //! ([`BootBuild`]: `--boot-kernel`, `--boot-initrd`, `--boot-cmdline`, a
-//! `--boot-spec` file the build writes), the experiment that boots it on
-//! the `[target] vm` of the bisection's experiment ([`commit_experiment`]),
+//! `--boot-spec` file the build writes; or a kernel verdict builds itself
+//! from the VM's `build` at each commit), the experiment that boots it on
+//! the `[target] vm` of the bisection's experiment ([`commit_experiment`],
+//! [`source_experiment`]),
 //! and what the boots cost per step and per commit ([`BootCosts`], read
 //! back from the store's `boots` of the bisection's runs).
 //!
@@ -16,8 +18,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use verdict_bisect::{Bisection, CommitId, Event};
-use verdict_exec::{Booter, Target};
-use verdict_model::{BootPlan, Environment, Experiment, LevelBoot, RunStatus};
+use verdict_exec::Booter;
+use verdict_model::{BootPlan, Experiment, LevelBoot, RunStatus};
 use verdict_store::{BisectId, Store};
 
 use crate::bisect::{BisectRunError, Settings};
@@ -39,10 +41,16 @@ pub struct BootBuild {
     /// it wins over the flags, and its `cmdline` comes after theirs (or
     /// replaces everything with `cmdline_mode = "replace"`).
     pub spec: Option<PathBuf>,
+    /// verdict builds each commit's kernel itself, from `[target] vm`'s
+    /// `build` (its config, fragments and make arguments) with the
+    /// repository at the commit as the tree: no checkout, no `--build`.
+    #[serde(default)]
+    pub from_source: bool,
 }
 
-/// Reads a booted machine's environment through its target.
-pub type BootEnvironment = Box<dyn Fn(&dyn Target) -> Environment>;
+/// Reads a booted machine's environment (and its kernel config) through
+/// its target.
+pub type BootEnvironment = Box<crate::boots::BootEnvironment<'static>>;
 
 /// How a bisection boots: the booter of the experiment's `[target] vm`
 /// (one for the whole session; each measurement is a fresh boot) and how a
@@ -51,6 +59,8 @@ pub type BootEnvironment = Box<dyn Fn(&dyn Target) -> Environment>;
 pub struct BootSite {
     pub booter: Box<dyn Booter>,
     pub environment: BootEnvironment,
+    /// Builds each commit's kernel (a bisection from source).
+    pub kernels: Option<crate::kernel_build::KernelBuilder>,
 }
 
 impl std::fmt::Debug for BootSite {
@@ -68,12 +78,16 @@ pub(crate) fn check(
     experiment_path: &Path,
     boot: Option<&BootBuild>,
     remote: bool,
+    commands: bool,
 ) -> Result<(), BisectRunError> {
     let path = experiment_path.display();
     if experiment.host_boot.is_some() {
         return Err(BisectRunError::Input(format!(
             "{path}: `[target] boot` (ssh hosts booted by kexec) cannot be bisected yet; bisect kernels on `[target] vm`"
         )));
+    }
+    if let Some(build) = experiment.vm.as_ref().and_then(|vm| vm.build.as_ref()) {
+        return check_source(build, experiment_path, boot, remote, commands);
     }
     match (&experiment.vm, boot) {
         (Some(_), None) => Err(BisectRunError::Input(format!(
@@ -96,6 +110,54 @@ pub(crate) fn check(
         }
         (None, None) => Ok(()),
     }
+}
+
+/// A bisection that builds each commit's kernel from `[target] vm`'s
+/// `build`: no boot flags, no build or install command, no `ref` (the
+/// bisection picks the commits), here (not on a host).
+fn check_source(
+    build: &verdict_model::BuildSpec,
+    experiment_path: &Path,
+    boot: Option<&BootBuild>,
+    remote: bool,
+    commands: bool,
+) -> Result<(), BisectRunError> {
+    let path = experiment_path.display();
+    let refuse = |message: String| Err(BisectRunError::Input(format!("{path}: {message}")));
+    if boot.is_some_and(|boot| !boot.from_source) {
+        return refuse(
+            "`[target] vm` has a `build`: verdict builds each commit's kernel itself; drop --boot-kernel/--boot-initrd/--boot-cmdline/--boot-spec (or the `build`)".to_string(),
+        );
+    }
+    if commands {
+        return refuse(
+            "`[target] vm` has a `build`: verdict builds each commit's kernel itself; drop --build and --install".to_string(),
+        );
+    }
+    if remote {
+        return refuse(
+            "`[target] vm` boots each commit's kernel on this machine; --host does not apply"
+                .to_string(),
+        );
+    }
+    if let Some(git_ref) = &build.git_ref {
+        return refuse(format!(
+            "`vm.build.ref = \"{git_ref}\"`: the bisection builds the commits between --good and --bad of --repo; remove `ref`"
+        ));
+    }
+    Ok(())
+}
+
+/// `experiment` building and booting the kernel of `commit` of `repo`: its
+/// `[target] vm`'s `build` with the repository as the tree and the commit
+/// as the ref.
+pub(crate) fn source_experiment(experiment: &Experiment, repo: &Path, commit: &str) -> Experiment {
+    let mut experiment = experiment.clone();
+    if let Some(build) = experiment.vm.as_mut().and_then(|vm| vm.build.as_mut()) {
+        build.tree = Some(repo.to_path_buf());
+        build.git_ref = Some(commit.to_string());
+    }
+    experiment
 }
 
 /// The flags' part of a commit's boot, validated as a level's `boot`.
@@ -152,7 +214,9 @@ pub(crate) fn commit_experiment(
         levels.push(level);
     }
     let plan = BootPlan::combine(vm, &levels);
-    let kernel = plan.kernel.unwrap_or_else(|| vm.kernel.clone());
+    let Some(kernel) = plan.kernel.or_else(|| vm.kernel.clone()) else {
+        return Err("the experiment's `[target] vm` names no kernel".to_string());
+    };
     if boot.kernel.is_none() && levels.iter().all(|level| level.kernel.is_none()) {
         return Err(format!(
             "--boot-spec {}: names no `kernel` (and there is no --boot-kernel)",
@@ -173,7 +237,7 @@ pub(crate) fn commit_experiment(
     }
     let mut experiment = experiment.clone();
     let mut vm = vm.clone();
-    vm.kernel = kernel;
+    vm.kernel = Some(kernel);
     vm.initrd = plan.initrd;
     vm.cmdline = plan.cmdline;
     experiment.vm = Some(vm);
@@ -371,7 +435,7 @@ mod tests {
         .unwrap();
         let measured = commit_experiment(&vm(), &boot, tree.path()).unwrap();
         let vm = measured.vm.unwrap();
-        assert_eq!(vm.kernel, tree.path().join("arch/bzImage"));
+        assert_eq!(vm.kernel, Some(tree.path().join("arch/bzImage")));
         assert_eq!(vm.cmdline, "quiet mitigations=off preempt=full");
         // A file naming its own kernel wins; `replace` drops the rest.
         std::fs::write(tree.path().join("other"), bzimage("6.10.0-rc1")).unwrap();
@@ -384,7 +448,7 @@ mod tests {
             .unwrap()
             .vm
             .unwrap();
-        assert_eq!(vm.kernel, tree.path().join("other"));
+        assert_eq!(vm.kernel, Some(tree.path().join("other")));
         assert_eq!(vm.cmdline, "nosmt");
         // A build that left no bzImage, a file that does not load, a hook.
         std::fs::write(tree.path().join("other"), "not a kernel").unwrap();
@@ -414,25 +478,52 @@ mod tests {
             ..BootBuild::default()
         };
         let error = |result: Result<(), BisectRunError>| result.unwrap_err().to_string();
-        assert!(error(check(&vm(), path, None, false)).contains("--boot-kernel"));
+        assert!(error(check(&vm(), path, None, false, false)).contains("--boot-kernel"));
         assert!(
-            error(check(&experiment(""), path, Some(&kernel), false)).contains("no `[target] vm`")
+            error(check(&experiment(""), path, Some(&kernel), false, false))
+                .contains("no `[target] vm`")
         );
-        assert!(error(check(&vm(), path, Some(&kernel), true)).contains("--host"));
+        assert!(error(check(&vm(), path, Some(&kernel), true, false)).contains("--host"));
         let only_options = BootBuild {
             cmdline: "quiet".into(),
             ..BootBuild::default()
         };
-        assert!(error(check(&vm(), path, Some(&only_options), false)).contains("--boot-spec"));
+        assert!(
+            error(check(&vm(), path, Some(&only_options), false, false)).contains("--boot-spec")
+        );
         let quoted = BootBuild {
             cmdline: "a=\"b\"".into(),
             ..kernel.clone()
         };
-        assert!(error(check(&vm(), path, Some(&quoted), false)).contains("boot.cmdline"));
+        assert!(error(check(&vm(), path, Some(&quoted), false, false)).contains("boot.cmdline"));
         let host = experiment("boot = { kernel = \"/boot/vmlinuz\" }");
-        assert!(error(check(&host, path, Some(&kernel), false)).contains("cannot be bisected yet"));
-        assert!(check(&vm(), path, Some(&kernel), false).is_ok());
-        assert!(check(&experiment(""), path, None, false).is_ok());
+        assert!(
+            error(check(&host, path, Some(&kernel), false, false))
+                .contains("cannot be bisected yet")
+        );
+        assert!(check(&vm(), path, Some(&kernel), false, false).is_ok());
+        assert!(check(&experiment(""), path, None, false, false).is_ok());
+        // A VM that builds its kernel: each commit built by verdict, no
+        // flags, commands, host or ref.
+        let built = experiment("vm = { build = { config = \"tinyconfig\" } }");
+        let source = BootBuild {
+            from_source: true,
+            ..BootBuild::default()
+        };
+        assert!(check(&built, path, Some(&source), false, false).is_ok());
+        assert!(error(check(&built, path, Some(&kernel), false, false)).contains("--boot-kernel"));
+        assert!(error(check(&built, path, Some(&source), false, true)).contains("--build"));
+        assert!(error(check(&built, path, Some(&source), true, false)).contains("--host"));
+        let with_ref = experiment("vm = { build = { config = \"tinyconfig\", ref = \"v1\" } }");
+        assert!(
+            error(check(&with_ref, path, Some(&source), false, false)).contains("remove `ref`")
+        );
+        let at = source_experiment(&built, Path::new("/src/linux"), "abc");
+        let build = at.vm.unwrap().build.unwrap();
+        assert_eq!(
+            (build.tree, build.git_ref),
+            (Some("/src/linux".into()), Some("abc".to_string()))
+        );
     }
 
     /// A bisection of three commits measured once each (`fixed_runs`),
@@ -498,7 +589,7 @@ mod tests {
                     host: "vm".into(),
                     planned: 1,
                     started_at_ms: 0,
-                    environment_start: Environment::default(),
+                    environment_start: verdict_model::Environment::default(),
                     command_line: Vec::new(),
                     bisect: Some(id),
                 })

@@ -10,23 +10,33 @@
 //! skipped (`on_boot_failure`). `--resume` continues from the first boot
 //! whose iterations are not all stored, in a fresh boot. The booted
 //! machine's own environment (kernel, command line, CPU, SMT) is read
-//! through its target after each proof and stored in the boot's row.
+//! through its target after each proof and stored in the boot's row, and
+//! the booted kernel's config the capture found (the guest's own, or the
+//! image's neighbour on the controller) is stored once under its hash, so
+//! `compare --config-diff` compares boot levels.
+//! Kernels built from source (a level's or the VM's `build`) are built
+//! before the first boot (`boot_builds`); each boot of one carries its
+//! provenance in its environment.
 //!
 //! Must not: start QEMU or any process itself (the booter and the target
 //! do), or store a sample of a boot that did not prove itself.
 
 use crate::runner::{
     Engine, EngineError, Levels, LoopContext, LoopEnd, Observer, RunSummary, StartOptions,
-    check_design, now_ms, planned_iterations,
+    check_design, now_ms, planned_iterations, stored_experiment,
 };
 use crate::schedule::{Slot, block_order};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
+use verdict_doctor::environment::KernelConfig;
 use verdict_exec::{BootSpec, Booter, Cancel, ExecError, Target};
 use verdict_model::{BootPlan, Environment, Experiment, OnBootFailure, RunId, RunStatus, Sample};
 use verdict_store::{BootRow, NewBoot, NewRun, Store};
+
+use crate::boot_builds::{RunKernels, build_kernels};
+use crate::kernel_build::KernelBuilder;
 
 /// One boot of the schedule.
 #[derive(Debug, Clone, PartialEq)]
@@ -153,6 +163,20 @@ fn plan_kernel(plan: &BootPlan) -> String {
     }
 }
 
+/// A booted machine as its capture found it: its environment, and the
+/// kernel config whose hash the environment records, when one was read
+/// (stored once per distinct config, for `compare --config-diff`).
+#[derive(Debug, Clone, Default)]
+pub struct BootCapture {
+    pub environment: Environment,
+    pub kernel_config: Option<KernelConfig>,
+}
+
+/// Reads a booted machine's environment through its target; the boot's
+/// spec names the kernel image it booted (whose neighbour on the
+/// controller may hold its config).
+pub type BootEnvironment<'a> = dyn Fn(&dyn Target, &BootSpec) -> BootCapture + 'a;
+
 /// Runs experiments whose unit is the boot; see the module documentation.
 pub struct BootRunner<'a> {
     pub booter: &'a mut dyn Booter,
@@ -162,7 +186,9 @@ pub struct BootRunner<'a> {
     pub environment: &'a dyn Fn() -> Environment,
     /// The booted machine's environment, read through its target after
     /// the boot is proven; stored in the boot's row (`BootRow::environment`).
-    pub boot_environment: &'a dyn Fn(&dyn Target) -> Environment,
+    pub boot_environment: &'a BootEnvironment<'a>,
+    /// Builds the kernels levels name with `build`; `None` refuses them.
+    pub kernels: Option<&'a KernelBuilder>,
 }
 
 impl std::fmt::Debug for BootRunner<'_> {
@@ -189,7 +215,14 @@ impl BootRunner<'_> {
         check_design(&options.experiment)?;
         let environment = (self.environment)();
         let host = match (&options.experiment.vm, self.booter.host_name()) {
-            (Some(vm), _) => format!("vm:{}", vm.kernel.display()),
+            (Some(vm), _) => match (
+                &vm.kernel,
+                vm.build.as_ref().and_then(|build| build.tree.as_ref()),
+            ) {
+                (Some(kernel), _) => format!("vm:{}", kernel.display()),
+                (None, Some(tree)) => format!("vm:build of {}", tree.display()),
+                (None, None) => "vm:build".to_string(),
+            },
             (None, Some(host)) => host,
             (None, None) => environment.hostname.clone().unwrap_or_default(),
         };
@@ -228,13 +261,7 @@ impl BootRunner<'_> {
                 status: record.status.as_str().to_string(),
             });
         }
-        let experiment: Experiment =
-            serde_json::from_str(&record.experiment_json).map_err(|error| {
-                EngineError::StoredExperiment {
-                    run,
-                    message: error.to_string(),
-                }
-            })?;
+        let experiment = stored_experiment(&record)?;
         check_design(&experiment)?;
         // A boot the controller left behind (killed while booting or
         // measuring) ended with it.
@@ -276,13 +303,49 @@ impl BootRunner<'_> {
         let cells = experiment.cells();
         let planned = planned_iterations(experiment);
         let mut samples = self.store.samples(run)?;
-        observer.started(run, planned, samples.len(), &cells);
         let mut result = Ok(LoopEnd::Finished);
-        for slot in &schedule {
+        // The kernels first: the observer's clock (its ETA) starts with
+        // the boots, not with the builds before them.
+        let kernels = match build_kernels(
+            self.kernels,
+            self.store,
+            run,
+            experiment,
+            &schedule,
+            observer,
+        ) {
+            Ok(kernels) => kernels,
+            Err(EngineError::BuildCancelled { .. }) => {
+                result = Ok(LoopEnd::Cancelled);
+                RunKernels::default()
+            }
+            Err(error) => {
+                result = Err(error);
+                RunKernels::default()
+            }
+        };
+        observer.started(run, planned, samples.len(), &cells);
+        if result.is_ok()
+            && experiment.sampling.on_boot_failure == OnBootFailure::Stop
+            && let Some((levels, failure)) = kernels.first_failure(&schedule, experiment)
+        {
+            result = Err(EngineError::KernelBuild {
+                run,
+                levels,
+                failure,
+            });
+        }
+        let slots: &[BootSlot] = if matches!(result, Ok(LoopEnd::Finished)) {
+            &schedule
+        } else {
+            &[]
+        };
+        for slot in slots {
             match self.run_slot(
                 run,
                 experiment,
                 slot,
+                &kernels,
                 &cells,
                 planned,
                 &mut samples,
@@ -340,6 +403,7 @@ impl BootRunner<'_> {
         run: RunId,
         experiment: &Experiment,
         slot: &BootSlot,
+        kernels: &RunKernels,
         cells: &[verdict_model::Cell],
         planned: usize,
         samples: &mut Vec<Sample>,
@@ -367,13 +431,26 @@ impl BootRunner<'_> {
         if self.cancel.is_cancelled() {
             return Ok(SlotEnd::Cancelled);
         }
-        let plan =
+        let mut plan =
             boot_plan(experiment, slot).ok_or(EngineError::NeedsBooter { run: Some(run) })?;
+        // A level whose kernel build failed (recorded) is skipped.
+        let kernel_build = match kernels.resolve(&mut plan) {
+            Ok(build) => build,
+            Err(message) => {
+                observer.note(&format!(
+                    "skipping boot slot {} ({}): its kernel build {message}",
+                    slot.slot + 1,
+                    slot.level_key
+                ));
+                return Ok(SlotEnd::Skipped);
+            }
+        };
         let spec = BootSpec {
             kernel: plan.kernel.clone(),
             initrd: plan.initrd.clone(),
             command_line: plan.cmdline.clone(),
             hook: plan.hook.clone(),
+            modules: plan.modules.clone(),
         };
         let kernel = plan_kernel(&plan);
         let first_sequence = remaining[0].1;
@@ -423,7 +500,10 @@ impl BootRunner<'_> {
                     row.kernel_release = Some(record.kernel_release.clone());
                     row.accelerator = Some(record.accelerator.clone());
                     row.ready_at_ms = Some(now_ms());
-                    row.environment = self.booter.target().map(self.boot_environment);
+                    row.environment = self.capture(&spec)?.map(|environment| Environment {
+                        kernel_build: kernel_build.clone(),
+                        ..environment
+                    });
                     self.store.update_boot(run, &row)?;
                     observer.note(&format!(
                         "boot {id} proven: {} ({}), boot id {}, {}, ready in {:.1}s",
@@ -533,6 +613,26 @@ impl BootRunner<'_> {
 }
 
 impl BootRunner<'_> {
+    /// The proven boot's environment, read through its target; the kernel
+    /// config the capture found is stored once under its hash.
+    fn capture(&self, spec: &BootSpec) -> Result<Option<Environment>, EngineError> {
+        let Some(capture) = self
+            .booter
+            .target()
+            .map(|target| (self.boot_environment)(target, spec))
+        else {
+            return Ok(None);
+        };
+        if let Some(config) = &capture.kernel_config {
+            self.store.put_kernel_config(
+                &verdict_doctor::environment::config_sha256(&config.text),
+                &config.source,
+                &config.text,
+            )?;
+        }
+        Ok(Some(capture.environment))
+    }
+
     /// The remaining iterations of a proven boot, on the booted target;
     /// every level is entered afresh (setup and verify) before its first
     /// iteration.
@@ -573,12 +673,16 @@ impl BootRunner<'_> {
             workdir: experiment.workdir.clone(),
             planned,
             observer,
+            capture: Default::default(),
+            sink: &crate::runner::StoreSink(self.store),
         };
         for (slot, sequence) in remaining {
             if let LoopEnd::Cancelled = context.run_one(*slot, *sequence, samples, &mut levels)? {
+                context.finish_capture();
                 return Ok(LoopEnd::Cancelled);
             }
         }
+        context.finish_capture();
         Ok(LoopEnd::Finished)
     }
 }

@@ -535,6 +535,12 @@ fn stored_config(
                 "--config-diff needs stored selections; `{spec}` is a file"
             ))
         })?;
+    // A boot level's kernel (`RUN:kernel=patched` of a booted run): the
+    // config its proven boots recorded (the guest's /proc/config.gz, or
+    // the config of the kernel verdict built).
+    if let Some(found) = boot_level_config(store, run, spec)? {
+        return Ok(found);
+    }
     // Stored once per distinct config under the hash the run's environment
     // records (schema v4); runs from before that carry it as an annotation.
     let record = store.run(run).map_err(CompareError::internal)?;
@@ -557,9 +563,189 @@ fn stored_config(
     ))
 }
 
+/// The config of the boots of `run` whose levels the selection `spec`
+/// names (every named level that is a boot level is in the boot's key;
+/// every boot when it names none): the guest's /proc/config.gz, or the
+/// config of the kernel verdict built. `None` when no such boot recorded
+/// one (a run that booted nothing); an error when those boots booted
+/// kernels of different configs (name a boot level).
+fn boot_level_config(
+    store: &dyn Store,
+    run: RunId,
+    spec: &str,
+) -> Result<Option<(String, String)>, CompareError> {
+    let Some(selection) = parse_selection(spec) else {
+        return Ok(None);
+    };
+    let boots = store.boots(run).map_err(CompareError::internal)?;
+    let named = |boot: &verdict_store::BootRow| {
+        let keys: Vec<&str> = boot.level_key.split(',').collect();
+        selection
+            .levels
+            .iter()
+            .filter(|(factor, _)| {
+                keys.iter()
+                    .any(|key| key.split_once('=').is_some_and(|(name, _)| name == factor))
+            })
+            .all(|(factor, level)| keys.contains(&format!("{factor}={level}").as_str()))
+    };
+    let mut found: Vec<(String, &verdict_store::BootRow)> = Vec::new();
+    for boot in boots.iter().rev().filter(|boot| named(boot)) {
+        let Some(environment) = &boot.environment else {
+            continue;
+        };
+        let sha256 = environment.kernel_config_sha256.clone().or_else(|| {
+            environment
+                .kernel_build
+                .as_ref()
+                .map(|build| build.config_sha256.clone())
+        });
+        if let Some(sha256) = sha256
+            && !found.iter().any(|(known, _)| *known == sha256)
+        {
+            found.push((sha256, boot));
+        }
+    }
+    match found.as_slice() {
+        [] if boots.is_empty() => Ok(None),
+        // A run that booted its kernels: the controller's config is not
+        // theirs.
+        [] => Err(CompareError::input(format!(
+            "--config-diff: the boots of `{spec}` (run {run}) recorded no kernel config (the guest had none and none was found beside its image)"
+        ))),
+        [(sha256, boot)] => Ok(store
+            .kernel_config(sha256)
+            .map_err(CompareError::internal)?
+            .map(|(source, text)| {
+                // The config is stored once per hash, labelled by the
+                // first build that had it: a build of the same config
+                // with a patch names its own key.
+                let source = boot
+                    .environment
+                    .as_ref()
+                    .and_then(|environment| environment.kernel_build.as_ref())
+                    .map_or(source, |build| {
+                        format!("kernel build {}", &build.key[..build.key.len().min(20)])
+                    });
+                (
+                    format!("run {run} boot {} {} ({source})", boot.id, boot.level_key),
+                    text,
+                )
+            })),
+        several => Err(CompareError::input(format!(
+            "--config-diff: the boots `{spec}` selects booted kernels of {} configs ({}); name one boot level (RUN:factor=level)",
+            several.len(),
+            several
+                .iter()
+                .map(|(_, boot)| boot.level_key.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_boot_levels_config_is_its_boots() {
+        use verdict_store::{NewBoot, NewRun, SqliteStore};
+        let directory = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(directory.path().join("v.db")).unwrap();
+        let run = store
+            .create_run(&NewRun {
+                name: "k".into(),
+                kind: "run".into(),
+                experiment_text: String::new(),
+                experiment_sha256: String::new(),
+                experiment_json: String::new(),
+                tool_version: String::new(),
+                seed: 1,
+                host: "vm".into(),
+                planned: 2,
+                started_at_ms: 0,
+                environment_start: verdict_model::Environment::default(),
+                command_line: Vec::new(),
+                bisect: None,
+            })
+            .unwrap();
+        for (slot, (level, config)) in [
+            ("patch=without", "CONFIG_A=y\n"),
+            ("patch=with", "CONFIG_A=m\n"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let id = store
+                .create_boot(
+                    run,
+                    &NewBoot {
+                        slot: slot as u32,
+                        attempt: 0,
+                        level_key: level.into(),
+                        first_sequence: slot as u32,
+                        kernel: "bzImage".into(),
+                        command_line: String::new(),
+                        started_at_ms: 0,
+                    },
+                )
+                .unwrap();
+            let sha256 = format!("{slot:064}");
+            store
+                .put_kernel_config(&sha256, "kernel build", config)
+                .unwrap();
+            let mut row = store.boots(run).unwrap()[id as usize].clone();
+            row.status = "complete".into();
+            // The guest had no /proc/config.gz: the build's config.
+            row.environment = Some(verdict_model::Environment {
+                kernel_build: Some(verdict_model::KernelBuild {
+                    source: "linux".into(),
+                    commit: "c".repeat(40),
+                    tree_id: "t".into(),
+                    tarball_sha256: None,
+                    patches: Vec::new(),
+                    config_recipe: vec!["tinyconfig".into()],
+                    config_sha256: sha256,
+                    compiler: "gcc".into(),
+                    make: Vec::new(),
+                    release: "6.1".into(),
+                    version: None,
+                    key: "k".repeat(64),
+                    built_at_ms: 0,
+                    build_seconds: 1.0,
+                }),
+                ..verdict_model::Environment::default()
+            });
+            store.update_boot(run, &row).unwrap();
+        }
+        let with = boot_level_config(&store, run, &format!("{run}:patch=with"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(with.1, "CONFIG_A=m\n");
+        assert!(with.0.contains("patch=with"), "{}", with.0);
+        // Named by its own build, not by the first build of its config.
+        assert!(
+            with.0
+                .ends_with(&format!("(kernel build {})", "k".repeat(20))),
+            "{}",
+            with.0
+        );
+        let without = boot_level_config(&store, run, &format!("{run}:patch=without"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(without.1, "CONFIG_A=y\n");
+        // No boot level named: the boots booted two configs.
+        let error = boot_level_config(&store, run, &format!("{run}"))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("name one boot level"), "{error}");
+        assert!(
+            boot_level_config(&store, run, "results.csv")
+                .unwrap()
+                .is_none()
+        );
+    }
 
     fn series(name: &str, unit: &str, values: &[f64]) -> Series {
         Series {

@@ -1,11 +1,15 @@
-//! `verdict export`'s reading: one stored run's record, cells and every
-//! raw sample, through the (read-only) store, into verdict-analysis's
-//! `RunExport`. Must not print, render or change the store.
+//! `verdict export`'s reading: one stored run's record, cells and metric
+//! names through the (read-only) store into verdict-analysis's
+//! `RunExport` (`load`), then every raw sample as the store streams it,
+//! with its iteration in its cell and the host it ran on (`each_sample`):
+//! memory does not grow with the run. Must not print, render or change the
+//! store.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 
-use verdict_analysis::export::{ExportRun, RunExport};
-use verdict_model::{Experiment, RunId};
+use verdict_analysis::export::{ExportRun, Iterations, RunExport};
+use verdict_model::{Experiment, RunId, Sample};
 use verdict_store::Store;
 
 /// Why a run could not be exported. The messages name the run.
@@ -19,7 +23,7 @@ pub enum ExportError {
     Internal(String),
 }
 
-/// Everything `verdict export` shows of `run`.
+/// Everything `verdict export` shows of `run` but its samples.
 pub fn load(store: &dyn Store, run: RunId) -> Result<RunExport, ExportError> {
     let internal = |error: verdict_store::StoreError| ExportError::Internal(error.to_string());
     let record = store
@@ -32,7 +36,7 @@ pub fn load(store: &dyn Store, run: RunId) -> Result<RunExport, ExportError> {
         .into_iter()
         .map(|(index, cell)| (index, cell.levels))
         .collect();
-    let samples = store.samples(run).map_err(internal)?;
+    let metric_names = store.metric_names(run).map_err(internal)?;
     let header = ExportRun {
         id: record.id.0,
         status: record.status.as_str().to_string(),
@@ -52,8 +56,24 @@ pub fn load(store: &dyn Store, run: RunId) -> Result<RunExport, ExportError> {
         header,
         experiment.as_ref(),
         cells,
-        samples,
+        metric_names,
         record.environment_start,
         record.environment_end,
     ))
+}
+
+/// Calls `each` with every sample of `run` in order, its 1-based
+/// iteration in its cell and the host it ran on, until it breaks.
+pub fn each_sample(
+    store: &dyn Store,
+    run: RunId,
+    each: &mut dyn FnMut(&Sample, usize, &str) -> ControlFlow<()>,
+) -> Result<(), ExportError> {
+    let mut iterations = Iterations::default();
+    store
+        .each_sample(run, &mut |sample, host| {
+            let iteration = iterations.next(sample.cell);
+            each(&sample, iteration, host)
+        })
+        .map_err(|error| ExportError::Internal(error.to_string()))
 }

@@ -115,6 +115,11 @@ pub struct History {
     pub series: Vec<HostSeries>,
     /// Runs left out (by commit: runs with no recorded commit).
     pub runs_without_commit: usize,
+    /// Why the change point state could not be kept in the store (a
+    /// read-only store or role): the answer is right, the next one
+    /// computes it again. Not part of the document.
+    #[serde(skip)]
+    pub state_not_kept: Option<String>,
 }
 
 /// What to compute from the store.
@@ -143,6 +148,7 @@ pub fn stored_history(
     }
     let mut runs_without_commit = 0;
     let mut series = Vec::new();
+    let mut state_not_kept = None;
     for (host, mut runs) in hosts {
         match request.order {
             Order::Run => runs.sort_by_key(|run| run.run),
@@ -164,6 +170,7 @@ pub fn stored_history(
             host,
             points,
             &request.settings,
+            &mut state_not_kept,
         )?);
     }
     Ok(History {
@@ -172,6 +179,7 @@ pub fn stored_history(
         settings: request.settings,
         series,
         runs_without_commit,
+        state_not_kept,
     })
 }
 
@@ -265,6 +273,7 @@ fn analyse(
     host: String,
     points: Vec<Point>,
     settings: &Settings,
+    state_not_kept: &mut Option<String>,
 ) -> Result<HostSeries, HistoryError> {
     let values: Vec<f64> = points.iter().map(|point| point.median).collect();
     // Only Otava's method keeps state (its weak change points); the rank
@@ -316,8 +325,11 @@ fn analyse(
             state: serde_json::to_value(&detection.weak_change_points)
                 .unwrap_or(serde_json::Value::Null),
         };
-        // A database opened read-only (or locked) still answers.
-        let _ = store.put_history_cache(key, &cache);
+        // A database opened read-only (or locked) still answers; the
+        // caller says once that the state was not kept.
+        if let Err(error) = store.put_history_cache(key, &cache) {
+            state_not_kept.get_or_insert(error.to_string());
+        }
     }
     let changes = changes_of(changepoint::describe(
         &values,

@@ -3,30 +3,39 @@
 //! adaptive stopping and resume. Processes go through verdict-exec's
 //! `Executor`, samples through verdict-store's `Store`, decisions through
 //! verdict-stats; shared work on a PostgreSQL store (`work`: detached runs,
-//! controllers claiming blocks under host leases); this crate prints
+//! controllers claiming blocks under host leases); a kernel tree's Kconfig
+//! toolchain probes run on a target (`kconfig_probes`); this crate prints
 //! nothing.
 
 pub mod adaptive;
 pub mod bisect;
 pub mod bisect_boots;
+pub mod boot_builds;
 pub mod boots;
 pub mod calibrate;
+mod capture;
 pub mod commit;
 pub mod compare;
+pub mod explain;
 pub mod export;
 pub mod history;
 pub mod history_source;
 pub mod host_group;
 pub mod hosts;
 pub mod iteration;
+pub mod kconfig_probes;
+pub mod kernel_build;
+mod kernel_source;
 pub mod plan;
+pub mod profile;
 pub mod runner;
 pub mod schedule;
 pub mod work;
 
 pub use adaptive::{AdaptivePlan, ComparisonStatus};
-pub use boots::{BootRunner, BootSlot, boot_plan, boot_schedule};
+pub use boots::{BootCapture, BootRunner, BootSlot, boot_plan, boot_schedule};
 pub use hosts::{HostPart, HostWork, run_on_hosts};
+pub use kernel_build::{BuiltKernel, KernelBuildError, KernelBuilder};
 pub use runner::{
     Engine, EngineError, Observer, RunSummary, Silent, StartOptions, check_design,
     planned_iterations,

@@ -12,9 +12,42 @@ use verdict_exec::{Cancel, ExecError, Executor, Invocation, Leftovers, Program, 
 use verdict_model::experiment::env_name;
 use verdict_model::{
     Analysis, Cell, CommandSpec, Environment, Experiment, Order, RunId, RunStatus, Sample,
-    SamplingMode,
+    SampleDetails, SamplingMode,
 };
 use verdict_store::{NewRun, Store};
+
+/// Where the run loop writes each finished iteration: the engine's store
+/// (`StoreSink`), or shared work's fenced write (`work.rs`).
+pub(crate) trait SampleSink {
+    /// Stores the sample with what it captured besides its metrics
+    /// (monitors, a profile; empty when nothing), in one transaction.
+    fn append(
+        &self,
+        run: RunId,
+        sample: &Sample,
+        cell: &Cell,
+        details: &SampleDetails,
+    ) -> Result<(), EngineError>;
+}
+
+/// Each sample into a store, committed before the next iteration.
+pub(crate) struct StoreSink<'a>(pub(crate) &'a dyn Store);
+
+impl SampleSink for StoreSink<'_> {
+    fn append(
+        &self,
+        run: RunId,
+        sample: &Sample,
+        cell: &Cell,
+        details: &SampleDetails,
+    ) -> Result<(), EngineError> {
+        if details.is_empty() {
+            Ok(self.0.append_sample(run, sample, cell)?)
+        } else {
+            Ok(self.0.append_sample_details(run, sample, cell, details)?)
+        }
+    }
+}
 
 /// What the caller sees as the run goes.
 pub trait Observer {
@@ -72,6 +105,19 @@ pub enum EngineError {
     )]
     Detach { experiment: String },
     #[error(
+        "run {run} was not detached: `verdict work` measures the blocks of a run started with \
+         `verdict run FILE --detach`; resume this one with `verdict run --resume {run}`"
+    )]
+    NotDetached { run: RunId },
+    #[error(
+        "the store stayed unreachable for {seconds} s (--reconnect-timeout): {source}; the \
+         blocks this worker held are taken over by another after their lease expires"
+    )]
+    StoreUnreachable {
+        seconds: u64,
+        source: verdict_store::StoreError,
+    },
+    #[error(
         "run {run}: stored sample {sequence} is for cell {found} but the schedule says {expected}; the run cannot be resumed safely"
     )]
     ScheduleMismatch {
@@ -110,8 +156,25 @@ pub enum EngineError {
         run.map(|run| format!("run {run}: ")).unwrap_or_default()
     )]
     NeedsBooter { run: Option<RunId> },
+    #[error("run {run}: the kernel of {levels} was not built: {failure}")]
+    KernelBuild {
+        run: RunId,
+        /// The boot levels that boot it (`patch=with`).
+        levels: String,
+        failure: verdict_model::BuildFailure,
+    },
+    #[error(
+        "run {run}: a boot level builds its kernel (`build = {{ … }}`), which needs a kernel builder"
+    )]
+    NeedsBuilder { run: RunId },
+    #[error("run {run}: a kernel build was cancelled")]
+    BuildCancelled { run: RunId },
+    #[error("{selection}: {message}")]
+    LevelSource { selection: String, message: String },
     #[error("adaptive design: {0}")]
     Design(#[from] verdict_stats::sequential::SequentialError),
+    #[error("{0}")]
+    Profile(#[from] crate::profile::ProfileError),
     #[error(
         "experiment `{experiment}`: adaptive sampling (`mode = \"adaptive\"` or --until-decided) cannot be combined with `order = \"sequential\"`: the adaptive procedure is valid only for interleaved blocks, where drift falls on every cell alike; use a fixed number of iterations with the sequential order (`verdict plan` tells how many), or `order = \"interleaved\"`"
     )]
@@ -120,6 +183,16 @@ pub enum EngineError {
         "experiment `{experiment}`: adaptive sampling (`mode = \"adaptive\"` or --until-decided) cannot be combined with `analysis = \"paired\"`: the adaptive procedure stops on the two-sample analysis, and reporting another analysis after it would not keep its error rate; use a fixed number of iterations with the paired analysis"
     )]
     AdaptivePaired { experiment: String },
+}
+
+/// The experiment a stored run was created with.
+pub(crate) fn stored_experiment(
+    record: &verdict_store::RunRecord,
+) -> Result<Experiment, EngineError> {
+    serde_json::from_str(&record.experiment_json).map_err(|error| EngineError::StoredExperiment {
+        run: record.id,
+        message: error.to_string(),
+    })
 }
 
 /// Refuses what the engine cannot run validly, before anything is created
@@ -222,6 +295,7 @@ impl Engine<'_> {
         if options.experiment.runs_by_boot() {
             return Err(EngineError::NeedsBooter { run: None });
         }
+        self.prove_profiler(&options.experiment)?;
         let environment = (self.environment)();
         // A remote target is recorded under the name it was reached by; the
         // local machine under its host name.
@@ -263,31 +337,38 @@ impl Engine<'_> {
                 status: record.status.as_str().to_string(),
             });
         }
-        let experiment: Experiment =
-            serde_json::from_str(&record.experiment_json).map_err(|error| {
-                EngineError::StoredExperiment {
-                    run,
-                    message: error.to_string(),
-                }
-            })?;
+        let experiment = stored_experiment(&record)?;
         check_design(&experiment)?;
         if experiment.runs_by_boot() {
             return Err(EngineError::NeedsBooter { run: Some(run) });
         }
+        self.prove_profiler(&experiment)?;
         let existing = self.store.samples(run)?;
         self.store.set_status(run, RunStatus::Running)?;
         self.execute(run, &experiment, record.seed, existing, observer)
     }
 
+    /// With `[profile]`, proves perf and its event on the target before a
+    /// run is created or resumed, so a machine that cannot profile is a
+    /// clear error and not a failed run.
+    fn prove_profiler(&self, experiment: &Experiment) -> Result<(), EngineError> {
+        if let Some(spec) = &experiment.profile {
+            crate::profile::Profiler::prepare(self.executor, spec)?.remove(self.executor);
+        }
+        Ok(())
+    }
+
     /// Measures the listed (sequence, slot) pairs of a run, skipping the
-    /// sequences in `stored`, with setup before and teardown after (shared
-    /// work: one claimed block). `Ok(false)` when cancelled.
+    /// sequences in `stored`, with setup before and teardown after, each
+    /// sample written to `sink` (shared work: one claimed block, fenced).
+    /// `Ok(false)` when cancelled.
     pub(crate) fn run_block(
         &self,
         run: RunId,
         experiment: &Experiment,
         slots: &[(u32, Slot)],
         stored: &std::collections::HashSet<u32>,
+        sink: &dyn SampleSink,
         observer: &mut dyn Observer,
     ) -> Result<bool, EngineError> {
         let cells = experiment.cells();
@@ -303,6 +384,8 @@ impl Engine<'_> {
             workdir: experiment.workdir.clone(),
             planned: slots.len(),
             observer,
+            capture: Default::default(),
+            sink,
         };
         let mut result = Ok(true);
         for &(sequence, slot) in slots {
@@ -366,6 +449,8 @@ impl Engine<'_> {
             workdir,
             planned,
             observer,
+            capture: Default::default(),
+            sink: &StoreSink(self.store),
         };
         let result = match &adaptive {
             None => {
@@ -463,6 +548,9 @@ pub(crate) struct LoopContext<'a, 'b> {
     pub(crate) workdir: Option<PathBuf>,
     pub(crate) planned: usize,
     pub(crate) observer: &'a mut dyn Observer,
+    /// Monitors' warnings and the target's profiler.
+    pub(crate) capture: crate::capture::CaptureState,
+    pub(crate) sink: &'a dyn SampleSink,
 }
 
 impl LoopContext<'_, '_> {
@@ -552,12 +640,22 @@ impl LoopContext<'_, '_> {
         if cancel.is_cancelled() {
             return Ok(LoopEnd::Cancelled);
         }
+        if let Some(spec) = &self.experiment.profile
+            && self.capture.profiler.is_none()
+        {
+            // Proven before the first iteration on this target (each boot
+            // is a new one), before any level is entered.
+            self.capture.profiler = Some(crate::profile::Profiler::prepare(
+                self.engine.executor,
+                spec,
+            )?);
+        }
         let cell = &self.cells[slot.cell];
         self.switch_levels(cell, levels)?;
         if cancel.is_cancelled() {
             return Ok(LoopEnd::Cancelled);
         }
-        let invocation = self.workload_invocation(cell);
+        let invocation = crate::capture::monitored(self.experiment, self.workload_invocation(cell));
         // The target's clock: on another machine, when it started there.
         let started_at_ms = self.engine.executor.now_unix_ms();
         let outcome = match self.engine.executor.run(&invocation, cancel) {
@@ -580,7 +678,8 @@ impl LoopContext<'_, '_> {
                 );
                 self.observer
                     .note(&format!("{host}: connection lost; reconnecting"));
-                self.engine.store.append_sample(self.run, &sample, cell)?;
+                self.sink
+                    .append(self.run, &sample, cell, &SampleDetails::default())?;
                 samples.push(sample);
                 self.observer.sample(
                     samples.last().expect("just pushed"),
@@ -611,7 +710,37 @@ impl LoopContext<'_, '_> {
             self.workdir.as_deref(),
             self.engine.executor,
         );
-        self.engine.store.append_sample(self.run, &sample, cell)?;
+        let observer = &mut *self.observer;
+        let mut details = verdict_model::SampleDetails {
+            monitors: crate::capture::monitors_of(
+                self.experiment,
+                &outcome,
+                &mut self.capture,
+                &mut |text| observer.note(text),
+            ),
+            profile: None,
+        };
+        if sample.is_data()
+            && crate::profile::due(self.experiment, slot)
+            && let Some(profiler) = self.capture.profiler.as_mut()
+        {
+            match profiler.profile(
+                self.engine.executor,
+                &invocation,
+                &self.experiment.success_codes,
+                cancel,
+            ) {
+                Ok(profile) => details.profile = Some(profile),
+                Err(ExecError::Cancelled) => return Ok(LoopEnd::Cancelled),
+                Err(source) => {
+                    return Err(EngineError::Spawn {
+                        command: "perf record".to_string(),
+                        source,
+                    });
+                }
+            }
+        }
+        self.sink.append(self.run, &sample, cell, &details)?;
         if !sample.leftovers.is_empty() {
             self.observer.note(&format!(
                 "iteration #{}, cell {}: {} process(es) left running: {}; {}",
@@ -735,7 +864,15 @@ impl LoopContext<'_, '_> {
         Ok(())
     }
 
+    /// Removes the profiler's directory on the target, if there is one.
+    pub(crate) fn finish_capture(&mut self) {
+        if let Some(profiler) = self.capture.profiler.take() {
+            profiler.remove(self.engine.executor);
+        }
+    }
+
     pub(crate) fn teardown_all(&mut self, levels: &mut Levels) -> Result<(), EngineError> {
+        self.finish_capture();
         let mut first_error = None;
         for factor_index in (0..levels.current.len()).rev() {
             if let Some(current) = levels.current[factor_index].take()

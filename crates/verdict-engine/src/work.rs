@@ -1,22 +1,29 @@
 //! Shared work on a PostgreSQL store: `detach` creates a run and its fixed
 //! schedule as blocks without measuring; `work` is one controller's loop —
-//! take the lease on one of its target hosts, claim the next block (or a
-//! block whose controller's lease expired, continuing after its last
-//! committed sample), measure it with every sample written under the claim
-//! and the lease (renewed by each write and by a heartbeat thread while an
-//! iteration runs), until no block is left; the run is then marked
-//! complete. Must not hold SQL (verdict-store's `WorkStore` does) or print.
+//! take the lease on one of its target hosts, claim blocks in batches (of
+//! about half a second of measuring, one commit each, smaller near the
+//! run's end) while it holds it (a
+//! block whose controller's lease expired is
+//! taken over, continuing after its last committed sample; this
+//! controller's own claims, after a restart or a lost connection, are
+//! resumed), measure each with every sample written under the claim and
+//! the lease (renewed by each write and by one heartbeat connection), until
+//! no block is left; the run is then marked complete. A store that goes
+//! away (a server restart) is waited for with backoff, reconnecting, up to
+//! the reconnect timeout, and every request is made again: claims and
+//! fenced writes are idempotent, so nothing is lost or stored twice. Must
+//! not hold SQL (verdict-store's `WorkStore` does) or print.
 
-use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use verdict_exec::{Cancel, Executor};
-use verdict_model::{Cell, Environment, Experiment, RunId, Sample, SamplingMode};
-use verdict_store::{Claim, NewRun, Store, StoreError, WorkBlock, WorkStore};
+use verdict_model::{Cell, Environment, Experiment, RunId, Sample, SampleDetails, SamplingMode};
+use verdict_store::{Claim, ClaimedBlock, ClaimedWrite, NewRun, StoreError, WorkBlock, WorkStore};
 
-use crate::runner::{Engine, EngineError, Observer, StartOptions, check_design};
+use crate::adaptive::ComparisonStatus;
+use crate::runner::{Engine, EngineError, Observer, SampleSink, StartOptions, check_design};
 use crate::schedule::{Slot, fixed_schedule};
 
 fn now_ms() -> i64 {
@@ -89,6 +96,18 @@ pub fn detach(
     Ok(run)
 }
 
+/// About how much measuring one claim takes on: blocks are claimed in
+/// batches that long (a claim's commit then costs little per sample,
+/// while the blocks a controller holds stay few).
+const BATCH_WORK: Duration = Duration::from_millis(500);
+
+/// The most blocks one claim takes.
+const MAX_BATCH: u32 = 64;
+
+/// Near a run's end a claim takes at most this fraction (1/N) of the
+/// blocks still pending.
+const TAIL_SHARE: u32 = 16;
+
 /// One controller's settings.
 #[derive(Debug, Clone)]
 pub struct WorkOptions {
@@ -98,6 +117,15 @@ pub struct WorkOptions {
     pub hosts: Vec<String>,
     /// How long a lease lasts without renewal.
     pub lease: Duration,
+    /// How long the store may stay unreachable (a server restart) before
+    /// this controller gives up.
+    pub reconnect_timeout: Duration,
+}
+
+impl WorkOptions {
+    fn lease_ms(&self) -> i64 {
+        i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
+    }
 }
 
 /// What one controller did.
@@ -130,15 +158,28 @@ impl std::fmt::Debug for Worker<'_> {
     }
 }
 
+/// A run being worked on: what every block needs.
+struct Shared<'s> {
+    run: RunId,
+    experiment: &'s Experiment,
+    schedule: &'s [Slot],
+    options: &'s WorkOptions,
+}
+
 impl Worker<'_> {
-    /// Works on `run` until no block is left (or cancelled).
+    /// Works on `run` until no block is left (or cancelled). The
+    /// heartbeat renews this controller's leases from its own connection
+    /// meanwhile.
     pub fn work(
         &self,
         run: RunId,
         options: &WorkOptions,
         observer: &mut dyn Observer,
     ) -> Result<WorkSummary, EngineError> {
-        let record = self.store.run(run)?;
+        let record = self.retrying(options, observer, || self.store.run(run))?;
+        if !self.retrying(options, observer, || self.store.is_detached(run))? {
+            return Err(EngineError::NotDetached { run });
+        }
         let experiment: Experiment =
             serde_json::from_str(&record.experiment_json).map_err(|error| {
                 EngineError::StoredExperiment {
@@ -148,105 +189,203 @@ impl Worker<'_> {
             })?;
         check_design(&experiment)?;
         let schedule = schedule_of(&experiment, record.seed);
-        let lease_ms = i64::try_from(options.lease.as_millis()).unwrap_or(i64::MAX);
+        let shared = Shared {
+            run,
+            experiment: &experiment,
+            schedule: &schedule,
+            options,
+        };
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let heartbeat = scope.spawn(|| heartbeat(self.open_store, options, &stop));
+            let mut progress = RunPosition {
+                inner: observer,
+                planned: schedule.len(),
+                started: false,
+            };
+            let worked = self.work_loop(&shared, &mut progress);
+            stop.store(true, Ordering::Relaxed);
+            let _ = heartbeat.join();
+            worked
+        })
+    }
+
+    fn work_loop(
+        &self,
+        shared: &Shared<'_>,
+        observer: &mut RunPosition<'_>,
+    ) -> Result<WorkSummary, EngineError> {
+        let (run, options) = (shared.run, shared.options);
         let mut summary = WorkSummary::default();
-        let poll = (options.lease / 4).max(Duration::from_millis(50));
+        let poll = (options.lease / 4).clamp(Duration::from_millis(50), Duration::from_secs(2));
         loop {
             if self.cancel.is_cancelled() {
                 summary.cancelled = true;
                 return Ok(summary);
             }
-            let progress = self.store.work_progress(run)?;
-            if progress.pending == 0 && progress.claimed == 0 {
-                summary.completed_run = self.store.complete_run(run, now_ms())?;
-                return Ok(summary);
-            }
             let mut worked = false;
             for host in &options.hosts {
-                if !self
-                    .store
-                    .acquire_lease(host, &options.worker, now_ms(), lease_ms)?
-                {
+                let leased = self.retrying(options, observer, || {
+                    self.store
+                        .acquire_lease(host, &options.worker, now_ms(), options.lease_ms())
+                })?;
+                if !leased {
                     continue;
                 }
-                let claimed = self
-                    .store
-                    .claim_block(run, &options.worker, host, now_ms())?;
-                let Some(block) = claimed else {
-                    self.store.release_lease(host, &options.worker)?;
-                    continue;
-                };
-                worked = true;
-                let measured =
-                    self.measure_block(run, &experiment, &schedule, block, host, options, observer);
-                let release = self.store.release_lease(host, &options.worker);
-                match measured {
+                let measured = self.work_host(shared, host, &mut summary, observer);
+                let released = self.retrying(options, observer, || {
+                    self.store.release_lease(host, &options.worker)
+                });
+                worked |= measured?;
+                released?;
+                if summary.cancelled {
+                    return Ok(summary);
+                }
+            }
+            if !worked {
+                let progress =
+                    self.retrying(options, observer, || self.store.work_progress(run))?;
+                if progress.pending == 0 && progress.claimed == 0 {
+                    summary.completed_run = self
+                        .retrying(options, observer, || self.store.complete_run(run, now_ms()))?;
+                    return Ok(summary);
+                }
+                // Every host leased by someone else, or every block claimed
+                // by a live controller: wait for a lease to free or expire.
+                sleep_unless_cancelled(&self.cancel, poll);
+            }
+        }
+    }
+
+    /// Claims and measures blocks on `host` (whose lease this controller
+    /// holds) until none is left or it is cancelled; whether it measured
+    /// any. Blocks are claimed in batches of about `BATCH_WORK` of
+    /// measuring (from the blocks measured so far; one block at first, at
+    /// most `MAX_BATCH`): one claim's commit serves the batch, and a
+    /// controller that stops gives the blocks it did not start back.
+    fn work_host(
+        &self,
+        shared: &Shared<'_>,
+        host: &str,
+        summary: &mut WorkSummary,
+        observer: &mut RunPosition<'_>,
+    ) -> Result<bool, EngineError> {
+        let (run, options) = (shared.run, shared.options);
+        let mut worked = false;
+        let mut batch = 1;
+        let measured =
+            self.measure_batches(shared, host, summary, observer, &mut worked, &mut batch);
+        // Blocks claimed and not started (cancelled, lost, failed) go back.
+        let given_back = self.retrying(options, observer, || {
+            self.store.unclaim_blocks(run, &options.worker, host)
+        });
+        measured?;
+        given_back?;
+        Ok(worked)
+    }
+
+    fn measure_batches(
+        &self,
+        shared: &Shared<'_>,
+        host: &str,
+        summary: &mut WorkSummary,
+        observer: &mut RunPosition<'_>,
+        worked: &mut bool,
+        batch: &mut u32,
+    ) -> Result<(), EngineError> {
+        let (run, options) = (shared.run, shared.options);
+        while !self.cancel.is_cancelled() {
+            let claimed = self.retrying(options, observer, || {
+                self.store
+                    .claim_blocks(run, &options.worker, host, now_ms(), *batch)
+            })?;
+            if claimed.blocks.is_empty() {
+                break;
+            }
+            *worked = true;
+            let started = Instant::now();
+            let count = claimed.blocks.len() as u32;
+            // Near the end, a batch takes at most a sixteenth of what is
+            // left, so the last blocks are shared out instead of waiting
+            // in one controller's batch.
+            let share = (claimed.pending_after / TAIL_SHARE).max(1);
+            for claimed in claimed.blocks {
+                if self.cancel.is_cancelled() {
+                    summary.cancelled = true;
+                    return Ok(());
+                }
+                let block = claimed.block.block;
+                match self.measure_block(shared, claimed, host, observer) {
                     Ok((samples, taken_over, finished)) => {
-                        release?;
                         summary.blocks += 1;
                         summary.samples += samples;
                         summary.taken_over += u32::from(taken_over);
                         if !finished {
                             summary.cancelled = true;
-                            return Ok(summary);
+                            return Ok(());
                         }
                     }
-                    Err(EngineError::Store(StoreError::LostClaim { .. })) => {
+                    Err(EngineError::Store(StoreError::LostClaim { reason, .. })) => {
                         observer.note(&format!(
-                            "block {} of run {run}: lost to another controller",
-                            block.block
+                            "block {block} of run {run}: lost to another controller ({reason})"
                         ));
                     }
                     Err(error) => return Err(error),
                 }
             }
-            if !worked {
-                // Every host leased by someone else, or every block claimed
-                // by a live controller: wait for a lease to free or expire.
-                std::thread::sleep(poll);
-            }
+            let per_block = started.elapsed() / count;
+            let by_time = if per_block.is_zero() {
+                MAX_BATCH
+            } else {
+                (BATCH_WORK.as_secs_f64() / per_block.as_secs_f64())
+                    .clamp(1.0, f64::from(MAX_BATCH)) as u32
+            };
+            *batch = by_time.min(share);
         }
+        if self.cancel.is_cancelled() {
+            summary.cancelled = true;
+        }
+        Ok(())
     }
 
     /// Measures one claimed block: (samples stored now, taken over,
     /// finished rather than cancelled).
-    #[expect(clippy::too_many_arguments, reason = "one block's whole context")]
     fn measure_block(
         &self,
-        run: RunId,
-        experiment: &Experiment,
-        schedule: &[Slot],
-        block: WorkBlock,
+        shared: &Shared<'_>,
+        claimed: ClaimedBlock,
         host: &str,
-        options: &WorkOptions,
-        observer: &mut dyn Observer,
+        observer: &mut RunPosition<'_>,
     ) -> Result<(usize, bool, bool), EngineError> {
+        let (run, options) = (shared.run, shared.options);
+        let block = claimed.block;
         let first = block.first_sequence as usize;
-        let slots: Vec<(u32, Slot)> = schedule
+        let slots: Vec<(u32, Slot)> = shared
+            .schedule
             .iter()
             .enumerate()
             .skip(first)
             .take(block.slots as usize)
             .map(|(sequence, slot)| (sequence as u32, *slot))
             .collect();
-        let last = first as u32 + block.slots - 1;
-        let stored: HashSet<u32> = self
-            .store
-            .samples(run)?
-            .iter()
-            .map(|sample| sample.sequence)
-            .filter(|sequence| (first as u32..=last).contains(sequence))
-            .collect();
-        let taken_over = !stored.is_empty();
-        if taken_over {
-            observer.note(&format!(
-                "block {} of run {run}: taken over after sample {}",
+        let last = block.first_sequence + block.slots - 1;
+        let stored: HashSet<u32> = claimed.stored.iter().copied().collect();
+        let taken_over = claimed.taken_from.is_some();
+        observer.claimed(run, shared.experiment, &block);
+        match (&claimed.taken_from, claimed.stored.last()) {
+            (Some((worker, from_host)), after) => observer.note(&format!(
+                "block {} of run {run}: taken over from {worker} on {from_host}{}",
                 block.block,
-                stored.iter().max().copied().unwrap_or(0)
-            ));
+                after.map_or_else(String::new, |sequence| format!(" after sample {sequence}"))
+            )),
+            (None, Some(sequence)) => observer.note(&format!(
+                "block {} of run {run}: resuming this worker's claim after sample {sequence}",
+                block.block
+            )),
+            (None, None) => {}
         }
-        let fenced = FencedStore {
-            inner: self.store,
+        let fenced = FencedSink {
+            worker: self,
             claim: Claim {
                 run,
                 block: block.block,
@@ -254,78 +393,188 @@ impl Worker<'_> {
                 host: host.to_string(),
                 last_sequence: last,
             },
-            lease_ms: i64::try_from(options.lease.as_millis()).unwrap_or(i64::MAX),
-            written: RefCell::new(0),
+            options,
+            written: std::cell::Cell::new(0),
         };
         let engine = Engine {
             executor: self.executor,
-            store: &fenced,
+            store: self.store,
             cancel: self.cancel.clone(),
             environment: self.environment,
         };
-        let stop = AtomicBool::new(false);
-        let finished = std::thread::scope(|scope| {
-            let heartbeat = scope.spawn(|| heartbeat(self.open_store, host, options, &stop));
-            let finished = engine.run_block(run, experiment, &slots, &stored, observer);
-            stop.store(true, Ordering::Relaxed);
-            let _ = heartbeat.join();
-            finished
-        })?;
-        let written = *fenced.written.borrow();
-        Ok((written, taken_over, finished))
+        let finished =
+            engine.run_block(run, shared.experiment, &slots, &stored, &fenced, observer)?;
+        Ok((fenced.written.get(), taken_over, finished))
     }
-}
 
-/// Renews the lease every third of its length until `stop` (an iteration
-/// may last longer than a lease; samples renew it too).
-fn heartbeat(open: &WorkStoreOpener<'_>, host: &str, options: &WorkOptions, stop: &AtomicBool) {
-    let Ok(store) = open() else {
-        return;
-    };
-    let lease_ms = i64::try_from(options.lease.as_millis()).unwrap_or(i64::MAX);
-    let step = Duration::from_millis(20);
-    let every = options.lease / 3;
-    let mut waited = Duration::ZERO;
-    while !stop.load(Ordering::Relaxed) {
-        std::thread::sleep(step);
-        waited += step;
-        if waited >= every {
-            waited = Duration::ZERO;
-            if !matches!(
-                store.renew_lease(host, &options.worker, now_ms(), lease_ms),
-                Ok(true)
-            ) {
-                return;
+    /// `request` made again after the store went away, reconnecting with
+    /// backoff (100 ms doubling to 2 s) until it answers or the reconnect
+    /// timeout passes.
+    fn retrying<T>(
+        &self,
+        options: &WorkOptions,
+        observer: &mut dyn Observer,
+        mut request: impl FnMut() -> Result<T, StoreError>,
+    ) -> Result<T, EngineError> {
+        let mut lost_since: Option<Instant> = None;
+        let mut delay = Duration::from_millis(100);
+        loop {
+            match request() {
+                Ok(value) => {
+                    if let Some(since) = lost_since {
+                        observer.note(&format!(
+                            "the store is back after {:.1} s",
+                            since.elapsed().as_secs_f64()
+                        ));
+                    }
+                    return Ok(value);
+                }
+                Err(error) if error.is_connection_lost() => {
+                    let since = *lost_since.get_or_insert_with(|| {
+                        observer.note(&format!(
+                            "lost the store ({error}); reconnecting for up to {} s",
+                            options.reconnect_timeout.as_secs()
+                        ));
+                        Instant::now()
+                    });
+                    if since.elapsed() >= options.reconnect_timeout {
+                        return Err(EngineError::StoreUnreachable {
+                            seconds: options.reconnect_timeout.as_secs(),
+                            source: error,
+                        });
+                    }
+                    std::thread::sleep(delay);
+                    delay = (delay * 2).min(Duration::from_secs(2));
+                    // Still away: the next request says so again.
+                    let _ = self.store.reconnect();
+                }
+                Err(error) => return Err(error.into()),
             }
         }
     }
 }
 
-/// The store the engine writes a claimed block's samples through: every
-/// sample is a fenced write (`WorkStore::append_claimed_sample`); the rest
-/// is the store itself.
-struct FencedStore<'a> {
-    inner: &'a dyn WorkStore,
+/// Where a claimed block's samples go: each a fenced write
+/// (`WorkStore::append_claimed_sample`), made again after a lost
+/// connection (a write whose commit was answered too late is found stored
+/// under the claim and counted once).
+struct FencedSink<'w, 'a> {
+    worker: &'w Worker<'a>,
     claim: Claim,
-    lease_ms: i64,
-    written: RefCell<usize>,
+    options: &'w WorkOptions,
+    written: std::cell::Cell<usize>,
 }
 
-impl Store for FencedStore<'_> {
-    fn append_sample(&self, run: RunId, sample: &Sample, cell: &Cell) -> Result<(), StoreError> {
+impl SampleSink for FencedSink<'_, '_> {
+    fn append(
+        &self,
+        run: RunId,
+        sample: &Sample,
+        cell: &Cell,
+        details: &SampleDetails,
+    ) -> Result<(), EngineError> {
         debug_assert_eq!(run, self.claim.run);
-        self.inner
-            .append_claimed_sample(&self.claim, sample, cell, now_ms(), self.lease_ms)?;
-        *self.written.borrow_mut() += 1;
+        let store = self.worker.store;
+        let written = self
+            .worker
+            .retrying(self.options, &mut crate::runner::Silent, || {
+                store.append_claimed_sample(
+                    &self.claim,
+                    sample,
+                    cell,
+                    details,
+                    now_ms(),
+                    self.options.lease_ms(),
+                )
+            })?;
+        match written {
+            ClaimedWrite::Stored | ClaimedWrite::AlreadyStored => {
+                self.written.set(self.written.get() + 1);
+            }
+        }
         Ok(())
     }
-    verdict_store::forward_store!(inner; except append_sample);
 }
 
-impl FencedStore<'_> {
-    /// The shared store every method but `append_sample` goes to.
-    fn inner(&self) -> &dyn WorkStore {
+/// Renews this controller's leases every third of their length until
+/// `stop`, on a connection of its own (an iteration may last longer than
+/// a lease; samples renew them too). A store that went away is reconnected
+/// at the next renewal.
+fn heartbeat(open: &WorkStoreOpener<'_>, options: &WorkOptions, stop: &AtomicBool) {
+    let step = Duration::from_millis(20);
+    let every = options.lease / 3;
+    let mut waited = Duration::ZERO;
+    let mut store: Option<Box<dyn WorkStore>> = None;
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(step);
+        waited += step;
+        if waited < every {
+            continue;
+        }
+        waited = Duration::ZERO;
+        if store.is_none() {
+            store = open().ok();
+        }
+        if let Some(connection) = &store
+            && let Err(error) =
+                connection.renew_leases(&options.worker, now_ms(), options.lease_ms())
+            && error.is_connection_lost()
+        {
+            let _ = connection.reconnect();
+        }
+    }
+}
+
+/// Sleeps `duration` in short slices, returning early when cancelled.
+fn sleep_unless_cancelled(cancel: &Cancel, duration: Duration) {
+    let deadline = Instant::now() + duration;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        if cancel.is_cancelled() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+}
+
+/// The caller's observer as a whole run's progress: started once, at the
+/// first block this controller claims, with the run's planned count; each
+/// sample reported at its place in the run (its sequence), not in its
+/// block, so the progress line counts the run and its medians are over
+/// every sample this controller measured.
+struct RunPosition<'o> {
+    inner: &'o mut dyn Observer,
+    planned: usize,
+    started: bool,
+}
+
+impl RunPosition<'_> {
+    fn claimed(&mut self, run: RunId, experiment: &Experiment, block: &WorkBlock) {
+        if !self.started {
+            self.started = true;
+            self.inner.started(
+                run,
+                self.planned,
+                block.first_sequence as usize,
+                &experiment.cells(),
+            );
+        }
+    }
+}
+
+impl Observer for RunPosition<'_> {
+    fn started(&mut self, _: RunId, _: usize, _: usize, _: &[Cell]) {}
+
+    fn sample(&mut self, sample: &Sample, cells: &[Cell], _done: usize, _planned: usize) {
         self.inner
+            .sample(sample, cells, sample.sequence as usize + 1, self.planned);
+    }
+
+    fn decisions(&mut self, statuses: &[ComparisonStatus]) {
+        self.inner.decisions(statuses);
+    }
+
+    fn note(&mut self, message: &str) {
+        self.inner.note(message);
     }
 }
 
@@ -345,6 +594,68 @@ mod tests {
                 .map(|block| (block.block, block.first_sequence, block.slots))
                 .collect::<Vec<_>>(),
             [(0, 0, 3), (1, 3, 3), (2, 6, 3)]
+        );
+    }
+
+    /// What an observer was told.
+    #[derive(Default)]
+    struct Recorded {
+        started: Vec<(usize, usize, usize)>,
+        samples: Vec<(u32, usize, usize)>,
+    }
+
+    impl Observer for Recorded {
+        fn started(&mut self, _: RunId, planned: usize, done: usize, cells: &[Cell]) {
+            self.started.push((planned, done, cells.len()));
+        }
+        fn sample(&mut self, sample: &Sample, _: &[Cell], done: usize, planned: usize) {
+            self.samples.push((sample.sequence, done, planned));
+        }
+        fn decisions(&mut self, _: &[ComparisonStatus]) {}
+        fn note(&mut self, _: &str) {}
+    }
+
+    /// The progress of `verdict work` counts the run, not the block: it
+    /// starts once with the run's plan and every cell, and each sample is
+    /// at its place in the run.
+    #[test]
+    fn work_progress_counts_the_run_and_starts_once_with_every_cell() {
+        let experiment = Experiment::parse(
+            "name = \"p\"\ncommand = [\"true\"]\n\n[factors]\nmode = [\"a\", \"b\"]\n",
+            "p.toml",
+        )
+        .unwrap();
+        let mut recorded = Recorded::default();
+        let mut position = RunPosition {
+            inner: &mut recorded,
+            planned: 40,
+            started: false,
+        };
+        let cells = experiment.cells();
+        for (first_sequence, sequences) in [(12, [12, 13]), (30, [30, 31])] {
+            let block = WorkBlock {
+                block: first_sequence / 2,
+                first_sequence,
+                slots: 2,
+            };
+            position.claimed(RunId(1), &experiment, &block);
+            for (done, sequence) in sequences.into_iter().enumerate() {
+                let mut sample: Sample = serde_json::from_str(
+                    r#"{"cell": 0, "block": 0, "sequence": 0, "warmup": false,
+                        "started_at_ms": 0, "wall_seconds": 0.1, "user_seconds": 0.0,
+                        "sys_seconds": 0.0, "max_rss_kib": 0, "exit_code": 0,
+                        "signal": null, "timed_out": false, "metrics": {}, "failure": null}"#,
+                )
+                .unwrap();
+                sample.sequence = sequence;
+                // The block-local count the run loop reports.
+                position.sample(&sample, &cells, done + 1, 2);
+            }
+        }
+        assert_eq!(recorded.started, [(40, 12, 2)]);
+        assert_eq!(
+            recorded.samples,
+            [(12, 13, 40), (13, 14, 40), (30, 31, 40), (31, 32, 40)]
         );
     }
 }

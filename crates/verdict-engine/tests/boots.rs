@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 use std::time::Duration;
-use verdict_engine::{BootRunner, EngineError, Silent, StartOptions};
+use verdict_engine::{BootCapture, BootRunner, EngineError, Silent, StartOptions};
 use verdict_exec::{
     BootRecord, BootSpec, Booter, Cancel, ExecError, FakeExecutor, Outcome, Target,
 };
@@ -84,10 +84,13 @@ fn no_environment() -> Environment {
 
 /// What the engine is handed as the booted machine's environment: read
 /// through the boot's target (its name stands for the capture).
-fn target_environment(target: &dyn Target) -> Environment {
-    Environment {
-        hostname: Some(target.target_name().to_string()),
-        ..Environment::default()
+fn target_environment(target: &dyn Target, _: &verdict_exec::BootSpec) -> BootCapture {
+    BootCapture {
+        environment: Environment {
+            hostname: Some(target.target_name().to_string()),
+            ..Environment::default()
+        },
+        kernel_config: None,
     }
 }
 
@@ -123,6 +126,7 @@ fn a_boot_that_fails_twice_is_skipped_and_recorded() {
         cancel: Cancel::new(),
         environment: &no_environment,
         boot_environment: &target_environment,
+        kernels: None,
     }
     .start(&options("skip", r"\(full\)"), &[], &mut Silent)
     .unwrap();
@@ -180,6 +184,7 @@ fn a_stopped_run_resumes_with_exactly_the_missing_iterations() {
         cancel: Cancel::new(),
         environment: &no_environment,
         boot_environment: &target_environment,
+        kernels: None,
     }
     .start(&options("stop", r"\(full\)"), &[], &mut Silent)
     .unwrap_err();
@@ -196,6 +201,7 @@ fn a_stopped_run_resumes_with_exactly_the_missing_iterations() {
         cancel: Cancel::new(),
         environment: &no_environment,
         boot_environment: &target_environment,
+        kernels: None,
     }
     .resume(run, &mut Silent)
     .unwrap();
@@ -223,6 +229,7 @@ fn a_verify_that_does_not_match_refuses_the_boot() {
         cancel: Cancel::new(),
         environment: &no_environment,
         boot_environment: &target_environment,
+        kernels: None,
     }
     .start(&options("skip", r"\(voluntary\)"), &[], &mut Silent)
     .unwrap();

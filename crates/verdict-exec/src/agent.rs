@@ -23,7 +23,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    Cancel, ExecError, Executor, Invocation, Leftovers, Outcome, Program, Status, SystemExecutor,
+    Cancel, ExecError, Executor, FileSnapshot, Invocation, Leftovers, MonitorRequest, Outcome,
+    Program, Snapshots, Status, SystemExecutor,
 };
 
 /// One line from the controller.
@@ -56,6 +57,10 @@ pub struct WireInvocation {
     /// (`ignore`, `report`, `kill`): looked for on the target, where they run.
     #[serde(default)]
     pub leftovers: String,
+    /// Files the agent snapshots around the command, where it runs (an
+    /// agent that predates monitors ignores this and sends none back).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<Vec<String>>,
 }
 
 impl WireInvocation {
@@ -84,6 +89,13 @@ impl WireInvocation {
                 Leftovers::Kill => "kill",
             }
             .to_string(),
+            monitor: invocation.monitor.as_ref().map(|request| {
+                request
+                    .files
+                    .iter()
+                    .map(|path| path.to_string_lossy().into_owned())
+                    .collect()
+            }),
         }
     }
 
@@ -106,6 +118,9 @@ impl WireInvocation {
                 "kill" => Leftovers::Kill,
                 _ => Leftovers::Ignore,
             },
+            monitor: self.monitor.as_ref().map(|files| MonitorRequest {
+                files: files.iter().map(PathBuf::from).collect(),
+            }),
         }
     }
 }
@@ -144,6 +159,64 @@ pub struct WireOutcome {
     /// Processes the command left behind on the target, one name each.
     #[serde(default)]
     pub leftovers: Vec<String>,
+    #[serde(default)]
+    pub voluntary_switches: u64,
+    #[serde(default)]
+    pub involuntary_switches: u64,
+    /// The monitor snapshots, taken on the target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<WireSnapshots>,
+}
+
+/// [`Snapshots`] on the wire: the files' text as read (they are ASCII).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WireSnapshots {
+    pub ticks_per_second: u64,
+    pub before: Vec<WireFile>,
+    pub after: Vec<WireFile>,
+}
+
+/// One [`FileSnapshot`] on the wire; `text` is absent when it was unread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WireFile {
+    pub path: String,
+    pub text: Option<String>,
+}
+
+impl WireSnapshots {
+    fn from_snapshots(snapshots: &Snapshots) -> Self {
+        let files = |files: &[FileSnapshot]| {
+            files
+                .iter()
+                .map(|file| WireFile {
+                    path: file.path.to_string_lossy().into_owned(),
+                    text: file.text.clone(),
+                })
+                .collect()
+        };
+        Self {
+            ticks_per_second: snapshots.ticks_per_second,
+            before: files(&snapshots.before),
+            after: files(&snapshots.after),
+        }
+    }
+
+    fn to_snapshots(&self) -> Snapshots {
+        let files = |files: &[WireFile]| {
+            files
+                .iter()
+                .map(|file| FileSnapshot {
+                    path: PathBuf::from(&file.path),
+                    text: file.text.clone(),
+                })
+                .collect()
+        };
+        Snapshots {
+            ticks_per_second: self.ticks_per_second,
+            before: files(&self.before),
+            after: files(&self.after),
+        }
+    }
 }
 
 fn nanos(duration: Duration) -> u64 {
@@ -171,6 +244,9 @@ impl WireOutcome {
             stdout_truncated: outcome.stdout_truncated,
             stderr_truncated: outcome.stderr_truncated,
             leftovers: outcome.leftovers.clone(),
+            voluntary_switches: outcome.voluntary_switches,
+            involuntary_switches: outcome.involuntary_switches,
+            monitor: outcome.monitor.as_ref().map(WireSnapshots::from_snapshots),
         }
     }
 
@@ -193,6 +269,9 @@ impl WireOutcome {
             stdout_truncated: self.stdout_truncated,
             stderr_truncated: self.stderr_truncated,
             leftovers: self.leftovers.clone(),
+            voluntary_switches: self.voluntary_switches,
+            involuntary_switches: self.involuntary_switches,
+            monitor: self.monitor.as_ref().map(WireSnapshots::to_snapshots),
         })
     }
 }
@@ -414,6 +493,33 @@ mod tests {
     }
 
     #[test]
+    fn a_monitored_run_brings_its_snapshots_and_switches_back() {
+        // The workload sleeps: it blocks at least once (a voluntary switch),
+        // and the snapshots are read by the agent around it.
+        let invocation =
+            Invocation::argv(["sleep", "0.05"]).with_monitor(MonitorRequest::system_counters());
+        let replies = exchange(&[Request::Run(WireInvocation::from_invocation(&invocation))]);
+        let Reply::Outcome(outcome) = &replies[0] else {
+            panic!("{:?}", replies[0])
+        };
+        let outcome = outcome.to_outcome().unwrap();
+        assert!(outcome.voluntary_switches >= 1, "{outcome:?}");
+        let snapshots = outcome.monitor.expect("snapshots");
+        assert_eq!(snapshots.before.len(), 4);
+        let (before, after) = snapshots.pair(std::path::Path::new("/proc/stat")).unwrap();
+        assert!(before.starts_with("cpu ") && after.starts_with("cpu "));
+        assert_ne!(before, after, "the counters moved during the sleep");
+        // Without a request, nothing is read.
+        let replies = exchange(&[Request::Run(WireInvocation::from_invocation(
+            &Invocation::argv(["true"]),
+        ))]);
+        let Reply::Outcome(outcome) = &replies[0] else {
+            panic!("{:?}", replies[0])
+        };
+        assert_eq!(outcome.monitor, None);
+    }
+
+    #[test]
     fn the_end_of_input_cancels_the_run_in_flight() {
         // The request is followed by the end of input, as when the ssh
         // connection drops: the 30 s sleep must be killed, not waited for.
@@ -440,6 +546,7 @@ mod tests {
             .with_cwd("/tmp")
             .with_timeout(Duration::from_millis(1500))
             .with_env("A", "b c")
+            .with_monitor(MonitorRequest::system_counters())
             .repeated();
         assert_eq!(
             WireInvocation::from_invocation(&invocation).to_invocation(),
@@ -447,7 +554,19 @@ mod tests {
         );
         let outcome = Outcome::new(Status::Signaled(9), Duration::from_micros(1234))
             .with_stdout(vec![0, 255, 10])
-            .with_usage(Duration::from_millis(1), Duration::from_millis(2), 4096);
+            .with_usage(Duration::from_millis(1), Duration::from_millis(2), 4096)
+            .with_switches(7, 3)
+            .with_monitor(Snapshots {
+                ticks_per_second: 100,
+                before: vec![FileSnapshot {
+                    path: PathBuf::from("/proc/stat"),
+                    text: Some("cpu 1 2 3 4\n".into()),
+                }],
+                after: vec![FileSnapshot {
+                    path: PathBuf::from("/proc/softirqs"),
+                    text: None,
+                }],
+            });
         assert_eq!(
             WireOutcome::from_outcome(&outcome).to_outcome().unwrap(),
             outcome

@@ -28,6 +28,9 @@ pub struct BootSpec {
     /// ssh hosts: the user's argv that arranges the next boot, run on the
     /// host before a reboot (instead of kexec).
     pub hook: Option<Vec<String>>,
+    /// A VM's kernel modules directory (`modules.dep`, `modules.builtin`)
+    /// for `kernel`; `None`: `/lib/modules/RELEASE` of the controller.
+    pub modules: Option<PathBuf>,
 }
 
 /// A proven boot.
@@ -116,6 +119,7 @@ impl Booter for VmBooter {
             options.kernel = kernel.clone();
         }
         options.initrd = spec.initrd.clone();
+        options.modules = spec.modules.clone();
         options.command_line = spec.command_line.clone();
         options.previous_boot_id = self.previous_boot_id.clone();
         let vm = VmTarget::boot(&options, self.agent.clone())?;

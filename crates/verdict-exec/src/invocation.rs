@@ -7,6 +7,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::MonitorRequest;
+
 /// Bytes of each output stream kept by default (the tail): 1 MiB.
 pub const DEFAULT_OUTPUT_LIMIT: usize = 1024 * 1024;
 
@@ -99,6 +101,9 @@ pub struct Invocation {
     pub repeated: bool,
     /// Processes the command leaves behind in its process group.
     pub leftovers: Leftovers,
+    /// Files to snapshot on the target just before the command starts and
+    /// just after it is reaped ([`Outcome::monitor`](crate::Outcome::monitor)).
+    pub monitor: Option<MonitorRequest>,
 }
 
 impl Invocation {
@@ -113,6 +118,7 @@ impl Invocation {
             output_limit: DEFAULT_OUTPUT_LIMIT,
             repeated: false,
             leftovers: Leftovers::Ignore,
+            monitor: None,
         }
     }
 
@@ -157,6 +163,12 @@ impl Invocation {
     /// Sets what happens to processes the command leaves behind.
     pub fn with_leftovers(mut self, leftovers: Leftovers) -> Self {
         self.leftovers = leftovers;
+        self
+    }
+
+    /// Snapshots the request's files around the command.
+    pub fn with_monitor(mut self, request: MonitorRequest) -> Self {
+        self.monitor = Some(request);
         self
     }
 

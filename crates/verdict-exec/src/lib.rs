@@ -49,6 +49,9 @@
 //! # Ok::<(), verdict_exec::ExecError>(())
 //! ```
 //!
+//! [`own_process::rewrite_command_line`] hides a secret in verdict's own
+//! command line from other processes.
+//!
 //! This crate must not depend on other verdict crates, parse metrics, touch the
 //! store, or print anything.
 
@@ -61,7 +64,10 @@ mod fake;
 mod invocation;
 mod leftovers;
 mod local;
+mod lock;
+mod monitor;
 mod outcome;
+pub mod own_process;
 pub mod remote;
 mod signal;
 mod spawn;
@@ -80,11 +86,14 @@ pub use executor::Executor as Target;
 pub use fake::{FAKE_CLOCK_START_MS, FakeExecutor};
 pub use invocation::{DEFAULT_OUTPUT_LIMIT, Invocation, Leftovers, Program};
 pub use leftovers::LEFTOVER_GRACE;
+pub use lock::FileLock;
+pub use monitor::{FileSnapshot, MonitorRequest, SYSTEM_COUNTER_FILES, Snapshots};
 pub use outcome::{Outcome, Status};
 pub use signal::signal_name;
 pub use ssh::{AgentBinary, SshOptions, SshTarget, valid_host};
 pub use ssh_boot::{SshBootOptions, SshBooter};
 pub use system::{SystemExecutor, TERMINATION_GRACE};
 pub use vm::{
-    Acceleration, BootExpectation, BootFacts, VmOptions, VmTarget, boot_mismatches, kernel_release,
+    Acceleration, BootExpectation, BootFacts, ImageVersion, VmOptions, VmTarget, boot_mismatches,
+    kernel_image_version, kernel_release,
 };

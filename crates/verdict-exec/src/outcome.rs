@@ -7,6 +7,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::Snapshots;
 use crate::signal::signal_name;
 
 /// How a command ended.
@@ -69,6 +70,14 @@ pub struct Outcome {
     /// when the invocation asked ([`Leftovers`](crate::Leftovers)); empty
     /// otherwise. Descendants that left the group (`setsid`) are not seen.
     pub leftovers: Vec<String>,
+    /// Voluntary context switches of the child and the descendants it
+    /// waited for (`ru_nvcsw` from `wait4`): it blocked or yielded.
+    pub voluntary_switches: u64,
+    /// Involuntary context switches, same scope (`ru_nivcsw`): it was
+    /// preempted.
+    pub involuntary_switches: u64,
+    /// The invocation's monitor files before and after, when it asked.
+    pub monitor: Option<Snapshots>,
 }
 
 impl Outcome {
@@ -86,6 +95,9 @@ impl Outcome {
             stdout_truncated: false,
             stderr_truncated: false,
             leftovers: Vec::new(),
+            voluntary_switches: 0,
+            involuntary_switches: 0,
+            monitor: None,
         }
     }
 
@@ -111,6 +123,19 @@ impl Outcome {
         self.user = user;
         self.sys = sys;
         self.max_rss_kib = max_rss_kib;
+        self
+    }
+
+    /// Sets the context switches.
+    pub fn with_switches(mut self, voluntary: u64, involuntary: u64) -> Self {
+        self.voluntary_switches = voluntary;
+        self.involuntary_switches = involuntary;
+        self
+    }
+
+    /// Sets the monitor snapshots.
+    pub fn with_monitor(mut self, snapshots: Snapshots) -> Self {
+        self.monitor = Some(snapshots);
         self
     }
 

@@ -337,6 +337,7 @@ impl Booter for SshBooter {
             nonce: nonce.clone(),
             command_line: spec.command_line.clone(),
             kernel_release: expected_release,
+            kernel_version: None,
             previous_boot_id: Some(previous.boot_id.clone()),
         };
         let reasons = mismatches(&expectation, &facts, proof);

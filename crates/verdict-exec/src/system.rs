@@ -145,6 +145,9 @@ fn run_process(
     if matches!(&invocation.program, Program::Argv(argv) if argv.is_empty()) {
         return Err(ExecError::EmptyCommand);
     }
+    // Read before the clock starts and after it stops: the snapshots are
+    // not part of the command's wall time.
+    let monitor_before = invocation.monitor.as_ref().map(crate::monitor::read_all);
     let started = Instant::now();
     let spawned = spawn(invocation).map_err(|source| spawn_error(invocation, source))?;
     let mut guard = ChildGuard {
@@ -249,6 +252,15 @@ fn run_process(
     let (wait_status, usage) = wait_for(pid).map_err(io_error("reap the process"))?;
     let wall = started.elapsed();
     guard.reaped = true;
+    let monitor = invocation
+        .monitor
+        .as_ref()
+        .zip(monitor_before)
+        .map(|(request, before)| crate::Snapshots {
+            ticks_per_second: crate::monitor::ticks_per_second(),
+            before,
+            after: crate::monitor::read_all(request),
+        });
     // After a timeout or a cancellation the group was killed above; after a
     // normal exit, what is left of it is named (and killed) now, before the
     // final drain, so killed leftovers close the pipes they inherited.
@@ -298,6 +310,9 @@ fn run_process(
         stdout_truncated,
         stderr_truncated,
         leftovers,
+        voluntary_switches: u64::try_from(usage.ru_nvcsw).unwrap_or(0),
+        involuntary_switches: u64::try_from(usage.ru_nivcsw).unwrap_or(0),
+        monitor,
     })
 }
 

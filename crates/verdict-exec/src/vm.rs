@@ -152,6 +152,8 @@ pub struct BootFacts {
     pub boot_id: String,
     /// `uname -r`, trimmed.
     pub kernel_release: String,
+    /// `uname -v` (`/proc/sys/kernel/version`), trimmed.
+    pub kernel_version: String,
 }
 
 /// What a boot must show to count as proven.
@@ -163,6 +165,10 @@ pub struct BootExpectation {
     pub command_line: String,
     /// The release the kernel image names.
     pub kernel_release: String,
+    /// The version (`uname -v`: build number, options and build time) the
+    /// kernel image names, when its header holds one: it tells apart two
+    /// builds of one release (a tree with and without a patch).
+    pub kernel_version: Option<String>,
     /// The previous boot's id, which this boot's must differ from.
     pub previous_boot_id: Option<String>,
 }
@@ -212,6 +218,15 @@ pub(crate) fn mismatches(
         reasons.push(format!(
             "uname -r is `{}`, the kernel image is `{}`",
             facts.kernel_release, expected.kernel_release
+        ));
+    }
+    if let Some(version) = &expected.kernel_version
+        && proof == Proof::Full
+        && &facts.kernel_version != version
+    {
+        reasons.push(format!(
+            "uname -v is `{}`, the kernel image's is `{version}` (another build of the release)",
+            facts.kernel_version
         ));
     }
     if facts.boot_id.is_empty() {
@@ -289,7 +304,7 @@ impl VmTarget {
     /// is measured; a boot that does not prove itself is
     /// [`ExecError::BootFailed`].
     pub fn boot(options: &VmOptions, agent: AgentBinary) -> Result<Self, ExecError> {
-        let kernel_release = kernel_release(&options.kernel).map_err(target_error)?;
+        let image = kernel_image_version(&options.kernel).map_err(target_error)?;
         if options.command_line.contains('"') {
             return Err(target_error(
                 "the kernel command line must not contain `\"` (its options are checked word by word)"
@@ -327,7 +342,7 @@ impl VmTarget {
                 directory.display()
             )));
         }
-        let result = Self::boot_in(options, agent, &kernel_release, &directory);
+        let result = Self::boot_in(options, agent, &image, &directory);
         if result.is_err() {
             let _ = std::fs::remove_dir_all(&directory);
         }
@@ -337,9 +352,10 @@ impl VmTarget {
     fn boot_in(
         options: &VmOptions,
         agent: AgentBinary,
-        kernel_release: &str,
+        image: &ImageVersion,
         directory: &Path,
     ) -> Result<Self, ExecError> {
+        let kernel_release = image.release.as_str();
         let nonce = hex::encode(random_bytes(16).map_err(target_error)?);
         let keygen = |name: &str| -> Result<(), ExecError> {
             let path = directory.join(name);
@@ -428,6 +444,7 @@ impl VmTarget {
             nonce,
             command_line: options.command_line.clone(),
             kernel_release: kernel_release.to_string(),
+            kernel_version: image.version.clone(),
             previous_boot_id: options.previous_boot_id.clone(),
         };
         let mut attempts = match options.acceleration {
@@ -463,6 +480,7 @@ impl VmTarget {
                             command_line: String::new(),
                             boot_id: String::new(),
                             kernel_release: String::new(),
+                            kernel_version: String::new(),
                         },
                         expectation,
                         acceleration,
@@ -638,6 +656,7 @@ pub(crate) fn read_boot_facts(target: &dyn Executor) -> Result<BootFacts, String
     };
     let command_line = read("/proc/cmdline")?;
     let boot_id = read("/proc/sys/kernel/random/boot_id")?;
+    let kernel_version = read("/proc/sys/kernel/version")?;
     let outcome = target
         .run(
             &Invocation::argv(["uname", "-r"]).with_timeout(Duration::from_secs(60)),
@@ -651,6 +670,7 @@ pub(crate) fn read_boot_facts(target: &dyn Executor) -> Result<BootFacts, String
         command_line,
         boot_id,
         kernel_release: String::from_utf8_lossy(&outcome.stdout).trim().to_string(),
+        kernel_version,
     })
 }
 
@@ -671,9 +691,59 @@ fn console_tail(path: &Path) -> String {
 /// The release a bzImage names (`6.1.0-57-amd64`): the Linux boot protocol
 /// puts a pointer to the version string at offset 0x20E (relative to 0x200).
 pub fn kernel_release(kernel: &Path) -> Result<String, String> {
+    kernel_image_version(kernel).map(|image| image.release)
+}
+
+/// What a bzImage's header says it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageVersion {
+    /// `uname -r` of the kernel (`6.1.0-57-amd64`).
+    pub release: String,
+    /// `uname -v` (`#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3 (2026-11-26)`),
+    /// when the header's string has the usual `RELEASE (USER@HOST)
+    /// VERSION` shape.
+    pub version: Option<String>,
+}
+
+/// The release and version a bzImage names (the setup header's string is
+/// `UTS_RELEASE (BUILDER@HOST) UTS_VERSION`).
+pub fn kernel_image_version(kernel: &Path) -> Result<ImageVersion, String> {
     let bytes =
         std::fs::read(kernel).map_err(|error| format!("read {}: {error}", kernel.display()))?;
-    kernel_release_in(&bytes, kernel)
+    let release = kernel_release_in(&bytes, kernel)?;
+    let version = header_string(&bytes).and_then(|text| uts_version(&text, &release));
+    Ok(ImageVersion { release, version })
+}
+
+/// The version string the setup header points at.
+fn header_string(bytes: &[u8]) -> Option<String> {
+    if bytes.get(0x202..0x206) != Some(b"HdrS".as_slice()) {
+        return None;
+    }
+    let offset = u16::from_le_bytes([*bytes.get(0x20E)?, *bytes.get(0x20F)?]) as usize + 0x200;
+    let text = bytes.get(offset..)?;
+    let end = text.iter().position(|&byte| byte == 0)?;
+    Some(String::from_utf8_lossy(&text[..end]).into_owned())
+}
+
+/// `UTS_VERSION` from `RELEASE (BUILDER@HOST) UTS_VERSION`.
+fn uts_version(text: &str, release: &str) -> Option<String> {
+    let rest = text.strip_prefix(release)?.strip_prefix(" (")?;
+    let mut depth = 1usize;
+    for (index, character) in rest.char_indices() {
+        match character {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    let version = rest[index + 1..].trim();
+                    return (!version.is_empty()).then(|| version.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The release named by `bytes`, the start of the bzImage `kernel` (its
@@ -1368,6 +1438,7 @@ mod tests {
             command_line: "console=ttyS0 panic=-1 verdict.boot=abc preempt=full".into(),
             boot_id: "id-2".into(),
             kernel_release: "6.1.0-57-amd64".into(),
+            kernel_version: "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3 (2026-11-26)".into(),
         }
     }
 
@@ -1376,6 +1447,7 @@ mod tests {
             nonce: "abc".into(),
             command_line: "preempt=full".into(),
             kernel_release: "6.1.0-57-amd64".into(),
+            kernel_version: Some("#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3 (2026-11-26)".into()),
             previous_boot_id: Some("id-1".into()),
         }
     }
@@ -1387,14 +1459,24 @@ mod tests {
             nonce: "abd".into(),
             command_line: "preempt=none".into(),
             kernel_release: "6.2.0".into(),
+            kernel_version: Some("#2 SMP Wed Dec  3 18:20:01 UTC 2025".into()),
             previous_boot_id: Some("id-2".into()),
         };
         let reasons = boot_mismatches(&wrong, &facts());
-        assert_eq!(reasons.len(), 4, "{reasons:?}");
+        assert_eq!(reasons.len(), 5, "{reasons:?}");
         assert!(reasons[0].contains("verdict.boot=abd"));
         assert!(reasons[1].contains("preempt=none"));
         assert!(reasons[2].contains("6.2.0"));
-        assert!(reasons[3].contains("previous boot"));
+        assert!(reasons[3].contains("uname -v") && reasons[3].contains("#2 SMP"));
+        assert!(reasons[4].contains("previous boot"));
+        // An image whose header holds no version is proven without it.
+        let unknown = BootExpectation {
+            kernel_version: None,
+            ..expectation()
+        };
+        let mut other_build = facts();
+        other_build.kernel_version = "#7".into();
+        assert!(boot_mismatches(&unknown, &other_build).is_empty());
     }
 
     #[test]
@@ -1531,6 +1613,19 @@ mod tests {
         image[0x300..0x300 + 30].copy_from_slice(b"6.1.0-57-amd64 (debian@x) #1\0\0");
         std::fs::write(&path, &image).unwrap();
         assert_eq!(kernel_release(&path).unwrap(), "6.1.0-57-amd64");
+        assert_eq!(
+            kernel_image_version(&path).unwrap().version.as_deref(),
+            Some("#1")
+        );
+        assert_eq!(
+            uts_version(
+                "6.1.192 (root@host (a)) #3 SMP PREEMPT_DYNAMIC Wed Dec  3 18:20:01 UTC 2025",
+                "6.1.192"
+            )
+            .as_deref(),
+            Some("#3 SMP PREEMPT_DYNAMIC Wed Dec  3 18:20:01 UTC 2025")
+        );
+        assert_eq!(uts_version("6.1.192", "6.1.192"), None);
         std::fs::write(&path, b"not a kernel").unwrap();
         assert!(kernel_release(&path).unwrap_err().contains("not a bzImage"));
     }

@@ -10,32 +10,36 @@
 
 use crate::expr::{Comparison, Expr, Operand, Tristate};
 use crate::macros::mentions_probe;
-use crate::tree::{BlockKind, Kconfig, NodeKind, SymbolType};
+use crate::tree::{BlockKind, Choice, Definition, Kconfig, NodeKind, SymbolType};
 use std::collections::HashMap;
 use std::rc::Rc;
 
+/// An expression over the evaluator's symbol indices (the parsed [`Expr`]
+/// with every operand interned), as scripts/kconfig's `struct expr`.
 #[derive(Debug)]
-enum Ex {
+enum SymbolExpression {
     Symbol(usize),
     Compare(Comparison, usize, usize),
-    Not(Rc<Ex>),
-    And(Rc<Ex>, Rc<Ex>),
-    Or(Rc<Ex>, Rc<Ex>),
+    Not(Rc<SymbolExpression>),
+    And(Rc<SymbolExpression>, Rc<SymbolExpression>),
+    Or(Rc<SymbolExpression>, Rc<SymbolExpression>),
 }
 
-type E = Option<Rc<Ex>>;
+/// A dependency or visibility; absent means always (`y`), as a NULL
+/// `struct expr *` in scripts/kconfig.
+type Condition = Option<Rc<SymbolExpression>>;
 
-fn and(left: E, right: E) -> E {
+fn and(left: Condition, right: Condition) -> Condition {
     match (left, right) {
         (None, other) | (other, None) => other,
-        (Some(left), Some(right)) => Some(Rc::new(Ex::And(left, right))),
+        (Some(left), Some(right)) => Some(Rc::new(SymbolExpression::And(left, right))),
     }
 }
 
-fn or(left: E, right: E) -> E {
+fn or(left: Condition, right: Condition) -> Condition {
     match (left, right) {
         (None, other) | (other, None) => other,
-        (Some(left), Some(right)) => Some(Rc::new(Ex::Or(left, right))),
+        (Some(left), Some(right)) => Some(Rc::new(SymbolExpression::Or(left, right))),
     }
 }
 
@@ -57,15 +61,15 @@ struct Symbol {
     quoted: bool,
     members: Vec<usize>,
     choice_of: Option<usize>,
-    prompts: Vec<E>,
-    defaults: Vec<(Rc<Ex>, E)>,
-    ranges: Vec<(usize, usize, E)>,
-    dir_dep: E,
-    rev_dep: E,
-    implied: E,
+    prompts: Vec<Condition>,
+    defaults: Vec<(Rc<SymbolExpression>, Condition)>,
+    ranges: Vec<(usize, usize, Condition)>,
+    dir_dep: Condition,
+    rev_dep: Condition,
+    implied: Condition,
     /// (selector, its term of `rev_dep`), for explanations.
-    selected_by: Vec<(usize, Rc<Ex>)>,
-    implied_by: Vec<(usize, Rc<Ex>)>,
+    selected_by: Vec<(usize, Rc<SymbolExpression>)>,
+    implied_by: Vec<(usize, Rc<SymbolExpression>)>,
     /// Defined through a probe that was not run.
     probe: bool,
     // State.
@@ -87,13 +91,13 @@ enum Entry {
     Symbol(usize),
     Menu {
         title: String,
-        visibility: E,
-        visible: E,
+        visibility: Condition,
+        visible: Condition,
         children: Vec<Entry>,
     },
     Comment {
         text: String,
-        visible: E,
+        visible: Condition,
     },
     Group(Vec<Entry>),
 }
@@ -165,19 +169,21 @@ impl Evaluation {
         }
     }
 
-    fn convert(&mut self, expr: &Expr) -> Rc<Ex> {
+    fn convert(&mut self, expr: &Expr) -> Rc<SymbolExpression> {
         Rc::new(match expr {
-            Expr::Leaf(operand) => Ex::Symbol(self.operand(operand)),
+            Expr::Leaf(operand) => SymbolExpression::Symbol(self.operand(operand)),
             Expr::Compare(comparison, left, right) => {
-                Ex::Compare(*comparison, self.operand(left), self.operand(right))
+                SymbolExpression::Compare(*comparison, self.operand(left), self.operand(right))
             }
-            Expr::Not(inner) => Ex::Not(self.convert(inner)),
-            Expr::And(left, right) => Ex::And(self.convert(left), self.convert(right)),
-            Expr::Or(left, right) => Ex::Or(self.convert(left), self.convert(right)),
+            Expr::Not(inner) => SymbolExpression::Not(self.convert(inner)),
+            Expr::And(left, right) => {
+                SymbolExpression::And(self.convert(left), self.convert(right))
+            }
+            Expr::Or(left, right) => SymbolExpression::Or(self.convert(left), self.convert(right)),
         })
     }
 
-    fn convert_all<'e>(&mut self, exprs: impl IntoIterator<Item = &'e Expr>) -> E {
+    fn convert_all<'e>(&mut self, exprs: impl IntoIterator<Item = &'e Expr>) -> Condition {
         let mut result = None;
         for expr in exprs {
             let converted = self.convert(expr);
@@ -187,18 +193,23 @@ impl Evaluation {
     }
 
     /// rewrite_m(): `m` becomes `m && MODULES` in dependencies.
-    fn rewrite_m(&self, expr: &E) -> E {
+    fn rewrite_m(&self, expr: &Condition) -> Condition {
         let expr = expr.as_ref()?;
         Some(match &**expr {
-            Ex::Symbol(symbol) if *symbol == self.module => {
-                Rc::new(Ex::And(expr.clone(), Rc::new(Ex::Symbol(self.modules))))
+            SymbolExpression::Symbol(symbol) if *symbol == self.module => {
+                Rc::new(SymbolExpression::And(
+                    expr.clone(),
+                    Rc::new(SymbolExpression::Symbol(self.modules)),
+                ))
             }
-            Ex::Not(inner) => Rc::new(Ex::Not(self.rewrite_m(&Some(inner.clone()))?)),
-            Ex::And(left, right) => Rc::new(Ex::And(
+            SymbolExpression::Not(inner) => {
+                Rc::new(SymbolExpression::Not(self.rewrite_m(&Some(inner.clone()))?))
+            }
+            SymbolExpression::And(left, right) => Rc::new(SymbolExpression::And(
                 self.rewrite_m(&Some(left.clone()))?,
                 self.rewrite_m(&Some(right.clone()))?,
             )),
-            Ex::Or(left, right) => Rc::new(Ex::Or(
+            SymbolExpression::Or(left, right) => Rc::new(SymbolExpression::Or(
                 self.rewrite_m(&Some(left.clone()))?,
                 self.rewrite_m(&Some(right.clone()))?,
             )),
@@ -207,21 +218,23 @@ impl Evaluation {
     }
 
     /// expr_trans_bool(): `FOO != n` becomes `FOO` for a tristate FOO.
-    fn trans_bool(&self, expr: &E) -> E {
+    fn trans_bool(&self, expr: &Condition) -> Condition {
         let expr = expr.as_ref()?;
         Some(match &**expr {
-            Ex::Compare(Comparison::NotEqual, left, right)
+            SymbolExpression::Compare(Comparison::NotEqual, left, right)
                 if *right == self.no
                     && self.symbols[*left].symbol_type == Some(SymbolType::Tristate) =>
             {
-                Rc::new(Ex::Symbol(*left))
+                Rc::new(SymbolExpression::Symbol(*left))
             }
-            Ex::Not(inner) => Rc::new(Ex::Not(self.trans_bool(&Some(inner.clone()))?)),
-            Ex::And(left, right) => Rc::new(Ex::And(
+            SymbolExpression::Not(inner) => Rc::new(SymbolExpression::Not(
+                self.trans_bool(&Some(inner.clone()))?,
+            )),
+            SymbolExpression::And(left, right) => Rc::new(SymbolExpression::And(
                 self.trans_bool(&Some(left.clone()))?,
                 self.trans_bool(&Some(right.clone()))?,
             )),
-            Ex::Or(left, right) => Rc::new(Ex::Or(
+            SymbolExpression::Or(left, right) => Rc::new(SymbolExpression::Or(
                 self.trans_bool(&Some(left.clone()))?,
                 self.trans_bool(&Some(right.clone()))?,
             )),
@@ -316,220 +329,279 @@ impl Evaluation {
         evaluation
     }
 
+    /// menu_finalize(): propagates the dependencies of menus, `if` blocks
+    /// and choices to every entry below them and builds the entries
+    /// `conf_write` walks. One step per kind of node.
     fn finalize(
         &mut self,
         context: &Context<'_>,
         nodes: &[usize],
-        parent_dep: &E,
-        visibilities: &mut Vec<E>,
+        parent_dependency: &Condition,
+        visibilities: &mut Vec<Condition>,
     ) -> Vec<Entry> {
-        let tree = context.tree;
         let mut entries = Vec::new();
         for &node in nodes {
             let upper_visibility = visibilities
                 .iter()
-                .fold(None, |acc, expr| and(acc, expr.clone()));
-            match &tree.nodes[node].kind {
+                .fold(None, |all, condition| and(all, condition.clone()));
+            let scope = Scope {
+                node,
+                parent_dependency,
+                upper_visibility: &upper_visibility,
+            };
+            match &context.tree.nodes[node].kind {
                 NodeKind::Definition(position) => {
-                    let definition = &tree.definitions[*position];
-                    let index = self.intern(&definition.symbol, false);
-                    let own = self.convert_all(definition.depends.iter().map(|dep| &dep.expr));
-                    let basedep = and(parent_dep.clone(), self.rewrite_m(&own));
-                    let is_bool_like =
-                        self.symbols[index].symbol_type != Some(SymbolType::Tristate);
-                    let finish = |evaluation: &Self, expr: E| -> E {
-                        if is_bool_like {
-                            evaluation.trans_bool(&expr)
-                        } else {
-                            expr
-                        }
-                    };
-                    let mut probe = false;
-                    for prompt in &definition.prompts {
-                        probe |= prompt
-                            .condition
-                            .as_ref()
-                            .is_some_and(|condition| mentions_probe(&condition.to_string()));
-                        let condition = prompt
-                            .condition
-                            .as_ref()
-                            .map(|condition| self.convert(condition));
-                        let condition = and(condition, upper_visibility.clone());
-                        let visible = and(basedep.clone(), self.rewrite_m(&condition));
-                        let visible = finish(self, visible);
-                        self.symbols[index].prompts.push(visible);
-                    }
-                    for default in &definition.defaults {
-                        probe |= mentions_probe(&default.value.to_string())
-                            || default
-                                .condition
-                                .as_ref()
-                                .is_some_and(|condition| mentions_probe(&condition.to_string()));
-                        let value = self.convert(&default.value);
-                        let condition = default
-                            .condition
-                            .as_ref()
-                            .map(|condition| self.convert(condition));
-                        let visible = and(basedep.clone(), self.rewrite_m(&condition));
-                        let visible = finish(self, visible);
-                        self.symbols[index].defaults.push((value, visible));
-                    }
-                    for range in &definition.ranges {
-                        let low = self.intern(&range.low, false);
-                        let high = self.intern(&range.high, false);
-                        let condition = range
-                            .condition
-                            .as_ref()
-                            .map(|condition| self.convert(condition));
-                        let visible = and(basedep.clone(), self.rewrite_m(&condition));
-                        let visible = finish(self, visible);
-                        self.symbols[index].ranges.push((low, high, visible));
-                    }
-                    for (reverses, implied) in
-                        [(&definition.selects, false), (&definition.implies, true)]
-                    {
-                        for reverse in reverses {
-                            let target = self.intern(&reverse.target, false);
-                            let condition = reverse
-                                .condition
-                                .as_ref()
-                                .map(|condition| self.convert(condition));
-                            let visible = and(basedep.clone(), self.rewrite_m(&condition));
-                            let visible = finish(self, visible);
-                            let term = and(Some(Rc::new(Ex::Symbol(index))), visible);
-                            let probe_condition = reverse
-                                .condition
-                                .as_ref()
-                                .is_some_and(|condition| mentions_probe(&condition.to_string()));
-                            let symbol = &mut self.symbols[target];
-                            symbol.probe |= probe_condition;
-                            if let Some(term) = &term {
-                                if implied {
-                                    symbol.implied_by.push((index, term.clone()));
-                                } else {
-                                    symbol.selected_by.push((index, term.clone()));
-                                }
-                            }
-                            if implied {
-                                symbol.implied = or(symbol.implied.take(), term);
-                            } else {
-                                symbol.rev_dep = or(symbol.rev_dep.take(), term);
-                            }
-                        }
-                    }
-                    probe |= definition
-                        .depends
-                        .iter()
-                        .any(|dep| mentions_probe(&dep.expr.to_string()));
-                    let symbol = &mut self.symbols[index];
-                    symbol.probe |= probe;
-                    if symbol.choice_of.is_none() {
-                        symbol.dir_dep = or(symbol.dir_dep.take(), basedep);
-                    }
-                    entries.push(Entry::Symbol(index));
-                    if !context.children[node].is_empty() {
-                        let inner = self.finalize(
-                            context,
-                            &context.children[node],
-                            parent_dep,
-                            visibilities,
-                        );
-                        entries.push(Entry::Group(inner));
-                    }
+                    self.finalize_definition(
+                        context,
+                        &scope,
+                        *position,
+                        visibilities,
+                        &mut entries,
+                    );
                 }
                 NodeKind::Comment { text, depends } => {
                     let own = self.convert_all(depends.iter());
-                    let visible = and(parent_dep.clone(), self.rewrite_m(&own));
+                    let visible = and(parent_dependency.clone(), self.rewrite_m(&own));
                     entries.push(Entry::Comment {
                         text: text.clone(),
                         visible,
                     });
                 }
-                NodeKind::Block(block_index) => {
-                    let block = &tree.blocks[*block_index];
-                    let own = self.convert_all(block.depends.iter().map(|dep| &dep.expr));
-                    let basedep = and(parent_dep.clone(), self.rewrite_m(&own));
-                    match &block.kind {
-                        BlockKind::If => {
-                            let inner = self.finalize(
-                                context,
-                                &context.children[node],
-                                &basedep,
-                                visibilities,
-                            );
-                            entries.push(Entry::Group(inner));
-                        }
-                        BlockKind::Menu { title } => {
-                            let visibility =
-                                self.convert_all(block.visible_if.iter().map(|dep| &dep.expr));
-                            visibilities.push(visibility.clone());
-                            let inner = self.finalize(
-                                context,
-                                &context.children[node],
-                                &basedep,
-                                visibilities,
-                            );
-                            visibilities.pop();
-                            entries.push(Entry::Menu {
-                                title: title.clone(),
-                                visibility,
-                                visible: basedep,
-                                children: inner,
-                            });
-                        }
-                        BlockKind::Choice { choice } => {
-                            let choice_index = context.choice_symbols[*choice];
-                            let definition = &tree.choices[*choice];
-                            let is_bool_like = self.symbols[choice_index].symbol_type
-                                != Some(SymbolType::Tristate);
-                            for prompt in &definition.prompts {
-                                let condition = prompt
-                                    .condition
-                                    .as_ref()
-                                    .map(|condition| self.convert(condition));
-                                let condition = and(condition, upper_visibility.clone());
-                                let mut visible = and(basedep.clone(), self.rewrite_m(&condition));
-                                if is_bool_like {
-                                    visible = self.trans_bool(&visible);
-                                }
-                                self.symbols[choice_index].prompts.push(visible);
-                            }
-                            for default in &definition.defaults {
-                                let value = self.convert(&default.value);
-                                let condition = default
-                                    .condition
-                                    .as_ref()
-                                    .map(|condition| self.convert(condition));
-                                let mut visible = and(basedep.clone(), self.rewrite_m(&condition));
-                                if is_bool_like {
-                                    visible = self.trans_bool(&visible);
-                                }
-                                self.symbols[choice_index].defaults.push((value, visible));
-                            }
-                            if !definition.optional {
-                                if let Some(first) =
-                                    self.symbols[choice_index].prompts.first().cloned()
-                                {
-                                    let term = and(first, Some(Rc::new(Ex::Symbol(self.module))));
-                                    let symbol = &mut self.symbols[choice_index];
-                                    symbol.rev_dep = or(symbol.rev_dep.take(), term);
-                                }
-                            }
-                            let choice_dep = Some(Rc::new(Ex::Symbol(choice_index)));
-                            let inner = self.finalize(
-                                context,
-                                &context.children[node],
-                                &choice_dep,
-                                visibilities,
-                            );
-                            entries.push(Entry::Symbol(choice_index));
-                            entries.push(Entry::Group(inner));
-                        }
-                    }
+                NodeKind::Block(block) => {
+                    self.finalize_block(context, &scope, *block, visibilities, &mut entries);
                 }
             }
         }
         entries
+    }
+
+    /// A `config` entry: its prompts, defaults, ranges, selects and implies
+    /// under its dependencies, then the entries nested below it.
+    fn finalize_definition(
+        &mut self,
+        context: &Context<'_>,
+        scope: &Scope<'_>,
+        position: usize,
+        visibilities: &mut Vec<Condition>,
+        entries: &mut Vec<Entry>,
+    ) {
+        let definition = &context.tree.definitions[position];
+        let index = self.intern(&definition.symbol, false);
+        let own = self.convert_all(definition.depends.iter().map(|dependency| &dependency.expr));
+        let entry = DefinitionEntry {
+            index,
+            base_dependency: and(scope.parent_dependency.clone(), self.rewrite_m(&own)),
+            bool_like: self.symbols[index].symbol_type != Some(SymbolType::Tristate),
+        };
+        let mut probe = self.add_prompts(&entry, definition, scope.upper_visibility);
+        probe |= self.add_defaults(&entry, definition);
+        self.add_ranges(&entry, definition);
+        self.add_reverse_dependencies(&entry, definition);
+        probe |= definition
+            .depends
+            .iter()
+            .any(|dependency| mentions_probe(&dependency.expr.to_string()));
+        let symbol = &mut self.symbols[index];
+        symbol.probe |= probe;
+        if symbol.choice_of.is_none() {
+            symbol.dir_dep = or(symbol.dir_dep.take(), entry.base_dependency);
+        }
+        entries.push(Entry::Symbol(index));
+        let children = &context.children[scope.node];
+        if !children.is_empty() {
+            let inner = self.finalize(context, children, scope.parent_dependency, visibilities);
+            entries.push(Entry::Group(inner));
+        }
+    }
+
+    /// `condition` under the entry's dependencies, as a property's
+    /// visibility (`m` rewritten, `!= n` dropped for bool-like symbols).
+    fn property_visibility(&self, entry: &DefinitionEntry, condition: Condition) -> Condition {
+        let visible = and(entry.base_dependency.clone(), self.rewrite_m(&condition));
+        if entry.bool_like {
+            self.trans_bool(&visible)
+        } else {
+            visible
+        }
+    }
+
+    fn optional_condition(&mut self, condition: Option<&Expr>) -> Condition {
+        condition.map(|condition| self.convert(condition))
+    }
+
+    /// The prompts; whether one is behind a toolchain probe.
+    fn add_prompts(
+        &mut self,
+        entry: &DefinitionEntry,
+        definition: &Definition,
+        upper_visibility: &Condition,
+    ) -> bool {
+        let mut probe = false;
+        for prompt in &definition.prompts {
+            probe |= prompt
+                .condition
+                .as_ref()
+                .is_some_and(|condition| mentions_probe(&condition.to_string()));
+            self.push_prompt(entry, prompt.condition.as_ref(), upper_visibility);
+        }
+        probe
+    }
+
+    /// A prompt's visibility: its condition under the menus' `visible if`
+    /// and the entry's dependencies.
+    fn push_prompt(
+        &mut self,
+        entry: &DefinitionEntry,
+        condition: Option<&Expr>,
+        upper_visibility: &Condition,
+    ) {
+        let condition = self.optional_condition(condition);
+        let condition = and(condition, upper_visibility.clone());
+        let visible = self.property_visibility(entry, condition);
+        self.symbols[entry.index].prompts.push(visible);
+    }
+
+    /// A default's value and when it applies.
+    fn push_default(&mut self, entry: &DefinitionEntry, value: &Expr, condition: Option<&Expr>) {
+        let value = self.convert(value);
+        let condition = self.optional_condition(condition);
+        let visible = self.property_visibility(entry, condition);
+        self.symbols[entry.index].defaults.push((value, visible));
+    }
+
+    /// The defaults; whether one mentions a toolchain probe.
+    fn add_defaults(&mut self, entry: &DefinitionEntry, definition: &Definition) -> bool {
+        let mut probe = false;
+        for default in &definition.defaults {
+            probe |= mentions_probe(&default.value.to_string())
+                || default
+                    .condition
+                    .as_ref()
+                    .is_some_and(|condition| mentions_probe(&condition.to_string()));
+            self.push_default(entry, &default.value, default.condition.as_ref());
+        }
+        probe
+    }
+
+    fn add_ranges(&mut self, entry: &DefinitionEntry, definition: &Definition) {
+        for range in &definition.ranges {
+            let low = self.intern(&range.low, false);
+            let high = self.intern(&range.high, false);
+            let condition = self.optional_condition(range.condition.as_ref());
+            let visible = self.property_visibility(entry, condition);
+            self.symbols[entry.index].ranges.push((low, high, visible));
+        }
+    }
+
+    /// `select` and `imply`: a term `SYMBOL && visibility` added to the
+    /// target's reverse dependency or implication.
+    fn add_reverse_dependencies(&mut self, entry: &DefinitionEntry, definition: &Definition) {
+        for (reverses, implied) in [(&definition.selects, false), (&definition.implies, true)] {
+            for reverse in reverses {
+                let target = self.intern(&reverse.target, false);
+                let condition = self.optional_condition(reverse.condition.as_ref());
+                let visible = self.property_visibility(entry, condition);
+                let term = and(
+                    Some(Rc::new(SymbolExpression::Symbol(entry.index))),
+                    visible,
+                );
+                let probe_condition = reverse
+                    .condition
+                    .as_ref()
+                    .is_some_and(|condition| mentions_probe(&condition.to_string()));
+                let symbol = &mut self.symbols[target];
+                symbol.probe |= probe_condition;
+                if let Some(term) = &term {
+                    if implied {
+                        symbol.implied_by.push((entry.index, term.clone()));
+                    } else {
+                        symbol.selected_by.push((entry.index, term.clone()));
+                    }
+                }
+                if implied {
+                    symbol.implied = or(symbol.implied.take(), term);
+                } else {
+                    symbol.rev_dep = or(symbol.rev_dep.take(), term);
+                }
+            }
+        }
+    }
+
+    /// An `if` block, a `menu` or a `choice`: its dependencies become the
+    /// parent dependency of everything inside.
+    fn finalize_block(
+        &mut self,
+        context: &Context<'_>,
+        scope: &Scope<'_>,
+        block: usize,
+        visibilities: &mut Vec<Condition>,
+        entries: &mut Vec<Entry>,
+    ) {
+        let block = &context.tree.blocks[block];
+        let own = self.convert_all(block.depends.iter().map(|dependency| &dependency.expr));
+        let base_dependency = and(scope.parent_dependency.clone(), self.rewrite_m(&own));
+        let children = &context.children[scope.node];
+        match &block.kind {
+            BlockKind::If => {
+                let inner = self.finalize(context, children, &base_dependency, visibilities);
+                entries.push(Entry::Group(inner));
+            }
+            BlockKind::Menu { title } => {
+                let visibility =
+                    self.convert_all(block.visible_if.iter().map(|dependency| &dependency.expr));
+                visibilities.push(visibility.clone());
+                let inner = self.finalize(context, children, &base_dependency, visibilities);
+                visibilities.pop();
+                entries.push(Entry::Menu {
+                    title: title.clone(),
+                    visibility,
+                    visible: base_dependency,
+                    children: inner,
+                });
+            }
+            BlockKind::Choice { choice } => {
+                let choice_index = context.choice_symbols[*choice];
+                self.add_choice_properties(
+                    &context.tree.choices[*choice],
+                    choice_index,
+                    &base_dependency,
+                    scope.upper_visibility,
+                );
+                let choice_dependency = Some(Rc::new(SymbolExpression::Symbol(choice_index)));
+                let inner = self.finalize(context, children, &choice_dependency, visibilities);
+                entries.push(Entry::Symbol(choice_index));
+                entries.push(Entry::Group(inner));
+            }
+        }
+    }
+
+    /// A choice's prompts and defaults, and for a non-optional choice the
+    /// reverse dependency `visibility && m` that keeps it from being n.
+    fn add_choice_properties(
+        &mut self,
+        definition: &Choice,
+        choice_index: usize,
+        base_dependency: &Condition,
+        upper_visibility: &Condition,
+    ) {
+        let entry = DefinitionEntry {
+            index: choice_index,
+            base_dependency: base_dependency.clone(),
+            bool_like: self.symbols[choice_index].symbol_type != Some(SymbolType::Tristate),
+        };
+        for prompt in &definition.prompts {
+            self.push_prompt(&entry, prompt.condition.as_ref(), upper_visibility);
+        }
+        for default in &definition.defaults {
+            self.push_default(&entry, &default.value, default.condition.as_ref());
+        }
+        if !definition.optional {
+            if let Some(first) = self.symbols[choice_index].prompts.first().cloned() {
+                let term = and(first, Some(Rc::new(SymbolExpression::Symbol(self.module))));
+                let symbol = &mut self.symbols[choice_index];
+                symbol.rev_dep = or(symbol.rev_dep.take(), term);
+            }
+        }
     }
 
     /// conf_read_simple() followed by conf_read()'s value checks.
@@ -641,7 +713,7 @@ impl Evaluation {
     }
 
     fn range(&mut self, index: usize) -> Option<(usize, usize)> {
-        let ranges: Vec<(usize, usize, E)> = self.symbols[index]
+        let ranges: Vec<(usize, usize, Condition)> = self.symbols[index]
             .ranges
             .iter()
             .map(|(low, high, visible)| (*low, *high, visible.clone()))
@@ -659,7 +731,7 @@ impl Evaluation {
         parse_number(&self.symbols[index].text, base)
     }
 
-    fn value_of(&mut self, expr: &E) -> Tristate {
+    fn value_of(&mut self, expr: &Condition) -> Tristate {
         match expr {
             None => Tristate::Yes,
             Some(expr) => self.evaluate(expr),
@@ -667,16 +739,16 @@ impl Evaluation {
     }
 
     /// expr_calc_value().
-    fn evaluate(&mut self, expr: &Rc<Ex>) -> Tristate {
+    fn evaluate(&mut self, expr: &Rc<SymbolExpression>) -> Tristate {
         match &**expr {
-            Ex::Symbol(index) => {
+            SymbolExpression::Symbol(index) => {
                 self.calculate(*index);
                 self.symbols[*index].tristate
             }
-            Ex::Not(inner) => self.evaluate(inner).negate(),
-            Ex::And(left, right) => self.evaluate(left).min(self.evaluate(right)),
-            Ex::Or(left, right) => self.evaluate(left).max(self.evaluate(right)),
-            Ex::Compare(comparison, left, right) => {
+            SymbolExpression::Not(inner) => self.evaluate(inner).negate(),
+            SymbolExpression::And(left, right) => self.evaluate(left).min(self.evaluate(right)),
+            SymbolExpression::Or(left, right) => self.evaluate(left).max(self.evaluate(right)),
+            SymbolExpression::Compare(comparison, left, right) => {
                 self.calculate(*left);
                 self.calculate(*right);
                 let left_text = self.string_value(*left);
@@ -729,13 +801,14 @@ impl Evaluation {
         symbol_type
     }
 
-    /// sym_get_string_value().
+    /// sym_get_string_value(). `m` reads as "m" whether or not MODULES is
+    /// set (scripts/kconfig of Linux 6.1): with modules off no symbol is m,
+    /// so `FOO = m` is n and `FOO != m` is y, as the kernel computes them.
     fn string_value(&self, index: usize) -> String {
         let symbol = &self.symbols[index];
         match symbol.symbol_type {
             Some(SymbolType::Bool | SymbolType::Tristate) => match symbol.tristate {
                 Tristate::No => "n".to_string(),
-                Tristate::Module if self.symbols[self.modules].tristate == NO => "n".to_string(),
                 Tristate::Module => "m".to_string(),
                 Tristate::Yes => "y".to_string(),
             },
@@ -798,7 +871,7 @@ impl Evaluation {
     }
 
     /// The first default whose condition holds (sym_get_default_prop()).
-    fn default_property(&mut self, index: usize) -> Option<(Rc<Ex>, Tristate)> {
+    fn default_property(&mut self, index: usize) -> Option<(Rc<SymbolExpression>, Tristate)> {
         let defaults = self.symbols[index].defaults.clone();
         for (value, visible) in defaults {
             let condition = self.value_of(&visible);
@@ -910,7 +983,7 @@ impl Evaluation {
                 }
                 if !done {
                     if let Some((value, _)) = self.default_property(index) {
-                        if let Ex::Symbol(source) = &*value {
+                        if let SymbolExpression::Symbol(source) = &*value {
                             write = true;
                             self.calculate(*source);
                             text = self.symbols[*source].text.clone();
@@ -984,7 +1057,7 @@ impl Evaluation {
             if self.value_of(&visible) == NO {
                 continue;
             }
-            if let Ex::Symbol(target) = &*value {
+            if let SymbolExpression::Symbol(target) = &*value {
                 if self.symbols[*target].visible != NO {
                     return Some(*target);
                 }
@@ -1113,7 +1186,7 @@ impl Evaluation {
         result
     }
 
-    fn render(&self, expr: &Ex) -> String {
+    fn render(&self, expr: &SymbolExpression) -> String {
         let name = |index: usize| {
             let symbol = &self.symbols[index];
             if symbol.quoted {
@@ -1122,10 +1195,10 @@ impl Evaluation {
                 symbol.name.clone()
             }
         };
-        let child = |inner: &Ex, parent_rank: u8| {
+        let child = |inner: &SymbolExpression, parent_rank: u8| {
             let rank = match inner {
-                Ex::Or(..) => 1,
-                Ex::And(..) => 2,
+                SymbolExpression::Or(..) => 1,
+                SymbolExpression::And(..) => 2,
                 _ => 3,
             };
             let text = self.render(inner);
@@ -1136,8 +1209,8 @@ impl Evaluation {
             }
         };
         match expr {
-            Ex::Symbol(index) => name(*index),
-            Ex::Compare(comparison, left, right) => {
+            SymbolExpression::Symbol(index) => name(*index),
+            SymbolExpression::Compare(comparison, left, right) => {
                 let operator = match comparison {
                     Comparison::Equal => "=",
                     Comparison::NotEqual => "!=",
@@ -1148,25 +1221,31 @@ impl Evaluation {
                 };
                 format!("{} {operator} {}", name(*left), name(*right))
             }
-            Ex::Not(inner) => format!("!{}", child(inner, 3)),
-            Ex::And(left, right) => format!("{} && {}", child(left, 2), child(right, 2)),
-            Ex::Or(left, right) => format!("{} || {}", child(left, 1), child(right, 1)),
+            SymbolExpression::Not(inner) => format!("!{}", child(inner, 3)),
+            SymbolExpression::And(left, right) => {
+                format!("{} && {}", child(left, 2), child(right, 2))
+            }
+            SymbolExpression::Or(left, right) => {
+                format!("{} || {}", child(left, 1), child(right, 1))
+            }
         }
     }
 
     /// The conjuncts of an expression that are `n` (what blocks it), with
     /// the value of each symbol they name.
-    fn unmet(&mut self, expr: &Rc<Ex>, out: &mut Vec<String>) {
+    fn unmet(&mut self, expr: &Rc<SymbolExpression>, out: &mut Vec<String>) {
         match &**expr {
-            Ex::And(left, right) => {
+            SymbolExpression::And(left, right) => {
                 self.unmet(left, out);
                 self.unmet(right, out);
             }
             _ => {
                 if self.evaluate(expr) == NO {
                     let text = match &**expr {
-                        Ex::Symbol(index) => format!("{} is n", self.symbols[*index].name),
-                        Ex::Compare(_, left, _) => format!(
+                        SymbolExpression::Symbol(index) => {
+                            format!("{} is n", self.symbols[*index].name)
+                        }
+                        SymbolExpression::Compare(_, left, _) => format!(
                             "needs {}, but {} is {}",
                             self.render(expr),
                             self.symbols[*left].name,
@@ -1395,7 +1474,7 @@ impl Evaluation {
             for index in frontier {
                 let symbol = &self.symbols[index];
                 let mut found = Vec::new();
-                let mut collect = |expr: &E| {
+                let mut collect = |expr: &Condition| {
                     if let Some(expr) = expr {
                         collect_symbols(expr, &mut found);
                     }
@@ -1666,15 +1745,15 @@ pub fn similar_symbols(tree: &Kconfig, name: &str) -> Vec<String> {
         .collect()
 }
 
-fn collect_symbols(expr: &Ex, out: &mut Vec<usize>) {
+fn collect_symbols(expr: &SymbolExpression, out: &mut Vec<usize>) {
     match expr {
-        Ex::Symbol(index) => out.push(*index),
-        Ex::Compare(_, left, right) => {
+        SymbolExpression::Symbol(index) => out.push(*index),
+        SymbolExpression::Compare(_, left, right) => {
             out.push(*left);
             out.push(*right);
         }
-        Ex::Not(inner) => collect_symbols(inner, out),
-        Ex::And(left, right) | Ex::Or(left, right) => {
+        SymbolExpression::Not(inner) => collect_symbols(inner, out),
+        SymbolExpression::And(left, right) | SymbolExpression::Or(left, right) => {
             collect_symbols(left, out);
             collect_symbols(right, out);
         }
@@ -1704,6 +1783,23 @@ struct Context<'a> {
     tree: &'a Kconfig,
     children: &'a [Vec<usize>],
     choice_symbols: &'a [usize],
+}
+
+/// Where a node sits while finalizing: its index, the dependency its
+/// parents give it, and the `visible if` of the menus around it.
+struct Scope<'a> {
+    node: usize,
+    parent_dependency: &'a Condition,
+    upper_visibility: &'a Condition,
+}
+
+/// A config entry (or a choice) while its properties are finalized.
+struct DefinitionEntry {
+    index: usize,
+    /// The entry's own dependencies under its parents' (menu.c `basedep`).
+    base_dependency: Condition,
+    /// Not a tristate: `FOO != n` conditions reduce to `FOO`.
+    bool_like: bool,
 }
 
 #[derive(Debug, Clone, Copy)]

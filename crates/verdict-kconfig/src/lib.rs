@@ -1,7 +1,8 @@
 //! verdict-kconfig: kernel `.config` files, their differences, a Kconfig tree
-//! parser and evaluator, and reason trees that explain why a symbol has its
-//! value. Reading files happens only in [`load`] (behind [`SourceFiles`]);
-//! everything else works on text and values and never prints.
+//! parser and evaluator, reason trees that explain why a symbol has its
+//! value, and the config fragments verdict ships (`vm-guest`). Reading
+//! files happens only in [`load`] (behind [`SourceFiles`]); everything else
+//! works on text and values and never prints.
 
 mod config;
 mod diff;
@@ -11,6 +12,7 @@ mod error;
 mod evaluate;
 mod explain;
 mod expr;
+mod fragment;
 mod load;
 mod macros;
 mod parser;
@@ -29,6 +31,7 @@ pub use error::KconfigError;
 pub use evaluate::{Cause, Evaluation, blame_causes, similar_symbols};
 pub use explain::{BlameDocument, WhyDocument, blame, blame_heading, evaluator_preamble, explain};
 pub use expr::{Expr, Tristate};
+pub use fragment::{Unmet, fragment, fragment_names, unmet, vm_guest_needs};
 pub use load::{
     DirectorySource, MemoryFiles, SourceFiles, guess_arch, kernel_version, load_kernel_tree,
     load_tree, load_tree_expanded, make_environment, read_config, require_kconfig,

@@ -932,209 +932,242 @@ impl Parser<'_> {
         }
     }
 
+    /// One attribute line of the current entry: the keyword picks the step.
     fn attribute(&mut self, keyword: &str, line: &Line<'_>) -> Result<(), KconfigError> {
-        let location = line.location.clone();
-        let arguments = &line.tokens[1..];
         if let Some(symbol_type) = symbol_type(keyword) {
-            let (before, condition) = split_condition(arguments);
-            let condition = parse_condition(line, condition)?;
-            if keyword.starts_with("def_") {
-                let value = parse_expression(line, before)?;
-                let definition = self.definition(line, keyword)?;
-                definition.symbol_type = symbol_type;
-                definition.defaults.push(Default {
-                    value,
-                    condition,
-                    location,
-                });
-                return Ok(());
-            }
-            let prompt = match before {
-                [] => None,
-                [Token::Text(text)] => Some(Prompt {
-                    text: text.clone(),
-                    condition,
-                    location,
-                }),
-                [Token::Text(_), extra, ..] => {
-                    return Err(line.error("`if` or end of line", Some(extra)));
-                }
-                [other, ..] => {
-                    return Err(line.error("a prompt string or end of line", Some(other)));
-                }
-            };
-            match self.current {
-                Current::Config(index) => {
-                    let definition = &mut self.tree.definitions[index];
-                    definition.symbol_type = symbol_type;
-                    definition.prompts.extend(prompt);
-                }
-                Current::Choice(index) => self.tree.choices[index].prompts.extend(prompt),
-                _ => {
-                    return Err(line.error(
-                        &format!("`{keyword}` only inside a config or choice entry"),
-                        line.tokens.first(),
-                    ));
-                }
-            }
-            return Ok(());
+            return self.type_attribute(keyword, symbol_type, line);
         }
         match keyword {
-            "prompt" => {
-                let (before, condition) = split_condition(arguments);
-                let text = match before {
-                    [Token::Text(text)] => text.clone(),
-                    [Token::Text(_), extra, ..] => {
-                        return Err(line.error("`if` or end of line", Some(extra)));
-                    }
-                    other => return Err(line.error("a quoted prompt", other.first())),
-                };
-                let prompt = Prompt {
-                    text,
-                    condition: parse_condition(line, condition)?,
-                    location,
-                };
-                match self.current {
-                    Current::Config(index) => self.tree.definitions[index].prompts.push(prompt),
-                    Current::Choice(index) => self.tree.choices[index].prompts.push(prompt),
-                    _ => {
-                        return Err(line.error(
-                            "`prompt` only inside a config or choice",
-                            line.tokens.first(),
-                        ));
-                    }
-                }
-            }
-            "default" => {
-                let (before, condition) = split_condition(arguments);
-                let default = Default {
-                    value: parse_expression(line, before)?,
-                    condition: parse_condition(line, condition)?,
-                    location,
-                };
-                match self.current {
-                    Current::Config(index) => self.tree.definitions[index].defaults.push(default),
-                    Current::Choice(index) => self.tree.choices[index].defaults.push(default),
-                    _ => {
-                        return Err(line.error(
-                            "`default` only inside a config or choice",
-                            line.tokens.first(),
-                        ));
-                    }
-                }
-            }
-            "depends" => {
-                if !arguments.first().is_some_and(|token| token.is_word("on")) {
-                    return Err(line.error("`on` after `depends`", arguments.first()));
-                }
-                let dependency = Dependency {
-                    expr: parse_expression(line, &arguments[1..])?,
-                    location,
-                };
-                match self.current {
-                    Current::Config(index) => self.tree.definitions[index].depends.push(dependency),
-                    Current::Choice(index) => {
-                        let block = self.tree.choices[index].block;
-                        self.tree.blocks[block].depends.push(dependency);
-                    }
-                    Current::Menu(block) => self.tree.blocks[block].depends.push(dependency),
-                    Current::Comment(node) => {
-                        if let NodeKind::Comment { depends, .. } = &mut self.tree.nodes[node].kind {
-                            depends.push(dependency.expr);
-                        }
-                    }
-                    Current::None => {
-                        return Err(
-                            line.error("`depends on` only inside an entry", line.tokens.first())
-                        );
-                    }
-                }
-            }
-            "visible" => {
-                if !arguments.first().is_some_and(|token| token.is_word("if")) {
-                    return Err(line.error("`if` after `visible`", arguments.first()));
-                }
-                let dependency = Dependency {
-                    expr: parse_expression(line, &arguments[1..])?,
-                    location,
-                };
-                match self.current {
-                    Current::Menu(block) => self.tree.blocks[block].visible_if.push(dependency),
-                    _ => {
-                        return Err(
-                            line.error("`visible if` only inside a menu", line.tokens.first())
-                        );
-                    }
-                }
-            }
-            "select" | "imply" => {
-                let (before, condition) = split_condition(arguments);
-                let target = match before {
-                    [Token::Word(name)] => name.clone(),
-                    [Token::Word(_), extra, ..] => {
-                        return Err(line.error("`if` or end of line", Some(extra)));
-                    }
-                    other => return Err(line.error("a symbol name", other.first())),
-                };
-                let reverse = ReverseDependency {
-                    target,
-                    condition: parse_condition(line, condition)?,
-                    location,
-                };
-                let definition = self.definition(line, keyword)?;
-                if keyword == "select" {
-                    definition.selects.push(reverse);
-                } else {
-                    definition.implies.push(reverse);
-                }
-            }
-            "range" => {
-                let (before, condition) = split_condition(arguments);
-                let bound = |token: &Token| match token {
-                    Token::Word(word) | Token::Macro(word) => Some(word.clone()),
-                    _ => None,
-                };
-                let (low, high) = match before {
-                    [low, high] => match (bound(low), bound(high)) {
-                        (Some(low), Some(high)) => (low, high),
-                        (None, _) => return Err(line.error("a number or symbol", Some(low))),
-                        (_, None) => return Err(line.error("a number or symbol", Some(high))),
-                    },
-                    other => {
-                        return Err(
-                            line.error("two bounds after `range`", other.get(other.len().min(2)))
-                        );
-                    }
-                };
-                let range = Range {
-                    low,
-                    high,
-                    condition: parse_condition(line, condition)?,
-                    location,
-                };
-                self.definition(line, keyword)?.ranges.push(range);
-            }
+            "prompt" => self.prompt_attribute(line),
+            "default" => self.default_attribute(line),
+            "depends" => self.depends_attribute(line),
+            "visible" => self.visible_attribute(line),
+            "select" | "imply" => self.reverse_attribute(keyword, line),
+            "range" => self.range_attribute(line),
             "optional" => match self.current {
-                Current::Choice(index) => self.tree.choices[index].optional = true,
-                _ => return Err(line.error("`optional` only inside a choice", line.tokens.first())),
+                Current::Choice(index) => {
+                    self.tree.choices[index].optional = true;
+                    Ok(())
+                }
+                _ => Err(line.error("`optional` only inside a choice", line.tokens.first())),
             },
             "option" | "modules" | "transitional" | "allnoconfig_y" | "defconfig_list" => {
-                if let (Current::Config(index), "modules") = (self.current, keyword) {
-                    self.tree.modules_symbol = Some(self.tree.definitions[index].symbol.clone());
-                }
-                if matches!(self.current, Current::None) {
-                    return Err(line.error(
-                        &format!("`{keyword}` only inside an entry"),
-                        line.tokens.first(),
-                    ));
-                }
+                self.option_attribute(keyword, line)
             }
+            _ => Err(line.error(
+                "an entry (config, menuconfig, choice, menu, if, comment, source) or an attribute (bool, tristate, string, int, hex, prompt, default, depends on, select, imply, range, help)",
+                line.tokens.first(),
+            )),
+        }
+    }
+
+    /// `bool`, `tristate`, `string`, `int`, `hex` with an optional prompt,
+    /// or `def_bool` / `def_tristate` with a default.
+    fn type_attribute(
+        &mut self,
+        keyword: &str,
+        symbol_type: SymbolType,
+        line: &Line<'_>,
+    ) -> Result<(), KconfigError> {
+        let location = line.location.clone();
+        let (before, condition) = split_condition(&line.tokens[1..]);
+        let condition = parse_condition(line, condition)?;
+        if keyword.starts_with("def_") {
+            let value = parse_expression(line, before)?;
+            let definition = self.definition(line, keyword)?;
+            definition.symbol_type = symbol_type;
+            definition.defaults.push(Default {
+                value,
+                condition,
+                location,
+            });
+            return Ok(());
+        }
+        let prompt = match before {
+            [] => None,
+            [Token::Text(text)] => Some(Prompt {
+                text: text.clone(),
+                condition,
+                location,
+            }),
+            [Token::Text(_), extra, ..] => {
+                return Err(line.error("`if` or end of line", Some(extra)));
+            }
+            [other, ..] => {
+                return Err(line.error("a prompt string or end of line", Some(other)));
+            }
+        };
+        match self.current {
+            Current::Config(index) => {
+                let definition = &mut self.tree.definitions[index];
+                definition.symbol_type = symbol_type;
+                definition.prompts.extend(prompt);
+            }
+            Current::Choice(index) => self.tree.choices[index].prompts.extend(prompt),
             _ => {
                 return Err(line.error(
-                    "an entry (config, menuconfig, choice, menu, if, comment, source) or an attribute (bool, tristate, string, int, hex, prompt, default, depends on, select, imply, range, help)",
+                    &format!("`{keyword}` only inside a config or choice entry"),
                     line.tokens.first(),
                 ));
             }
+        }
+        Ok(())
+    }
+
+    fn prompt_attribute(&mut self, line: &Line<'_>) -> Result<(), KconfigError> {
+        let (before, condition) = split_condition(&line.tokens[1..]);
+        let text = match before {
+            [Token::Text(text)] => text.clone(),
+            [Token::Text(_), extra, ..] => {
+                return Err(line.error("`if` or end of line", Some(extra)));
+            }
+            other => return Err(line.error("a quoted prompt", other.first())),
+        };
+        let prompt = Prompt {
+            text,
+            condition: parse_condition(line, condition)?,
+            location: line.location.clone(),
+        };
+        match self.current {
+            Current::Config(index) => self.tree.definitions[index].prompts.push(prompt),
+            Current::Choice(index) => self.tree.choices[index].prompts.push(prompt),
+            _ => {
+                return Err(line.error(
+                    "`prompt` only inside a config or choice",
+                    line.tokens.first(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn default_attribute(&mut self, line: &Line<'_>) -> Result<(), KconfigError> {
+        let (before, condition) = split_condition(&line.tokens[1..]);
+        let default = Default {
+            value: parse_expression(line, before)?,
+            condition: parse_condition(line, condition)?,
+            location: line.location.clone(),
+        };
+        match self.current {
+            Current::Config(index) => self.tree.definitions[index].defaults.push(default),
+            Current::Choice(index) => self.tree.choices[index].defaults.push(default),
+            _ => {
+                return Err(line.error(
+                    "`default` only inside a config or choice",
+                    line.tokens.first(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn depends_attribute(&mut self, line: &Line<'_>) -> Result<(), KconfigError> {
+        let arguments = &line.tokens[1..];
+        if !arguments.first().is_some_and(|token| token.is_word("on")) {
+            return Err(line.error("`on` after `depends`", arguments.first()));
+        }
+        let dependency = Dependency {
+            expr: parse_expression(line, &arguments[1..])?,
+            location: line.location.clone(),
+        };
+        match self.current {
+            Current::Config(index) => self.tree.definitions[index].depends.push(dependency),
+            Current::Choice(index) => {
+                let block = self.tree.choices[index].block;
+                self.tree.blocks[block].depends.push(dependency);
+            }
+            Current::Menu(block) => self.tree.blocks[block].depends.push(dependency),
+            Current::Comment(node) => {
+                if let NodeKind::Comment { depends, .. } = &mut self.tree.nodes[node].kind {
+                    depends.push(dependency.expr);
+                }
+            }
+            Current::None => {
+                return Err(line.error("`depends on` only inside an entry", line.tokens.first()));
+            }
+        }
+        Ok(())
+    }
+
+    fn visible_attribute(&mut self, line: &Line<'_>) -> Result<(), KconfigError> {
+        let arguments = &line.tokens[1..];
+        if !arguments.first().is_some_and(|token| token.is_word("if")) {
+            return Err(line.error("`if` after `visible`", arguments.first()));
+        }
+        let dependency = Dependency {
+            expr: parse_expression(line, &arguments[1..])?,
+            location: line.location.clone(),
+        };
+        match self.current {
+            Current::Menu(block) => {
+                self.tree.blocks[block].visible_if.push(dependency);
+                Ok(())
+            }
+            _ => Err(line.error("`visible if` only inside a menu", line.tokens.first())),
+        }
+    }
+
+    /// `select` or `imply`.
+    fn reverse_attribute(&mut self, keyword: &str, line: &Line<'_>) -> Result<(), KconfigError> {
+        let (before, condition) = split_condition(&line.tokens[1..]);
+        let target = match before {
+            [Token::Word(name)] => name.clone(),
+            [Token::Word(_), extra, ..] => {
+                return Err(line.error("`if` or end of line", Some(extra)));
+            }
+            other => return Err(line.error("a symbol name", other.first())),
+        };
+        let reverse = ReverseDependency {
+            target,
+            condition: parse_condition(line, condition)?,
+            location: line.location.clone(),
+        };
+        let definition = self.definition(line, keyword)?;
+        if keyword == "select" {
+            definition.selects.push(reverse);
+        } else {
+            definition.implies.push(reverse);
+        }
+        Ok(())
+    }
+
+    fn range_attribute(&mut self, line: &Line<'_>) -> Result<(), KconfigError> {
+        let (before, condition) = split_condition(&line.tokens[1..]);
+        let bound = |token: &Token| match token {
+            Token::Word(word) | Token::Macro(word) => Some(word.clone()),
+            _ => None,
+        };
+        let (low, high) = match before {
+            [low, high] => match (bound(low), bound(high)) {
+                (Some(low), Some(high)) => (low, high),
+                (None, _) => return Err(line.error("a number or symbol", Some(low))),
+                (_, None) => return Err(line.error("a number or symbol", Some(high))),
+            },
+            other => {
+                return Err(line.error("two bounds after `range`", other.get(other.len().min(2))));
+            }
+        };
+        let range = Range {
+            low,
+            high,
+            condition: parse_condition(line, condition)?,
+            location: line.location.clone(),
+        };
+        self.definition(line, "range")?.ranges.push(range);
+        Ok(())
+    }
+
+    /// `option ...`, `modules`, `transitional`, `allnoconfig_y`,
+    /// `defconfig_list`: only `modules` matters to the evaluator.
+    fn option_attribute(&mut self, keyword: &str, line: &Line<'_>) -> Result<(), KconfigError> {
+        if let (Current::Config(index), "modules") = (self.current, keyword) {
+            self.tree.modules_symbol = Some(self.tree.definitions[index].symbol.clone());
+        }
+        if matches!(self.current, Current::None) {
+            return Err(line.error(
+                &format!("`{keyword}` only inside an entry"),
+                line.tokens.first(),
+            ));
         }
         Ok(())
     }

@@ -4,9 +4,13 @@
 //! and rt configs and the arm64 / powerpc defconfigs). Each tree is parsed
 //! once with its toolchain probes run for real (through verdict-exec); then
 //! every config and 50 perturbations of it (VERDICT_KCONFIG_PERTURBATIONS)
-//! must be byte-identical to what conf writes after the same edit. Oracle
-//! results are cached by input hash in the oracle directory. Must not modify
-//! the kernel tree or the packaged configs.
+//! must be byte-identical to what conf writes after the same edit; so must
+//! the mechanism sweep, edits that turn a whole mechanism off or on at once
+//! (MODULES, 64BIT, EXPERT, COMPILE_TEST, PCI, NET, BLOCK, ...: a few in
+//! CI, all of them with VERDICT_KCONFIG_SWEEP=wide, see
+//! scripts/kconfig-sweep.sh). Oracle results are cached by input hash in
+//! the oracle directory. Must not modify the kernel tree or the packaged
+//! configs.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -143,6 +147,33 @@ fn oracle(oracle: &Path, source: &Path, arch: &str, input: &str, scratch: &Path)
     text
 }
 
+/// What the kernel's conf writes for each `(label, input)`, two at a time.
+fn oracle_all(
+    oracle_path: &Path,
+    source: &Path,
+    arch: &str,
+    inputs: &[(String, String)],
+    scratch: &Path,
+) -> Vec<String> {
+    std::thread::scope(|scope| {
+        let chunks: Vec<_> = inputs
+            .chunks(inputs.len().div_ceil(2).max(1))
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|(_, text)| oracle(oracle_path, source, arch, text, scratch))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        chunks
+            .into_iter()
+            .flat_map(|handle| handle.join().expect("oracle thread"))
+            .collect()
+    })
+}
+
 /// Sets `CONFIG_name` to `value` in config text, where the line is, or at the end.
 fn edit(text: &str, name: &str, value: Tristate) -> String {
     let new_line = match value {
@@ -238,24 +269,7 @@ fn check(
             )
         })
         .collect();
-    // The kernel's conf runs in parallel (two at a time); verdict in turn.
-    let outputs: Vec<String> = std::thread::scope(|scope| {
-        let chunks: Vec<_> = inputs
-            .chunks(inputs.len().div_ceil(2).max(1))
-            .map(|chunk| {
-                scope.spawn(move || {
-                    chunk
-                        .iter()
-                        .map(|(_, text)| oracle(oracle_path, source, arch, text, scratch))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        chunks
-            .into_iter()
-            .flat_map(|handle| handle.join().expect("oracle thread"))
-            .collect()
-    });
+    let outputs = oracle_all(oracle_path, source, arch, &inputs, scratch);
     let mut matched = 0;
     let mut blamed = 0;
     let base_lines: std::collections::HashSet<&str> = expected.lines().collect();
@@ -295,6 +309,254 @@ fn check(
         "{name}: olddefconfig identical, and on {matched} perturbations; blame lists the flipped option first for {blamed} changed symbols"
     );
     matched
+}
+
+/// Mechanism perturbations: each is a set of edits applied together to the
+/// kernel's own olddefconfig output, turning a whole mechanism off (or on),
+/// so that thousands of symbols change visibility, type or value at once.
+/// A choice member is set with the member it replaces unset (the config's
+/// last `=y` of a choice wins). The first list of each arch runs in CI;
+/// VERDICT_KCONFIG_SWEEP=wide adds the second (scripts/kconfig-sweep.sh,
+/// figures in docs/kconfig.md).
+const X86_MECHANISMS: [&[&str]; 2] = [
+    &[
+        "MODULES=n",
+        "64BIT=n",
+        "EXPERT=n",
+        "COMPILE_TEST=y",
+        "PCI=n",
+        "NET=n",
+        "BLOCK=n",
+    ],
+    &[
+        "MODULES=n COMPILE_TEST=y",
+        "MODULES=n 64BIT=n",
+        "MODULES=n SMP=n",
+        "MODULES=n EXPERT=n",
+        "64BIT=n SMP=n MODULES=n",
+        "EMBEDDED=y",
+        "PRINTK=n",
+        "SMP=n",
+        "NUMA=n",
+        "ACPI=n",
+        "SWAP=n",
+        "SYSFS=n",
+        "PROC_FS=n",
+        "INPUT=n",
+        "TTY=n",
+        "VT=n",
+        "SECURITY=n",
+        "CGROUPS=n",
+        "NAMESPACES=n",
+        "MULTIUSER=n",
+        "FUTEX=n",
+        "SHMEM=n",
+        "BPF_SYSCALL=n",
+        "PERF_EVENTS=n",
+        "FTRACE=n",
+        "KPROBES=n",
+        "DEBUG_KERNEL=n",
+        "DEBUG_FS=n",
+        "KALLSYMS=n",
+        "BUG=n",
+        "AUDIT=n",
+        "CRYPTO=n",
+        "INET=n",
+        "NETDEVICES=n",
+        "WIRELESS=n",
+        "USB_SUPPORT=n",
+        "SOUND=n",
+        "DRM=n",
+        "HID=n",
+        "SCSI=n",
+        "ATA=n",
+        "MD=n",
+        "BLK_DEV=n",
+        "VIRTUALIZATION=n",
+        "HYPERVISOR_GUEST=n",
+        "HOTPLUG_CPU=n",
+        "PM=n",
+        "CPU_FREQ=n",
+        "HIBERNATION=n",
+        "EFI=n",
+        "IA32_EMULATION=n",
+        "X86_MCE=n",
+        "RELOCATABLE=n",
+        "STACKPROTECTOR=n",
+        "JUMP_LABEL=n",
+        "HUGETLBFS=n",
+        "TRANSPARENT_HUGEPAGE=n",
+        "MEMCG=n",
+        "MEMORY_HOTPLUG=n",
+        "MIGRATION=n",
+        "KEXEC=n",
+        "STAGING=n",
+        "KASAN=y",
+        "RCU_EXPERT=y",
+        "SLAB=y SLUB=n",
+        "CC_OPTIMIZE_FOR_SIZE=y CC_OPTIMIZE_FOR_PERFORMANCE=n",
+        "DEBUG_INFO_NONE=y DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=n",
+    ],
+];
+
+const ARM64_MECHANISMS: [&[&str]; 2] = [
+    &["MODULES=n", "EXPERT=y", "PCI=n"],
+    &[
+        "MODULES=n COMPILE_TEST=y",
+        "COMPILE_TEST=y",
+        "EXPERT=y PRINTK=n",
+        "EXPERT=y MODULES=n",
+        "NET=n",
+        "BLOCK=n",
+        "NUMA=n",
+        "ACPI=n",
+        "SWAP=n",
+        "SECURITY=n",
+        "CGROUPS=n",
+        "CRYPTO=n",
+        "INET=n",
+        "NETDEVICES=n",
+        "USB_SUPPORT=n",
+        "SOUND=n",
+        "DRM=n",
+        "SCSI=n",
+        "ATA=n",
+        "MD=n",
+        "VIRTUALIZATION=n",
+        "HOTPLUG_CPU=n",
+        "PM=n",
+        "EFI=n",
+        "COMPAT=n",
+        "FTRACE=y",
+        "KASAN=y",
+        "CPU_BIG_ENDIAN=y CPU_LITTLE_ENDIAN=n",
+        "ARM64_64K_PAGES=y ARM64_4K_PAGES=n",
+        "DEBUG_KERNEL=n",
+        "RELOCATABLE=n",
+        "SLAB=y SLUB=n",
+        "DEBUG_INFO_NONE=y DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=n",
+    ],
+];
+
+const POWERPC_MECHANISMS: [&[&str]; 2] = [
+    &["MODULES=n", "PPC64=n", "EXPERT=y"],
+    &[
+        "MODULES=n COMPILE_TEST=y",
+        "COMPILE_TEST=y",
+        "EXPERT=y PRINTK=n",
+        "PPC64=n MODULES=n",
+        "CPU_LITTLE_ENDIAN=y CPU_BIG_ENDIAN=n",
+        "SMP=n",
+        "PCI=n",
+        "NET=n",
+        "BLOCK=n",
+        "NUMA=n",
+        "SWAP=n",
+        "SECURITY=y",
+        "AUDIT=y",
+        "CGROUPS=n",
+        "CRYPTO=n",
+        "INET=n",
+        "NETDEVICES=n",
+        "USB_SUPPORT=n",
+        "SOUND=n",
+        "SCSI=n",
+        "ATA=n",
+        "MD=n",
+        "VIRTUALIZATION=n",
+        "HOTPLUG_CPU=n",
+        "FTRACE=n",
+        "KPROBES=n",
+        "HUGETLBFS=n",
+        "DEBUG_KERNEL=n",
+        "DEBUG_INFO_DWARF5=y DEBUG_INFO_NONE=n",
+        "SLAB=y SLUB=n",
+    ],
+];
+
+/// The mechanisms this run checks: the CI list, plus the wide one with
+/// VERDICT_KCONFIG_SWEEP=wide.
+fn mechanisms(lists: [&'static [&'static str]; 2]) -> Vec<&'static str> {
+    let wide = std::env::var("VERDICT_KCONFIG_SWEEP").is_ok_and(|value| value == "wide");
+    let mut chosen = lists[0].to_vec();
+    if wide {
+        chosen.extend_from_slice(lists[1]);
+    }
+    chosen
+}
+
+/// `edits` ("A=n B=y") applied to config text.
+fn apply_mechanism(text: &str, edits: &str) -> String {
+    edits
+        .split_whitespace()
+        .fold(text.to_string(), |text, assignment| {
+            let (name, value) = assignment.split_once('=').expect("SYMBOL=VALUE");
+            let value = match value {
+                "y" => Tristate::Yes,
+                "m" => Tristate::Module,
+                "n" => Tristate::No,
+                other => panic!("a mechanism sets y, m or n, not {other}"),
+            };
+            edit(&text, name, value)
+        })
+}
+
+/// Checks every mechanism on one config: verdict's olddefconfig of the
+/// edited config against the kernel's. Prints one line per mechanism (and
+/// how many lines differ between the kernel's output and the config before
+/// the edit, added plus removed) and fails listing every difference.
+/// Returns how many were identical.
+fn sweep_mechanisms(
+    name: &str,
+    arch: &str,
+    tree: &Kconfig,
+    source: &Path,
+    oracle_path: &Path,
+    mechanisms: &[&str],
+    scratch: &Path,
+) -> usize {
+    let started = std::time::Instant::now();
+    let base = std::fs::read_to_string(oracle_path.join(format!("{name}.olddefconfig")))
+        .expect("read make olddefconfig's output");
+    let base_lines: std::collections::HashSet<&str> = base.lines().collect();
+    let inputs: Vec<(String, String)> = mechanisms
+        .iter()
+        .map(|edits| (edits.to_string(), apply_mechanism(&base, edits)))
+        .collect();
+    let outputs = oracle_all(oracle_path, source, arch, &inputs, scratch);
+    let mut differences = Vec::new();
+    let mut took_effect = 0;
+    for ((label, text), kernel) in inputs.iter().zip(&outputs) {
+        let kernel_lines: std::collections::HashSet<&str> = kernel.lines().collect();
+        let changed = kernel_lines.symmetric_difference(&base_lines).count();
+        if changed > 0 {
+            took_effect += 1;
+        }
+        let actual = Evaluation::new(tree, text).write_config();
+        if *kernel == actual {
+            eprintln!(
+                "mechanism {name} {label}: identical ({changed} lines changed by the kernel)"
+            );
+        } else {
+            let difference = first_difference(kernel, &actual);
+            eprintln!(
+                "mechanism {name} {label}: DIFFERENT ({changed} lines changed by the kernel), {difference}"
+            );
+            differences.push(format!("{name} with {label}: {difference}"));
+        }
+    }
+    eprintln!(
+        "mechanisms {name}: {} of {} identical, {took_effect} changed the kernel's output, {:.1} s",
+        mechanisms.len() - differences.len(),
+        mechanisms.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        differences.is_empty(),
+        "verdict differs from the kernel's conf:\n{}",
+        differences.join("\n")
+    );
+    mechanisms.len()
 }
 
 #[test]
@@ -372,6 +634,58 @@ fn olddefconfig_matches_the_kernel_on_powerpc_defconfig() {
         scratch.path(),
     );
     assert!(total >= perturbation_count());
+}
+
+/// Issue reproduction: Debian's amd64 config with CONFIG_MODULES unset
+/// differed from `make olddefconfig` in MVPP2_PTP, JOYSTICK_ADI,
+/// SND_SOC_ARIZONA, SND_SOC_WM_HUBS and SND_SOC_MADERA; then every x86
+/// config with the x86 mechanisms turned off.
+#[test]
+fn mechanisms_turned_off_match_the_kernel_on_x86_configs() {
+    let all = mechanisms(X86_MECHANISMS);
+    // CI checks MODULES=n on every flavour and the rest on amd64.
+    let flavour = if all.len() > X86_MECHANISMS[0].len() {
+        all.clone()
+    } else {
+        vec!["MODULES=n"]
+    };
+    sweep_arch(
+        "x86_64",
+        &[("amd64", all), ("cloud", flavour.clone()), ("rt", flavour)],
+    );
+}
+
+#[test]
+fn mechanisms_turned_off_match_the_kernel_on_arm64_defconfig() {
+    sweep_arch("arm64", &[("arm64", mechanisms(ARM64_MECHANISMS))]);
+}
+
+#[test]
+fn mechanisms_turned_off_match_the_kernel_on_powerpc_defconfig() {
+    sweep_arch("powerpc", &[("powerpc", mechanisms(POWERPC_MECHANISMS))]);
+}
+
+/// Parses `arch`'s tree once (probes run) and sweeps each config's
+/// mechanisms.
+fn sweep_arch(arch: &str, configs: &[(&str, Vec<&str>)]) {
+    let (Some(source), Some(oracle_path)) = (kernel_source(), oracle_directory()) else {
+        return;
+    };
+    let scratch = tempfile::tempdir().expect("scratch");
+    let tree = parse(&source, arch, scratch.path());
+    let mut total = 0;
+    for (name, chosen) in configs {
+        total += sweep_mechanisms(
+            name,
+            arch,
+            &tree,
+            &source,
+            &oracle_path,
+            chosen,
+            scratch.path(),
+        );
+    }
+    eprintln!("{arch} mechanisms: {total} identical");
 }
 
 /// Without running any probe, the answers come from the config itself: on

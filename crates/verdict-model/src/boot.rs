@@ -4,13 +4,17 @@
 //! [argv] }`), a level's boot (`boot = { cmdline = …, cmdline_mode = …,
 //! kernel = …, initrd = … }` or `boot = { hook = [argv], cmdline = … }`)
 //! and a level's runtime
-//! proof (`verify = { command = [argv], matches = "REGEX" }`). Validated
+//! proof (`verify = { command = [argv], matches = "REGEX" }`). A VM or a
+//! level may name a kernel built from source instead of an image (`build =
+//! { … }`, see [`crate::kernel_build`]) and the directory of an image's
+//! modules (`modules`). Validated
 //! here (paths, durations, the regex, the shell guard of the verify
 //! command); the errors are strings the experiment loader places at
 //! `file:line:col`. Must not start processes, read the kernel image or
 //! touch any file.
 
 use crate::experiment::{CommandSpec, parse_duration};
+use crate::kernel_build::{BuildSpec, build_from};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -29,8 +33,15 @@ pub enum Accelerator {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VmSpec {
     /// The default kernel image of every boot (a level's `boot.kernel`
-    /// replaces it).
-    pub kernel: PathBuf,
+    /// replaces it); `None` when `build` makes it.
+    pub kernel: Option<PathBuf>,
+    /// The default kernel, built from source (`build = { … }`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildSpec>,
+    /// The directory holding `kernel`'s `modules.dep` and
+    /// `modules.builtin` (`/lib/modules/RELEASE` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modules: Option<PathBuf>,
     /// An initrd put before verdict's own initramfs (whose `/init` wins).
     pub initrd: Option<PathBuf>,
     /// Options every boot gets (a level's `cmdline_mode = "replace"`
@@ -73,6 +84,14 @@ pub struct LevelBoot {
     /// a shell).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hook: Option<Vec<String>>,
+    /// A kernel built from source for this level (VM targets), instead of
+    /// `kernel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildSpec>,
+    /// The directory of `kernel`'s modules (`modules.dep`,
+    /// `modules.builtin`), instead of `/lib/modules/RELEASE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modules: Option<PathBuf>,
 }
 
 /// `[target] boot`: how verdict boots the ssh hosts of an experiment with
@@ -117,7 +136,9 @@ pub enum OnBootFailure {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawVm {
-    kernel: PathBuf,
+    kernel: Option<PathBuf>,
+    build: Option<toml::Value>,
+    modules: Option<PathBuf>,
     initrd: Option<PathBuf>,
     #[serde(default)]
     cmdline: String,
@@ -140,6 +161,8 @@ struct RawBoot {
     kernel: Option<PathBuf>,
     initrd: Option<PathBuf>,
     hook: Option<Vec<String>>,
+    build: Option<toml::Value>,
+    modules: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -253,9 +276,33 @@ pub(crate) fn vm_from(value: toml::Value) -> Result<VmSpec, String> {
     let raw: RawVm = value
         .try_into()
         .map_err(|error: toml::de::Error| format!("`[target] vm`: {}", error.message().trim()))?;
-    absolute(&raw.kernel, "vm.kernel")?;
+    let build = raw
+        .build
+        .map(|value| build_from(value, "vm.build", false))
+        .transpose()?;
+    match (&raw.kernel, &build) {
+        (Some(_), Some(_)) => {
+            return Err(
+                "`[target] vm`: give either `kernel` (an image) or `build` (a kernel verdict builds)"
+                    .to_string(),
+            );
+        }
+        // Every boot level names its kernel (checked with the factors).
+        (None, None) => {}
+        (Some(kernel), None) => absolute(kernel, "vm.kernel")?,
+        (None, Some(_)) => {}
+    }
     if let Some(initrd) = &raw.initrd {
         absolute(initrd, "vm.initrd")?;
+    }
+    if let Some(modules) = &raw.modules {
+        absolute(modules, "vm.modules")?;
+        if build.is_some() {
+            return Err(
+                "`vm.modules` names the modules of `kernel`; a kernel verdict builds brings its own"
+                    .to_string(),
+            );
+        }
     }
     check_cmdline(&raw.cmdline, "vm.cmdline")?;
     let smp = match (raw.smp, raw.cpus) {
@@ -313,6 +360,8 @@ pub(crate) fn vm_from(value: toml::Value) -> Result<VmSpec, String> {
     let boot_timeout = timeout_from(raw.boot_timeout.as_ref(), "vm.boot_timeout", 300)?;
     Ok(VmSpec {
         kernel: raw.kernel,
+        build,
+        modules: raw.modules,
         initrd: raw.initrd,
         cmdline: raw.cmdline,
         smp,
@@ -347,9 +396,28 @@ pub(crate) fn boot_from(value: toml::Value) -> Result<LevelBoot, String> {
                 splice.factor, splice.index, hook[splice.index], splice.reason, splice.factor
             ));
         }
-        if raw.kernel.is_some() || raw.initrd.is_some() {
+        if raw.kernel.is_some() || raw.initrd.is_some() || raw.build.is_some() {
             return Err(
-                "`boot.hook` arranges the next boot itself; give either `hook` or `kernel`/`initrd` (which kexec loads)"
+                "`boot.hook` arranges the next boot itself; give either `hook` or `kernel`/`initrd`/`build`"
+                    .to_string(),
+            );
+        }
+    }
+    let build = raw
+        .build
+        .map(|value| build_from(value, "boot.build", true))
+        .transpose()?;
+    if build.is_some() && raw.kernel.is_some() {
+        return Err(
+            "`boot`: give either `kernel` (an image) or `build` (a kernel verdict builds)"
+                .to_string(),
+        );
+    }
+    if let Some(modules) = &raw.modules {
+        absolute(modules, "boot.modules")?;
+        if raw.kernel.is_none() {
+            return Err(
+                "`boot.modules` names the modules of the level's `kernel`; without `kernel` there is none (a kernel verdict builds brings its own)"
                     .to_string(),
             );
         }
@@ -376,6 +444,8 @@ pub(crate) fn boot_from(value: toml::Value) -> Result<LevelBoot, String> {
         kernel: raw.kernel,
         initrd: raw.initrd,
         hook: raw.hook,
+        build,
+        modules: raw.modules,
     })
 }
 
@@ -414,19 +484,26 @@ pub struct BootPlan {
     pub cmdline: String,
     /// The last level's hook, if any boots by one (ssh hosts).
     pub hook: Option<Vec<String>>,
+    /// The kernel to build and boot, when the last kernel named is a
+    /// `build` (then `kernel` is `None` until the build gives its image).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildSpec>,
+    /// The modules of `kernel` (`None`: `/lib/modules/RELEASE`, or the
+    /// build's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modules: Option<PathBuf>,
 }
 
 impl BootPlan {
     /// Combines `vm` with `boots` in factor order: each `append` adds its
-    /// options, each `replace` drops what came before; the last kernel and
-    /// initrd named win.
+    /// options, each `replace` drops what came before; the last kernel
+    /// (an image or a build) and initrd named win.
     pub fn combine<'a>(vm: &VmSpec, boots: impl IntoIterator<Item = &'a LevelBoot>) -> BootPlan {
-        Self::combine_from(
-            Some(vm.kernel.clone()),
-            vm.initrd.clone(),
-            &vm.cmdline,
-            boots,
-        )
+        let mut plan = Self::combine_from(vm.kernel.clone(), vm.initrd.clone(), &vm.cmdline, []);
+        plan.build = vm.build.clone();
+        plan.modules = vm.modules.clone();
+        plan.add_levels(boots);
+        plan
     }
 
     /// As [`BootPlan::combine`] on an ssh host: the target's `[target]
@@ -455,34 +532,49 @@ impl BootPlan {
             initrd,
             cmdline: cmdline.trim().to_string(),
             hook: None,
+            build: None,
+            modules: None,
         };
+        plan.add_levels(boots);
+        plan
+    }
+
+    fn add_levels<'a>(&mut self, boots: impl IntoIterator<Item = &'a LevelBoot>) {
         for boot in boots {
             match boot.cmdline_mode {
-                CmdlineMode::Replace => plan.cmdline = boot.cmdline.trim().to_string(),
+                CmdlineMode::Replace => self.cmdline = boot.cmdline.trim().to_string(),
                 CmdlineMode::Append => {
                     if !boot.cmdline.trim().is_empty() {
-                        if !plan.cmdline.is_empty() {
-                            plan.cmdline.push(' ');
+                        if !self.cmdline.is_empty() {
+                            self.cmdline.push(' ');
                         }
-                        plan.cmdline.push_str(boot.cmdline.trim());
+                        self.cmdline.push_str(boot.cmdline.trim());
                     }
                 }
             }
             if let Some(kernel) = &boot.kernel {
-                plan.kernel = Some(kernel.clone());
+                self.kernel = Some(kernel.clone());
+                self.build = None;
+                self.modules = boot.modules.clone();
+            }
+            if let Some(build) = &boot.build {
+                self.build = Some(build.clone());
+                self.kernel = None;
+                self.modules = None;
             }
             if let Some(initrd) = &boot.initrd {
-                plan.initrd = Some(initrd.clone());
+                self.initrd = Some(initrd.clone());
             }
             if let Some(hook) = &boot.hook {
-                plan.hook = Some(hook.clone());
+                self.hook = Some(hook.clone());
             }
         }
-        if plan.hook.is_some() {
-            plan.kernel = None;
-            plan.initrd = None;
+        if self.hook.is_some() {
+            self.kernel = None;
+            self.initrd = None;
+            self.build = None;
+            self.modules = None;
         }
-        plan
     }
 }
 
@@ -502,6 +594,8 @@ mod tests {
             kernel: None,
             initrd: None,
             hook: None,
+            build: None,
+            modules: None,
         };
         let replace = LevelBoot {
             cmdline: "nosmt".into(),
@@ -509,6 +603,8 @@ mod tests {
             kernel: Some("/boot/other".into()),
             initrd: None,
             hook: None,
+            build: None,
+            modules: Some("/tmp/modules".into()),
         };
         assert_eq!(
             BootPlan::combine(&vm(), [&append]).cmdline,
@@ -517,7 +613,31 @@ mod tests {
         let plan = BootPlan::combine(&vm(), [&append, &replace]);
         assert_eq!(plan.cmdline, "nosmt");
         assert_eq!(plan.kernel, Some(PathBuf::from("/boot/other")));
+        assert_eq!(plan.modules, Some(PathBuf::from("/tmp/modules")));
         assert_eq!(BootPlan::combine(&vm(), []).cmdline, "quiet");
+        // A level's build replaces the VM's kernel (and its modules); a
+        // later level's kernel replaces the build.
+        let built = boot_from(
+            toml::from_str("build = { tree = \"/src/linux\", config = \"tinyconfig\" }").unwrap(),
+        )
+        .unwrap();
+        let plan = BootPlan::combine(&vm(), [&built]);
+        assert_eq!(plan.kernel, None);
+        assert_eq!(
+            plan.build.as_ref().and_then(|build| build.tree.clone()),
+            Some(PathBuf::from("/src/linux"))
+        );
+        let plan = BootPlan::combine(&vm(), [&built, &replace]);
+        assert_eq!(
+            (plan.build, plan.kernel),
+            (None, Some("/boot/other".into()))
+        );
+        let built_vm = vm_from(
+            toml::from_str("build = { config = \"tinyconfig\" }\ncmdline = \"quiet\"").unwrap(),
+        )
+        .unwrap();
+        let plan = BootPlan::combine(&built_vm, [&append]);
+        assert!(plan.build.is_some() && plan.kernel.is_none());
     }
 
     #[test]
@@ -527,6 +647,8 @@ mod tests {
         assert!(vm("kernel = \"/k\"\ncpus = 2\nsmp = \"2\"").contains("either"));
         assert!(vm("kernel = \"/k\"\nmemory = \"1 G\"").contains("vm.memory"));
         assert!(vm("kernel = \"/k\"\nboot_timeout = \"soon\"").contains("boot_timeout"));
+        assert!(vm("kernel = \"/k\"\nbuild = { config = \"tinyconfig\" }").contains("either"));
+        assert!(vm("build = { config = \"tinyconfig\" }\nmodules = \"/m\"").contains("vm.modules"));
         assert!(vm("kernel = \"/k\"\ncmdline = \"verdict.boot=x\"").contains("verdict.boot"));
         let boot = |text: &str| boot_from(toml::from_str(text).unwrap()).unwrap_err();
         assert!(boot("cmdline_mode = \"prepend\"").contains("cmdline_mode"));
@@ -547,6 +669,12 @@ mod tests {
             .is_ok()
         );
         assert!(boot("hook = [\"grub-reboot\"]\nkernel = \"/k\"").contains("either"));
+        assert!(
+            boot("kernel = \"/k\"\nbuild = { tree = \"/l\", config = \"tinyconfig\" }")
+                .contains("either")
+        );
+        assert!(boot("modules = \"/m\"").contains("boot.modules"));
+        assert!(boot("build = { config = \"tinyconfig\" }").contains("no `tree`"));
         let host = |text: &str| host_boot_from(toml::from_str(text).unwrap()).unwrap_err();
         assert!(host("kernel = \"vmlinuz\"").contains("absolute"));
         assert!(host("power_cycle = []").contains("power_cycle"));

@@ -2,6 +2,8 @@
 //! capturing it (reading /proc and /sys) is verdict-doctor's job. A fact that
 //! could not be read is `None` ("absent"), never a guess.
 
+use crate::kernel_build::KernelBuild;
+use crate::provenance::{BuildProvenance, CpuFeature, CpuIdentity};
 use serde::{Deserialize, Serialize};
 
 /// Facts about the machine and kernel at one moment (start or end of a run).
@@ -50,4 +52,40 @@ pub struct Environment {
     /// `kvm+container:docker`; `none` when /proc/cpuinfo was readable and
     /// nothing was detected; absent when it could not be read.
     pub virtualization: Option<String>,
+    /// The CPU's identity: vendor, family, model, stepping, microcode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_identity: Option<CpuIdentity>,
+    /// The architecture's short list of performance-relevant CPU
+    /// features, each present or not (empty when /proc/cpuinfo was not
+    /// read or the architecture has no list).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_features: Vec<CpuFeature>,
+    /// `/proc/version` as the kernel prints it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proc_version: Option<String>,
+    /// The compiler and linker that built the running kernel, from
+    /// `/proc/version` (e.g. `gcc-12 (Debian 12.2.0-14) 12.2.0, GNU ld
+    /// (GNU Binutils for Debian) 2.40`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_compiler: Option<String>,
+    /// `/etc/machine-id`: the installation's identity (two ssh "hosts"
+    /// with the same one are one machine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_id: Option<String>,
+    /// `/proc/sys/kernel/random/boot_id`: new at every boot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_id: Option<String>,
+    /// The address the machine was reached at over ssh (the server side
+    /// of its `SSH_CONNECTION`); absent for a machine not reached by ssh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssh_address: Option<String>,
+    /// How the measured program was built (a bisection's commit, its
+    /// build command and compiler), when verdict built it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildProvenance>,
+    /// A booted kernel that verdict built from source: what it is
+    /// (commit, patches, config, compiler, make arguments), recorded with
+    /// the boot; absent for every other environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_build: Option<KernelBuild>,
 }

@@ -5,6 +5,7 @@
 
 use crate::boot::{HostBoot, LevelBoot, OnBootFailure, Verify, VmSpec};
 use crate::metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
+use crate::profile::{Monitors, ProfileSpec};
 use crate::shell_guard;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -255,6 +256,12 @@ pub struct Experiment {
     pub sampling: Sampling,
     /// Exit codes that count as success.
     pub success_codes: Vec<i32>,
+    /// `[monitors]`: the system's counters around each iteration.
+    #[serde(default, skip_serializing_if = "Monitors::is_default")]
+    pub monitors: Monitors,
+    /// `[profile]`: extra iterations under `perf record`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileSpec>,
 }
 
 /// One cell: a level of every factor, in factor order.
@@ -353,6 +360,21 @@ impl Experiment {
         self.vm.is_some() || self.host_boot.is_some()
     }
 
+    /// Joins the relative paths of every `build` (tree, patches, config and
+    /// fragment files) to `base`, the directory of the experiment file.
+    pub fn resolve_build_paths(&mut self, base: &Path) {
+        if let Some(build) = self.vm.as_mut().and_then(|vm| vm.build.as_mut()) {
+            build.resolve_paths(base);
+        }
+        for factor in &mut self.factors {
+            for level in &mut factor.levels {
+                if let Some(build) = level.boot.as_mut().and_then(|boot| boot.build.as_mut()) {
+                    build.resolve_paths(base);
+                }
+            }
+        }
+    }
+
     /// Indices of the factors with a level that takes a boot.
     pub fn boot_factors(&self) -> Vec<usize> {
         self.factors
@@ -386,6 +408,7 @@ impl Experiment {
             let span = error.span().unwrap_or(0..0);
             located(text, origin, span.start, error.message().trim().to_string())
         })?;
+        refuse_nul(text, origin)?;
         raw.validate(text, origin)
     }
 
@@ -407,6 +430,70 @@ pub enum ModelError {
     /// `file:line:col: message`.
     #[error("{location}: {message}")]
     Invalid { location: String, message: String },
+}
+
+/// The first item equal to an earlier one, found with a hash set: O(n)
+/// hashes and, between distinct items, comparisons only on hash
+/// collisions (a scan of the items so far made loading 10^5 levels take a
+/// minute).
+pub(crate) fn first_repeat<T: std::hash::Hash + Eq>(
+    items: impl IntoIterator<Item = T>,
+) -> Option<T> {
+    let items = items.into_iter();
+    let mut seen = std::collections::HashSet::with_capacity(items.size_hint().0);
+    for item in items {
+        if seen.contains(&item) {
+            return Some(item);
+        }
+        seen.insert(item);
+    }
+    None
+}
+
+/// A NUL character cannot be a byte of a name, a level, an argument or an
+/// environment value (the kernel ends C strings there), so one anywhere in
+/// the file is refused here, where it is: TOML writes it only as an escape
+/// (`\u0000`, `\U00000000`) in a basic string, whose place is reported.
+fn refuse_nul(text: &str, origin: &str) -> Result<(), ModelError> {
+    fn holds_nul(value: &toml::Value) -> bool {
+        match value {
+            toml::Value::String(text) => text.contains('\0'),
+            toml::Value::Array(items) => items.iter().any(holds_nul),
+            toml::Value::Table(table) => table
+                .iter()
+                .any(|(key, value)| key.contains('\0') || holds_nul(value)),
+            _ => false,
+        }
+    }
+    let holds = text
+        .parse::<toml::Table>()
+        .is_ok_and(|table| holds_nul(&toml::Value::Table(table)));
+    if !holds {
+        return Ok(());
+    }
+    // The first escape that is one: preceded by an odd number of
+    // backslashes (`\\u0000` is a backslash, then text).
+    let offset = ["\\u0000", "\\U00000000"]
+        .iter()
+        .flat_map(|escape| text.match_indices(escape).map(|(offset, _)| offset))
+        .filter(|&offset| {
+            text[..offset]
+                .bytes()
+                .rev()
+                .take_while(|&byte| byte == b'\\')
+                .count()
+                % 2
+                == 0
+        })
+        .min()
+        .unwrap_or(0);
+    Err(located(
+        text,
+        origin,
+        offset,
+        "a NUL character (\\u0000) in a string: a name, level, command or value cannot hold one"
+            .to_string(),
+    ))
 }
 
 pub(crate) fn located(text: &str, origin: &str, offset: usize, message: String) -> ModelError {
@@ -447,6 +534,8 @@ struct RawExperiment {
     sampling: Option<Spanned<RawSampling>>,
     success_codes: Option<Spanned<Vec<i32>>>,
     target: Option<RawTarget>,
+    monitors: Option<Spanned<toml::Value>>,
+    profile: Option<Spanned<toml::Value>>,
 }
 
 /// `[target]`: where the experiment runs.
@@ -682,6 +771,7 @@ impl RawExperiment {
             None => (Vec::new(), None, None),
         };
         let hosts_offset = raw_hosts.first().map(|host| host.span().start);
+        let vm_offset = raw_vm.as_ref().map(|spanned| spanned.span().start);
         let vm = match raw_vm {
             None => None,
             Some(spanned) => {
@@ -726,6 +816,20 @@ impl RawExperiment {
                     ),
                 ));
             }
+            if vm.is_none()
+                && factor
+                    .levels
+                    .iter()
+                    .any(|level| level.boot.as_ref().is_some_and(|boot| boot.build.is_some()))
+            {
+                return Err(context.error(
+                    offset,
+                    format!(
+                        "factor `{}`: `boot.build` builds a kernel for a VM verdict boots (`[target] vm`); an ssh host boots kernels installed on it",
+                        factor.name
+                    ),
+                ));
+            }
             if vm.is_some()
                 && factor
                     .levels
@@ -740,6 +844,24 @@ impl RawExperiment {
                     ),
                 ));
             }
+        }
+        if let Some(vm) = &vm
+            && vm.kernel.is_none()
+            && vm.build.is_none()
+            && !factors.iter().any(|factor| {
+                factor.levels.iter().all(|level| {
+                    level
+                        .boot
+                        .as_ref()
+                        .is_some_and(|boot| boot.kernel.is_some() || boot.build.is_some())
+                })
+            })
+        {
+            let offset = vm_offset.unwrap_or(0);
+            return Err(context.error(
+                offset,
+                "`[target] vm` needs `kernel` (an image such as \"/vmlinuz\") or `build` (a kernel verdict builds from source), unless every level of a boot factor names its own",
+            ));
         }
         let mut hosts = Vec::new();
         for host in raw_hosts {
@@ -806,7 +928,30 @@ impl RawExperiment {
             Some(codes) => codes.into_inner(),
             None => vec![0],
         };
+        let monitors = match self.monitors {
+            None => Monitors::default(),
+            Some(spanned) => {
+                crate::profile::monitors_from(spanned.into_inner()).map_err(|message| {
+                    context.error(context.find_key("monitors", "enabled"), message)
+                })?
+            }
+        };
+        let profile = match self.profile {
+            None => None,
+            Some(spanned) => Some(crate::profile::profile_from(spanned.into_inner()).map_err(
+                |message| {
+                    // "`profile.KEY` = ...": at that key's line.
+                    let key = message
+                        .strip_prefix("`profile.")
+                        .and_then(|rest| rest.split('`').next())
+                        .unwrap_or("");
+                    context.error(context.find_key("profile", key), message)
+                },
+            )?),
+        };
         Ok(Experiment {
+            monitors,
+            profile,
             name,
             command,
             workdir: self.workdir,
@@ -882,7 +1027,7 @@ impl RawExperiment {
                     })?;
                 }
             }
-            let mut levels: Vec<Level> = Vec::new();
+            let mut levels: Vec<Level> = Vec::with_capacity(raw_levels.len());
             for raw_level in raw_levels {
                 let level = match raw_level {
                     toml::Value::String(value) => Level {
@@ -963,13 +1108,13 @@ impl RawExperiment {
                         context.error(offset, format!("factor `{name}` has an empty level"))
                     );
                 }
-                if levels.iter().any(|existing| existing.value == level.value) {
-                    return Err(context.error(
-                        offset,
-                        format!("factor `{name}` lists level `{}` twice", level.value),
-                    ));
-                }
                 levels.push(level);
+            }
+            if let Some(twice) = first_repeat(levels.iter().map(|level| level.value.as_str())) {
+                return Err(context.error(
+                    offset,
+                    format!("factor `{name}` lists level `{twice}` twice"),
+                ));
             }
             for level in &mut levels {
                 for (command, what) in [
@@ -1502,6 +1647,51 @@ mod target_tests {
 [factors]\npreempt = [\n  { value = \"full\", boot = { cmdline = \"preempt=full\" }, verify = { command = [\"cat\", \"/sys/kernel/debug/sched/preempt\"], matches = '\\(full\\)' } },\n]\n";
 
     #[test]
+    fn levels_that_build_their_kernels_need_no_vm_kernel() {
+        let text = "name = \"t\"\ncommand = [\"true\"]\n[factors]\npatch = [\n  \
+            { value = \"without\", boot = { build = { tree = \"linux.tar.xz\", config = \"tinyconfig\" } } },\n  \
+            { value = \"with\", boot = { build = { tree = \"linux.tar.xz\", patches = [\"a.patch\"], config = \"tinyconfig\", fragments = [\"verdict:vm-guest\"] } } },\n]\n\
+            [target]\nvm = { smp = \"2\" }\n";
+        let mut experiment = Experiment::parse(text, "e/t.toml").unwrap();
+        assert_eq!(experiment.boot_factors(), vec![0]);
+        experiment.resolve_build_paths(Path::new("/e"));
+        let build = |level: usize| {
+            experiment.factors[0].levels[level]
+                .boot
+                .as_ref()
+                .and_then(|boot| boot.build.clone())
+                .unwrap()
+        };
+        assert_eq!(build(0).tree, Some(PathBuf::from("/e/linux.tar.xz")));
+        assert_eq!(build(1).patches, [PathBuf::from("/e/a.patch")]);
+        // A level without a kernel of its own needs the VM's.
+        let error = Experiment::parse(
+            &text.replace(
+                "{ value = \"without\", boot = { build = { tree = \"linux.tar.xz\", config = \"tinyconfig\" } } }",
+                "{ value = \"without\", boot = { cmdline = \"quiet\" } }",
+            ),
+            "t.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("`[target] vm` needs `kernel`") && error.starts_with("t.toml:9:"),
+            "{error}"
+        );
+        // On ssh hosts a level cannot build.
+        let error = Experiment::parse(
+            &text.replace(
+                "vm = { smp = \"2\" }",
+                "boot = { kernel = \"/boot/vmlinuz\" }",
+            ),
+            "t.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("boot.build"), "{error}");
+    }
+
+    #[test]
     fn a_vm_target_with_boot_levels_loads() {
         let text = format!(
             "{PREEMPT}[sampling]\nboots = 3\non_boot_failure = \"skip\"\n[target]\nvm = {{ kernel = \"/vmlinuz\", smp = \"sockets=1,cores=2,threads=2\", programs = [\"stress-ng\"] }}\n"
@@ -1617,5 +1807,47 @@ mod target_tests {
             error.starts_with("t.toml:4:") && error.contains("vm.accel"),
             "{error}"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_repeat;
+    use std::cell::Cell;
+    use std::hash::{Hash, Hasher};
+
+    thread_local! {
+        static COMPARISONS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// A value that counts how often it is compared for equality.
+    struct Counted(u32);
+
+    impl PartialEq for Counted {
+        fn eq(&self, other: &Counted) -> bool {
+            COMPARISONS.with(|count| count.set(count.get() + 1));
+            self.0 == other.0
+        }
+    }
+
+    impl Eq for Counted {}
+
+    impl Hash for Counted {
+        fn hash<H: Hasher>(&self, state: &mut H) {
+            self.0.hash(state);
+        }
+    }
+
+    /// The algorithm, not a timing: 10^5 distinct levels cost at most a
+    /// comparison each (hash collisions); a scan of the levels seen so far
+    /// would make 5 x 10^9.
+    #[test]
+    fn a_repeat_is_found_with_a_linear_number_of_comparisons() {
+        COMPARISONS.with(|count| count.set(0));
+        assert!(first_repeat((0..100_000).map(Counted)).is_none());
+        let comparisons = COMPARISONS.with(Cell::get);
+        assert!(comparisons <= 100_000, "{comparisons} comparisons");
+        let repeat = first_repeat((0..100_000).chain([7]).map(Counted));
+        assert_eq!(repeat.map(|counted| counted.0), Some(7));
     }
 }

@@ -1,7 +1,7 @@
 //! verdict-model: the shared vocabulary. Experiments (parsed and validated
 //! from TOML, errors carrying file:line:col), factors, levels, cells,
-//! metrics, samples, run ids, environments and the adaptive state a run
-//! records. Serde types with validation
+//! metrics, samples, run ids, environments, kernels built from source
+//! and the adaptive state a run records. Serde types with validation
 //! and no other behaviour: no processes, no database, no statistics (it
 //! re-exports the vocabulary it shares with its neighbours: verdict-parse's
 //! `Extractor` and `Direction`, verdict-stats' `Analysis`).
@@ -11,7 +11,10 @@ pub mod boot;
 pub mod boot_file;
 pub mod environment;
 pub mod experiment;
+pub mod kernel_build;
 pub mod metric;
+pub mod profile;
+pub mod provenance;
 pub mod sample;
 pub mod shell_guard;
 
@@ -25,5 +28,11 @@ pub use experiment::{
     Analysis, Cell, CommandSpec, ComparisonSpec, Experiment, Factor, Level, ModelError, Order,
     Sampling, SamplingMode,
 };
+pub use kernel_build::{
+    AppliedPatch, BuildFailure, BuildSpec, BuildStep, ConfigBase, Fragment, KernelBuild,
+    KernelBuildRecord, KernelBuildStatus,
+};
 pub use metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
+pub use profile::{CallGraph, Monitors, ProfileRecord, ProfileSpec, SampleDetails};
+pub use provenance::{BuildProvenance, CpuFeature, CpuIdentity};
 pub use sample::{Failure, RunId, RunStatus, Sample};

@@ -405,3 +405,95 @@ fn metric_mistakes_name_the_file_the_metric_and_the_key() {
         "{builtin}"
     );
 }
+
+#[test]
+fn monitors_and_profile_sections_load_and_their_mistakes_are_located() {
+    let experiment = Experiment::parse(
+        "name = \"p\"\ncommand = [\"true\"]\n[monitors]\nenabled = false\n[profile]\nevent = \"cpu-clock\"\nevery = 3\n",
+        "exp.toml",
+    )
+    .unwrap();
+    assert!(!experiment.monitors.enabled);
+    let profile = experiment.profile.clone().unwrap();
+    assert_eq!(
+        (profile.event.as_str(), profile.every, profile.frequency),
+        ("cpu-clock", 3, 999)
+    );
+    // Stored and read back (a resumed run rebuilds its plan from the JSON).
+    let stored = serde_json::to_string(&experiment).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Experiment>(&stored).unwrap(),
+        experiment
+    );
+    // The defaults are left out of the stored form, so runs stored before
+    // these sections existed read back the same.
+    let plain = Experiment::parse("name = \"p\"\ncommand = [\"true\"]\n", "exp.toml").unwrap();
+    assert!(plain.monitors.enabled && plain.profile.is_none());
+    let stored = serde_json::to_string(&plain).unwrap();
+    assert!(
+        !stored.contains("monitors") && !stored.contains("profile"),
+        "{stored}"
+    );
+    let error = Experiment::parse(
+        "name = \"p\"\ncommand = [\"true\"]\n\n[profile]\nevent = \"--output=/etc/x\"\n",
+        "exp.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.starts_with("exp.toml:5:1: `profile.event`"),
+        "{error}"
+    );
+}
+
+/// 10^5 levels load (linearly: the repeat check is a hash set, see
+/// `first_repeat`'s test for its comparisons), and a repeat at the end is
+/// still found.
+#[test]
+fn a_hundred_thousand_levels_load_and_a_late_repeat_is_found() {
+    let levels: Vec<String> = (0..100_000).map(|level| format!("\"l{level}\"")).collect();
+    let text = format!(
+        "name = \"many\"\ncommand = [\"true\"]\n\n[factors]\nlevel = [{}]\n",
+        levels.join(", ")
+    );
+    let experiment = Experiment::parse(&text, "exp.toml").unwrap();
+    assert_eq!(experiment.factors[0].levels.len(), 100_000);
+    assert_eq!(experiment.factors[0].levels[99_999].value, "l99999");
+    let repeated = format!(
+        "name = \"many\"\ncommand = [\"true\"]\n\n[factors]\nlevel = [{}, \"l5\"]\n",
+        levels.join(", ")
+    );
+    let error = error_of(&repeated);
+    assert!(
+        error.starts_with("exp.toml:5:1: factor `level` lists level `l5` twice"),
+        "{}",
+        &error[..error.len().min(200)]
+    );
+}
+
+/// A NUL character (a TOML `\u0000` escape) is refused where it is, in a
+/// level, in a name and in a command, never accepted to fail at run time;
+/// the text `\\u0000` (a backslash, then `u0000`) is no NUL.
+#[test]
+fn a_nul_character_is_refused_at_its_place() {
+    let level = error_of(
+        "name = \"x\"\ncommand = [\"true\"]\n\n[factors]\nmode = [\"a\", \"b\\u0000c\"]\n",
+    );
+    assert!(
+        level.starts_with("exp.toml:5:16: a NUL character (\\u0000) in a string"),
+        "{level}"
+    );
+    let name = error_of("name = \"x\\U00000000\"\ncommand = [\"true\"]\n");
+    assert!(name.starts_with("exp.toml:1:10: a NUL character"), "{name}");
+    let argument = error_of("name = \"x\"\ncommand = [\"echo\", \"\\u0000\"]\n");
+    assert!(
+        argument.starts_with("exp.toml:2:21: a NUL character"),
+        "{argument}"
+    );
+    let text = "name = \"x\"\ncommand = [\"echo\", \"\\\\u0000\"]\n";
+    let experiment = Experiment::parse(text, "exp.toml").unwrap();
+    assert_eq!(
+        experiment.command,
+        verdict_model::CommandSpec::Argv(vec!["echo".into(), "\\u0000".into()])
+    );
+}

@@ -5,7 +5,10 @@
 //! report; GNU
 //! `time -v`, `time -p` and bash `time`; regular expressions; a small JSON
 //! path; plain numbers; CSV columns; hyperfine `--export-json`; the Go
-//! benchmark format. The engine calls [`extract`] with an [`Extractor`] (the
+//! benchmark format; /proc counter files (`proc`: /proc/stat,
+//! /proc/interrupts, /proc/softirqs, /proc/vmstat, and the monitors'
+//! deltas over an iteration); `perf script` output folded to stacks with
+//! each symbol's self and inclusive weight. The engine calls [`extract`] with an [`Extractor`] (the
 //! registry of metric parsers: its serde form is the experiment file's
 //! `[[metric]]` schema, its defaults live with it); `verdict compare`
 //! calls [`import`] for a results file.
@@ -20,6 +23,8 @@ pub mod json_path;
 mod number;
 mod pattern;
 mod perf;
+mod perf_script;
+pub mod proc;
 mod samples;
 mod stress_ng;
 mod time;
@@ -34,6 +39,7 @@ pub use perf::{
     CounterValue, PerfRow, perf_event_value, perf_stat, perf_stat_csv,
     perf_stat_csv_with_separator, perf_stat_json, perf_stat_text,
 };
+pub use perf_script::{FoldedProfile, Stack, SymbolWeight, fold_perf_script, symbol_weights};
 pub use samples::{
     GoBenchResult, GoBenchSeries, HyperfineResult, csv_column, csv_text_column,
     go_benchmark_series, go_benchmark_values, go_benchmarks, hyperfine_json, hyperfine_times,

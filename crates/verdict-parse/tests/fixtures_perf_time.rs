@@ -494,3 +494,34 @@ fn json_lines_with_unsupported_and_not_counted_counters() {
         }
     );
 }
+
+#[test]
+fn perf_script_with_call_graphs_folds_user_and_kernel_stacks() {
+    let output = fixture("perf-6.1-script-call-graph.txt");
+    let profile = verdict_parse::fold_perf_script(output.as_bytes());
+    assert_eq!(profile.unparsed_lines, 0);
+    assert_eq!(profile.samples, 71, "one blank line ends each sample");
+    let weights = verdict_parse::symbol_weights(&profile.stacks);
+    let symbol = |name: &str| {
+        weights
+            .iter()
+            .find(|weight| weight.symbol == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    assert!(symbol("work_a").self_weight > 0);
+    assert!(symbol("work_b").self_weight > 0);
+    // Kernel frames came through the same stacks (ls reads directories).
+    assert!(symbol("do_syscall_64").inclusive_weight > 0);
+    let total_self: u64 = weights.iter().map(|weight| weight.self_weight).sum();
+    let leafless: u64 = profile
+        .stacks
+        .iter()
+        .filter(|stack| stack.frames.is_empty())
+        .map(|stack| stack.weight)
+        .sum();
+    assert_eq!(total_self + leafless, profile.weight);
+    let flat = verdict_parse::fold_perf_script(fixture("perf-6.1-script-flat.txt").as_bytes());
+    assert_eq!(flat.unparsed_lines, 0);
+    assert!(flat.samples > 10);
+    assert!(flat.stacks.iter().all(|stack| stack.frames.len() == 1));
+}

@@ -10,7 +10,12 @@ pub use verdict_analysis::compare::*;
 
 /// `report` in `format`.
 pub fn render(report: &CompareReport, format: Format) -> String {
-    View(report).render(format)
+    render_within(report, format, None)
+}
+
+/// `report` in `format`, its text table within `width` columns when given.
+pub fn render_within(report: &CompareReport, format: Format, width: Option<usize>) -> String {
+    View(report).render(format, width)
 }
 
 /// The header lines of `report`: what the intervals and p-values mean.
@@ -197,7 +202,7 @@ impl View<'_> {
         let boots = if self
             .comparisons
             .iter()
-            .any(|row| row.name.ends_with(BOOT_ROW_MARK))
+            .any(|row| row.sampling_unit == SamplingUnit::Boot)
         {
             "\nrows marked (per-boot medians): boots as the unit; delta = exp(difference of the mean per-boot median logs) - 1 with Welch's interval, p: Welch t over boots (adjusted with the others), n and ~N = boots per level"
         } else {
@@ -233,13 +238,14 @@ impl View<'_> {
         )
     }
 
-    pub fn render(&self, format: Format) -> String {
+    pub fn render(&self, format: Format, width: Option<usize>) -> String {
         match format {
             Format::Json => serde_json::to_string_pretty(self.0).unwrap_or_default() + "\n",
+            Format::Email => crate::email::compare(self.0, &[], None, &[]),
             Format::Text => format!(
                 "{}\n\n{}",
                 escape::text_lines(&self.header()),
-                self.table().text()
+                self.table().text_width(width)
             ),
             Format::Markdown => format!(
                 "{}\n\n{}",

@@ -8,12 +8,16 @@
 //! Control characters (C0, DEL, C1) and the Unicode bidirectional
 //! overrides/isolates are spelled visibly in every format (`\n`, `\t`,
 //! `\r`, `\x1b`, `\u{202e}`), so quoted workload output can neither rewrite
-//! the reader's terminal nor break a table's rows.
+//! the reader's terminal nor break a table's rows; a backslash itself is
+//! spelled `\\`, so a spelled character never reads like text that was
+//! there (a level holding a tab prints `\t`, a level holding a backslash
+//! and a `t` prints `\\t`).
 
 /// A character that must never reach the output raw, spelled visibly;
 /// `None` for a character that may pass.
 fn visible(character: char) -> Option<String> {
     match character {
+        '\\' => Some("\\\\".to_string()),
         '\n' => Some("\\n".to_string()),
         '\r' => Some("\\r".to_string()),
         '\t' => Some("\\t".to_string()),
@@ -48,7 +52,8 @@ fn ascii_spelling(character: char) -> Option<&'static str> {
 }
 
 /// Plain text (the email report): typographic characters in ASCII, control
-/// characters spelled visibly, everything else printable kept. Idempotent.
+/// characters and backslashes spelled visibly, everything else printable
+/// kept. Two different values never print the same.
 pub fn text(value: &str) -> String {
     let mut output = String::with_capacity(value.len());
     for character in value.chars() {
@@ -113,22 +118,16 @@ pub fn csv(value: &str) -> String {
 /// A word for a POSIX shell command line the user copies: as it is when
 /// it needs no quoting, else in single quotes (`'` as `'\''`).
 pub fn shell_word(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@+,".contains(c))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
+    verdict_analysis::provenance::shell_word(word)
 }
 
 /// True when `text` holds a byte a terminal would act on (C0 controls
 /// other than the line feed, DEL, C1 controls); for tests and checks.
 pub fn has_raw_control(text: &str) -> bool {
     text.chars().any(|character| {
-        character != '\n' && (character.is_control() || visible(character).is_some())
+        character != '\n'
+            && character != '\\'
+            && (character.is_control() || visible(character).is_some())
     })
 }
 
@@ -153,13 +152,19 @@ mod tests {
             text("68 ±9%, γ = −2 ≥ 1\t\u{202e}x"),
             "68 +-9%, gamma = -2 >= 1\\t\\u{202e}x"
         );
-        assert_eq!(text(&text(NASTY)), text(NASTY), "idempotent");
+        // A tab and a backslash followed by `t` print differently.
+        assert_eq!(text("\t"), "\\t");
+        assert_eq!(text("\\t"), "\\\\t");
+        assert_ne!(text("a\tb"), text("a\\tb"));
+        assert_ne!(markdown("\t"), markdown("\\t"));
+        assert_ne!(csv("\t"), csv("\\t"));
         assert_eq!(text("\u{85}\u{7f}"), "\\u{85}\\x7f");
     }
 
     #[test]
     fn markdown_escapes_table_breakers() {
         assert_eq!(markdown(NASTY), "a\\\\nb\\\\x1b\\[31mc\\|d,\"e");
+        assert_eq!(markdown("C:\\"), "C:\\\\\\\\");
         assert_eq!(markdown("<b>*x*</b>"), "\\<b\\>\\*x\\*\\</b\\>");
     }
 

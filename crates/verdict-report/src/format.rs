@@ -7,6 +7,9 @@ pub enum Format {
     Markdown,
     Csv,
     Json,
+    /// Plain text for a mail to a list: every line at most 80 columns
+    /// (`email`).
+    Email,
 }
 
 impl Format {
@@ -16,6 +19,7 @@ impl Format {
             "markdown" | "md" => Some(Format::Markdown),
             "csv" => Some(Format::Csv),
             "json" => Some(Format::Json),
+            "email" => Some(Format::Email),
             _ => None,
         }
     }

@@ -6,18 +6,23 @@
 
 pub mod boots;
 pub mod compare;
+pub mod email;
 pub mod escape;
+pub mod explain;
 pub mod export;
 pub mod format;
 pub mod hosts;
 pub mod html;
 pub mod pivot;
+pub mod provenance;
 pub mod run;
 pub mod sequential;
 pub mod simulate;
 pub mod sources;
 pub mod table;
 pub mod time;
+
+pub use verdict_analysis::{samples, work};
 
 pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};
 pub use format::Format;

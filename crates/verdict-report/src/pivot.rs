@@ -15,7 +15,26 @@ pub use verdict_analysis::pivot::*;
 
 /// `report` in `format`.
 pub fn render(report: &PivotReport, format: Format) -> String {
-    View(report).render(format)
+    render_within(report, format, None)
+}
+
+/// `report` in `format`, its text table within `width` columns when given.
+pub fn render_within(report: &PivotReport, format: Format, width: Option<usize>) -> String {
+    View(report).render(format, width)
+}
+
+/// The pivot's header lines (escaped), its table of medians and deltas,
+/// and its ratio notes (escaped), for a renderer that lays them out
+/// itself (the email form).
+pub fn parts(report: &PivotReport) -> ([String; 2], Table, Vec<String>) {
+    let view = View(report);
+    let notes = view
+        .footnote()
+        .split('\n')
+        .filter(|line| !line.is_empty())
+        .map(str::to_string)
+        .collect();
+    (view.header(), view.table(false), notes)
 }
 
 /// A pivot report as the renderer sees it.
@@ -29,9 +48,10 @@ impl Deref for View<'_> {
 }
 
 impl View<'_> {
-    pub fn render(&self, format: Format) -> String {
+    pub fn render(&self, format: Format, width: Option<usize>) -> String {
         match format {
             Format::Json => serde_json::to_string_pretty(self.0).unwrap_or_default() + "\n",
+            Format::Email => crate::email::pivot(self.0, None),
             Format::Csv => self.table(true).csv(),
             Format::Markdown => format!(
                 "{}\n\n{}",
@@ -41,7 +61,7 @@ impl View<'_> {
             Format::Text => format!(
                 "{}\n\n{}{}",
                 self.header().join("\n"),
-                self.table(false).text(),
+                self.table(false).text_width(width),
                 self.footnote()
             ),
         }

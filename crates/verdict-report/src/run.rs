@@ -11,28 +11,53 @@ use crate::table::Table;
 use std::ops::Deref;
 pub use verdict_analysis::run::*;
 
+/// `[low, high]`: a cell's 95% interval of the median; `n<6: none` when
+/// it has data but too little for one, `-` without data.
+pub fn cell_interval(cell: &CellRow, unit: &str) -> String {
+    match (cell.ci_low, cell.ci_high) {
+        (Some(low), Some(high)) => format!(
+            "[{}, {}]",
+            format::value(low, unit),
+            format::value(high, unit)
+        ),
+        _ if cell.n > 0 => "n<6: none".to_string(),
+        _ => "-".to_string(),
+    }
+}
+
 /// `report` in `format`.
 pub fn render(report: &RunReport, format: Format) -> String {
-    View(report).render(format)
+    render_within(report, format, None)
+}
+
+/// `report` in `format`, its text tables within `width` columns when
+/// given (`--width N`: a table too wide is stacked, see
+/// [`Table::text_within`]).
+pub fn render_within(report: &RunReport, format: Format, width: Option<usize>) -> String {
+    View { report, width }.render(format)
 }
 
 /// A run report as the renderer sees it.
-struct View<'a>(&'a RunReport);
+struct View<'a> {
+    report: &'a RunReport,
+    width: Option<usize>,
+}
 
 impl Deref for View<'_> {
     type Target = RunReport;
     fn deref(&self) -> &RunReport {
-        self.0
+        self.report
     }
 }
 
 impl View<'_> {
     pub fn render(&self, format: Format) -> String {
         match format {
-            Format::Json => serde_json::to_string_pretty(self.0).unwrap_or_default() + "\n",
+            Format::Json => serde_json::to_string_pretty(self.report).unwrap_or_default() + "\n",
             Format::Csv => self.csv(),
             Format::Text => self.text(false),
             Format::Markdown => self.text(true),
+            Format::Email => crate::email::run(self.report),
         }
     }
 
@@ -187,6 +212,85 @@ impl View<'_> {
         legend
     }
 
+    /// A booted run: each boot level's guest, one line with its facts (the
+    /// workload ran there), to lead the header; the recorded environment
+    /// after them is the controller's (the boots section labels it).
+    fn guest_lines(&self) -> Vec<String> {
+        let Some(provenance) = self
+            .provenance
+            .as_ref()
+            .filter(|provenance| provenance.controller.is_some())
+        else {
+            return Vec::new();
+        };
+        provenance
+            .machines
+            .iter()
+            .map(|machine| {
+                let described: Vec<String> = crate::provenance::facts(machine)
+                    .into_iter()
+                    .filter(|(key, _)| key != "cmdline")
+                    .map(|(key, value)| format!("{key} {value}"))
+                    .collect();
+                format!("{}: {}", machine.title(), described.join("; "))
+            })
+            .collect()
+    }
+
+    /// Every declared metric's verdict per comparison, one column per
+    /// metric (`delta [interval] verdict`), when the experiment declares
+    /// more than one metric.
+    fn verdicts_side_by_side(&self) -> Option<Table> {
+        let comparisons = self.comparisons.as_ref()?;
+        if self.metric_verdicts.is_empty() {
+            return None;
+        }
+        let label = |name: &str, unit: &str| {
+            if unit.is_empty() || unit == name {
+                name.to_string()
+            } else {
+                format!("{name} [{unit}]")
+            }
+        };
+        let mut header = vec![
+            "name".to_string(),
+            label(&self.metric.name, &self.metric.unit),
+        ];
+        header.extend(
+            self.metric_verdicts
+                .iter()
+                .map(|other| label(&other.metric, &other.unit)),
+        );
+        let mut table = Table::new(header);
+        table.left = (1..=self.metric_verdicts.len() + 1).collect();
+        let cell = |row: &crate::compare::ComparisonRow| {
+            format!(
+                "{} {}",
+                crate::compare::delta_with_interval(row),
+                crate::compare::verdict_text(row)
+            )
+        };
+        for row in &comparisons.comparisons {
+            let mut cells = vec![row.name.clone(), cell(row)];
+            for other in &self.metric_verdicts {
+                cells.push(
+                    other
+                        .comparisons
+                        .as_ref()
+                        .and_then(|report| {
+                            report
+                                .comparisons
+                                .iter()
+                                .find(|found| found.name == row.name)
+                        })
+                        .map_or_else(|| "-".to_string(), cell),
+                );
+            }
+            table.push(cells);
+        }
+        Some(table)
+    }
+
     fn cell_table(&self) -> Table {
         let mut table = Table::new(
             [
@@ -207,15 +311,7 @@ impl View<'_> {
                     .map(|value| format::value(value, unit))
                     .unwrap_or_else(|| "-".to_string())
             };
-            let interval = match (cell.ci_low, cell.ci_high) {
-                (Some(low), Some(high)) => format!(
-                    "[{}, {}]",
-                    format::value(low, unit),
-                    format::value(high, unit)
-                ),
-                _ if cell.n > 0 => "n<6: none".to_string(),
-                _ => "-".to_string(),
-            };
+            let interval = cell_interval(cell, unit);
             let mut cv = percent(cell.cv);
             if cell.drift.is_some() {
                 cv.push_str(" drift");
@@ -239,6 +335,70 @@ impl View<'_> {
     /// environment, output tails) goes through the format's escaping
     /// function as a whole; tables escape their own cells.
     fn text(&self, markdown: bool) -> String {
+        let mut output = self.header(markdown);
+        let render = |table: Table| {
+            if markdown {
+                table.markdown()
+            } else {
+                table.text_width(self.width)
+            }
+        };
+        if self.layout == Layout::SideBySide && !self.metrics.is_empty() {
+            output.push('\n');
+            output.push_str(&legend_line(&self.side_by_side_legend(), markdown));
+            output.push_str(&render(self.side_by_side_table()));
+        }
+        output.push('\n');
+        let legend = format!(
+            "{}: CV = standard deviation / mean; rCV = robust CV, 1.4826 x MAD / median",
+            self.metric.name
+        );
+        output.push_str(&legend_line(&legend, markdown));
+        output.push_str(&render(self.cell_table()));
+        if let Some(comparisons) = &self.comparisons {
+            output.push('\n');
+            output.push_str(&crate::compare::render_within(
+                comparisons,
+                if markdown {
+                    Format::Markdown
+                } else {
+                    Format::Text
+                },
+                self.width,
+            ));
+        }
+        if let Some(table) = self.verdicts_side_by_side() {
+            output.push('\n');
+            output.push_str(&legend_line(
+                "verdicts side by side (each metric's comparisons adjusted on their own):",
+                markdown,
+            ));
+            output.push_str(&render(table));
+        }
+        if let Some(error) = &self.comparisons_error {
+            let line = format!("comparisons of {} not computed: {error}", self.metric.name);
+            output.push_str(&if markdown {
+                format!("\n{}\n", escape::markdown(&line))
+            } else {
+                format!("\n{}\n", escape::text(&line))
+            });
+        }
+        if let Some(boots) = &self.boots {
+            output.push_str(&crate::boots::View(boots).text(
+                markdown,
+                &self.metric.name,
+                &self.metric.unit,
+                self.width,
+            ));
+        }
+        output.push_str(&self.failures_text(markdown));
+        output.push_str(&self.notes_text(markdown));
+        output
+    }
+
+    /// The heading and the run's facts (the guests of a booted run, the
+    /// recorded environment), one line each.
+    fn header(&self, markdown: bool) -> String {
         let run = &self.run;
         let mut output = String::new();
         let heading = format!(
@@ -274,6 +434,23 @@ impl View<'_> {
         if let Some(noise) = &run.noise {
             facts.push(format!("noise: {noise}"));
         }
+        if let Some(work) = &self.work {
+            for takeover in &work.takeovers {
+                facts.push(format!(
+                    "block {} taken over at {}: {} on {} -> {} on {}{}",
+                    takeover.block,
+                    crate::time::format_time(takeover.taken_at_ms),
+                    takeover.from_worker,
+                    takeover.from_host,
+                    takeover.to_worker,
+                    takeover.to_host,
+                    takeover
+                        .resumed_after
+                        .map_or_else(String::new, |sequence| format!(" after sample {sequence}"))
+                ));
+            }
+        }
+        facts.extend(self.guest_lines());
         for (key, value) in &self.environment {
             // Long values (boot command lines) are cut in text; JSON has them whole.
             let shown: String = if value.chars().count() > 100 {
@@ -290,60 +467,13 @@ impl View<'_> {
                 output.push_str(&format!("  {}\n", escape::text(&fact)));
             }
         }
-        let render = |table: Table| {
-            if markdown {
-                table.markdown()
-            } else {
-                table.text()
-            }
-        };
-        if self.layout == Layout::SideBySide && !self.metrics.is_empty() {
-            output.push('\n');
-            let legend = self.side_by_side_legend();
-            output.push_str(&if markdown {
-                format!("{}\n\n", escape::markdown(&legend))
-            } else {
-                format!("{}\n", escape::text(&legend))
-            });
-            output.push_str(&render(self.side_by_side_table()));
-        }
-        output.push('\n');
-        let legend = format!(
-            "{}: CV = standard deviation / mean; rCV = robust CV, 1.4826 x MAD / median",
-            self.metric.name
-        );
-        output.push_str(&if markdown {
-            format!("{}\n\n", escape::markdown(&legend))
-        } else {
-            format!("{}\n", escape::text(&legend))
-        });
-        output.push_str(&render(self.cell_table()));
-        if let Some(comparisons) = &self.comparisons {
-            output.push('\n');
-            output.push_str(&crate::compare::render(
-                comparisons,
-                if markdown {
-                    Format::Markdown
-                } else {
-                    Format::Text
-                },
-            ));
-        }
-        if let Some(error) = &self.comparisons_error {
-            let line = format!("comparisons of {} not computed: {error}", self.metric.name);
-            output.push_str(&if markdown {
-                format!("\n{}\n", escape::markdown(&line))
-            } else {
-                format!("\n{}\n", escape::text(&line))
-            });
-        }
-        if let Some(boots) = &self.boots {
-            output.push_str(&crate::boots::View(boots).text(
-                markdown,
-                &self.metric.name,
-                &self.metric.unit,
-            ));
-        }
+        output
+    }
+
+    /// The failed iterations (not data), the first 20 with their
+    /// output's last lines; empty when none failed.
+    fn failures_text(&self, markdown: bool) -> String {
+        let mut output = String::new();
         if !self.failures.is_empty() {
             output.push_str(&format!(
                 "\n{} failed iteration(s), not used as data:\n",
@@ -384,6 +514,12 @@ impl View<'_> {
                 ));
             }
         }
+        output
+    }
+
+    /// Missing values and leftover processes, when there are any.
+    fn notes_text(&self, markdown: bool) -> String {
+        let mut output = String::new();
         let mut notes: Vec<String> = Vec::new();
         if !self.missing.is_empty() {
             notes.push(String::new());
@@ -432,5 +568,15 @@ impl View<'_> {
             });
         }
         output
+    }
+}
+
+/// A legend line before a table: escaped, followed by an empty line in
+/// markdown.
+fn legend_line(legend: &str, markdown: bool) -> String {
+    if markdown {
+        format!("{}\n\n", escape::markdown(legend))
+    } else {
+        format!("{}\n", escape::text(legend))
     }
 }

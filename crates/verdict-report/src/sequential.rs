@@ -44,7 +44,8 @@ pub fn render(rows: &[SequentialRow], format: Format) -> String {
     match format {
         Format::Markdown => table.markdown(),
         Format::Csv => table.csv(),
-        _ => table.text(),
+        Format::Email => table.text_within(crate::email::WIDTH),
+        Format::Text | Format::Json => table.text(),
     }
 }
 

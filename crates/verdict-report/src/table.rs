@@ -1,5 +1,9 @@
 //! A minimal column-aligned text table (ASCII, for email) and its markdown
 //! and CSV renderings. The first column is left-aligned, the rest right.
+//! Within a width ([`Table::text_within`], `--width N`, the email form) a
+//! table that does not fit is stacked: one block per row, its first cell
+//! as the block's first line and every other column below it as
+//! `header: value`, wrapped.
 //! Every cell goes through its format's escaping function (`escape`) before
 //! it is measured, so widths are those of what is printed; widths are
 //! display columns (a CJK character counts two). Must not format numbers.
@@ -77,6 +81,56 @@ impl Table {
             output.push('\n');
         }
         output
+    }
+
+    /// Plain text within `width` columns: [`Table::text`] when every line
+    /// fits, else the stacked form (see the module documentation), every
+    /// line at most `width` columns (a word longer than a line is cut).
+    pub fn text_within(&self, width: usize) -> String {
+        let natural = self.text();
+        if natural.lines().all(|line| display_width(line) <= width) {
+            return natural;
+        }
+        let header: Vec<String> = self
+            .header
+            .iter()
+            .map(|cell| escape::text(cell).trim().to_string())
+            .collect();
+        let mut output = String::new();
+        for (index, row) in self.rows.iter().enumerate() {
+            if index > 0 {
+                output.push('\n');
+            }
+            let mut cells = row.iter().map(|cell| escape::text(cell).trim().to_string());
+            let first = cells.next().unwrap_or_default();
+            for line in crate::email::wrap(&first, 0, 4, width) {
+                output.push_str(&line);
+                output.push('\n');
+            }
+            for (name, value) in header.iter().skip(1).zip(cells) {
+                if value.is_empty() {
+                    continue;
+                }
+                let text = if name.is_empty() {
+                    value
+                } else {
+                    format!("{name}: {value}")
+                };
+                for line in crate::email::wrap(&text, 2, 6, width) {
+                    output.push_str(&line);
+                    output.push('\n');
+                }
+            }
+        }
+        output
+    }
+
+    /// [`Table::text`], or [`Table::text_within`] a width when one is given.
+    pub fn text_width(&self, width: Option<usize>) -> String {
+        match width {
+            Some(width) => self.text_within(width),
+            None => self.text(),
+        }
     }
 
     pub fn markdown(&self) -> String {

@@ -16,6 +16,7 @@ pub mod bootstrap;
 pub mod changepoint;
 mod changepoint_ranks;
 pub mod combine;
+pub mod fdr;
 pub mod group_looks;
 pub mod multiplicity;
 pub mod paired;

@@ -2,15 +2,20 @@
 //! (scripts/bench-store.sh runs it; docs/performance.md has its figures):
 //! samples per second written by one writer, one committed transaction per
 //! sample as `verdict run` and `verdict work` write them; then a run of
-//! 10^6 samples loaded into each store and `verdict report` over it, timed
-//! as a child process. PostgreSQL is a throwaway cluster (verdict-testkit)
+//! 10^6 samples (a declared metric besides the built-in ones) loaded into
+//! each store, and `verdict report` (text and JSON), `verdict export` (CSV
+//! and JSON) and a second `verdict push` of the run (which finds it whole)
+//! over it, each timed as a child process with its CPU time and peak RSS
+//! (wait4's rusage). PostgreSQL is a throwaway cluster (verdict-testkit)
 //! with durable settings (`fsync=on`), measured with `synchronous_commit`
 //! on (every commit flushed, as the server's default) and off (a commit
 //! survives a crash of verdict but not of the machine — SQLite's
 //! `synchronous=NORMAL` guarantee). Must not: leave the cluster or its
 //! files behind, or claim a figure it did not measure.
 //!
-//! `cargo run -p verdict-store --example store_bench -- VERDICT_BINARY [WRITES] [REPORT_SAMPLES]`
+//! `cargo run -p verdict-store --example store_bench -- VERDICT_BINARY [WRITES] [REPORT_SAMPLES] [KEEP_SQLITE]`
+//! (KEEP_SQLITE: a path where the loaded SQLite store is copied, to
+//! profile a report of it afterwards)
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -20,10 +25,13 @@ use verdict_model::{Cell, Environment, Experiment, RunId, Sample};
 use verdict_store::{Database, Location, NewRun, Store};
 use verdict_testkit::postgres::PostgresServer;
 
-const EXPERIMENT: &str =
-    "name = \"bench\"\ncommand = [\"true\"]\n\n[factors]\nmode = [\"a\", \"b\"]\n";
+const EXPERIMENT: &str = "name = \"bench\"\ncommand = [\"true\"]\n\n[factors]\nmode = [\"a\", \"b\"]\n\n\
+    [[metrics]]\nname = \"ops\"\nsource = \"regex\"\npattern = 'ops: (\\d+)'\ndirection = \"higher\"\n";
 
-fn new_run(planned: u64) -> NewRun {
+/// A run on `host`: the write-rate runs and the run of 10^6 samples are on
+/// different hosts, so that the report does not warn that they overlapped
+/// (a warning that reads every iteration's time again).
+fn new_run(planned: u64, host: &str) -> NewRun {
     let experiment = Experiment::parse(EXPERIMENT, "bench.toml").expect("bench experiment");
     NewRun {
         name: "bench".to_string(),
@@ -33,7 +41,7 @@ fn new_run(planned: u64) -> NewRun {
         experiment_json: serde_json::to_string(&experiment).unwrap(),
         tool_version: "bench".to_string(),
         seed: 1,
-        host: "bench".to_string(),
+        host: host.to_string(),
         planned,
         started_at_ms: 1_764_500_000_000,
         environment_start: Environment::default(),
@@ -44,7 +52,8 @@ fn new_run(planned: u64) -> NewRun {
 
 fn sample(sequence: u32) -> (Sample, Cell) {
     let cell = (sequence % 2) as usize;
-    let wall = 0.01 + f64::from(sequence % 97) * 1e-5;
+    // Values spread like measurements (hardly any ties).
+    let wall = 0.01 + f64::from((sequence.wrapping_mul(104_729)) % 99_991) * 1e-7;
     let sample = Sample {
         cell,
         block: sequence / 2,
@@ -58,9 +67,17 @@ fn sample(sequence: u32) -> (Sample, Cell) {
         exit_code: Some(0),
         signal: None,
         timed_out: false,
-        metrics: [("wall".to_string(), wall)]
-            .into_iter()
-            .collect::<BTreeMap<_, _>>(),
+        metrics: [
+            ("wall".to_string(), wall),
+            (
+                "ops".to_string(),
+                1000.0
+                    + f64::from(sequence.wrapping_mul(7919) % 100_003) / 100.0
+                    + cell as f64 * 3.0,
+            ),
+        ]
+        .into_iter()
+        .collect::<BTreeMap<_, _>>(),
         failure: None,
         missing: BTreeMap::new(),
         leftovers: Vec::new(),
@@ -76,7 +93,9 @@ fn sample(sequence: u32) -> (Sample, Cell) {
 
 /// Samples per second appended one transaction each.
 fn write_rate(store: &Database, count: u32) -> f64 {
-    let run = store.create_run(&new_run(u64::from(count))).unwrap();
+    let run = store
+        .create_run(&new_run(u64::from(count), "writer"))
+        .unwrap();
     let started = Instant::now();
     for sequence in 0..count {
         let (sample, cell) = sample(sequence);
@@ -87,10 +106,17 @@ fn write_rate(store: &Database, count: u32) -> f64 {
 
 /// Loads a run of `count` samples (batches of 10,000) and returns its id.
 fn load(store: &Database, count: u32) -> RunId {
-    let run = store.create_run(&new_run(u64::from(count))).unwrap();
+    let run = store
+        .create_run(&new_run(u64::from(count), "bench"))
+        .unwrap();
     let mut batch = Vec::with_capacity(10_000);
     for sequence in 0..count {
-        batch.push(sample(sequence));
+        let (sample, cell) = sample(sequence);
+        batch.push(verdict_store::BatchSample {
+            sample,
+            cell,
+            host: None,
+        });
         if batch.len() == 10_000 {
             store.append_samples(run, &batch).unwrap();
             batch.clear();
@@ -108,37 +134,102 @@ fn load(store: &Database, count: u32) -> RunId {
     run
 }
 
-/// Seconds `verdict report RUN --db DB` takes (median of three).
-fn report_seconds(verdict: &str, db: &str, run: RunId) -> f64 {
-    let mut times: Vec<f64> = (0..3)
-        .map(|_| {
-            let started = Instant::now();
-            let output = Command::new(verdict)
-                .args(["report", &run.0.to_string(), "--db", db, "--format", "json"])
-                .env_remove("VERDICT_DB")
-                .output()
-                .unwrap();
-            assert!(
-                output.status.success(),
-                "{}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-            started.elapsed().as_secs_f64()
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[1]
+/// What one `verdict` command took: wall and CPU (user + system) seconds
+/// and peak resident set (KiB, `ru_maxrss`), all from wait4.
+#[derive(Clone, Copy)]
+struct Took {
+    wall: f64,
+    cpu: f64,
+    rss_kib: i64,
+}
+
+impl std::fmt::Display for Took {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            formatter,
+            "{:>7.2} s (CPU {:>6.2} s)  {:>7.1} MB RSS",
+            self.wall,
+            self.cpu,
+            self.rss_kib as f64 / 1024.0
+        )
+    }
+}
+
+/// What `verdict ARGUMENTS` took, its output discarded; panics when it
+/// fails. On a machine shared with other work the CPU time is the figure
+/// that does not depend on how busy it was.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the child is reaped by wait4, for its rusage"
+)]
+fn measure(verdict: &str, arguments: &[&str]) -> Took {
+    let started = Instant::now();
+    let child = Command::new(verdict)
+        .args(arguments)
+        .env_remove("VERDICT_DB")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: the child is ours and not reaped yet.
+    let reaped = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    let seconds = started.elapsed().as_secs_f64();
+    assert!(
+        reaped > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "verdict {arguments:?} failed (status {status})"
+    );
+    let time = |time: libc::timeval| time.tv_sec as f64 + time.tv_usec as f64 / 1e6;
+    Took {
+        wall: seconds,
+        cpu: time(usage.ru_utime) + time(usage.ru_stime),
+        rss_kib: usage.ru_maxrss,
+    }
+}
+
+/// The median of three `measure`s by wall time.
+fn median_of_three(verdict: &str, arguments: &[&str]) -> Took {
+    let mut runs: Vec<Took> = (0..3).map(|_| measure(verdict, arguments)).collect();
+    runs.sort_by(|a, b| a.wall.total_cmp(&b.wall));
+    runs[1]
+}
+
+/// Report, export and re-push over run `run` of `db`, one line each.
+fn reading(verdict: &str, label: &str, db: &str, run: RunId, copy: &str) {
+    let run = run.0.to_string();
+    println!("  {label}:");
+    for (what, arguments) in [
+        ("report (text)", vec!["report", &run, "--db", db]),
+        (
+            "report --format json",
+            vec!["report", &run, "--db", db, "--format", "json"],
+        ),
+        ("export (csv)", vec!["export", &run, "--db", db]),
+        (
+            "export --format json",
+            vec!["export", &run, "--db", db, "--format", "json"],
+        ),
+    ] {
+        println!("    {what:<22} {}", median_of_three(verdict, &arguments));
+    }
+    let first = measure(verdict, &["push", &run, "--db", db, "--to", copy]);
+    let again = measure(verdict, &["push", &run, "--db", db, "--to", copy]);
+    println!("    {:<22} {first}", "push (new)");
+    println!("    {:<22} {again}", "push (known, again)");
 }
 
 fn main() {
     let mut arguments = std::env::args().skip(1);
     let verdict = arguments
         .next()
-        .expect("usage: store_bench VERDICT [WRITES] [REPORT_SAMPLES]");
+        .expect("usage: store_bench VERDICT [WRITES] [REPORT_SAMPLES] [KEEP_SQLITE]");
     let writes: u32 = arguments.next().map_or(5_000, |text| text.parse().unwrap());
     let report_samples: u32 = arguments
         .next()
         .map_or(1_000_000, |text| text.parse().unwrap());
+    // Where to keep a copy of the loaded SQLite store (for profiling).
+    let keep_sqlite = arguments.next();
     let directory = tempfile::tempdir().unwrap();
     let sqlite_path = directory.path().join("bench.db");
     let sqlite = Database::open(&Location::Sqlite(sqlite_path.clone())).unwrap();
@@ -170,17 +261,30 @@ fn main() {
     let started = Instant::now();
     let postgres_run = load(&relaxed, report_samples);
     let postgres_load = started.elapsed().as_secs_f64();
-    let sqlite_report = report_seconds(&verdict, &sqlite_path.display().to_string(), sqlite_run);
-    let postgres_report = report_seconds(&verdict, &url, postgres_run);
     println!(
-        "report over one run of {report_samples} stored samples (verdict report --format json, median of 3):"
+        "one run of {report_samples} stored samples (loaded in {sqlite_load:.1} s into SQLite, \
+         {postgres_load:.1} s into PostgreSQL, 10,000 per transaction); median of 3:"
     );
-    println!("  sqlite:     {sqlite_report:>7.2} s   (loaded in {sqlite_load:.1} s)");
-    println!(
-        "  postgresql: {postgres_report:>7.2} s   (loaded in {postgres_load:.1} s, 10,000 per transaction)"
+    let sqlite_copy = directory
+        .path()
+        .join("copy-of-sqlite.db")
+        .display()
+        .to_string();
+    let postgres_copy = directory
+        .path()
+        .join("copy-of-postgres.db")
+        .display()
+        .to_string();
+    reading(
+        &verdict,
+        "sqlite",
+        &sqlite_path.display().to_string(),
+        sqlite_run,
+        &sqlite_copy,
     );
-    println!(
-        "  ratio postgresql/sqlite: {:.2}",
-        postgres_report / sqlite_report
-    );
+    reading(&verdict, "postgresql", &url, postgres_run, &postgres_copy);
+    if let Some(keep) = keep_sqlite {
+        std::fs::copy(&sqlite_path, &keep).unwrap();
+        println!("the SQLite store (run {}) is kept in {keep}", sqlite_run.0);
+    }
 }

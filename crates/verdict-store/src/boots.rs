@@ -1,110 +1,114 @@
-//! The boots of a run in SQLite (schema version 10; their environments
-//! since 12): one row per boot attempt, written before the boot's first
-//! sample and updated as the boot is proven, fails or completes. Must not
-//! decide anything about boots (the engine does) or hold queries of other
-//! tables.
+//! The boots of a run (schema version 10; their environments since 12),
+//! in both backends: one row per boot attempt, written before the boot's
+//! first sample and updated as the boot is proven, fails or completes.
+//! Must not decide anything about boots (the engine does) or hold queries
+//! of other tables.
 
-use rusqlite::{OptionalExtension, params};
 use verdict_model::RunId;
 
 use crate::StoreError;
-use crate::rows::boot_row;
-use crate::sqlite::SqliteStore;
+use crate::rows::{BOOT_COLUMNS, boot_row};
+use crate::sql::{Backend, params};
 use crate::store::{BootRow, NewBoot};
 
-impl SqliteStore {
-    pub(crate) fn create_boot_row(&self, run: RunId, boot: &NewBoot) -> Result<u32, StoreError> {
-        self.run_exists(run)?;
-        let operation = format!("record a boot of run {run}");
-        let next: Option<i64> = self
-            .connection
-            .prepare_cached("SELECT MAX(id) FROM boots WHERE run_id = ?1")
-            .and_then(|mut statement| statement.query_row([run.0], |row| row.get(0)))
-            .optional()
-            .map_err(self.sql_error(&operation))?
-            .flatten();
-        let id = next.map_or(0, |last| last + 1);
-        self.connection
-            .prepare_cached(
-                "INSERT INTO boots (run_id, id, slot, attempt, level_key, first_sequence, status, \
-                    kernel, command_line, started_at_ms) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'booting', ?7, ?8, ?9)",
-            )
-            .and_then(|mut statement| {
-                statement.execute(params![
-                    run.0,
-                    id,
-                    boot.slot,
-                    boot.attempt,
-                    boot.level_key,
-                    boot.first_sequence,
-                    boot.kernel,
-                    boot.command_line,
-                    boot.started_at_ms
-                ])
-            })
-            .map_err(self.sql_error(&operation))?;
-        Ok(id as u32)
-    }
+/// Records a boot with status `booting`; its id (the run's next).
+pub(crate) fn create(
+    backend: &impl Backend,
+    run: RunId,
+    boot: &NewBoot,
+) -> Result<u32, StoreError> {
+    backend.run_exists(run)?;
+    let operation = format!("record a boot of run {run}");
+    backend.transaction(&operation, || {
+        // The run's row lock orders concurrent boots of one run
+        // (PostgreSQL; SQLite's writer holds the whole file).
+        backend.first_row(
+            &operation,
+            &format!(
+                "SELECT id FROM runs WHERE id = $1{}",
+                backend.dialect().lock_rows()
+            ),
+            params![run.0],
+            |_| Ok(()),
+        )?;
+        let id = backend
+            .first_row(
+                &operation,
+                "SELECT COALESCE(MAX(id) + 1, 0) FROM boots WHERE run_id = $1",
+                params![run.0],
+                |row| row.integer(0),
+            )?
+            .unwrap_or(0);
+        backend.execute(
+            &operation,
+            "INSERT INTO boots (run_id, id, slot, attempt, level_key, first_sequence, status, \
+                kernel, command_line, started_at_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, 'booting', $7, $8, $9)",
+            params![
+                run.0,
+                id,
+                boot.slot,
+                boot.attempt,
+                &boot.level_key,
+                boot.first_sequence,
+                &boot.kernel,
+                &boot.command_line,
+                boot.started_at_ms,
+            ],
+        )?;
+        u32::try_from(id).map_err(|_| backend.invalid(operation.clone(), "boot id out of range"))
+    })
+}
 
-    pub(crate) fn update_boot_row(&self, run: RunId, row: &BootRow) -> Result<(), StoreError> {
-        let operation = format!("update boot {} of run {run}", row.id);
-        let environment = row
-            .environment
-            .as_ref()
-            .map(|environment| self.environment_json(&operation, environment))
-            .transpose()?;
-        let changed = self
-            .connection
-            .prepare_cached(
-                "UPDATE boots SET status = ?3, nonce = ?4, boot_id = ?5, kernel_release = ?6, \
-                    accelerator = ?7, message = ?8, console_tail = ?9, ready_at_ms = ?10, \
-                    finished_at_ms = ?11, environment = ?12 \
-                 WHERE run_id = ?1 AND id = ?2",
-            )
-            .and_then(|mut statement| {
-                statement.execute(params![
-                    run.0,
-                    row.id,
-                    row.status,
-                    row.nonce,
-                    row.boot_id,
-                    row.kernel_release,
-                    row.accelerator,
-                    row.message,
-                    row.console_tail,
-                    row.ready_at_ms,
-                    row.finished_at_ms,
-                    environment
-                ])
-            })
-            .map_err(self.sql_error(&operation))?;
-        if changed == 0 {
-            return Err(self.corrupt(&operation, "no such boot"));
-        }
-        Ok(())
+/// Replaces what is known about boot `row.id` of `run`.
+pub(crate) fn update(backend: &impl Backend, run: RunId, row: &BootRow) -> Result<(), StoreError> {
+    let operation = format!("update boot {} of run {run}", row.id);
+    let environment = row
+        .environment
+        .as_ref()
+        .map(|environment| backend.environment_json(&operation, environment))
+        .transpose()?;
+    let changed = backend.execute(
+        &operation,
+        "UPDATE boots SET status = $3, nonce = $4, boot_id = $5, kernel_release = $6, \
+            accelerator = $7, message = $8, console_tail = $9, ready_at_ms = $10, \
+            finished_at_ms = $11, environment = $12 \
+         WHERE run_id = $1 AND id = $2",
+        params![
+            run.0,
+            row.id,
+            &row.status,
+            &row.nonce,
+            &row.boot_id,
+            &row.kernel_release,
+            &row.accelerator,
+            &row.message,
+            &row.console_tail,
+            row.ready_at_ms,
+            row.finished_at_ms,
+            environment.as_deref(),
+        ],
+    )?;
+    if changed == 0 {
+        return Err(backend.invalid(operation, "no such boot"));
     }
+    Ok(())
+}
 
-    pub(crate) fn boot_rows(&self, run: RunId) -> Result<Vec<BootRow>, StoreError> {
-        self.run_exists(run)?;
-        let operation = format!("read the boots of run {run}");
-        self.connection
-            .prepare_cached(
-                "SELECT id, slot, attempt, level_key, first_sequence, status, kernel, \
-                    command_line, nonce, boot_id, kernel_release, accelerator, message, \
-                    console_tail, started_at_ms, ready_at_ms, finished_at_ms, environment \
-                 FROM boots WHERE run_id = ?1 ORDER BY id",
-            )
-            .and_then(|mut statement| {
-                statement
-                    .query_map([run.0], |row| boot_row(row))?
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .map_err(self.sql_error(&operation))?
-            .into_iter()
-            .map(|row| row.map_err(|reason| self.invalid(operation.clone(), reason)))
-            .collect()
-    }
+/// Every boot of the run, by id.
+pub(crate) fn rows(backend: &impl Backend, run: RunId) -> Result<Vec<BootRow>, StoreError> {
+    backend.run_exists(run)?;
+    let operation = format!("read the boots of run {run}");
+    backend
+        .rows(
+            &operation,
+            &format!("SELECT {BOOT_COLUMNS} FROM boots WHERE run_id = $1 ORDER BY id"),
+            params![run.0],
+            boot_row,
+        )?
+        .into_iter()
+        .map(|row| row.map_err(|reason| backend.invalid(operation.clone(), reason)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -31,6 +31,14 @@ pub(crate) fn is_flagged(name: &str, flags: i64) -> bool {
     Builtin::from_name(name).is_some_and(|builtin| flags & encoding(builtin).0 != 0)
 }
 
+/// The names of the built-in metrics `flags` stands for.
+pub(crate) fn names(flags: i64) -> impl Iterator<Item = &'static str> {
+    Builtin::ALL
+        .into_iter()
+        .filter(move |builtin| flags & encoding(*builtin).0 != 0)
+        .map(Builtin::name)
+}
+
 /// Puts the metrics `flags` stands for back into a sample read from the
 /// store.
 pub(crate) fn expand(sample: &mut Sample, flags: i64) {

@@ -1,25 +1,28 @@
 //! Copying runs between stores (`verdict push` / `verdict pull`): a run
-//! with its samples, cells, annotations, adaptive state, boots (with each
-//! boot's environment), kernel configs and commit, found again in the target by its identity (`runs.uuid`, schema
+//! with its samples (and what they captured: monitors, profiles), cells,
+//! annotations, adaptive state, boots (with each boot's environment),
+//! kernel configs and commit, found again in the target by its identity (`runs.uuid`, schema
 //! v7), so copying twice stores nothing twice and an interrupted copy is
 //! completed by the next one. The run gets the target's next id; its `origin` records where
 //! it was measured (the first store it came from, password redacted, and
-//! its id there). `RunIdentity` holds each backend's SQL for this. Must
-//! not: copy a sample the target already has, or write a password.
+//! its id there). Samples keep the host they ran on, and a detached
+//! run its shared work's blocks and takeovers. Must not: copy a sample the
+//! target already has, read samples of a run the target holds whole, or
+//! write a password.
 
 use std::collections::{BTreeMap, HashSet};
+use std::ops::ControlFlow;
 
-use verdict_model::{Cell, RunId, Sample};
+use verdict_model::{Cell, RunId};
 
 use crate::StoreError;
 use crate::database::Database;
 use crate::history::HistoryStore;
-use crate::postgres::PostgresStore;
-use crate::sqlite::{SqliteStore, to_json};
-use crate::store::{NewBoot, RunRecord, Store};
+use crate::sql::{Backend, params, to_json};
+use crate::store::{BatchSample, NewBoot, RunRecord, Store};
 
-/// Samples copied per transaction (PostgreSQL): an interrupted copy keeps
-/// whole batches, and the next copy adds the rest.
+/// Samples copied per transaction: an interrupted copy keeps whole
+/// batches, and the next copy adds the rest.
 const BATCH: usize = 1000;
 
 /// A run's identity across stores, per backend.
@@ -51,51 +54,39 @@ pub struct CopiedRun {
 }
 
 /// Copies run `run` of `source` into `target` (see the module comment).
+/// Which samples the target lacks is found from both stores' sample keys
+/// alone; a run the target already holds whole reads no sample row. The
+/// samples that are copied are read as a stream and written
+/// `BATCH` per transaction.
 pub fn copy_run(source: &Database, target: &Database, run: RunId) -> Result<CopiedRun, StoreError> {
-    let source_identity = source.identity();
-    let target_identity = target.identity();
     let record = source.run(run)?;
-    let (uuid, origin) = source_identity.run_identity(run)?;
+    let (uuid, origin) = source.run_identity(run)?;
     let uuid = match uuid {
         Some(uuid) => uuid,
-        None => source_identity.ensure_run_uuid(run)?,
+        None => source.ensure_run_uuid(run)?,
     };
     let origin = origin.unwrap_or_else(|| {
         let path = source.path();
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         format!("{} run {}", path.display(), run.0)
     });
-    let (target_run, created) = match target_identity.run_by_uuid(&uuid)? {
+    let (target_run, created) = match target.run_by_uuid(&uuid)? {
         Some(existing) => (existing, false),
-        None => (target_identity.import_run(&record, &uuid, &origin)?, true),
+        None => (target.import_run(&record, &uuid, &origin)?, true),
     };
     copy_boots(source, target, run, target_run)?;
-    let cells: BTreeMap<usize, Cell> = source.cells(run)?.into_iter().collect();
-    let present: HashSet<u32> = target
-        .samples(target_run)?
-        .iter()
-        .map(|sample| sample.sequence)
+    let present: HashSet<u32> = target.sample_sequences(target_run)?.into_iter().collect();
+    let missing: HashSet<u32> = source
+        .sample_sequences(run)?
+        .into_iter()
+        .filter(|sequence| !present.contains(sequence))
         .collect();
-    let mut copied = 0;
-    let mut batch: Vec<(Sample, Cell)> = Vec::with_capacity(BATCH);
-    for sample in source.samples(run)? {
-        if present.contains(&sample.sequence) {
-            continue;
-        }
-        let cell = cells.get(&sample.cell).ok_or_else(|| StoreError::Corrupt {
-            path: source.path().to_path_buf(),
-            what: format!("sample {} of run {run}", sample.sequence),
-            reason: format!("its cell {} is not stored", sample.cell),
-        })?;
-        batch.push((sample, cell.clone()));
-        if batch.len() == BATCH {
-            target.append_samples(target_run, &batch)?;
-            copied += batch.len();
-            batch.clear();
-        }
-    }
-    target.append_samples(target_run, &batch)?;
-    copied += batch.len();
+    let copied = if missing.is_empty() {
+        0
+    } else {
+        copy_samples(source, target, run, target_run, &record.host, &missing)?
+    };
+    copy_details(source, target, run, target_run)?;
     for (key, value) in source.annotations(run)? {
         target.put_annotation(target_run, &key, &value)?;
     }
@@ -113,6 +104,7 @@ pub fn copy_run(source: &Database, target: &Database, run: RunId) -> Result<Copi
             target.put_kernel_config(sha256, &config_source, &text)?;
         }
     }
+    copy_work(source, target, run, target_run)?;
     if let Some(commit) = source.run_commit(run)? {
         target.set_run_commit(target_run, &commit)?;
     }
@@ -133,6 +125,91 @@ pub fn copy_run(source: &Database, target: &Database, run: RunId) -> Result<Copi
         samples_copied: copied,
         samples_present: present.len(),
     })
+}
+
+/// Streams the `missing` samples of `run` from `source` into `target_run`,
+/// `BATCH` per transaction, each with the host it ran on.
+fn copy_samples(
+    source: &Database,
+    target: &Database,
+    run: RunId,
+    target_run: RunId,
+    run_host: &str,
+    missing: &HashSet<u32>,
+) -> Result<usize, StoreError> {
+    let cells: BTreeMap<usize, Cell> = source.cells(run)?.into_iter().collect();
+    let mut copied = 0;
+    let mut batch: Vec<BatchSample> = Vec::with_capacity(BATCH);
+    let mut failure = None;
+    source.each_sample(run, &mut |sample, host| {
+        if !missing.contains(&sample.sequence) {
+            return ControlFlow::Continue(());
+        }
+        let Some(cell) = cells.get(&sample.cell) else {
+            failure = Some(StoreError::Corrupt {
+                path: source.path().to_path_buf(),
+                what: format!("sample {} of run {run}", sample.sequence),
+                reason: format!("its cell {} is not stored", sample.cell),
+            });
+            return ControlFlow::Break(());
+        };
+        batch.push(BatchSample {
+            cell: cell.clone(),
+            host: (host != run_host).then(|| host.to_string()),
+            sample,
+        });
+        if batch.len() == BATCH {
+            if let Err(error) = target.append_samples(target_run, &batch) {
+                failure = Some(error);
+                return ControlFlow::Break(());
+            }
+            copied += batch.len();
+            batch.clear();
+        }
+        ControlFlow::Continue(())
+    })?;
+    if let Some(error) = failure {
+        return Err(error);
+    }
+    target.append_samples(target_run, &batch)?;
+    Ok(copied + batch.len())
+}
+
+/// What the samples captured besides their metrics (monitors, profiles),
+/// for each sample whose details the target lacks (also after an
+/// interrupted copy); nothing is read when the target has as many.
+fn copy_details(
+    source: &Database,
+    target: &Database,
+    run: RunId,
+    target_run: RunId,
+) -> Result<(), StoreError> {
+    let wanted = source.detail_counts(run)?;
+    if !wanted.any() || target.detail_counts(target_run)? == wanted {
+        return Ok(());
+    }
+    let present: HashSet<u32> = target.sample_details(target_run)?.into_keys().collect();
+    for (sequence, details) in source.sample_details(run)? {
+        if !present.contains(&sequence) {
+            target.append_details(target_run, sequence, &details)?;
+        }
+    }
+    Ok(())
+}
+
+/// The run's shared work as recorded (blocks and takeovers), when it had
+/// any and the target does not hold it yet.
+fn copy_work(
+    source: &Database,
+    target: &Database,
+    run: RunId,
+    target_run: RunId,
+) -> Result<(), StoreError> {
+    let work = source.work_record(run)?;
+    if work.blocks.is_empty() || !target.work_record(target_run)?.blocks.is_empty() {
+        return Ok(());
+    }
+    crate::work::import(target, target_run, &work)
 }
 
 /// The run's boots, each with its environment: a boot the target lacks is
@@ -173,54 +250,40 @@ fn copy_boots(
     Ok(())
 }
 
-impl Database {
-    fn identity(&self) -> &dyn RunIdentity {
-        match self {
-            Database::Sqlite(store) => store,
-            Database::Postgres { store, .. } => store.as_ref(),
-        }
-    }
-
-    /// The run's uuid and origin (see `RunIdentity::run_identity`).
-    pub fn run_identity(&self, run: RunId) -> Result<(Option<String>, Option<String>), StoreError> {
-        self.identity().run_identity(run)
-    }
-}
-
-impl RunIdentity for SqliteStore {
+impl<B: Backend> RunIdentity for B {
     fn run_identity(&self, run: RunId) -> Result<(Option<String>, Option<String>), StoreError> {
         self.run_exists(run)?;
-        self.connection
-            .query_row(
-                "SELECT uuid, origin FROM runs WHERE id = ?1",
-                [run.0],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
-            .map_err(self.sql_error(&format!("read the identity of run {run}")))
+        Ok(self
+            .first_row(
+                &format!("read the identity of run {run}"),
+                "SELECT uuid, origin FROM runs WHERE id = $1",
+                params![run.0],
+                |row| Ok((row.optional_text(0)?, row.optional_text(1)?)),
+            )?
+            .unwrap_or((None, None)))
     }
 
     fn ensure_run_uuid(&self, run: RunId) -> Result<String, StoreError> {
         let uuid = crate::identity::new_run_uuid();
-        self.connection
-            .execute(
-                "UPDATE runs SET uuid = ?1 WHERE id = ?2 AND uuid IS NULL",
-                rusqlite::params![uuid, run.0],
-            )
-            .map_err(self.sql_error(&format!("give run {run} an identity")))?;
+        self.execute(
+            &format!("give run {run} an identity"),
+            "UPDATE runs SET uuid = $1 WHERE id = $2 AND uuid IS NULL",
+            params![&uuid, run.0],
+        )?;
         self.run_identity(run)?
             .0
             .ok_or_else(|| self.corrupt(&format!("run {run}"), "no uuid after setting one"))
     }
 
     fn run_by_uuid(&self, uuid: &str) -> Result<Option<RunId>, StoreError> {
-        use rusqlite::OptionalExtension;
-        self.connection
-            .query_row("SELECT id FROM runs WHERE uuid = ?1", [uuid], |row| {
-                row.get(0)
-            })
-            .optional()
-            .map(|id| id.map(RunId))
-            .map_err(self.sql_error("find a run by its uuid"))
+        Ok(self
+            .first_row(
+                "find a run by its uuid",
+                "SELECT id FROM runs WHERE uuid = $1",
+                params![uuid],
+                |row| row.integer(0),
+            )?
+            .map(RunId))
     }
 
     fn import_run(
@@ -230,109 +293,36 @@ impl RunIdentity for SqliteStore {
         origin: &str,
     ) -> Result<RunId, StoreError> {
         let operation = format!("copy run {}", record.id);
-        self.connection
-            .execute(
-                "INSERT INTO runs (name, kind, status, experiment_text, experiment_sha256, \
-                    experiment_json, tool_version, seed, host, planned, started_at_ms, \
-                    finished_at_ms, environment_start, environment_end, command_line, uuid, \
-                    origin) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
-                    ?17)",
-                rusqlite::params![
-                    record.name,
-                    record.kind,
-                    record.status.as_str(),
-                    record.experiment_text,
-                    record.experiment_sha256,
-                    record.experiment_json,
-                    record.tool_version,
-                    record.seed as i64,
-                    record.host,
-                    record.planned as i64,
-                    record.started_at_ms,
-                    record.finished_at_ms,
-                    to_json(&record.environment_start),
-                    record.environment_end.as_ref().map(to_json),
-                    to_json(&record.command_line),
-                    uuid,
-                    origin,
-                ],
-            )
-            .map_err(self.sql_error(&operation))?;
-        Ok(RunId(self.connection.last_insert_rowid()))
-    }
-}
-
-impl RunIdentity for PostgresStore {
-    fn run_identity(&self, run: RunId) -> Result<(Option<String>, Option<String>), StoreError> {
-        self.run_exists(run)?;
-        let rows = self.query(
-            &format!("read the identity of run {run}"),
-            "SELECT uuid, origin FROM runs WHERE id = $1",
-            &[&run.0],
-        )?;
-        Ok(rows
-            .first()
-            .map(|row| (row.get(0), row.get(1)))
-            .unwrap_or((None, None)))
-    }
-
-    fn ensure_run_uuid(&self, run: RunId) -> Result<String, StoreError> {
-        let uuid = crate::identity::new_run_uuid();
-        self.execute(
-            &format!("give run {run} an identity"),
-            "UPDATE runs SET uuid = $1 WHERE id = $2 AND uuid IS NULL",
-            &[&uuid, &run.0],
-        )?;
-        self.run_identity(run)?
-            .0
-            .ok_or_else(|| self.corrupt(&format!("run {run}"), "no uuid after setting one"))
-    }
-
-    fn run_by_uuid(&self, uuid: &str) -> Result<Option<RunId>, StoreError> {
-        Ok(self
-            .query(
-                "find a run by its uuid",
-                "SELECT id FROM runs WHERE uuid = $1",
-                &[&uuid],
-            )?
-            .first()
-            .map(|row| RunId(row.get(0))))
-    }
-
-    fn import_run(
-        &self,
-        record: &RunRecord,
-        uuid: &str,
-        origin: &str,
-    ) -> Result<RunId, StoreError> {
-        let rows = self.query(
-            &format!("copy run {}", record.id),
+        let environment_end = record.environment_end.as_ref().map(to_json);
+        self.first_row(
+            &operation,
             "INSERT INTO runs (name, kind, status, experiment_text, experiment_sha256, \
                 experiment_json, tool_version, seed, host, planned, started_at_ms, \
                 finished_at_ms, environment_start, environment_end, command_line, uuid, origin) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
              RETURNING id",
-            &[
+            params![
                 &record.name,
                 &record.kind,
-                &record.status.as_str(),
+                record.status.as_str(),
                 &record.experiment_text,
                 &record.experiment_sha256,
                 &record.experiment_json,
                 &record.tool_version,
-                &(record.seed as i64),
+                record.seed as i64,
                 &record.host,
-                &(record.planned as i64),
-                &record.started_at_ms,
-                &record.finished_at_ms,
+                record.planned as i64,
+                record.started_at_ms,
+                record.finished_at_ms,
                 &to_json(&record.environment_start),
-                &record.environment_end.as_ref().map(to_json),
+                environment_end.as_deref(),
                 &to_json(&record.command_line),
-                &uuid,
-                &origin,
+                uuid,
+                origin,
             ],
-        )?;
-        Ok(RunId(rows[0].get(0)))
+            |row| row.integer(0),
+        )?
+        .map(RunId)
+        .ok_or_else(|| self.corrupt(&operation, "no id returned"))
     }
 }

@@ -1,19 +1,21 @@
 //! `Database`: the store a command named with `--db` (a SQLite file or a
-//! PostgreSQL URL, see `Location`), opened for writing, for reading only,
-//! or only if it exists, and used through the same `Store` and
-//! `HistoryStore` traits whichever it is. Must not hold SQL (each backend
-//! has its own) or print.
+//! PostgreSQL connection string, see `Location`), opened for writing, for
+//! reading only, or only if it exists, and used through the same `Store`
+//! and `HistoryStore` traits whichever it is (it hands every statement to
+//! the store it holds). Must not hold SQL or print.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use verdict_model::{Cell, RunId, Sample};
+use verdict_model::Cell;
 
 use crate::StoreError;
-use crate::history::{HistoryCache, HistoryRun, HistorySelection, HistoryStore};
 use crate::location::Location;
 use crate::postgres::PostgresStore;
+use crate::sql::{Backend, Dialect, Param, RawError, Row};
 use crate::sqlite::{ReadOnly, SqliteStore};
-use crate::store::{RunSummary, Store};
 
 /// An open store of either kind.
 #[derive(Debug)]
@@ -79,67 +81,63 @@ impl Database {
         }
     }
 
-    /// The runs measured on any of `hosts`, oldest first (the database
-    /// filters each host).
-    pub fn list_runs_on_hosts(&self, hosts: &[String]) -> Result<Vec<RunSummary>, StoreError> {
-        let mut runs = Vec::new();
-        for host in hosts {
-            runs.extend(match self {
-                Database::Sqlite(store) => store.list_runs_on_host(host)?,
-                Database::Postgres { store, .. } => store.list_runs_on_host(host)?,
-            });
-        }
-        runs.sort_by_key(|run| run.id);
-        runs.dedup_by_key(|run| run.id);
-        Ok(runs)
-    }
-
-    /// Stores several samples of a run: in PostgreSQL in one transaction,
-    /// in SQLite one commit each (a SQLite commit is cheap).
-    pub fn append_samples(&self, run: RunId, samples: &[(Sample, Cell)]) -> Result<(), StoreError> {
-        match self {
-            Database::Postgres { store, .. } => store.append_samples(run, samples),
-            Database::Sqlite(store) => samples
-                .iter()
-                .try_for_each(|(sample, cell)| store.append_sample(run, sample, cell)),
-        }
-    }
-
     /// The schema version this build of verdict reads and writes.
     pub fn schema_version() -> i64 {
         SqliteStore::schema_version()
     }
+}
 
-    /// The store behind the enum, as the trait.
-    pub fn store(&self) -> &dyn HistoryStore {
+/// Each statement goes to the store the enum holds: `Database` is a
+/// `Store` and a `HistoryStore` through the same queries as either.
+impl Backend for Database {
+    fn name(&self) -> PathBuf {
         match self {
-            Database::Sqlite(store) => store,
-            Database::Postgres { store, .. } => store.as_ref(),
+            Database::Sqlite(store) => store.name(),
+            Database::Postgres { store, .. } => store.name(),
         }
     }
-}
 
-impl Store for Database {
-    crate::forward_store!(store);
-}
+    fn dialect(&self) -> Dialect {
+        match self {
+            Database::Sqlite(store) => store.dialect(),
+            Database::Postgres { store, .. } => store.dialect(),
+        }
+    }
 
-impl HistoryStore for Database {
-    fn history_runs(&self, selection: &HistorySelection) -> Result<Vec<HistoryRun>, StoreError> {
-        self.store().history_runs(selection)
+    fn execute_raw(&self, sql: &str, parameters: &[Param<'_>]) -> Result<u64, RawError> {
+        match self {
+            Database::Sqlite(store) => store.execute_raw(sql, parameters),
+            Database::Postgres { store, .. } => store.execute_raw(sql, parameters),
+        }
     }
-    fn newest_run_named(&self, experiment: Option<&str>) -> Result<Option<RunId>, StoreError> {
-        self.store().newest_run_named(experiment)
+
+    fn each_row_raw(
+        &self,
+        sql: &str,
+        parameters: &[Param<'_>],
+        each: &mut dyn FnMut(Row<'_>) -> Result<ControlFlow<()>, StoreError>,
+    ) -> Result<Result<(), StoreError>, RawError> {
+        match self {
+            Database::Sqlite(store) => store.each_row_raw(sql, parameters, each),
+            Database::Postgres { store, .. } => store.each_row_raw(sql, parameters, each),
+        }
     }
-    fn set_run_commit(&self, run: RunId, commit: &str) -> Result<(), StoreError> {
-        self.store().set_run_commit(run, commit)
+
+    fn transaction<T>(
+        &self,
+        operation: &str,
+        body: impl FnOnce() -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        match self {
+            Database::Sqlite(store) => store.transaction(operation, body),
+            Database::Postgres { store, .. } => store.transaction(operation, body),
+        }
     }
-    fn run_commit(&self, run: RunId) -> Result<Option<String>, StoreError> {
-        self.store().run_commit(run)
-    }
-    fn history_cache(&self, key: &str) -> Result<Option<HistoryCache>, StoreError> {
-        self.store().history_cache(key)
-    }
-    fn put_history_cache(&self, key: &str, cache: &HistoryCache) -> Result<(), StoreError> {
-        self.store().put_history_cache(key, cache)
+
+    fn known_cells(&self) -> &RefCell<HashMap<(i64, i64), Cell>> {
+        match self {
+            Database::Sqlite(store) => store.known_cells(),
+            Database::Postgres { store, .. } => store.known_cells(),
+        }
     }
 }

@@ -85,6 +85,16 @@ pub enum StoreError {
     PostgresOpen { location: String, reason: String },
 
     #[error(
+        "open database {location}: cannot connect: {}",
+        postgres_message(source)
+    )]
+    PostgresConnect {
+        location: String,
+        #[source]
+        source: postgres::Error,
+    },
+
+    #[error(
         "migrate database {location} to schema version {version}: {}",
         postgres_message(source)
     )]
@@ -128,6 +138,48 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
+}
+
+impl StoreError {
+    /// Whether this is the PostgreSQL server going away or not being
+    /// reachable (shut down, restarting, the connection closed): after a
+    /// reconnect the same request may succeed. Never true for SQLite.
+    pub fn is_connection_lost(&self) -> bool {
+        match self {
+            StoreError::Postgres { source, .. }
+            | StoreError::PostgresConnect { source, .. }
+            | StoreError::PostgresMigrate { source, .. } => connection_lost(source),
+            _ => false,
+        }
+    }
+}
+
+/// The server shut down or restarted, or the connection is gone.
+fn connection_lost(error: &postgres::Error) -> bool {
+    use postgres::error::SqlState;
+    if error.is_closed() {
+        return true;
+    }
+    if let Some(code) = error.code() {
+        return [
+            SqlState::ADMIN_SHUTDOWN,
+            SqlState::CRASH_SHUTDOWN,
+            SqlState::CANNOT_CONNECT_NOW,
+            SqlState::CONNECTION_EXCEPTION,
+            SqlState::CONNECTION_FAILURE,
+            SqlState::SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION,
+        ]
+        .contains(code);
+    }
+    // No server answer: an I/O error (refused, reset, the socket gone).
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if cause.is::<std::io::Error>() {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// A PostgreSQL error with the server's message (`db error` alone says

@@ -1,5 +1,5 @@
 //! The SQL of one `factor=level` filter of a selection, shared by both
-//! backends (`?` placeholders; PostgreSQL renumbers them `$n`). A factor
+//! backends (`$N` placeholders numbered from the caller's next). A factor
 //! of the sample's cell matches by its level; `host` and `kernel`, when the
 //! cell has no factor of that name, match the run instead: its host, or
 //! the kernel release its environment recorded (`kernel=6.12` matches
@@ -7,23 +7,26 @@
 //! the filtering. Must not splice a value into SQL text: values come back
 //! as the parameters to bind, in order.
 
-/// The SQL dialect of the JSON lookup of a run's kernel release.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Dialect {
-    Sqlite,
-    Postgres,
+use crate::sql::Dialect;
+
+/// `" AND …"` for `factor=level` on samples aliased `s`, its parameters
+/// numbered from `$first`, and their values in that order.
+pub(crate) fn level_filter(
+    dialect: Dialect,
+    factor: &str,
+    level: &str,
+    first: usize,
+) -> (String, Vec<String>) {
+    let (sql, values) = unnumbered_level_filter(dialect, factor, level);
+    (number_placeholders(&sql, first), values)
 }
 
-/// `" AND …"` for `factor=level` on samples aliased `s`, and its values.
-pub(crate) fn level_filter(dialect: Dialect, factor: &str, level: &str) -> (String, Vec<String>) {
+fn unnumbered_level_filter(dialect: Dialect, factor: &str, level: &str) -> (String, Vec<String>) {
     let cell_has_level = "EXISTS (SELECT 1 FROM cell_levels l WHERE l.run_id = s.run_id \
                           AND l.cell = s.cell AND l.factor = ? AND l.level = ?)";
     let cell_has_factor = "EXISTS (SELECT 1 FROM cell_levels l WHERE l.run_id = s.run_id \
                            AND l.cell = s.cell AND l.factor = ?)";
-    let kernel_release = match dialect {
-        Dialect::Sqlite => "json_extract(environment_start, '$.kernel_release')",
-        Dialect::Postgres => "(environment_start::jsonb ->> 'kernel_release')",
-    };
+    let kernel_release = dialect.kernel_release();
     let values = |count: usize| -> Vec<String> {
         let mut values = vec![factor.to_string(), level.to_string(), factor.to_string()];
         values.extend(std::iter::repeat_n(level.to_string(), count));
@@ -54,7 +57,7 @@ pub(crate) fn level_filter(dialect: Dialect, factor: &str, level: &str) -> (Stri
 }
 
 /// `sql` with each `?` replaced by `$n`, numbering from `first`.
-pub(crate) fn number_placeholders(sql: &str, first: usize) -> String {
+fn number_placeholders(sql: &str, first: usize) -> String {
     let mut numbered = String::with_capacity(sql.len() + 16);
     let mut next = first;
     for character in sql.chars() {

@@ -75,6 +75,14 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sqlite: MIGRATION_12,
         postgres: POSTGRES_12,
     },
+    Migration {
+        sqlite: MIGRATION_13,
+        postgres: POSTGRES_13,
+    },
+    Migration {
+        sqlite: MIGRATION_14,
+        postgres: POSTGRES_14,
+    },
 ];
 
 /// The PostgreSQL table that marks a database (schema) as verdict's and
@@ -626,6 +634,113 @@ WHERE key LIKE 'boot_environment.%'
 /// Version 12 in PostgreSQL: the same statements (`text || bigint` is
 /// text there too).
 const POSTGRES_12: &str = MIGRATION_12;
+
+/// Version 13 (shared work at scale): every sample may record the host it
+/// ran on (`samples.host`; NULL means the run's host, so the samples of
+/// runs measured before, and of runs on one host, stay as they are;
+/// `verdict work` writes the host of the block's claim); a block taken
+/// over from a controller whose lease expired is a row of
+/// `work_takeovers`, both workers and hosts, the time and the block's last
+/// sample stored before; and the open blocks of shared runs are indexed
+/// (`work_blocks_open`), so a claim reads the run's open blocks only,
+/// never the done ones. Dialect-neutral SQL.
+const MIGRATION_13: &str = r#"
+ALTER TABLE samples ADD COLUMN host TEXT;
+
+CREATE TABLE work_takeovers (
+    run_id        BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    block         BIGINT NOT NULL,
+    taken_at_ms   BIGINT NOT NULL,
+    from_worker   TEXT   NOT NULL,
+    from_host     TEXT   NOT NULL,
+    to_worker     TEXT   NOT NULL,
+    to_host       TEXT   NOT NULL,
+    resumed_after BIGINT,
+    PRIMARY KEY (run_id, block, taken_at_ms, to_worker)
+);
+
+CREATE INDEX work_blocks_open ON work_blocks (run_id, block) WHERE state <> 'done';
+"#;
+
+/// Version 13 in PostgreSQL: the same statements.
+const POSTGRES_13: &str = MIGRATION_13;
+
+/// Version 14 (explaining a change): what an iteration captured besides
+/// its metrics. `sample_monitors`: the system's counters over the
+/// iteration and the workload's context switches, one row per sample
+/// holding them all as a JSON object `{"name": value}` (secondary
+/// metrics: never a comparison's own verdict; a row per counter cost ten
+/// times as much to write in PostgreSQL, a hundred foreign-key checks per
+/// iteration). `sample_profiles`:
+/// the profile of the extra iteration run under `perf record` right after
+/// this one (profiled blocks only): its event, samples, summed weight, a
+/// note when it is empty or partial, and its distinct stacks (JSON,
+/// deflated); `profile_symbols`: each symbol's self and inclusive weight
+/// in it. All keyed by the sample, deleted with it.
+const MIGRATION_14: &str = r#"
+CREATE TABLE sample_monitors (
+    run_id   INTEGER NOT NULL,
+    sequence INTEGER NOT NULL,
+    counters TEXT    NOT NULL,
+    PRIMARY KEY (run_id, sequence),
+    FOREIGN KEY (run_id, sequence) REFERENCES samples(run_id, sequence) ON DELETE CASCADE
+);
+
+CREATE TABLE sample_profiles (
+    run_id   INTEGER NOT NULL,
+    sequence INTEGER NOT NULL,
+    event    TEXT    NOT NULL,
+    samples  INTEGER NOT NULL,
+    weight   INTEGER NOT NULL,
+    note     TEXT,
+    stacks   BLOB    NOT NULL,
+    PRIMARY KEY (run_id, sequence),
+    FOREIGN KEY (run_id, sequence) REFERENCES samples(run_id, sequence) ON DELETE CASCADE
+);
+
+CREATE TABLE profile_symbols (
+    run_id           INTEGER NOT NULL,
+    sequence         INTEGER NOT NULL,
+    symbol           TEXT    NOT NULL,
+    self_weight      INTEGER NOT NULL,
+    inclusive_weight INTEGER NOT NULL,
+    PRIMARY KEY (run_id, sequence, symbol),
+    FOREIGN KEY (run_id, sequence) REFERENCES sample_profiles(run_id, sequence) ON DELETE CASCADE
+) WITHOUT ROWID;
+"#;
+
+/// Version 14 in PostgreSQL: BIGINT, JSONB and BYTEA columns.
+const POSTGRES_14: &str = r#"
+CREATE TABLE sample_monitors (
+    run_id   BIGINT NOT NULL,
+    sequence BIGINT NOT NULL,
+    counters JSONB  NOT NULL,
+    PRIMARY KEY (run_id, sequence),
+    FOREIGN KEY (run_id, sequence) REFERENCES samples(run_id, sequence) ON DELETE CASCADE
+);
+
+CREATE TABLE sample_profiles (
+    run_id   BIGINT NOT NULL,
+    sequence BIGINT NOT NULL,
+    event    TEXT   NOT NULL,
+    samples  BIGINT NOT NULL,
+    weight   BIGINT NOT NULL,
+    note     TEXT,
+    stacks   BYTEA  NOT NULL,
+    PRIMARY KEY (run_id, sequence),
+    FOREIGN KEY (run_id, sequence) REFERENCES samples(run_id, sequence) ON DELETE CASCADE
+);
+
+CREATE TABLE profile_symbols (
+    run_id           BIGINT NOT NULL,
+    sequence         BIGINT NOT NULL,
+    symbol           TEXT   NOT NULL,
+    self_weight      BIGINT NOT NULL,
+    inclusive_weight BIGINT NOT NULL,
+    PRIMARY KEY (run_id, sequence, symbol),
+    FOREIGN KEY (run_id, sequence) REFERENCES sample_profiles(run_id, sequence) ON DELETE CASCADE
+);
+"#;
 
 #[cfg(test)]
 mod tests {

@@ -1,60 +1,50 @@
-//! One decoding per row type for both backends: `Columns` is reading a
-//! column of a SQLite or a PostgreSQL row, and each row type is read from
-//! its columns (`RawRun::read`, `RawBisect::read`, `RawSample::read`,
-//! `boot_row`) and
-//! turned into its record (`record`, `sample`: statuses, JSON columns,
-//! counts, ranges) once, whichever backend it came from. Each backend keeps its
-//! SQL (the column order is that of its `SELECT`). Must not hold queries.
+//! One decoding per row type for both backends: each row type is read
+//! from the columns of a `sql::Row` of either (`RawRun::read`,
+//! `RawBisect::read`, `RawSample::read`, `boot_row`) and turned into its
+//! record (`record`, `sample`: statuses, JSON columns, counts, ranges)
+//! once. The `SELECT` lists whose column order these follow are here too
+//! (`RUN_COLUMNS`, ...), so a column is added in one place. Must not run
+//! queries.
 
 use std::collections::BTreeMap;
 
 use verdict_model::{Failure, RunId, RunStatus, Sample};
 
 use crate::StoreError;
+use crate::sql::{RawError, Row};
 use crate::store::{BisectId, BisectRecord, BootRow, RunRecord};
 
-/// Reading the columns of one result row.
-pub(crate) trait Columns {
-    type Error;
-    fn integer(&self, index: usize) -> Result<i64, Self::Error>;
-    fn optional_integer(&self, index: usize) -> Result<Option<i64>, Self::Error>;
-    fn text(&self, index: usize) -> Result<String, Self::Error>;
-    fn optional_text(&self, index: usize) -> Result<Option<String>, Self::Error>;
-    fn real(&self, index: usize) -> Result<f64, Self::Error>;
-    /// A flag: SQLite's 0/1 integer, PostgreSQL's BOOLEAN.
-    fn boolean(&self, index: usize) -> Result<bool, Self::Error>;
-}
+/// The columns `RawRun::read` reads, in order, from `runs`.
+pub(crate) const RUN_COLUMNS: &str = "id, name, kind, status, experiment_text, \
+    experiment_sha256, experiment_json, tool_version, seed, host, planned, started_at_ms, \
+    finished_at_ms, environment_start, environment_end, command_line, \
+    (SELECT COUNT(*) FROM samples WHERE run_id = runs.id), \
+    (SELECT COUNT(*) FROM samples WHERE run_id = runs.id AND failed)";
 
-/// `Columns` for a backend's row type, whose `$get` reads a column as
-/// any type it converts to.
-macro_rules! columns {
-    ($row:ty, $error:ty, $get:ident) => {
-        impl Columns for $row {
-            type Error = $error;
-            fn integer(&self, index: usize) -> Result<i64, $error> {
-                self.$get(index)
-            }
-            fn optional_integer(&self, index: usize) -> Result<Option<i64>, $error> {
-                self.$get(index)
-            }
-            fn text(&self, index: usize) -> Result<String, $error> {
-                self.$get(index)
-            }
-            fn optional_text(&self, index: usize) -> Result<Option<String>, $error> {
-                self.$get(index)
-            }
-            fn real(&self, index: usize) -> Result<f64, $error> {
-                self.$get(index)
-            }
-            fn boolean(&self, index: usize) -> Result<bool, $error> {
-                self.$get(index)
-            }
-        }
-    };
-}
+/// The columns `RawBisect::read` reads, in order, from `bisects`.
+pub(crate) const BISECT_COLUMNS: &str = "id, repo, good, bad, experiment_text, config_json, \
+    status, started_at_ms, finished_at_ms, result_json, \
+    (SELECT COUNT(*) FROM bisect_events WHERE bisect_id = bisects.id)";
 
-columns!(rusqlite::Row<'_>, rusqlite::Error, get);
-columns!(postgres::Row, postgres::Error, try_get);
+/// The columns `boot_row` reads, in order, from `boots`.
+pub(crate) const BOOT_COLUMNS: &str = "id, slot, attempt, level_key, first_sequence, status, \
+    kernel, command_line, nonce, boot_id, kernel_release, accelerator, message, console_tail, \
+    started_at_ms, ready_at_ms, finished_at_ms, environment";
+
+/// A run's samples in sequence order, one row per sample and metric row
+/// (a sample without metric rows is one row with a NULL metric): the
+/// columns `RawSample::read` reads, then the notes (17, 18) and the metric
+/// (19, 20). One pass over the run's rows in key order in either store
+/// (every join is on the sample's key).
+pub(crate) const SAMPLE_ROWS: &str = "SELECT s.sequence, s.cell, s.block, s.warmup, \
+    s.started_at_ms, s.wall_seconds, s.user_seconds, s.sys_seconds, s.max_rss_kib, \
+    s.exit_code, s.signal, s.timed_out, s.failed, f.reason, f.output_tail, s.builtin_metrics, \
+    s.host, n.leftovers_json, n.missing_json, m.name, m.value \
+    FROM samples s \
+    LEFT JOIN sample_failures f ON f.run_id = s.run_id AND f.sequence = s.sequence \
+    LEFT JOIN sample_notes n ON n.run_id = s.run_id AND n.sequence = s.sequence \
+    LEFT JOIN sample_metrics m ON m.run_id = s.run_id AND m.sequence = s.sequence \
+    WHERE s.run_id = $1 ORDER BY s.sequence";
 
 /// How a backend names a stored value that does not decode.
 pub(crate) type Corrupt<'a> = &'a dyn Fn(&str, String) -> StoreError;
@@ -86,7 +76,7 @@ pub(crate) struct RawRun {
 }
 
 impl RawRun {
-    pub(crate) fn read<Row: Columns>(row: &Row) -> Result<RawRun, Row::Error> {
+    pub(crate) fn read(row: Row<'_>) -> Result<RawRun, RawError> {
         Ok(RawRun {
             id: row.integer(0)?,
             name: row.text(1)?,
@@ -163,7 +153,7 @@ pub(crate) struct RawBisect {
 }
 
 impl RawBisect {
-    pub(crate) fn read<Row: Columns>(row: &Row) -> Result<RawBisect, Row::Error> {
+    pub(crate) fn read(row: Row<'_>) -> Result<RawBisect, RawError> {
         Ok(RawBisect {
             id: row.integer(0)?,
             repo: row.text(1)?,
@@ -208,7 +198,8 @@ impl RawBisect {
 /// The columns of a sample that `SELECT`s, in order: sequence, cell,
 /// block, warmup, started_at_ms, wall_seconds, user_seconds, sys_seconds,
 /// max_rss_kib, exit_code, signal, timed_out, failed, the failure's reason
-/// and output tail (NULL without a failure row), builtin_metrics.
+/// and output tail (NULL without a failure row), builtin_metrics, the host
+/// it ran on (NULL: the run's; schema 13).
 pub(crate) struct RawSample {
     sequence: i64,
     cell: i64,
@@ -226,10 +217,11 @@ pub(crate) struct RawSample {
     reason: Option<String>,
     output_tail: Option<String>,
     builtin_metrics: i64,
+    pub(crate) host: Option<String>,
 }
 
 impl RawSample {
-    pub(crate) fn read<Row: Columns>(row: &Row) -> Result<RawSample, Row::Error> {
+    pub(crate) fn read(row: Row<'_>) -> Result<RawSample, RawError> {
         Ok(RawSample {
             sequence: row.integer(0)?,
             cell: row.integer(1)?,
@@ -247,26 +239,29 @@ impl RawSample {
             reason: row.optional_text(13)?,
             output_tail: row.optional_text(14)?,
             builtin_metrics: row.integer(15)?,
+            host: row.optional_text(16)?,
         })
     }
 
     /// The sample of run `run`, its built-in metrics expanded (its other
     /// metrics are rows of their own, added by the caller).
-    pub(crate) fn sample(self, run: RunId, corrupt: Corrupt<'_>) -> Result<Sample, StoreError> {
-        let what = format!("sample {} of run {run}", self.sequence);
+    pub(crate) fn sample(
+        &mut self,
+        run: RunId,
+        corrupt: Corrupt<'_>,
+    ) -> Result<Sample, StoreError> {
+        let sequence = self.sequence;
+        let bad = |reason: String| corrupt(&format!("sample {sequence} of run {run}"), reason);
         let narrow = |value: i64, name: &str| {
-            u32::try_from(value).map_err(|_| corrupt(&what, format!("{name} {value}")))
+            u32::try_from(value).map_err(|_| bad(format!("{name} {value}")))
         };
         let small = |value: Option<i64>, name: &str| {
             value
-                .map(|value| {
-                    i32::try_from(value).map_err(|_| corrupt(&what, format!("{name} {value}")))
-                })
+                .map(|value| i32::try_from(value).map_err(|_| bad(format!("{name} {value}"))))
                 .transpose()
         };
         let mut sample = Sample {
-            cell: usize::try_from(self.cell)
-                .map_err(|_| corrupt(&what, "negative cell index".to_string()))?,
+            cell: usize::try_from(self.cell).map_err(|_| bad("negative cell index".to_string()))?,
             block: narrow(self.block, "block")?,
             sequence: narrow(self.sequence, "sequence")?,
             warmup: self.warmup,
@@ -275,14 +270,14 @@ impl RawSample {
             user_seconds: self.user_seconds,
             sys_seconds: self.sys_seconds,
             max_rss_kib: u64::try_from(self.max_rss_kib)
-                .map_err(|_| corrupt(&what, "negative max RSS".to_string()))?,
+                .map_err(|_| bad("negative max RSS".to_string()))?,
             exit_code: small(self.exit_code, "exit code")?,
             signal: small(self.signal, "signal")?,
             timed_out: self.timed_out,
             metrics: BTreeMap::new(),
             failure: (self.failed || self.reason.is_some()).then(|| Failure {
-                reason: self.reason.unwrap_or_default(),
-                output_tail: self.output_tail.unwrap_or_default(),
+                reason: self.reason.take().unwrap_or_default(),
+                output_tail: self.output_tail.take().unwrap_or_default(),
             }),
             missing: BTreeMap::new(),
             leftovers: Vec::new(),
@@ -297,7 +292,7 @@ impl RawSample {
 /// accelerator, message, console_tail, started_at_ms, ready_at_ms,
 /// finished_at_ms, environment; `Ok(Err(why))` when a boot number is out of
 /// range or its environment does not decode.
-pub(crate) fn boot_row<Row: Columns>(row: &Row) -> Result<Result<BootRow, String>, Row::Error> {
+pub(crate) fn boot_row(row: Row<'_>) -> Result<Result<BootRow, String>, RawError> {
     let mut numbers = [0_u32; 4];
     for (slot, index) in numbers.iter_mut().zip([0, 1, 2, 4]) {
         match u32::try_from(row.integer(index)?) {

@@ -4,13 +4,15 @@
 //! Must not read clocks: every timestamp is passed in by the caller.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 
 use serde_json::Value;
 use verdict_model::{
-    AdaptiveRecord, Cell, ComparisonStatus, Environment, RunId, RunStatus, Sample,
+    AdaptiveRecord, Cell, ComparisonStatus, Environment, RunId, RunStatus, Sample, SampleDetails,
 };
 
 use crate::StoreError;
+use crate::work::WorkRecord;
 
 /// Identifier of a stored bisection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -48,6 +50,15 @@ pub struct NewRun {
     pub command_line: Vec<String>,
     /// The bisection this run measures a commit for (kind `bisect`).
     pub bisect: Option<BisectId>,
+}
+
+/// A sample stored with others in one transaction (`Store::append_samples`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchSample {
+    pub sample: Sample,
+    pub cell: Cell,
+    /// The host it ran on when that is not the run's (shared work).
+    pub host: Option<String>,
 }
 
 /// One line of `verdict runs`.
@@ -186,6 +197,22 @@ impl BootRow {
     }
 }
 
+/// How many samples of a run captured details (`Store::detail_counts`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DetailCounts {
+    /// Samples with monitors.
+    pub monitored: u64,
+    /// Samples with a profile.
+    pub profiled: u64,
+}
+
+impl DetailCounts {
+    /// Whether there is anything for `verdict explain` to read.
+    pub fn any(&self) -> bool {
+        self.monitored > 0 || self.profiled > 0
+    }
+}
+
 /// Everything recorded when a bisection starts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewBisect {
@@ -251,12 +278,65 @@ pub trait Store {
     fn run(&self, run: RunId) -> Result<RunRecord, StoreError>;
     /// The most recently created run, if any.
     fn latest_run(&self) -> Result<Option<RunRecord>, StoreError>;
+    /// The runs measured on any of `hosts`, oldest first: recorded with
+    /// that host, or with blocks of shared work measured there (`verdict
+    /// work`). The database filters.
+    fn list_runs_on_hosts(&self, hosts: &[String]) -> Result<Vec<RunSummary>, StoreError>;
 
     /// Stores one iteration in its own transaction. A sequence already stored
     /// for the run is refused with `StoreError::DuplicateSample`.
     fn append_sample(&self, run: RunId, sample: &Sample, cell: &Cell) -> Result<(), StoreError>;
+    /// Stores one iteration and what it captured besides its metrics
+    /// (monitors, a profile) in one transaction; otherwise as
+    /// [`append_sample`](Store::append_sample).
+    fn append_sample_details(
+        &self,
+        run: RunId,
+        sample: &Sample,
+        cell: &Cell,
+        details: &SampleDetails,
+    ) -> Result<(), StoreError>;
+    /// Stores what an iteration already stored captured (copying a run), in
+    /// its own transaction.
+    fn append_details(
+        &self,
+        run: RunId,
+        sequence: u32,
+        details: &SampleDetails,
+    ) -> Result<(), StoreError>;
+    /// What each sample of the run captured besides its metrics, by
+    /// sequence; samples that captured nothing are absent.
+    fn sample_details(&self, run: RunId) -> Result<BTreeMap<u32, SampleDetails>, StoreError>;
+    /// How many samples of the run have monitors, and how many a profile.
+    fn detail_counts(&self, run: RunId) -> Result<DetailCounts, StoreError>;
+    /// Stores several samples of a run in one transaction (all or none):
+    /// one commit for a batch (copying runs).
+    fn append_samples(&self, run: RunId, samples: &[BatchSample]) -> Result<(), StoreError>;
+    /// Calls `each` with every sample of the run in sequence order and the
+    /// host it ran on (the run's, unless shared work measured it
+    /// elsewhere), reading the rows as they come: memory does not grow with
+    /// the run. `each` stops the reading with `ControlFlow::Break`; it must
+    /// not use this store (its connection is busy with the rows).
+    fn each_sample(
+        &self,
+        run: RunId,
+        each: &mut dyn FnMut(Sample, &str) -> ControlFlow<()>,
+    ) -> Result<(), StoreError>;
     /// Every sample of the run in sequence order.
-    fn samples(&self, run: RunId) -> Result<Vec<Sample>, StoreError>;
+    fn samples(&self, run: RunId) -> Result<Vec<Sample>, StoreError> {
+        let mut samples = Vec::new();
+        self.each_sample(run, &mut |sample, _| {
+            samples.push(sample);
+            ControlFlow::Continue(())
+        })?;
+        Ok(samples)
+    }
+    /// The sequences of the run's stored samples, in order, read from the
+    /// samples' key alone.
+    fn sample_sequences(&self, run: RunId) -> Result<Vec<u32>, StoreError>;
+    /// Every metric name a sample of the run has (built-in ones kept as
+    /// flags included), sorted.
+    fn metric_names(&self, run: RunId) -> Result<Vec<String>, StoreError>;
     /// Values of one metric over data samples, in execution order (run, then
     /// sequence).
     fn select_samples(&self, selection: &Selection) -> Result<Vec<SelectedValue>, StoreError>;
@@ -277,6 +357,11 @@ pub trait Store {
     fn update_boot(&self, run: RunId, row: &BootRow) -> Result<(), StoreError>;
     /// Every boot of the run, by id; empty for runs without boots.
     fn boots(&self, run: RunId) -> Result<Vec<BootRow>, StoreError>;
+
+    /// Where shared work on the run was measured (`verdict work`): the
+    /// hosts and the blocks taken over from a controller whose lease
+    /// expired; empty for a run that was not detached.
+    fn work_record(&self, run: RunId) -> Result<WorkRecord, StoreError>;
 
     /// Records (or replaces) the adaptive procedure a run stops with.
     fn record_adaptive_procedure(&self, run: RunId, procedure: &str) -> Result<(), StoreError>;
@@ -300,6 +385,9 @@ pub trait Store {
     fn put_kernel_config(&self, sha256: &str, source: &str, text: &str) -> Result<(), StoreError>;
     /// The kernel config stored under `sha256`: (source, text).
     fn kernel_config(&self, sha256: &str) -> Result<Option<(String, String)>, StoreError>;
+    /// The commit run `run` measures (`verdict run --commit`, the
+    /// experiment file's repository HEAD), when one was recorded.
+    fn measured_commit(&self, run: RunId) -> Result<Option<String>, StoreError>;
 
     /// Records a new bisection with status `running`.
     fn create_bisect(&self, bisect: &NewBisect) -> Result<BisectId, StoreError>;

@@ -43,7 +43,7 @@ fn a_schema_v1_database_opens_and_migrates_with_its_data() {
 
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(user_version(&path), SqliteStore::schema_version());
-    assert_eq!(SqliteStore::schema_version(), 12);
+    assert_eq!(SqliteStore::schema_version(), 14);
 
     let runs = store.list_runs().unwrap();
     let summary: Vec<_> = runs
@@ -472,6 +472,198 @@ fn a_schema_v11_database_moves_its_boot_environments_into_the_boot_rows() {
         "{keys:?}"
     );
     assert!(keys.contains(&"boot_schedule".to_string()), "{keys:?}");
+}
+
+/// tests/fixtures/schema-v12.db was written by verdict at schema version
+/// 12, built from commit 1185f46 (`verdict run fixture.toml --seed 12`:
+/// levels `mode=a` and `mode=b`, a regex metric `ops`, one warmup each,
+/// the fourth iteration failing with exit status 1; then `verdict ab true
+/// 'sleep 0.001' -n 3 --seed 3`; VACUUMed). Migration 13 gives samples a
+/// host column (NULL: the run's host), adds the takeovers of shared work
+/// and the index of open blocks; every sample reads back as it was, on its
+/// run's host.
+#[test]
+fn a_schema_v12_database_keeps_its_samples_on_their_runs_host() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("v12.db");
+    std::fs::copy(fixture("schema-v12.db"), &path).unwrap();
+    assert_eq!(user_version(&path), 12);
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(user_version(&path), SqliteStore::schema_version());
+    let runs = store.list_runs().unwrap();
+    assert_eq!(
+        runs.iter()
+            .map(|run| (run.id.0, run.kind.as_str(), run.done, run.failed))
+            .collect::<Vec<_>>(),
+        [(1, "run", 10, 1), (2, "ab", 6, 0)]
+    );
+    let host = runs[0].host.clone();
+    let mut hosts = Vec::new();
+    let mut samples = Vec::new();
+    store
+        .each_sample(RunId(1), &mut |sample, sample_host| {
+            hosts.push(sample_host.to_string());
+            samples.push(sample);
+            std::ops::ControlFlow::Continue(())
+        })
+        .unwrap();
+    assert_eq!(samples, store.samples(RunId(1)).unwrap());
+    assert!(
+        hosts.iter().all(|sample_host| *sample_host == host),
+        "{hosts:?}"
+    );
+    assert_eq!(
+        samples
+            .iter()
+            .map(|sample| sample.sequence)
+            .collect::<Vec<_>>(),
+        (0..10).collect::<Vec<_>>()
+    );
+    assert_eq!(samples.iter().filter(|sample| sample.warmup).count(), 2);
+    let failed = &samples[3];
+    assert_eq!(
+        failed
+            .failure
+            .as_ref()
+            .map(|failure| failure.reason.as_str()),
+        Some("exit status 1")
+    );
+    let ops: Vec<f64> = samples
+        .iter()
+        .filter_map(|sample| sample.metrics.get("ops").copied())
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            100.0, 101.0, 102.0, 104.0, 105.0, 106.0, 107.0, 108.0, 109.0
+        ]
+    );
+    assert_eq!(
+        store.sample_sequences(RunId(2)).unwrap(),
+        [0, 1, 2, 3, 4, 5]
+    );
+    assert!(store.work_record(RunId(1)).unwrap().blocks.is_empty());
+    let on_host = store.list_runs_on_hosts(&[host]).unwrap();
+    assert_eq!(on_host.len(), 2);
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    let named: i64 = connection
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('work_takeovers', 'work_blocks_open')",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(named, 2);
+    let with_host: i64 = connection
+        .query_row(
+            "SELECT COUNT(*) FROM samples WHERE host IS NOT NULL",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(with_host, 0);
+    drop(connection);
+    // Migration 14 adds the tables of what iterations capture besides
+    // their metrics.
+    gains_empty_details(&store, &[RunId(1), RunId(2)], 0);
+}
+
+/// After migration 14 the old `runs` have no details, and an old sample
+/// (`sequence` of the first run) can be given some (a copied run).
+fn gains_empty_details(store: &SqliteStore, runs: &[RunId], sequence: u32) {
+    for &run in runs {
+        assert!(store.sample_details(run).unwrap().is_empty());
+        assert!(!store.detail_counts(run).unwrap().any());
+    }
+    let mut details = verdict_model::SampleDetails::default();
+    details
+        .monitors
+        .insert("context_switches".to_string(), 12.0);
+    store.append_details(runs[0], sequence, &details).unwrap();
+    assert_eq!(store.sample_details(runs[0]).unwrap()[&sequence], details);
+}
+
+/// tests/fixtures/schema-v13.db was written by verdict at schema version
+/// 13, built from commit 194734e: `verdict run fixture.toml --seed 13`
+/// (the v12 fixture's experiment, named `fixture-v13`: levels `mode=a`
+/// and `mode=b`, a regex metric `ops`, one warmup each, the fourth
+/// iteration failing with exit status 1); `verdict ab true 'sleep 0.001'
+/// -n 3 --seed 3`; then a run detached on a PostgreSQL store (two levels,
+/// 4 iterations, 4 blocks), measured by `verdict work --host h0` (killed
+/// after its block 1's first sample) and `verdict work --host h0 --host
+/// h1` (which took block 1 over), and pulled into the file with `verdict
+/// pull`; VACUUMed. Migration 14 adds the tables of what iterations
+/// capture besides their metrics: every sample reads back as it was, with
+/// the host it ran on, the shared work with its takeover, and the runs
+/// have no details until some are stored.
+#[test]
+fn a_schema_v13_database_keeps_its_hosts_and_takeovers_and_gains_empty_details() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("v13.db");
+    std::fs::copy(fixture("schema-v13.db"), &path).unwrap();
+    assert_eq!(user_version(&path), 13);
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(user_version(&path), SqliteStore::schema_version());
+    let runs = store.list_runs().unwrap();
+    assert_eq!(
+        runs.iter()
+            .map(|run| (run.id.0, run.name.as_str(), run.done, run.failed))
+            .collect::<Vec<_>>(),
+        [
+            (1, "fixture-v13", 10, 1),
+            (2, "ab", 6, 0),
+            (3, "fixture-v13-shared", 8, 0)
+        ]
+    );
+    let ops: Vec<f64> = store
+        .samples(RunId(1))
+        .unwrap()
+        .iter()
+        .filter_map(|sample| sample.metrics.get("ops").copied())
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            100.0, 101.0, 102.0, 104.0, 105.0, 106.0, 107.0, 108.0, 109.0
+        ]
+    );
+    let mut hosts = Vec::new();
+    store
+        .each_sample(RunId(3), &mut |sample, host| {
+            hosts.push((sample.sequence, host.to_string()));
+            std::ops::ControlFlow::Continue(())
+        })
+        .unwrap();
+    assert_eq!(
+        hosts,
+        [
+            (0, "h0"),
+            (1, "h0"),
+            (2, "h0"),
+            (3, "h0"),
+            (4, "h1"),
+            (5, "h1"),
+            (6, "h1"),
+            (7, "h1")
+        ]
+        .map(|(sequence, host)| (sequence, host.to_string()))
+    );
+    let work = store.work_record(RunId(3)).unwrap();
+    assert_eq!(work.blocks.len(), 4);
+    assert_eq!(work.hosts(), ["h0", "h1"]);
+    assert_eq!(
+        work.takeovers
+            .iter()
+            .map(|takeover| (
+                takeover.block,
+                takeover.from_worker.as_str(),
+                takeover.to_worker.as_str(),
+                takeover.resumed_after
+            ))
+            .collect::<Vec<_>>(),
+        [(1, "w0", "w1", Some(2))]
+    );
+    gains_empty_details(&store, &[RunId(3), RunId(1), RunId(2)], 4);
 }
 
 #[test]

@@ -1,16 +1,16 @@
 //! What only the PostgreSQL store has, on a real throwaway cluster started
 //! by each test: hostile text stored as text (every value is a bound
 //! parameter), the password never shown in a message, a newer schema
-//! refused untouched, processes migrating a fresh database at once, and a
-//! reader role that can read but not write. Must not share a cluster
-//! between tests.
+//! refused untouched, processes migrating a fresh database at once, a
+//! reader role that can read but not write, and shared work's claims and
+//! fenced writes. Must not share a cluster between tests.
 
 mod support;
 
 use verdict_model::{Cell, Environment, Sample};
 use verdict_store::{
-    Database, HistorySelection, HistoryStore, Location, NewRun, PostgresStore, Selection, Store,
-    StoreError,
+    Claim, ClaimedWrite, Database, HistorySelection, HistoryStore, Location, NewRun, PostgresStore,
+    Selection, Store, StoreError, Takeover, WorkBlock, WorkProgress, WorkStore,
 };
 use verdict_testkit::postgres::PostgresServer;
 
@@ -223,4 +223,139 @@ fn a_reader_role_reads_but_cannot_write() {
         .unwrap_err();
     assert!(error.to_string().contains("read-only"), "{error}");
     assert_eq!(server.psql("lab", "SELECT COUNT(*) FROM runs").trim(), "1");
+}
+
+/// Shared work's statements (docs/store.md): a claim takes a batch of
+/// blocks in block order and resumes the claimant's own; a sample written
+/// twice (an answer lost) is stored once; blocks claimed and not started
+/// go back; a block whose claimant's lease expired is taken over from its
+/// last stored sample, the takeover stored with both workers and hosts,
+/// and the old claimant's next write is refused; every sample keeps the
+/// host it ran on.
+#[test]
+fn claims_come_in_batches_resume_go_back_and_are_taken_over() {
+    let Some(server) = PostgresServer::start() else {
+        return;
+    };
+    let url = server.create_database("lab");
+    let store = PostgresStore::open(&url).unwrap();
+    let run = store.create_run(&new_run("shared", "lab")).unwrap();
+    let blocks: Vec<WorkBlock> = (0..4)
+        .map(|block| WorkBlock {
+            block,
+            first_sequence: 2 * block,
+            slots: 2,
+        })
+        .collect();
+    store.create_work(run, &blocks).unwrap();
+    let cell = Cell {
+        levels: vec![("mode".to_string(), "a".to_string())],
+    };
+    let lease_ms = 10_000;
+    let now = 1_764_500_000_000;
+    let write = |worker: &str, host: &str, block: u32, sequence: u32, now: i64| {
+        let claim = Claim {
+            run,
+            block,
+            worker: worker.to_string(),
+            host: host.to_string(),
+            last_sequence: 2 * block + 1,
+        };
+        let mut stored = sample(sequence, 1.0);
+        stored.block = block;
+        store.append_claimed_sample(&claim, &stored, &cell, &Default::default(), now, lease_ms)
+    };
+    let numbers = |batch: &verdict_store::ClaimedBatch| -> Vec<u32> {
+        batch
+            .blocks
+            .iter()
+            .map(|claimed| claimed.block.block)
+            .collect()
+    };
+
+    assert!(store.acquire_lease("h0", "w0", now, lease_ms).unwrap());
+    let batch = store.claim_blocks(run, "w0", "h0", now, 3).unwrap();
+    assert_eq!(numbers(&batch), [0, 1, 2]);
+    assert_eq!(batch.pending_after, 1);
+    assert!(
+        batch
+            .blocks
+            .iter()
+            .all(|claimed| claimed.taken_from.is_none() && claimed.stored.is_empty())
+    );
+    // Claiming again (a restart, a lost answer) resumes the same blocks.
+    let again = store.claim_blocks(run, "w0", "h0", now, 3).unwrap();
+    assert_eq!(numbers(&again), [0, 1, 2]);
+    assert!(
+        again
+            .blocks
+            .iter()
+            .all(|claimed| claimed.taken_from.is_none())
+    );
+
+    assert_eq!(write("w0", "h0", 0, 0, now).unwrap(), ClaimedWrite::Stored);
+    assert_eq!(
+        write("w0", "h0", 0, 0, now).unwrap(),
+        ClaimedWrite::AlreadyStored
+    );
+    assert_eq!(write("w0", "h0", 0, 1, now).unwrap(), ClaimedWrite::Stored);
+    assert_eq!(write("w0", "h0", 1, 2, now).unwrap(), ClaimedWrite::Stored);
+    let progress = |pending, claimed, done| WorkProgress {
+        pending,
+        claimed,
+        done,
+    };
+    assert_eq!(store.work_progress(run).unwrap(), progress(1, 2, 1));
+    // Block 2 was not started: it goes back; block 1 was: it stays.
+    assert_eq!(store.unclaim_blocks(run, "w0", "h0").unwrap(), 1);
+    assert_eq!(store.work_progress(run).unwrap(), progress(2, 1, 1));
+
+    // w0 stops renewing; once its lease has expired, w1 on h1 takes
+    // block 1 over after its stored sample, then claims the next pending.
+    let later = now + 2 * lease_ms;
+    assert!(store.acquire_lease("h1", "w1", later, lease_ms).unwrap());
+    let batch = store.claim_blocks(run, "w1", "h1", later, 2).unwrap();
+    assert_eq!(numbers(&batch), [1, 2]);
+    assert_eq!(
+        batch.blocks[0].taken_from,
+        Some(("w0".to_string(), "h0".to_string()))
+    );
+    assert_eq!(batch.blocks[0].stored, [2]);
+    assert_eq!(batch.blocks[1].taken_from, None);
+    assert_eq!(batch.pending_after, 1);
+    // w0 comes back: its write is refused, nothing is stored.
+    let error = write("w0", "h0", 1, 3, later).unwrap_err();
+    assert!(
+        matches!(&error, StoreError::LostClaim { block: 1, .. }),
+        "{error:?}"
+    );
+    assert_eq!(
+        write("w1", "h1", 1, 3, later).unwrap(),
+        ClaimedWrite::Stored
+    );
+
+    let record = store.work_record(run).unwrap();
+    assert_eq!(
+        record.takeovers,
+        [Takeover {
+            block: 1,
+            taken_at_ms: later,
+            from_worker: "w0".to_string(),
+            from_host: "h0".to_string(),
+            to_worker: "w1".to_string(),
+            to_host: "h1".to_string(),
+            resumed_after: Some(2),
+        }]
+    );
+    assert_eq!(record.hosts(), ["h0", "h1"]);
+    assert_eq!(store.work_progress(run).unwrap(), progress(1, 1, 2));
+    assert_eq!(
+        server
+            .psql(
+                "lab",
+                "SELECT sequence, host FROM samples ORDER BY sequence"
+            )
+            .trim(),
+        "0|h0\n1|h0\n2|h0\n3|h1"
+    );
 }

@@ -36,7 +36,7 @@ fn a_reader_is_not_blocked_by_an_open_write_transaction() {
     assert_eq!(mode, "wal");
     raw.execute_batch(
         "BEGIN IMMEDIATE;
-         INSERT INTO samples VALUES (1, 1, 0, 0, 0, 0, 0, 2.0, 1.0, 0.5, 1, 0, NULL, 0, 0);",
+         INSERT INTO samples VALUES (1, 1, 0, 0, 0, 0, 0, 2.0, 1.0, 0.5, 1, 0, NULL, 0, 0, NULL);",
     )
     .unwrap();
 

@@ -19,6 +19,22 @@ use support::rows::{cell, new_run, sample};
 /// (the engine's JSON, fields in the order serde_json's map kept them).
 const VERSION_10_DECISIONS: &str = r#"[{"baseline_cell":0,"baseline_label":"variant=1.0","candidate_cell":1,"candidate_label":"variant=1.5","confidence":0.9978354978354979,"estimate":0.5044518137748131,"factor":"variant","high":0.513842012015876,"low":0.47693288854003124,"projected_runs":null,"runs":6,"state":"decided","verdict":"regression"},{"baseline_cell":0,"baseline_label":"variant=1.0","candidate_cell":2,"candidate_label":"variant=1.03","confidence":null,"estimate":0.02848971997924096,"factor":"variant","high":null,"low":null,"projected_runs":10,"runs":4,"state":"cap","verdict":null}]"#;
 
+/// Takes a store back from schema 14 to 13: without the tables of what
+/// iterations capture besides their metrics.
+fn undo_migration_14(backend: &support::Backend) {
+    for table in ["profile_symbols", "sample_profiles", "sample_monitors"] {
+        backend.raw_rows(&format!("DROP TABLE {table}"));
+    }
+}
+
+/// Takes a store back to schema version 12: without migration 13's
+/// takeovers, open-blocks index and sample hosts.
+fn undo_migration_13(backend: &support::Backend) {
+    backend.raw_rows("DROP TABLE work_takeovers");
+    backend.raw_rows("DROP INDEX work_blocks_open");
+    backend.raw_rows("ALTER TABLE samples DROP COLUMN host");
+}
+
 /// A comparison of `candidate` against `variant=1.0` (cells 0 and 1).
 fn status(candidate: &str, state: ComparisonState, verdict: Option<Verdict>) -> ComparisonStatus {
     ComparisonStatus {
@@ -458,9 +474,12 @@ on_both_backends! {
             store.put_annotation(run, "process", &json!({"pid": 20466})).unwrap();
             store.put_annotation(fixed, "process", &json!({"pid": 20467})).unwrap();
         }
-        // Back to version 10: without migration 11's table and 12's column.
+        // Back to version 10: without migration 11's table, 12's column
+        // and 13's tables.
+        undo_migration_14(backend);
         backend.raw_rows("DROP TABLE adaptive_runs");
         backend.raw_rows("ALTER TABLE boots DROP COLUMN environment");
+        undo_migration_13(backend);
         match backend.sqlite_path() {
             Some(_) => backend.raw_rows("PRAGMA user_version = 10"),
             None => backend.raw_rows("UPDATE verdict_schema SET version = 10"),
@@ -837,7 +856,9 @@ on_both_backends! {
             }
             store.put_annotation(run, "boot_schedule", &json!(["preempt=full"])).unwrap();
         }
+        undo_migration_14(backend);
         backend.raw_rows("ALTER TABLE boots DROP COLUMN environment");
+        undo_migration_13(backend);
         match backend.sqlite_path() {
             Some(_) => backend.raw_rows("PRAGMA user_version = 11"),
             None => backend.raw_rows("UPDATE verdict_schema SET version = 11"),

@@ -10,10 +10,12 @@
 //! never sets it. `scripts/test` installs what is missing when it can.
 //!
 //! Must not: start services or change the machine; it only looks (and
-//! runs git in a repository a test made for itself) — except `postgres`,
+//! runs git in a repository a test made for itself, such as `kernel_tree`'s
+//! stand-in kernel tree) — except `postgres`,
 //! which starts a throwaway PostgreSQL cluster in a temporary directory
 //! for the test that asks (and stops it when dropped).
 
+pub mod kernel_tree;
 pub mod postgres;
 
 use std::path::{Path, PathBuf};

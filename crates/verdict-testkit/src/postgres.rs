@@ -2,9 +2,11 @@
 //! temporary directory (as the unprivileged user `nobody` when the test
 //! runs as root, since initdb refuses root), `postgres` listening on a Unix
 //! socket in that directory only (`listen_addresses=''`), trust
-//! authentication for local connections, superuser `postgres`. Dropping
-//! the `PostgresServer` shuts the server down (fast shutdown, then a kill
-//! if it lingers) and removes the directory.
+//! authentication for local connections, superuser `postgres`. A test may
+//! stop it as an administrator would (`stop_fast`: `pg_ctl stop -m fast`)
+//! and start it again on the same data (`start_again`). Dropping the
+//! `PostgresServer` shuts the server down (fast shutdown, then a kill if
+//! it lingers) and removes the directory.
 //!
 //! Must not: listen on TCP, touch any cluster or file but its own
 //! directory, or keep running after the test (Drop stops it).
@@ -20,6 +22,8 @@ pub struct PostgresServer {
     directory: PathBuf,
     socket_directory: PathBuf,
     bin: PathBuf,
+    /// The `-c` settings the server was started with.
+    settings: Vec<String>,
     child: Option<Child>,
 }
 
@@ -133,11 +137,31 @@ impl PostgresServer {
         chown_to_server_user(&socket_directory);
         let log = std::fs::File::create(directory.join("server.log")).expect("create the log");
         chown_to_server_user(&directory.join("server.log"));
-        let child = command_as_server_user(&bin.join("postgres"))
+        drop(log);
+        let mut server = PostgresServer {
+            directory,
+            socket_directory,
+            bin,
+            settings: settings.iter().map(|setting| setting.to_string()).collect(),
+            child: None,
+        };
+        server.spawn();
+        server.wait_ready();
+        Some(server)
+    }
+
+    /// Starts the postmaster on the cluster's data, its output appended to
+    /// the log.
+    fn spawn(&mut self) {
+        let log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.directory.join("server.log"))
+            .expect("open the log");
+        let child = command_as_server_user(&self.bin.join("postgres"))
             .arg("-D")
-            .arg(&data)
+            .arg(self.directory.join("data"))
             .arg("-k")
-            .arg(&socket_directory)
+            .arg(&self.socket_directory)
             .args([
                 "-c",
                 "listen_addresses=",
@@ -148,20 +172,52 @@ impl PostgresServer {
                 "-c",
                 "shared_buffers=16MB",
             ])
-            .args(settings.iter().flat_map(|setting| ["-c", setting]))
+            .args(
+                self.settings
+                    .iter()
+                    .flat_map(|setting| ["-c", setting.as_str()]),
+            )
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("clone the log"))
             .stderr(log)
             .spawn()
             .expect("start postgres");
-        let mut server = PostgresServer {
-            directory,
-            socket_directory,
-            bin,
-            child: Some(child),
-        };
-        server.wait_ready();
-        Some(server)
+        self.child = Some(child);
+    }
+
+    /// Stops the server as an administrator would: `pg_ctl stop -m fast`
+    /// (every session ended, the cluster shut down cleanly), waiting until
+    /// it is down.
+    ///
+    /// # Panics
+    /// When pg_ctl fails.
+    pub fn stop_fast(&mut self) {
+        let output = command_as_server_user(&self.bin.join("pg_ctl"))
+            .arg("-D")
+            .arg(self.directory.join("data"))
+            .args(["stop", "-m", "fast", "-w"])
+            .output()
+            .expect("run pg_ctl");
+        assert!(
+            output.status.success(),
+            "pg_ctl stop failed: {}{}",
+            String::from_utf8_lossy(&output.stderr),
+            self.log()
+        );
+        if let Some(mut child) = self.child.take() {
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again after `stop_fast`, on the same data and
+    /// socket, and waits until it accepts connections.
+    ///
+    /// # Panics
+    /// When the server fails to start.
+    pub fn start_again(&mut self) {
+        assert!(self.child.is_none(), "the server is running");
+        self.spawn();
+        self.wait_ready();
     }
 
     fn wait_ready(&mut self) {

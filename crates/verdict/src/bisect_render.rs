@@ -1,6 +1,7 @@
-//! What `verdict bisect` prints: the summary at the end of a bisection,
-//! why one was aborted, and `verdict bisect log` as text, JSON and the
-//! HTML page's model. Must not: read the store, run git, or compute
+//! What `verdict bisect` prints: the summary at the end of a bisection
+//! (text, or email with the metric, what ran and how to reproduce it),
+//! why one was aborted, and `verdict bisect log` as text, email, JSON and
+//! the HTML page's model. Must not: read the store, run git, or compute
 //! statistics (verdict-engine's `bisect` module hands over typed results).
 
 use verdict_bisect::{Bisection, Class, CommitId, Culprit};
@@ -308,11 +309,27 @@ pub(crate) fn log_json(log: &BisectLog) -> serde_json::Value {
     })
 }
 
-/// `verdict bisect log` as text: a heading line and one row per measured
-/// or classified commit.
-pub(crate) fn log_text(log: &BisectLog) -> String {
-    let mut text = format!(
-        "bisection {} of {} ({}), {} runs so far{}\n",
+/// `wall [s] (lower is better)`: the metric a bisection decides on.
+pub(crate) fn metric_words(metric: &verdict_model::MetricSpec) -> String {
+    let better = verdict_report::compare::better_of(metric.direction).as_str();
+    if metric.unit.is_empty() || metric.unit == metric.name {
+        format!("{} ({better} is better)", metric.name)
+    } else {
+        format!("{} [{}] ({better} is better)", metric.name, metric.unit)
+    }
+}
+
+/// The unit of the metric a bisection log's values are in.
+fn log_unit(log: &BisectLog) -> &str {
+    log.metric
+        .as_ref()
+        .map_or("", |metric| metric.unit.as_str())
+}
+
+/// The heading line of `verdict bisect log`.
+fn log_heading(log: &BisectLog) -> String {
+    format!(
+        "bisection {} of {} ({}), {} runs so far{}{}",
         log.record.id.0,
         log.record.repo,
         log.record.status.as_str(),
@@ -321,8 +338,19 @@ pub(crate) fn log_text(log: &BisectLog) -> String {
             " in {} ({} failed)",
             boots_word(boots.total),
             boots.failed
+        )),
+        log.metric.as_ref().map_or(String::new(), |metric| format!(
+            "; metric {}",
+            metric_words(metric)
         ))
-    );
+    )
+}
+
+/// `verdict bisect log` as text: a heading line naming the metric and
+/// one row per measured or classified commit, values in the metric's
+/// unit.
+pub(crate) fn log_text(log: &BisectLog) -> String {
+    let mut text = format!("{}\n", log_heading(log));
     let mut headers: Vec<String> = [
         "commit",
         "subject",
@@ -342,41 +370,11 @@ pub(crate) fn log_text(log: &BisectLog) -> String {
     } else {
         vec![1, 4, 5]
     };
+    let unit = log_unit(log);
     for logged in log.commits.iter().filter(|logged| logged.is_measured()) {
         let evidence = &logged.evidence;
-        let median = match (logged.median, logged.ci_low, logged.ci_high) {
-            (Some(median), Some(low), Some(high)) => {
-                format!("{} [{}, {}]", fmt(median), fmt(low), fmt(high))
-            }
-            (Some(median), _, _) => fmt(median),
-            _ => "-".to_string(),
-        };
-        let decision = evidence
-            .decision
-            .as_ref()
-            .map_or(String::new(), |decision| {
-                let part = |shift: &Option<verdict_stats::shift::Shift>, side: &str| {
-                    shift.and_then(|shift| {
-                        shift.interval.map(|interval| {
-                            format!(
-                                "vs {side} {:+.1}% [{:+.1}, {:+.1}]",
-                                shift.estimate * 100.0,
-                                interval.low * 100.0,
-                                interval.high * 100.0
-                            )
-                        })
-                    })
-                };
-                [
-                    part(&decision.versus_good, "good"),
-                    part(&decision.versus_bad, "bad"),
-                    decision.reason.clone(),
-                ]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join("; ")
-            });
+        let median = median_text(logged, unit);
+        let decision = decision_text(logged);
         let mut row = vec![
             evidence.commit.short().to_string(),
             logged.subject.chars().take(40).collect(),
@@ -402,6 +400,179 @@ pub(crate) fn log_text(log: &BisectLog) -> String {
     text
 }
 
-fn fmt(value: f64) -> String {
-    verdict_report::format::value(value, "")
+/// `100.0 [100.0, 100.0]`: a commit's median and its interval, in `unit`.
+fn median_text(logged: &verdict_engine::bisect::LoggedCommit, unit: &str) -> String {
+    let value = |value: f64| verdict_report::format::value(value, unit);
+    match (logged.median, logged.ci_low, logged.ci_high) {
+        (Some(median), Some(low), Some(high)) => {
+            format!("{} [{}, {}]", value(median), value(low), value(high))
+        }
+        (Some(median), _, _) => value(median),
+        _ => "-".to_string(),
+    }
+}
+
+/// `vs good +200.0% [+200.0, +200.0]; vs bad ...; reason`: what decided a
+/// commit.
+fn decision_text(logged: &verdict_engine::bisect::LoggedCommit) -> String {
+    logged
+        .evidence
+        .decision
+        .as_ref()
+        .map_or(String::new(), |decision| {
+            let part = |shift: &Option<verdict_stats::shift::Shift>, side: &str| {
+                shift.and_then(|shift| {
+                    shift.interval.map(|interval| {
+                        format!(
+                            "vs {side} {:+.1}% [{:+.1}, {:+.1}]",
+                            shift.estimate * 100.0,
+                            interval.low * 100.0,
+                            interval.high * 100.0
+                        )
+                    })
+                })
+            };
+            [
+                part(&decision.versus_good, "good"),
+                part(&decision.versus_bad, "bad"),
+                decision.reason.clone(),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("; ")
+        })
+}
+
+/// `verdict bisect log --format email`: the heading and the metric, the
+/// result, then one block per measured commit (its subject; n, median and
+/// interval, class; what decided it), and what the commits were measured
+/// on (`provenance`: the last measurement's), every line at most 80
+/// columns.
+pub(crate) fn log_email(
+    log: &BisectLog,
+    provenance: Option<&verdict_report::provenance::Provenance>,
+) -> String {
+    let mut lines = verdict_report::email::Lines::new();
+    lines.prose(0, &log_heading(log));
+    if let Some(result) = log_page(log).result {
+        lines.blank();
+        lines.line(0, &result);
+    }
+    let unit = log_unit(log);
+    for logged in log.commits.iter().filter(|logged| logged.is_measured()) {
+        let evidence = &logged.evidence;
+        lines.blank();
+        lines.line(
+            0,
+            &format!("{} {}", evidence.commit.short(), logged.subject),
+        );
+        let boots = log.boots.as_ref().map_or(String::new(), |boots| {
+            let (total, failed) = boots.of(&evidence.commit);
+            format!(", {} ({failed} failed)", boots_word(total))
+        });
+        lines.line(
+            2,
+            &format!(
+                "{}: n={}{boots}, median {}",
+                evidence.class.map_or("measuring", class_word),
+                evidence.samples.len(),
+                median_text(logged, unit)
+            ),
+        );
+        let decision = decision_text(logged);
+        if !decision.is_empty() {
+            lines.line(2, &decision);
+        }
+    }
+    if let Some(provenance) = provenance {
+        verdict_report::email::provenance_block(&mut lines, provenance, &[]);
+    }
+    lines.finish()
+}
+
+/// What the commits were measured on, for the text summary: per machine
+/// of the last measurement its title and facts (command line left out),
+/// one line each.
+pub(crate) fn measured_on_text(provenance: &verdict_report::provenance::Provenance) -> String {
+    let mut text = String::from("\nmeasured on (the last measurement's machines):\n");
+    for machine in provenance.machines.iter().chain(&provenance.controller) {
+        let facts: Vec<String> = verdict_report::provenance::facts(machine)
+            .into_iter()
+            .filter(|(key, _)| key != "cmdline")
+            .map(|(key, value)| format!("{key} {value}"))
+            .collect();
+        text.push_str(&format!(
+            "  {}: {}\n",
+            machine.title(),
+            verdict_report::escape::text(&facts.join("; "))
+        ));
+    }
+    text
+}
+
+/// The HTML log page's facts about what the commits were measured on:
+/// per machine of the last measurement, its facts under its title.
+pub(crate) fn measured_on_facts(
+    provenance: &verdict_report::provenance::Provenance,
+) -> Vec<(String, String)> {
+    provenance
+        .machines
+        .iter()
+        .chain(&provenance.controller)
+        .flat_map(|machine| {
+            let title = machine.title();
+            verdict_report::provenance::facts(machine)
+                .into_iter()
+                .map(move |(key, value)| (format!("{title}: {key}"), value))
+        })
+        .collect()
+}
+
+/// The last measurement's provenance as what every commit was measured
+/// on: without its own commit (the bisection measured many; its result
+/// names the one that matters).
+pub(crate) fn without_commits(
+    provenance: &verdict_report::provenance::Provenance,
+) -> verdict_report::provenance::Provenance {
+    let mut provenance = provenance.clone();
+    provenance.commit = None;
+    for machine in provenance
+        .machines
+        .iter_mut()
+        .chain(provenance.controller.as_mut())
+    {
+        if let Some(build) = machine.build.as_mut() {
+            build.commit = None;
+        }
+    }
+    provenance
+}
+
+/// The summary at the end of a bisection by email: the metric, the
+/// summary's lines within 80 columns, then what the last measurement ran
+/// on (CPU, kernel, config, the build's command and compiler) and the
+/// command that reproduces the bisection.
+pub(crate) fn summary_email(
+    summary_text: &str,
+    metric: &verdict_model::MetricSpec,
+    provenance: Option<&verdict_report::provenance::Provenance>,
+) -> String {
+    let mut lines = verdict_report::email::Lines::new();
+    lines.prose(
+        0,
+        &format!("verdict bisect: metric {}", metric_words(metric)),
+    );
+    lines.blank();
+    for line in summary_text.lines() {
+        if line.trim().is_empty() {
+            lines.blank();
+        } else {
+            lines.exact(line);
+        }
+    }
+    if let Some(provenance) = provenance {
+        verdict_report::email::provenance_block(&mut lines, provenance, &[]);
+    }
+    lines.finish()
 }

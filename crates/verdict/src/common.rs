@@ -136,7 +136,7 @@ pub(crate) fn parse_fraction(text: &str) -> Result<f64, String> {
 pub(crate) fn parse_format(text: &str) -> Result<Format, CliError> {
     Format::parse(text).ok_or_else(|| {
         CliError::input(format!(
-            "unknown --format `{text}`; expected text, markdown, csv, json or html"
+            "unknown --format `{text}`; expected text, markdown, csv, json, html or email"
         ))
     })
 }
@@ -162,8 +162,9 @@ impl From<TableFormat> for Format {
     }
 }
 
-/// `--format` of `report`, `compare`, `run` and `ab`: a table format or
-/// the self-contained HTML page (`md` is accepted for markdown).
+/// `--format` of `report`, `compare`, `run` and `ab`: a table format,
+/// the email form (every line at most 80 columns) or the self-contained
+/// HTML page (`md` is accepted for markdown).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum ReportFormat {
     Text,
@@ -172,6 +173,7 @@ pub(crate) enum ReportFormat {
     Csv,
     Json,
     Html,
+    Email,
 }
 
 impl ReportFormat {
@@ -182,16 +184,51 @@ impl ReportFormat {
             ReportFormat::Markdown => Some(Format::Markdown),
             ReportFormat::Csv => Some(Format::Csv),
             ReportFormat::Json => Some(Format::Json),
+            ReportFormat::Email => Some(Format::Email),
             ReportFormat::Html => None,
         }
     }
 }
 
-/// `--format` of `plan` and `history`: text or JSON.
+/// `--format` of `plan`: text or JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum TextOrJson {
     Text,
     Json,
+}
+
+/// `--format` of `history`: text, JSON or the email form (every line at
+/// most 80 columns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TextJsonOrEmail {
+    Text,
+    Json,
+    Email,
+}
+
+/// `--format` of the summary `bisect` prints when it ends: text, or the
+/// email form (with what ran and how to reproduce it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TextOrEmail {
+    Text,
+    Email,
+}
+
+/// `--width N`: lay text tables out within N columns, stacking a table
+/// too wide (one block per row) instead of overflowing; the default keeps
+/// every table on its natural width.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub(crate) struct WidthArgs {
+    /// Lay text tables out within N columns (a table too wide becomes one
+    /// block of lines per row); default: as wide as the table is.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(40..))]
+    pub(crate) width: Option<u16>,
+}
+
+impl WidthArgs {
+    pub(crate) fn columns(self) -> Option<usize> {
+        self.width.map(usize::from)
+    }
 }
 
 /// Whether `--format` asks for the self-contained HTML page.
@@ -203,11 +240,7 @@ pub(crate) fn is_html(format: &str) -> bool {
 pub(crate) fn emit(rendered: &str, output: Option<&std::path::Path>) -> Result<(), CliError> {
     match output {
         None => {
-            use std::io::Write as _;
-            let mut stdout = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not an error worth reporting.
-            let _ = stdout.write_all(rendered.as_bytes());
-            let _ = stdout.flush();
+            crate::output::write_str(rendered);
             Ok(())
         }
         Some(path) => std::fs::write(path, rendered)
@@ -284,6 +317,10 @@ pub(crate) fn load_experiment(
     let mut experiment = verdict_model::Experiment::parse(&text, &path.display().to_string())
         .map_err(CliError::input)?;
     let current = std::env::current_dir().map_err(CliError::internal)?;
+    // A kernel build's tree, patches and fragments are named relative to
+    // the experiment file.
+    experiment
+        .resolve_build_paths(&current.join(path.parent().unwrap_or(std::path::Path::new("."))));
     experiment.workdir = Some(match &experiment.workdir {
         Some(directory) if directory.is_absolute() => directory.clone(),
         Some(directory) => current
@@ -339,7 +376,7 @@ pub(crate) struct TargetArgs {
     /// Run on this host over ssh (repeatable: each host runs the whole
     /// experiment; comparisons stay within a host). The name is given to
     /// `ssh` as is, so aliases from ~/.ssh/config work.
-    #[arg(long = "host", value_name = "HOST")]
+    #[arg(long = "host", value_name = "HOST", value_parser = parse_host)]
     pub(crate) hosts: Vec<String>,
     /// ssh client configuration file (passed to ssh as -F).
     #[arg(long, value_name = "FILE")]
@@ -348,6 +385,21 @@ pub(crate) struct TargetArgs {
     /// its part of the run stops (the other hosts go on), e.g. 60s or 5m.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
     pub(crate) reconnect_timeout: std::time::Duration,
+}
+
+/// `--host` and `--worker`: a name, not empty or blank, without control
+/// characters.
+pub(crate) fn parse_host(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("expected a host name; it is empty".to_string());
+    }
+    if text.chars().any(char::is_control) {
+        return Err(format!(
+            "`{}` has a control character; expected a host name",
+            text.escape_debug()
+        ));
+    }
+    Ok(text.to_string())
 }
 
 pub(crate) fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {

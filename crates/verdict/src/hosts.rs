@@ -11,15 +11,15 @@
 //! Must not: measure anything on this machine, or start before every host is
 //! reachable and has a usable agent.
 
-use crate::common::{DbArgs, TargetArgs};
+use crate::common::{DbArgs, ReportFormat, TargetArgs};
 use crate::error::CliError;
-use crate::run_report::{ReportOptionsArgs, print_run_report};
+use crate::run_report::{ReportOptionsArgs, build_report, print_run_report};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::{HostPart, HostWork, Observer, RunSummary, StartOptions};
 use verdict_exec::{Cancel, SshTarget, Target};
 use verdict_model::{Cell, Experiment, RunId, RunStatus, Sample};
-use verdict_report::hosts::{combined_lines, comparison_rows_of};
+use verdict_report::hosts::{combined_lines, comparison_rows_of, host_comparisons};
 use verdict_store::{Database, Store};
 
 /// Prints one host's progress to stderr, a line per note and one every
@@ -71,6 +71,7 @@ pub(crate) fn start_on_hosts(
         targets.ssh_config.as_deref(),
         targets.reconnect_timeout,
     )?;
+    warn_of_shared_machines(&connected);
     // A workdir on this machine means nothing on another one: the agent
     // runs in the remote login directory unless the experiment names an
     // absolute one.
@@ -99,6 +100,54 @@ pub(crate) fn start_on_hosts(
         })
         .collect();
     execute(&connected, work, db, report, cancel)
+}
+
+/// The one-machine warnings of a stored group, from each run's recorded
+/// environment (what `warn_of_shared_machines` said before measuring).
+fn shared_machine_warnings(
+    store: &dyn Store,
+    members: &[(RunId, String)],
+) -> Result<Vec<String>, CliError> {
+    let mut identities = Vec::new();
+    for (run, host) in members {
+        let record = store.run(*run).map_err(CliError::input)?;
+        identities.push((host.clone(), record.environment_start));
+    }
+    Ok(verdict_doctor::environment::shared_machines(&identities)
+        .iter()
+        .map(shared_machine_message)
+        .collect())
+}
+
+/// `hosts a and b are one machine (same machine id ...): ...`.
+fn shared_machine_message(shared: &verdict_doctor::environment::SharedMachine) -> String {
+    format!(
+        "hosts {} and {} are one machine ({}): their runs compete for its CPUs and are not independent evidence",
+        shared.first,
+        shared.second,
+        shared.reasons.join(", ")
+    )
+}
+
+/// Before measuring: a warning for every two hosts that are one machine
+/// (the same machine id, boot id or address), naming why. Their runs
+/// would compete for one machine's CPUs, and their results would count
+/// as two machines' evidence.
+fn warn_of_shared_machines(connected: &[SshTarget]) {
+    let identities: Vec<(String, verdict_model::Environment)> = connected
+        .iter()
+        .map(|target| {
+            (
+                target.host().to_string(),
+                verdict_doctor::environment::capture_identity(&crate::target::TargetFiles {
+                    target,
+                }),
+            )
+        })
+        .collect();
+    for shared in verdict_doctor::environment::shared_machines(&identities) {
+        eprintln!("verdict: warning: {}", shared_machine_message(&shared));
+    }
 }
 
 /// Continues the unfinished runs of the host group `run` belongs to.
@@ -206,23 +255,16 @@ fn render(
     results: &[Result<RunSummary, verdict_engine::EngineError>],
     report: &ReportOptionsArgs,
 ) -> Result<ExitCode, CliError> {
-    let mut code = ExitCode::SUCCESS;
-    let mut per_host = Vec::new();
+    let mut members = Vec::new();
     let mut interrupted = Vec::new();
     let mut failed = Vec::new();
     for (target, result) in connected.iter().zip(results) {
         match result {
             Ok(summary) => {
-                println!("== host {} (run {}) ==", target.host(), summary.run);
-                if print_run_report(store, summary.run, report)? != ExitCode::SUCCESS {
-                    code = ExitCode::from(1);
-                }
-                println!();
+                members.push((summary.run, target.host().to_string()));
                 if summary.status == RunStatus::Interrupted {
                     interrupted.push(summary.run);
                 }
-                let rows = comparison_rows_of(&host_report(store, summary.run, report)?);
-                per_host.push((target.host().to_string(), rows));
             }
             Err(error) => {
                 eprintln!("verdict: [{}] stopped: {error}", target.host());
@@ -230,13 +272,7 @@ fn render(
             }
         }
     }
-    if matches!(
-        report.format,
-        crate::common::ReportFormat::Text | crate::common::ReportFormat::Markdown
-    ) {
-        let alpha = report.alpha.unwrap_or(0.05);
-        print!("{}", combined_lines(&per_host, connected.len(), alpha));
-    }
+    let code = print_group(store, &members, connected.len(), report)?;
     if !interrupted.is_empty() {
         return Err(CliError::Interrupted(format!(
             "interrupted; resume with: verdict run --resume {}",
@@ -252,23 +288,67 @@ fn render(
     Ok(code)
 }
 
-/// One host's report, built as `verdict report RUN` builds it.
-fn host_report(
+/// A host group's report in the requested format: each host's report
+/// then the lines combining them (text, markdown), one email with the
+/// combination first (email), one document (`verdict.group/v1`, JSON),
+/// one table with a host column (CSV), one page with every host and the
+/// combination (HTML). `hosts` counts the group's hosts (a host that
+/// failed has no run). The exit code follows `--fail-on` over every host.
+pub(crate) fn print_group(
     store: &dyn Store,
-    run: RunId,
+    members: &[(RunId, String)],
+    hosts: usize,
     options: &ReportOptionsArgs,
-) -> Result<verdict_report::RunReport, CliError> {
-    let (record, experiment, samples) = crate::stored_run::loaded(store, run)?;
-    let info = crate::stored_run::run_info(store, &record, &experiment)?;
-    let report_options = options.resolve(&experiment);
-    verdict_report::RunReport::build(
-        info,
-        &experiment,
-        &samples,
-        &record.environment_start,
-        &report_options,
-    )
-    .map_err(CliError::input)
+) -> Result<ExitCode, CliError> {
+    let alpha = options.alpha.unwrap_or(0.05);
+    let warnings = shared_machine_warnings(store, members)?;
+    if matches!(options.format, ReportFormat::Text | ReportFormat::Markdown) {
+        let mut code = ExitCode::SUCCESS;
+        let mut per_host = Vec::new();
+        for (run, host) in members {
+            outln!("== host {host} (run {run}) ==");
+            if print_run_report(store, *run, options)? != ExitCode::SUCCESS {
+                code = ExitCode::from(1);
+            }
+            outln!();
+            let built = build_report(store, *run, options)?;
+            per_host.push(host_comparisons(host, &built.report));
+        }
+        out!("{}", combined_lines(&per_host, hosts, alpha));
+        for warning in &warnings {
+            outln!("warning: {}", verdict_report::escape::text(warning));
+        }
+        return Ok(code);
+    }
+    let mut runs = Vec::new();
+    let mut environments = Vec::new();
+    for (run, host) in members {
+        let built = build_report(store, *run, options)?;
+        environments.push(verdict_report::html::EnvironmentColumn {
+            title: format!("{host} (run {run})"),
+            lines: verdict_report::run::environment_lines(&built.record.environment_start),
+        });
+        runs.push(verdict_report::hosts::HostRun {
+            host: host.clone(),
+            run: run.0,
+            report: built.report,
+        });
+    }
+    let verdicts: Vec<verdict_report::compare::Verdict> = runs
+        .iter()
+        .flat_map(|host| comparison_rows_of(&host.report))
+        .map(|row| row.verdict)
+        .collect();
+    let rendered = match options.format {
+        ReportFormat::Html if !runs.is_empty() => {
+            verdict_report::html::render_hosts(&runs, alpha, &environments)
+        }
+        ReportFormat::Email => verdict_report::email::hosts(&runs, alpha, &warnings),
+        ReportFormat::Csv => verdict_report::hosts::group_csv(&runs),
+        _ => verdict_report::hosts::group_json(&runs, alpha),
+    };
+    crate::common::emit(&rendered, options.output.as_deref())?;
+    Ok(crate::fail_on::exit_code(options.fail_on, verdicts))
 }
 
 /// `verdict report RUN --rows host` for a run of a host group: one row per
@@ -307,11 +387,15 @@ pub(crate) fn print_host_rows(
         hosts.push(verdict_report::hosts::HostRun {
             host: host.clone(),
             run: id.0,
-            report: host_report(store, *id, options)?,
+            report: build_report(store, *id, options)?.report,
         });
     }
-    let (text, verdicts) =
-        verdict_report::hosts::host_rows(&hosts, format, options.alpha.unwrap_or(0.05));
-    print!("{text}");
+    let (text, verdicts) = verdict_report::hosts::host_rows(
+        &hosts,
+        format,
+        options.alpha.unwrap_or(0.05),
+        options.width.columns(),
+    );
+    out!("{text}");
     Ok(Some(crate::fail_on::exit_code(options.fail_on, verdicts)))
 }

@@ -67,6 +67,6 @@ pub(crate) fn detach(
     let run = verdict_engine::detach(work, options, &hostname(), capture_environment())
         .map_err(CliError::input)?;
     crate::common::record_commit(store, run, commit)?;
-    println!("{run}");
+    outln!("{run}");
     Ok(ExitCode::SUCCESS)
 }

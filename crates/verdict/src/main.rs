@@ -1,9 +1,12 @@
 //! The `verdict` binary: parse the command line, dispatch to
 //! `commands/<name>.rs`, map errors to exit codes. Nothing else lives here.
 
+#[macro_use]
+mod output;
 mod bisect_render;
 mod commands;
 mod common;
+mod credentials;
 mod error;
 mod fail_on;
 mod hosts;
@@ -42,6 +45,8 @@ enum Command {
     Report(commands::report::ReportArgs),
     /// Compare two stored selections or files.
     Compare(commands::compare::CompareArgs),
+    /// Where the time went: the system counters and profile symbols that changed, per comparison.
+    Explain(commands::explain::ExplainArgs),
     /// Every raw sample of a stored run, with its cell, times, metrics and environment (CSV or JSON).
     Export(commands::export::ExportArgs),
     /// Runs per cell needed to detect a change.
@@ -71,12 +76,14 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    credentials::protect();
     let result = match &cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Ab(args) => commands::ab::run(args),
         Command::Runs(args) => commands::runs::run(args),
         Command::Report(args) => commands::report::run(args),
         Command::Compare(args) => commands::compare::run(args),
+        Command::Explain(args) => commands::explain::run(args),
         Command::Export(args) => commands::export::run(args),
         Command::Plan(args) => commands::plan::run(args),
         Command::Simulate(args) => commands::simulate::run(args),
@@ -90,6 +97,10 @@ fn main() -> ExitCode {
         Command::Pull(args) => commands::copy::pull(args),
         Command::Agent(args) => commands::agent::run(args),
     };
+    let result = result.and_then(|code| match output::failure() {
+        Some(failure) => Err(error::CliError::internal(failure)),
+        None => Ok(code),
+    });
     match result {
         Ok(code) => code,
         Err(error) => {

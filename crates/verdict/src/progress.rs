@@ -18,6 +18,9 @@ const BAR_REFRESH: Duration = Duration::from_millis(250);
 pub(crate) struct Progress {
     metric: String,
     started: Instant,
+    /// When the engine said the measurement started (after any kernel
+    /// builds): the ETA's rate counts from here, not from `started`.
+    measuring_since: Instant,
     bar: Option<ProgressBar>,
     last_plain: Instant,
     last_bar: Instant,
@@ -25,6 +28,11 @@ pub(crate) struct Progress {
     values: Vec<Vec<f64>>,
     labels: Vec<String>,
     done_at_start: usize,
+    /// `verdict work`: one controller among others; `done` is the run's
+    /// position (the sequence it measures), the medians its own samples.
+    shared: bool,
+    /// Samples this process measured.
+    measured: usize,
 }
 
 impl Progress {
@@ -32,6 +40,7 @@ impl Progress {
         Progress {
             metric: metric.to_string(),
             started: Instant::now(),
+            measuring_since: Instant::now(),
             bar: None,
             last_plain: Instant::now(),
             last_bar: Instant::now(),
@@ -39,7 +48,17 @@ impl Progress {
             values: Vec::new(),
             labels: Vec::new(),
             done_at_start: 0,
+            shared: false,
+            measured: 0,
         }
+    }
+
+    /// Progress of one controller of shared work (`verdict work`): the
+    /// run's position and this controller's medians.
+    pub(crate) fn shared_work(metric: &str) -> Progress {
+        let mut progress = Progress::new(metric);
+        progress.shared = true;
+        progress
     }
 
     fn medians(&self) -> String {
@@ -67,7 +86,7 @@ impl Progress {
         if new == 0 || planned <= done {
             return "-".to_string();
         }
-        let per = self.started.elapsed().as_secs_f64() / new as f64;
+        let per = self.measuring_since.elapsed().as_secs_f64() / new as f64;
         format_seconds(per * (planned - done) as f64)
     }
 }
@@ -93,7 +112,10 @@ impl Observer for Progress {
             .collect();
         self.values = vec![Vec::new(); cells.len()];
         self.done_at_start = done;
-        if done > 0 {
+        self.measuring_since = Instant::now();
+        if self.shared {
+            eprintln!("verdict: working on run {run} from {done}/{planned}");
+        } else if done > 0 {
             eprintln!("verdict: resuming run {run} at {done}/{planned}");
         }
         if std::io::stderr().is_terminal() {
@@ -115,6 +137,7 @@ impl Observer for Progress {
     }
 
     fn sample(&mut self, sample: &Sample, _cells: &[Cell], done: usize, planned: usize) {
+        self.measured += 1;
         if sample.is_data()
             && let (Some(value), Some(values)) = (
                 sample.metrics.get(&self.metric),
@@ -137,8 +160,16 @@ impl Observer for Progress {
         }
         if elapsed >= QUIET_START && self.last_plain.elapsed() >= PLAIN_INTERVAL {
             self.last_plain = Instant::now();
+            let position = if self.shared {
+                format!(
+                    "run at {done}/{planned} iterations (this worker: {})",
+                    self.measured
+                )
+            } else {
+                format!("{done}/{planned} iterations")
+            };
             eprintln!(
-                "verdict: {done}/{planned} iterations, elapsed {}, ETA {}; median {}: {}",
+                "verdict: {position}, elapsed {}, ETA {}; median {}: {}",
                 format_seconds(elapsed.as_secs_f64()),
                 self.eta(done, planned),
                 self.metric,
@@ -195,5 +226,25 @@ impl Drop for Progress {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_eta_counts_from_the_start_of_the_measurement_not_from_kernel_builds_before_it() {
+        let mut progress = Progress::new("wall");
+        assert_eq!(progress.eta(0, 3), "-");
+        // Ten minutes of kernel builds, then the engine starts measuring:
+        // one sample in about no time leaves a rate of about nothing per
+        // sample, not 600 s.
+        progress.started = Instant::now()
+            .checked_sub(Duration::from_secs(600))
+            .expect("the clock started long enough ago");
+        progress.started(RunId(1), 3, 0, &[]);
+        assert_eq!(progress.eta(1, 3), "0s");
+        assert_eq!(progress.eta(3, 3), "-");
     }
 }

@@ -43,6 +43,9 @@ impl SystemFiles for TargetFiles<'_> {
 pub(crate) struct EnvironmentSource<'a> {
     target: &'a dyn Target,
     config: OnceLock<Option<KernelConfig>>,
+    /// The kernel image a VM booted, on this machine: its neighbour holds
+    /// the config a guest without one of its own booted.
+    image: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for EnvironmentSource<'_> {
@@ -59,10 +62,21 @@ impl<'a> EnvironmentSource<'a> {
         Self {
             target,
             config: OnceLock::new(),
+            image: None,
         }
     }
 
-    /// The kernel config of the target's running kernel, when readable.
+    /// The source of a VM guest booted from `image` (a real path on this
+    /// machine).
+    pub(crate) fn with_image(target: &'a dyn Target, image: Option<std::path::PathBuf>) -> Self {
+        Self {
+            image,
+            ..Self::new(target)
+        }
+    }
+
+    /// The kernel config of the target's running kernel, when readable:
+    /// the target's own, else the VM image's neighbour on this machine.
     pub(crate) fn kernel_config(&self, release: Option<&str>) -> Option<KernelConfig> {
         self.config
             .get_or_init(|| {
@@ -72,6 +86,16 @@ impl<'a> EnvironmentSource<'a> {
                     },
                     release,
                 )
+                .or_else(|| {
+                    let image = self.image.as_ref()?.to_str()?;
+                    verdict_doctor::environment::image_neighbour_config(
+                        &TargetFiles {
+                            target: &verdict_exec::SystemExecutor,
+                        },
+                        image,
+                        release?,
+                    )
+                })
             })
             .clone()
     }
@@ -98,8 +122,18 @@ impl<'a> EnvironmentSource<'a> {
 
 /// This verdict binary as an agent for ssh targets: its path, its build
 /// identity (version and the first 16 hex digits of the SHA-256 of the
-/// executable) and the architecture it runs on.
+/// executable) and the architecture it runs on. The executable is hashed
+/// once per process, however many hosts it connects to.
 pub(crate) fn own_identity() -> Result<verdict_exec::AgentBinary, crate::error::CliError> {
+    static IDENTITY: std::sync::OnceLock<Result<verdict_exec::AgentBinary, String>> =
+        std::sync::OnceLock::new();
+    IDENTITY
+        .get_or_init(|| hash_own_executable().map_err(|error| error.to_string()))
+        .clone()
+        .map_err(crate::error::CliError::internal)
+}
+
+fn hash_own_executable() -> Result<verdict_exec::AgentBinary, crate::error::CliError> {
     use sha2::{Digest, Sha256};
     let local_path = std::env::current_exe().map_err(|error| {
         crate::error::CliError::internal(format!("find this executable: {error}"))
@@ -190,5 +224,35 @@ mod tests {
         );
         // Not this machine's facts: the fake has no /proc/cpuinfo.
         assert_eq!(environment.cpu_count, None);
+    }
+
+    #[test]
+    fn a_guest_without_a_config_gets_its_image_s_neighbour_on_this_machine() {
+        let directory = tempfile::tempdir().unwrap();
+        let image = directory.path().join("vmlinuz-6.1.0-guest");
+        std::fs::write(&image, "not a kernel").unwrap();
+        std::fs::write(
+            directory.path().join("config-6.1.0-guest"),
+            "CONFIG_PREEMPT_DYNAMIC=y\n",
+        )
+        .unwrap();
+        let guest = FakeExecutor::with_queue([]);
+        guest.insert_file("/proc/sys/kernel/osrelease", "6.1.0-guest\n");
+        let source = EnvironmentSource::with_image(&guest, Some(image.clone()));
+        let environment = source.capture();
+        assert_eq!(
+            environment.kernel_config_source,
+            Some(format!(
+                "controller:{}",
+                directory.path().join("config-6.1.0-guest").display()
+            ))
+        );
+        assert_eq!(
+            source.kernel_config(Some("6.1.0-guest")).unwrap().text,
+            "CONFIG_PREEMPT_DYNAMIC=y\n"
+        );
+        // Without the image, nothing is guessed.
+        let bare = EnvironmentSource::new(&guest).capture();
+        assert_eq!(bare.kernel_config_source, None);
     }
 }

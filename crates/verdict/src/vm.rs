@@ -5,7 +5,9 @@
 //! executable as the agent), hands it to the engine's `BootRunner`, prints
 //! the report, and maps a boot that failed for good (`on_boot_failure =
 //! "stop"`) to exit 1 after the report, which shows the boot's console tail
-//! (an ssh host's: the boot's log of steps).
+//! (an ssh host's: the boot's log of steps); likewise a kernel that could
+//! not be built (`build = { … }`; the engine's `KernelBuilder`, whose cache
+//! directory is resolved here).
 //!
 //! Must not start QEMU or ssh itself (verdict-exec's `VmBooter` and
 //! `SshBooter` do) or decide anything about the schedule.
@@ -16,7 +18,7 @@ use crate::progress::Progress;
 use crate::run_report::{ReportOptionsArgs, print_run_report};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use verdict_engine::{BootRunner, EngineError, RunSummary, StartOptions};
+use verdict_engine::{BootRunner, EngineError, KernelBuilder, RunSummary, StartOptions};
 use verdict_exec::{
     Acceleration, Booter, Cancel, SshBootOptions, SshBooter, SshOptions, VmBooter, VmOptions,
 };
@@ -25,7 +27,9 @@ use verdict_store::Store;
 
 /// The booter for `vm`: its kernel and command line change per boot.
 pub(crate) fn booter(vm: &VmSpec) -> Result<VmBooter, CliError> {
-    let mut options = VmOptions::new(&vm.kernel, vm.cmdline.clone());
+    // A VM whose kernel is built gets each boot's image from the build.
+    let mut options = VmOptions::new(vm.kernel.clone().unwrap_or_default(), vm.cmdline.clone());
+    options.modules = vm.modules.clone();
     options.smp = vm.smp.clone();
     options.memory = vm.memory.clone();
     options.cpu = vm.cpu.clone();
@@ -47,6 +51,42 @@ pub(crate) fn booter(vm: &VmSpec) -> Result<VmBooter, CliError> {
     // its path is replaced during a long run (an upgrade, a rebuild).
     agent.local_path = PathBuf::from(format!("/proc/{}/exe", std::process::id()));
     Ok(VmBooter::new(options, agent))
+}
+
+/// The directory of verdict's kernel cache: `$VERDICT_KERNEL_CACHE`, else
+/// `${XDG_CACHE_HOME:-$HOME/.cache}/verdict/kernels`.
+pub(crate) fn kernel_cache() -> PathBuf {
+    if let Some(directory) =
+        std::env::var_os("VERDICT_KERNEL_CACHE").filter(|value| !value.is_empty())
+    {
+        return PathBuf::from(directory);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    cache.join("verdict").join("kernels")
+}
+
+/// Builds the kernels of boot levels with `build = { … }` on this machine,
+/// into [`kernel_cache`], `make -jN` with N this machine's CPUs unless the
+/// build says otherwise.
+pub(crate) fn kernel_builder(cancel: Cancel) -> KernelBuilder {
+    KernelBuilder {
+        executor: Box::new(verdict_exec::SystemExecutor),
+        cache: kernel_cache(),
+        cancel,
+        jobs: std::thread::available_parallelism().map_or(1, usize::from),
+        environment: verdict_engine::kernel_build::MAKE_ENVIRONMENT
+            .iter()
+            .filter_map(|name| {
+                std::env::var(name)
+                    .ok()
+                    .map(|value| (name.to_string(), value))
+            })
+            .collect(),
+    }
 }
 
 /// `program` as an absolute path: as given when absolute, else the first
@@ -103,12 +143,14 @@ pub(crate) fn resume_booted(
         (None, Some(boot)) => Box::new(stored_host_booter(store, run, boot)?),
         (None, None) => unreachable!("the caller checked that the experiment boots"),
     };
+    let kernels = kernel_builder(cancel.clone());
     let mut runner = BootRunner {
         booter: booter.as_mut(),
         store,
         cancel,
         environment: &crate::common::capture_environment,
         boot_environment: &booted_environment,
+        kernels: Some(&kernels),
     };
     let mut progress = Progress::new(&experiment.primary_metric().name);
     let result = runner.resume(run, &mut progress);
@@ -213,9 +255,24 @@ fn stored_host_booter(
     host_booter(host, ssh_config.as_deref(), reconnect, boot)
 }
 
-/// The booted machine's environment, read through its target.
-pub(crate) fn booted_environment(target: &dyn verdict_exec::Target) -> verdict_model::Environment {
-    crate::target::EnvironmentSource::new(target).capture()
+/// The booted machine's environment, read through its target, with the
+/// booted kernel's config: the machine's own (/proc/config.gz,
+/// /boot/config-RELEASE), else for a VM the image's neighbour on this
+/// machine (see `verdict_doctor::environment::image_neighbour_config`).
+pub(crate) fn booted_environment(
+    target: &dyn verdict_exec::Target,
+    spec: &verdict_exec::BootSpec,
+) -> verdict_engine::BootCapture {
+    let image = spec
+        .kernel
+        .as_ref()
+        .map(|kernel| std::fs::canonicalize(kernel).unwrap_or_else(|_| kernel.clone()));
+    let source = crate::target::EnvironmentSource::with_image(target, image);
+    let environment = source.capture();
+    verdict_engine::BootCapture {
+        kernel_config: source.kernel_config(environment.kernel_release.as_deref()),
+        environment,
+    }
 }
 
 /// Starts `options` with `booter`.
@@ -228,12 +285,14 @@ fn run_booted(
     report: &ReportOptionsArgs,
     cancel: Cancel,
 ) -> Result<ExitCode, CliError> {
+    let kernels = kernel_builder(cancel.clone());
     let mut runner = BootRunner {
         booter,
         store,
         cancel,
         environment: &crate::common::capture_environment,
         boot_environment: &booted_environment,
+        kernels: Some(&kernels),
     };
     let mut progress = Progress::new(&options.experiment.primary_metric().name);
     let result = runner.start(options, annotations, &mut progress);
@@ -259,6 +318,18 @@ fn finish(
             print_run_report(store, run, report)?;
             eprintln!(
                 "verdict: run {run} stopped: boot {boot} ({level_key}) failed: {message} (on_boot_failure = \"stop\"; `verdict run --resume {run}` boots it again)"
+            );
+            Ok(ExitCode::from(1))
+        }
+        Err(EngineError::KernelBuild {
+            run,
+            levels,
+            failure,
+        }) => {
+            // The report first: it shows the failed build and its log's end.
+            print_run_report(store, run, report)?;
+            eprintln!(
+                "verdict: run {run} stopped before measuring: the kernel of {levels} was not built: {failure} (`verdict run --resume {run}` builds it again)"
             );
             Ok(ExitCode::from(1))
         }

@@ -168,6 +168,18 @@ pub(crate) fn render_lines(warnings: &[Warning], format: Format) -> String {
         let message = verdict_report::escape::text(warning.message());
         match format {
             Format::Markdown => output.push_str(&format!("- **warning:** {message}\n")),
+            // Within the email's width, continuation lines indented.
+            Format::Email => {
+                for line in verdict_report::email::wrap(
+                    &format!("warning: {message}"),
+                    0,
+                    4,
+                    verdict_report::email::WIDTH,
+                ) {
+                    output.push_str(&line);
+                    output.push('\n');
+                }
+            }
             _ => output.push_str(&format!("warning: {message}\n")),
         }
     }

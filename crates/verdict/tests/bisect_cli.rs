@@ -171,10 +171,24 @@ fn kill_and_resume(extra: &[&str]) {
         .unwrap();
     let stdout = assert_names_the_culprit(&resumed, &hashes);
     assert!(stdout.contains("git bisect log replay:"), "{stdout}");
+    // What the commits were measured on: the last measurement's machine
+    // with its build command, and no single measurement's commit.
+    let measured = stdout
+        .split_once("\nmeasured on (the last measurement's machines):\n  host ")
+        .map(|(_, tail)| tail)
+        .unwrap_or_else(|| panic!("no measured-on lines:\n{stdout}"));
+    assert!(measured.contains("cpu "), "{stdout}");
+    assert!(measured.contains("; kernel "), "{stdout}");
+    assert!(
+        measured.contains("; build test ! -e broken || exit 125"),
+        "{stdout}"
+    );
+    assert!(!measured.contains("; built "), "{stdout}");
     assert!(
         stdout.contains(&format!("git bisect skip {}", hashes[SKIPPED])),
         "{stdout}"
     );
+    explain_pointer(directory.path(), &resumed.stderr, &hashes);
 
     // The store: every run started before the kill is still there, with at
     // least the samples it had; the bisection counts exactly the samples
@@ -215,6 +229,52 @@ fn kill_and_resume(extra: &[&str]) {
         Value::from(hashes[CULPRIT].as_str())
     );
     eprintln!("bisect CLI test took {:?}", started.elapsed());
+}
+
+/// The line a finished bisection prints on standard error (monitors are
+/// on by default): `verdict explain BAD --baseline GOOD`, the last runs of
+/// the first bad commit and of the last good commit before it; the
+/// suggested command works and compares those two runs.
+fn explain_pointer(directory: &Path, stderr: &[u8], hashes: &[String]) {
+    let stderr = String::from_utf8_lossy(stderr);
+    let suggested: Vec<&str> = stderr
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix(
+                "verdict: where the time went (system counters, profiles): verdict explain ",
+            )
+        })
+        .unwrap_or_else(|| panic!("no pointer to verdict explain: {stderr}"))
+        .split(' ')
+        .collect();
+    let [bad, "--baseline", good] = suggested[..] else {
+        panic!("{suggested:?}");
+    };
+    let runs = json(directory, &["runs", "--format", "json"]);
+    let name_of = |id: &str| {
+        runs["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|run| run["id"].as_u64().map(|run| run.to_string()).as_deref() == Some(id))
+            .map(|run| run["name"].as_str().unwrap().to_string())
+    };
+    assert_eq!(
+        name_of(bad),
+        Some(format!("bisect 1 {}", &hashes[CULPRIT][..12]))
+    );
+    assert_eq!(
+        name_of(good),
+        Some(format!("bisect 1 {}", &hashes[CULPRIT - 1][..12]))
+    );
+    let explained = json(
+        directory,
+        &["explain", bad, "--baseline", good, "--format", "json"],
+    );
+    assert_eq!(
+        explained["comparisons"][0]["name"],
+        format!("run={bad} vs {good}")
+    );
 }
 
 /// `--worktrees`: each commit is checked out and built once, in its own

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{quick_bisect, succeed, verdict, verdict_without_store};
+use common::{quick_bisect, steps_repository, succeed, verdict, verdict_without_store};
 use std::path::Path;
 
 #[test]
@@ -17,9 +17,26 @@ fn runs_lists_a_real_run() {
     succeed(verdict(directory.path()).args(["ab", "-n", "3", "--seed", "1", "true", "sleep 0"]));
     let text = succeed(verdict(directory.path()).arg("runs"));
     let csv = succeed(verdict(directory.path()).args(["runs", "--format", "csv"]));
+    // The host column names this machine.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let escaped: String = host
+        .trim()
+        .chars()
+        .map(|character| {
+            if character.is_ascii_alphanumeric() {
+                character.to_string()
+            } else {
+                format!("\\{character}")
+            }
+        })
+        .collect();
+    let host = format!(r"\b{escaped}\b");
     insta::with_settings!({filters => vec![
         (r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC", "[date]"),
         (r"(?m)^\d+( |,)", "[id]$1"),
+        (host.as_str(), "[host]"),
+        // Column widths follow the host name's length: spaces collapsed.
+        (r" {2,}", "  "),
     ]}, {
         insta::assert_snapshot!("runs_text", text);
         insta::assert_snapshot!("runs_csv", csv);
@@ -80,17 +97,8 @@ fn an_invalid_format_is_clap_usage_error_2() {
 #[test]
 fn bisect_log_of_a_deterministic_bisection() {
     let directory = tempfile::tempdir().unwrap();
+    let hashes = steps_repository(directory.path());
     let repo = directory.path().join("repo");
-    std::fs::create_dir(&repo).unwrap();
-    // `sleep 0; echo VALUE` as each commit's work.sh.
-    let hashes =
-        verdict_testkit::sleep_repository(&repo, 4, 3, None, ["0; echo 100", "0; echo 300"]);
-    std::fs::write(
-        directory.path().join("exp.toml"),
-        "name = \"steps\"\ncommand = [\"sh\", \"work.sh\"]\n\n[[metrics]]\nname = \"value\"\n\
-         source = \"regex\"\npattern = '(\\d+)'\nunit = \"ops\"\ndirection = \"lower\"\n",
-    )
-    .unwrap();
     succeed(verdict(directory.path()).args(quick_bisect(&repo, &hashes[0], &hashes[4])));
     let log = succeed(verdict(directory.path()).args(["bisect", "log"]));
     insta::with_settings!({filters => vec![

@@ -97,6 +97,14 @@ fn quick_text_fits_80_columns() {
     for line in text.lines() {
         assert!(line.chars().count() <= 80, "{line:?}");
     }
+    let output = verdict_without_store()
+        .args(["doctor", "--quick", "--format", "email"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let email = String::from_utf8(output.stdout).unwrap();
+    assert!(email.starts_with("verdict doctor (quick"), "{email}");
+    assert_eq!(common::line_over(&email, 80), None, "{email}");
 }
 
 #[test]

@@ -270,3 +270,51 @@ iterations = 3
     let wall: serde_json::Value = serde_json::from_slice(&wall.stdout).unwrap();
     assert_eq!(wall["cells"][0]["n"], 3, "{wall}");
 }
+
+/// The same counter in a bisection: the measurement of an endpoint fails
+/// with what `run` says (perf's `<not supported>`), not a bare "no
+/// successful iteration".
+#[test]
+fn a_bisection_whose_counter_is_unsupported_says_why_like_run() {
+    let directory = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../verdict-parse/tests/fixtures/perf-6.1-x-vm-workload.csv");
+    let perf = directory.path().join("perf.csv");
+    std::fs::copy(&fixture, &perf).unwrap();
+    let repo = directory.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let command = format!("0; cat {} >&2", perf.display());
+    let hashes = verdict_testkit::sleep_repository(&repo, 2, 1, None, [&command, &command]);
+    std::fs::write(
+        directory.path().join("cycles.toml"),
+        "name = \"cycles\"\ncommand = [\"sh\", \"work.sh\"]\n\n[[metrics]]\nname = \"cycles\"\n\
+         source = \"perf-stat\"\nevent = \"cycles\"\n",
+    )
+    .unwrap();
+    let repo = repo.display().to_string();
+    let output = verdict(directory.path())
+        .args([
+            "bisect",
+            "--repo",
+            &repo,
+            "--good",
+            &hashes[0],
+            "--bad",
+            &hashes[2],
+            "--experiment",
+            "cycles.toml",
+            "--batch",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("could not be measured: workload: cycles: ")
+            && stderr.contains(
+                "missing value(s): read perf stat event `cycles`: perf printed `<not supported>`"
+            ),
+        "{stderr}"
+    );
+}

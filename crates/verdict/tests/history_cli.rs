@@ -292,6 +292,27 @@ fn csv_series_changes_between_the_sixth_and_seventh_rows() {
     );
     assert!(text.contains("between row 6 and row 7 (index 6)"), "{text}");
     assert!(text.contains("means -12.9%"), "{text}");
+    // By email: the same list, every line at most 80 columns, a line too
+    // long continuing indented under itself.
+    let email = stdout(
+        directory.path(),
+        &[
+            "history",
+            "--file",
+            "series.csv",
+            "--column",
+            "score",
+            "--format",
+            "email",
+        ],
+    );
+    assert!(text.lines().any(|line| line.chars().count() > 80), "{text}");
+    assert_eq!(common::line_over(&email, 80), None, "{email}");
+    assert_eq!(
+        email.split_whitespace().collect::<Vec<_>>(),
+        text.split_whitespace().collect::<Vec<_>>(),
+        "the same words"
+    );
     // A missing column names the file and the columns there are.
     let output = verdict(directory.path())
         .args(["history", "--file", "series.csv", "--column", "nope"])

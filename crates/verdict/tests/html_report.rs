@@ -360,6 +360,10 @@ fn bisect_log_page_marks_the_culprit() {
         &hashes[3][..12]
     );
     assert!(html.contains(&culprit_row), "the culprit row is marked");
+    // What the commits were measured on is among the page's facts.
+    assert!(html.contains("<dt>host "), "{html}");
+    assert!(html.contains(": cpu</dt>"), "{html}");
+    assert!(html.contains(": kernel</dt>"), "{html}");
     assert_eq!(html.matches("<tr class=\"differs\">").count(), 1);
     assert!(
         html.contains(">bad (culprit)</text>"),

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::verdict_without_store_in;
+use common::{verdict_without_store, verdict_without_store_in};
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -384,4 +384,28 @@ fn real_debian_tree_when_installed() {
     command.assert().success().stdout(predicate::str::contains(
         "not chosen in choice \"Preemption Model\": PREEMPT_VOLUNTARY was chosen",
     ));
+}
+
+#[test]
+fn the_vm_guest_fragment_is_printed_and_an_unknown_one_named() {
+    let output = verdict_without_store()
+        .args(["kconfig", "fragment", "vm-guest"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(text, verdict_kconfig::fragment("vm-guest").unwrap());
+    for line in [
+        "CONFIG_VIRTIO_NET=y",
+        "CONFIG_EVENTFD=y",
+        "CONFIG_DEVTMPFS=y",
+        "CONFIG_SCHED_SMT=y",
+    ] {
+        assert!(text.lines().any(|found| found == line), "{line}");
+    }
+    verdict_without_store()
+        .args(["kconfig", "fragment", "vm-host"])
+        .assert()
+        .code(2)
+        .stderr("verdict: error: no fragment `vm-host`; verdict ships: vm-guest\n");
 }

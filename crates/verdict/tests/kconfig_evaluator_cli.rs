@@ -1,14 +1,19 @@
 //! `verdict kconfig olddefconfig / set / how` end to end on Debian's real
 //! 6.1 tree and the configs the kernel's own `make olddefconfig` wrote
 //! (scripts/prepare-kernel-tree.sh; VERDICT_KERNEL_SRC and
-//! VERDICT_KCONFIG_ORACLE override the places), plus the refusals of bad
-//! input. Must not modify the tree or the oracle files.
+//! VERDICT_KCONFIG_ORACLE override the places), with the toolchain probes
+//! run (`--run-probes`, through verdict-engine's kconfig_probes) on Debian's
+//! amd64 config with MODULES unset against the kernel's own `conf`, plus the
+//! refusals of bad input. Must not modify the tree or the oracle files.
 
 mod common;
 
 use common::verdict_without_store;
 use predicates::prelude::*;
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::time::Duration;
+use verdict_exec::{Cancel, Executor, Invocation, Status, SystemExecutor};
 
 fn paths() -> Option<(PathBuf, PathBuf)> {
     let source = std::env::var_os("VERDICT_KERNEL_SRC")
@@ -50,6 +55,88 @@ fn olddefconfig_writes_what_make_olddefconfig_wrote() {
             "{name}: -o output differs from make olddefconfig"
         );
     }
+}
+
+/// Issue 29's reproduction: `verdict kconfig olddefconfig --run-probes` on
+/// Debian's amd64 config with CONFIG_MODULES unset writes what the kernel's
+/// conf writes (it differed in MVPP2_PTP, JOYSTICK_ADI, SND_SOC_ARIZONA,
+/// SND_SOC_WM_HUBS and SND_SOC_MADERA).
+#[test]
+fn olddefconfig_with_probes_and_modules_off_writes_what_conf_writes() {
+    let Some((source, oracle)) = paths() else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let base = std::fs::read_to_string(oracle.join("amd64.olddefconfig")).unwrap();
+    let input = verdict_kconfig::edit_config(&base, "MODULES", "# CONFIG_MODULES is not set");
+    let input_path = work.path().join("no-modules.config");
+    std::fs::write(&input_path, &input).unwrap();
+    // The kernel's answer: its conf with the variables make exports.
+    let config = work.path().join(".config");
+    std::fs::write(&config, &input).unwrap();
+    let mut environment = verdict_kconfig::make_environment(&source, "x86_64", &HashMap::new());
+    let version = SystemExecutor
+        .run(
+            &Invocation::shell("LC_ALL=C gcc --version 2>/dev/null | head -n 1"),
+            &Cancel::new(),
+        )
+        .expect("gcc --version");
+    environment.insert(
+        "CC_VERSION_TEXT".to_string(),
+        String::from_utf8_lossy(&version.stdout)
+            .trim_end()
+            .to_string(),
+    );
+    let mut conf = Invocation::argv([
+        oracle.join("conf").display().to_string(),
+        "--olddefconfig".to_string(),
+        "Kconfig".to_string(),
+    ])
+    .with_cwd(work.path().to_path_buf())
+    .with_timeout(Duration::from_secs(600))
+    .with_env("KCONFIG_CONFIG", config.display().to_string());
+    for (name, value) in &environment {
+        conf = conf.with_env(name.clone(), value.clone());
+    }
+    let outcome = SystemExecutor.run(&conf, &Cancel::new()).expect("run conf");
+    assert_eq!(
+        outcome.status,
+        Status::Exited(0),
+        "{}",
+        outcome.output_tail(2000)
+    );
+    let expected = std::fs::read_to_string(&config).unwrap();
+    let out = work.path().join("verdict.config");
+    verdict_without_store()
+        .args([
+            "kconfig",
+            "olddefconfig",
+            "--run-probes",
+            "--arch",
+            "x86_64",
+            "--tree",
+        ])
+        .arg(&source)
+        .arg("--config")
+        .arg(&input_path)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout("");
+    let actual = std::fs::read_to_string(&out).unwrap();
+    let differing: Vec<(&str, &str)> = expected
+        .lines()
+        .zip(actual.lines())
+        .filter(|(kernel, verdict)| kernel != verdict)
+        .take(5)
+        .collect();
+    assert!(
+        actual == expected,
+        "differs from the kernel's conf ({} vs {} lines): {differing:?}",
+        expected.lines().count(),
+        actual.lines().count()
+    );
 }
 
 #[test]

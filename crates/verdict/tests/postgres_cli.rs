@@ -157,4 +157,54 @@ fn a_run_measured_into_postgres_reports_and_errors_hide_the_password() {
         assert!(stderr.contains("postgres:***@"), "{arguments:?}: {stderr}");
         assert!(!stderr.contains("hunter2"), "{arguments:?}: {stderr}");
     }
+
+    // libpq's keyword form is a PostgreSQL store too (not a SQLite file of
+    // that name), and its password is masked in the same places.
+    let socket = server.socket_directory().display().to_string();
+    let keywords = format!("host={socket} dbname=lab user=postgres password='hunter2 kw'");
+    let listed = succeed(
+        verdict(&["runs", "--format", "json", "--db", &keywords]).current_dir(directory.path()),
+    );
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed["runs"][0]["done"], 14);
+    let missing =
+        format!("host={socket} dbname=no_such_database user=postgres password=hunter2-kw");
+    let output = verdict(&["runs", "--db", &missing])
+        .current_dir(directory.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("password=***"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+    assert!(
+        std::fs::read_dir(directory.path())
+            .unwrap()
+            .all(|entry| !entry
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains("host=")),
+        "no SQLite file was made of a keyword string"
+    );
+
+    // A role that may only read answers `history`, and says once that the
+    // change point state could not be kept.
+    server.psql(
+        "lab",
+        "CREATE ROLE reader LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader",
+    );
+    succeed(&mut verdict(&["run", &experiment, "--db", &url]));
+    let reader = server.url_as("reader", "lab");
+    let history = succeed(&mut verdict(&["history", "small", "--db", &reader]));
+    let stderr = String::from_utf8_lossy(&history.stderr);
+    assert_eq!(
+        stderr
+            .matches("the change point state was not kept")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("permission denied"), "{stderr}");
+    assert!(String::from_utf8_lossy(&history.stdout).contains("history of `small`"));
 }

@@ -303,6 +303,12 @@ fn stress_ng_example_records_bogo_ops_per_cell() {
         assert_eq!(cell["n"], 2, "{cell}");
         assert!(cell["median"].as_f64().unwrap() > 100.0, "{cell}");
     }
+    // By email: every line within 80 columns, both metrics decided.
+    let email = common::email_report(directory.path());
+    assert_eq!(common::line_over(&email, 80), None, "{email}");
+    assert!(email.contains("\n  bogo-ops/s: "), "{email}");
+    assert!(email.contains("\n  sys [s]: "), "{email}");
+    assert!(email.contains("\nWhat ran\n"), "{email}");
 }
 
 #[test]

@@ -280,6 +280,97 @@ fn ab_on_two_hosts_reports_each_host_and_the_combined_line() {
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(json["schema"], "verdict.hosts/v1");
     assert_eq!(json["hosts"].as_array().unwrap().len(), 2);
+
+    // Two loopback sshd are one machine: warned before measuring, naming
+    // why (the same machine id, boot id and address).
+    let warning = stderr
+        .lines()
+        .find(|line| line.contains("hosts a and b are one machine"))
+        .unwrap_or_else(|| panic!("no one-machine warning:\n{stderr}"));
+    for reason in ["same machine id", "same boot id", "same address 127.0.0.1"] {
+        assert!(warning.contains(reason), "{warning}");
+    }
+    let measuring = stderr.find("[a] run").unwrap_or(stderr.len());
+    assert!(stderr.find("one machine").unwrap() < measuring, "{stderr}");
+
+    // `verdict report` after the group: the whole group in every format.
+    let output = verdict(&["report"], directory.path());
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{text}");
+    // In the order the hosts were given, whichever run was created first.
+    let a = text.find("== host a (run ").expect("host a's report");
+    let b = text.find("== host b (run ").expect("host b's report");
+    assert!(a < b, "{text}");
+    assert!(
+        text.contains("; change +"),
+        "the combined line has a size:\n{text}"
+    );
+    let output = verdict(&["report", "--format", "email"], directory.path());
+    let email = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{email}");
+    assert_eq!(common::line_over(&email, 80), None, "{email}");
+    for part in [
+        "Across 2 hosts",
+        "change across hosts +",
+        "Host a (run ",
+        "Host b (run ",
+        "sleep 0.06 vs sleep 0.05",
+        "Reproduce",
+    ] {
+        assert!(email.contains(part), "{part}:\n{email}");
+    }
+    // What ran on each host: its CPU identity and kernel; and the warning
+    // that the two are one machine.
+    let (_, what_ran) = email.split_once("\nWhat ran\n").expect("What ran");
+    assert!(what_ran.contains("  host a (run "), "{email}");
+    assert!(what_ran.contains("  host b (run "), "{email}");
+    assert_eq!(what_ran.matches("    kernel:").count(), 2, "{email}");
+    assert!(
+        email.contains("warning: hosts a and b are one machine"),
+        "{email}"
+    );
+    assert!(
+        email.find("\nHost a (run ") < email.find("\nHost b (run "),
+        "{email}"
+    );
+    let output = verdict(&["report", "--format", "json"], directory.path());
+    let group: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(group["schema"], "verdict.group/v1");
+    assert_eq!(group["hosts"].as_array().unwrap().len(), 2);
+    let combined = &group["combined"][0];
+    assert_eq!(combined["combined"], "worse");
+    let shift = combined["shift"]["estimate"].as_f64().unwrap();
+    assert!(shift > 0.0, "{combined}");
+    assert_eq!(
+        group["hosts"][0]["report"]["provenance"]["machines"][0]["role"],
+        "host"
+    );
+    let output = verdict(&["report", "--format", "html"], directory.path());
+    let page = String::from_utf8_lossy(&output.stdout);
+    for part in [
+        "Across 2 hosts",
+        "Host a (run ",
+        "Host b (run ",
+        "change across hosts",
+    ] {
+        assert!(page.contains(part), "{part}");
+    }
+    let output = verdict(&["report", "--format", "csv"], directory.path());
+    let csv = String::from_utf8_lossy(&output.stdout);
+    assert!(csv.starts_with("host,run,"), "{csv}");
+    assert!(csv.lines().any(|line| line.starts_with("a,")), "{csv}");
+    assert!(csv.lines().any(|line| line.starts_with("b,")), "{csv}");
+    // `verdict runs` names each run's host.
+    let output = verdict(&["runs"], directory.path());
+    let runs = String::from_utf8_lossy(&output.stdout);
+    assert!(runs.lines().next().unwrap().contains("host"), "{runs}");
+    for host in ["a", "b"] {
+        assert!(
+            runs.lines()
+                .any(|line| line.split_whitespace().nth(4) == Some(host)),
+            "{runs}"
+        );
+    }
 }
 
 #[test]

@@ -55,6 +55,30 @@ fn preempt_levels_boot_in_a_balanced_order_verified_and_compared_boot_by_boot() 
         .lock()
         .unwrap_or_else(|poison| poison.into_inner());
     let directory = tempfile::tempdir().unwrap();
+    // The second level boots another kernel: Debian's image copied beside
+    // a config that differs (CONFIG_HZ), as a kernel built with another
+    // config would; the guest has no config of its own, so each boot's
+    // is read beside its image on this machine.
+    let release = kernel_release(&kernel).expect("a vmlinuz-RELEASE image");
+    let kernels = directory.path().join("kernels");
+    std::fs::create_dir_all(&kernels).unwrap();
+    let copy = kernels.join(format!("vmlinuz-{release}"));
+    std::fs::copy(&kernel, &copy).unwrap();
+    let config = std::fs::read_to_string(format!("/boot/config-{release}"))
+        .expect("Debian's /boot/config-RELEASE beside the image (linux-image-amd64)");
+    assert!(
+        config.contains("\nCONFIG_HZ=250\n"),
+        "Debian's config sets HZ=250"
+    );
+    std::fs::write(
+        kernels.join(format!("config-{release}")),
+        config.replace("\nCONFIG_HZ=250\n", "\nCONFIG_HZ=1000\n"),
+    )
+    .unwrap();
+    let full_level = format!(
+        "  {{ value = \"full\", boot = {{ cmdline = \"preempt=full\", kernel = \"{}\" }}, verify = {{ command = [\"cat\", \"/sys/kernel/debug/sched/preempt\"], matches = '\\(full\\)' }} }},\n",
+        copy.display()
+    );
     let experiment = format!(
         "name = \"preempt-test\"\ncommand = [\"{}\", \"--switch\", \"1\", \"--switch-ops\", \"500\", \"--metrics-brief\"]\n\
          [factors.preempt]\nbaseline = \"none\"\nlevels = [\n{}{}{}]\n\
@@ -62,7 +86,7 @@ fn preempt_levels_boot_in_a_balanced_order_verified_and_compared_boot_by_boot() 
          [sampling]\nboots = 2\niterations = 2\ntimeout = \"120s\"\nseed = 11\n{}",
         stress_ng.display(),
         preempt_level("none", "preempt=none", "none"),
-        preempt_level("full", "preempt=full", "full"),
+        full_level,
         "",
         vm_line(
             &kernel,
@@ -139,12 +163,79 @@ fn preempt_levels_boot_in_a_balanced_order_verified_and_compared_boot_by_boot() 
     }
     assert!(stderr.contains("verified preempt=full"), "{stderr}");
     assert!(stderr.contains("verified preempt=none"), "{stderr}");
+
+    // Each proven boot recorded its guest's config: the one beside the
+    // image it booted, on this machine, with the guest's CPU and compiler.
+    for boot in &proven {
+        let environment = boot.environment.as_ref().expect("the guest's environment");
+        let expected = if boot.level_key == "preempt=full" {
+            format!("controller:{}/config-{release}", kernels.display())
+        } else {
+            format!("controller:/boot/config-{release}")
+        };
+        assert_eq!(
+            environment.kernel_config_source.as_deref(),
+            Some(expected.as_str()),
+            "{boot:?}"
+        );
+        assert!(environment.kernel_compiler.is_some(), "{environment:?}");
+        assert!(environment.cpu_identity.is_some(), "{environment:?}");
+    }
+    // The report leads with the guests and labels the controller.
+    assert!(stdout.contains("guest preempt=none"), "{stdout}");
+    assert!(stdout.contains("controller host:"), "{stdout}");
+    // The two boot levels' kernels differ in their config: compare says how.
+    let output = common::verdict(directory.path())
+        .args([
+            "compare",
+            "1:preempt=none",
+            "1:preempt=full",
+            "--config-diff",
+        ])
+        .output()
+        .unwrap();
+    let compared = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{compared}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let hz = compared
+        .lines()
+        .find(|line| line.contains("HZ") && line.contains("250") && line.contains("1000"))
+        .unwrap_or_else(|| panic!("no CONFIG_HZ difference:\n{compared}"));
+    assert!(!hz.contains("HZ_"), "{hz}");
+    // The email of the VM run fits 80 columns and names each guest's config.
+    let email = common::email_report(directory.path());
+    assert_eq!(common::line_over(&email, 80), None, "{email}");
+    assert!(email.contains("the workload ran in this guest"), "{email}");
+    assert!(email.contains(&format!("config-{release}")), "{email}");
+    // The HTML page's environment leads with the guests and labels the
+    // controller's columns as the controller's.
+    let output = common::verdict(directory.path())
+        .args(["report", "--format", "html"])
+        .output()
+        .unwrap();
+    let html = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{html}");
+    let environment = html
+        .split_once("id=\"environment\"")
+        .map(|(_, tail)| tail)
+        .unwrap_or_else(|| panic!("no environment section:\n{html}"));
+    let guest = environment.find("guest preempt=none (boot");
+    let controller = environment.find("controller: run 1 start");
+    assert!(
+        guest.is_some() && controller.is_some() && guest < controller,
+        "{environment}"
+    );
 }
 
-/// `examples/preempt-modes.toml` exactly as shipped (Debian's /vmlinuz,
-/// `accel = "auto"`, three modes, two boots each): every boot proven and
-/// verified, the modes booted in balanced random rounds, the report's
-/// per-level results, boot spread and boot-unit comparisons.
+/// `examples/preempt-modes.toml` as shipped (Debian's /vmlinuz, `accel =
+/// "auto"`, three modes) but two boots per level of three iterations (the
+/// shipped size is for deciding, and takes a quarter of an hour under
+/// TCG): every boot proven and verified, the modes booted in balanced
+/// random rounds, the report's per-level results, boot spread and
+/// boot-unit comparisons, each guest's config recorded per boot.
 #[test]
 fn the_preempt_modes_example_runs_as_shipped() {
     if debian_kernel().is_none() {
@@ -165,9 +256,16 @@ fn the_preempt_modes_example_runs_as_shipped() {
         .unwrap_or_else(|poison| poison.into_inner());
     let directory = tempfile::tempdir().unwrap();
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/preempt-modes.toml");
+    let shipped = std::fs::read_to_string(&example).unwrap();
+    let boots_line = shipped
+        .lines()
+        .find(|line| line.starts_with("boots = "))
+        .expect("the example sets [sampling] boots");
+    let smaller = directory.path().join("preempt-modes.toml");
+    std::fs::write(&smaller, shipped.replace(boots_line, "boots = 2")).unwrap();
     let output = common::verdict(directory.path())
-        .arg("run")
-        .arg(&example)
+        .args(["run", "-n", "3"])
+        .arg(&smaller)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -208,6 +306,31 @@ fn the_preempt_modes_example_runs_as_shipped() {
         stdout.contains("preempt=full vs none (per-boot medians)"),
         "{stdout}"
     );
+    // Each guest's config, per boot: /vmlinuz's neighbour on this machine.
+    for boot in &proven {
+        let source = boot
+            .environment
+            .as_ref()
+            .and_then(|environment| environment.kernel_config_source.clone())
+            .unwrap_or_default();
+        assert!(source.starts_with("controller:/boot/config-"), "{boot:?}");
+    }
+    // The example's report by email: within 80 columns, both metrics'
+    // verdicts over boots, each guest with its CPU identity and config.
+    let email = common::email_report(directory.path());
+    assert_eq!(common::line_over(&email, 80), None, "{email}");
+    for part in [
+        "\n  bogo-ops/s: ",
+        "\n  wall [s]: ",
+        "n=2 boots",
+        "\n  guest preempt=voluntary (boots ",
+        "\n    cpu:        ",
+        " family ",
+        "\n    config:     controller:/boot/config-",
+        "\n  verdict run ",
+    ] {
+        assert!(email.contains(part), "{part:?}:\n{email}");
+    }
 }
 
 /// `uname -r` of an image named `vmlinuz-RELEASE`.

@@ -167,6 +167,19 @@ fn a_booted_vm_runs_the_agent_and_proves_its_boot() {
         },
         "6.99.0-other",
     );
+    // The image's `uname -v` (build number and time) is what the guest
+    // shows; another build's is refused.
+    assert_eq!(
+        good.kernel_version.as_deref(),
+        Some(facts.kernel_version.as_str())
+    );
+    refuse(
+        BootExpectation {
+            kernel_version: Some("#99 SMP another build".into()),
+            ..good.clone()
+        },
+        "uname -v",
+    );
     refuse(
         BootExpectation {
             previous_boot_id: Some(facts.boot_id.clone()),

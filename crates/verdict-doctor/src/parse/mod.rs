@@ -5,6 +5,7 @@
 
 pub mod cgroup;
 pub mod cpuinfo;
+pub mod identity;
 pub mod kconfig;
 pub mod lparcfg;
 pub mod process;

@@ -59,10 +59,7 @@ pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
 
 /// One counter from /proc/vmstat (`name value` lines).
 pub fn vmstat_counter(text: &str, name: &str) -> Option<u64> {
-    text.lines().find_map(|line| {
-        let (key, value) = line.split_once(char::is_whitespace)?;
-        (key == name).then(|| value.trim().parse().ok())?
-    })
+    verdict_parse::proc::vmstat::counter(text, name)
 }
 
 /// An active swap area from /proc/swaps.

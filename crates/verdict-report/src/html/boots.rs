@@ -1,12 +1,13 @@
 //! The boots section of a run's HTML page (a run whose unit is the boot):
 //! the boot-to-boot spread per cell, per boot level the booted machine's
 //! environment (rows on which boots of the level disagree highlighted, with
-//! each value's boots), and the failed boots with their console or step
-//! log. Renders the verdict-analysis model only, as the text report does.
+//! each value's boots), the kernels built from source, and the failed
+//! boots with their console or step log. Renders the verdict-analysis model only, as the text report does.
 
 use super::page::{self, Cell, Page};
 use crate::boots::{
-    BootsSection, ENVIRONMENT_HEADING, SPREAD_COLUMNS, boot_list, fact_text, spread_cells, summary,
+    BUILDS_HEADING, BootsSection, ENVIRONMENT_HEADING, SPREAD_COLUMNS, boot_list, build_line,
+    build_log_tail, fact_text, spread_cells, summary,
 };
 
 /// Appends the section.
@@ -24,6 +25,28 @@ pub(super) fn boots(page: &mut Page, section: &BootsSection, metric: &str, unit:
         })
         .collect();
     page.push(&page::table(&SPREAD_COLUMNS, &rows, "boots"));
+    if !section.kernel_builds.is_empty() {
+        page.heading_at(3, "Kernels built from source", "kernel-builds");
+        page.note(BUILDS_HEADING);
+        let rows: Vec<(Vec<Cell>, Option<&str>)> = section
+            .kernel_builds
+            .iter()
+            .map(|record| {
+                let mut text = build_line(record);
+                for line in build_log_tail(record) {
+                    text.push_str(&format!("\nlog: {line}"));
+                }
+                (
+                    vec![
+                        Cell::Text(record.status.as_str().to_string()),
+                        Cell::Text(text),
+                    ],
+                    record.failure.is_some().then_some("differs"),
+                )
+            })
+            .collect();
+        page.push(&page::table(&["status", "kernel"], &rows, "environment"));
+    }
     if !section.environments.is_empty() {
         page.heading_at(3, "Booted environment per boot level", "boot-environments");
         page.note(ENVIRONMENT_HEADING);
@@ -124,11 +147,29 @@ mod tests {
                     },
                 ],
             }],
+            kernel_builds: vec![verdict_model::KernelBuildRecord {
+                levels: vec!["mode=<2>".into()],
+                status: verdict_model::KernelBuildStatus::Failed,
+                build: None,
+                failure: Some(verdict_model::BuildFailure {
+                    step: verdict_model::BuildStep::Patch,
+                    message: "the patch a.patch does not apply".into(),
+                }),
+                log_tail: Some("error: patch failed: kernel/cpu.c:2312 <&>".into()),
+                log_path: None,
+                seconds: 3.0,
+            }],
         };
         let mut page = Page::new("t");
         boots(&mut page, &section, "wall", "s");
         let html = page.finish();
         assert!(html.contains("<h2 id=\"boots\">Boots</h2>"), "{html}");
+        assert!(html.contains("Kernels built from source"), "{html}");
+        assert!(
+            html.contains("mode=&lt;2&gt;: failed at its patch step after 3 s: the patch a.patch does not apply"),
+            "{html}"
+        );
+        assert!(html.contains("kernel/cpu.c:2312 &lt;&amp;&gt;"), "{html}");
         assert!(html.contains("mode=&lt;1&gt; (boots 0, 3)"), "{html}");
         assert!(
             html.contains("<tr class=\"differs\"><td class=\"text\">cpu</td><td class=\"text\">DIFFERS: `Skylake` (boot 0); `Icelake &amp; co` (boot 3)</td></tr>"),

@@ -11,6 +11,8 @@ mod boots;
 mod compare;
 mod doctor;
 pub mod escape;
+mod explain;
+mod hosts;
 mod page;
 mod run;
 pub mod svg;
@@ -18,9 +20,12 @@ pub mod svg;
 pub use bisect::{BisectCommit, BisectLog, Change, render_bisect_log};
 pub use compare::{ComparedValues, render_compare};
 pub use doctor::{DoctorCheck, DoctorPage, render_doctor};
+pub use explain::{flame_svg, render_explain};
+pub use hosts::render_hosts;
 pub use page::{CONTENT_SECURITY_POLICY, EnvironmentColumn};
 pub use run::{render_pivot, render_run};
 
+use verdict_analysis::samples::SampleTable;
 use verdict_model::{Experiment, Sample};
 
 /// One cell's values of the report's metric in run order, and its failed
@@ -38,28 +43,32 @@ pub struct CellSeries {
 /// order and the failed iterations; warmups are left out, as in every
 /// statistic.
 pub fn cell_series(experiment: &Experiment, samples: &[Sample], metric: &str) -> Vec<CellSeries> {
-    let cells = experiment.cells();
-    let mut series: Vec<CellSeries> = cells
+    cell_series_of(experiment, &SampleTable::of(experiment, samples), metric)
+}
+
+/// `cell_series` from a run's samples as columns.
+pub fn cell_series_of(
+    experiment: &Experiment,
+    table: &SampleTable,
+    metric: &str,
+) -> Vec<CellSeries> {
+    experiment
+        .cells()
         .iter()
-        .map(|cell| CellSeries {
+        .enumerate()
+        .map(|(index, cell)| CellSeries {
             label: cell.label(),
-            values: Vec::new(),
-            failed: Vec::new(),
+            values: table
+                .data(index, metric)
+                .map(|(sequence, _, value)| (sequence, value))
+                .collect(),
+            failed: table
+                .cells()
+                .get(index)
+                .map(|samples| samples.failed.clone())
+                .unwrap_or_default(),
         })
-        .collect();
-    let mut ordered: Vec<&Sample> = samples.iter().filter(|sample| !sample.warmup).collect();
-    ordered.sort_by_key(|sample| sample.sequence);
-    for sample in ordered {
-        let Some(cell) = series.get_mut(sample.cell) else {
-            continue;
-        };
-        if sample.failure.is_some() {
-            cell.failed.push(sample.sequence);
-        } else if let Some(value) = sample.metrics.get(metric) {
-            cell.values.push((sample.sequence, *value));
-        }
-    }
-    series
+        .collect()
 }
 
 /// The sentence every page with a subsampled picture carries.

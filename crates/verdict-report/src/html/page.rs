@@ -223,6 +223,20 @@ pub fn verdict_class(verdict: &str) -> &'static str {
     }
 }
 
+/// An element id made of `text`: ASCII letters and digits kept, every
+/// other character a `-`.
+pub fn anchor(text: &str) -> String {
+    text.chars()
+        .map(|character| {
+            if character.is_ascii_alphanumeric() {
+                character.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
 /// One column of the environment table: a title (`run 3 start`, a host)
 /// and its `(key, value)` lines.
 #[derive(Debug, Clone, PartialEq)]

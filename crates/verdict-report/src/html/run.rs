@@ -165,15 +165,7 @@ fn cell_table(report: &RunReport) -> String {
         .cells
         .iter()
         .map(|cell| {
-            let interval = match (cell.ci_low, cell.ci_high) {
-                (Some(low), Some(high)) => format!(
-                    "[{}, {}]",
-                    format::value(low, unit),
-                    format::value(high, unit)
-                ),
-                _ if cell.n > 0 => "n<6: none".to_string(),
-                _ => "-".to_string(),
-            };
+            let interval = crate::run::cell_interval(cell, unit);
             let mut cv = cell
                 .cv
                 .map(|cv| format!("{:.1}%", cv * 100.0))
@@ -239,6 +231,19 @@ pub fn render_run(
     page.heading("Cells", "cells");
     page.push(&cell_table(report));
     comparisons(&mut page, report.comparisons.as_ref());
+    // Every other declared metric's verdicts, after the detailed one's.
+    for other in &report.metric_verdicts {
+        if let Some(comparisons) = &other.comparisons {
+            page.heading(
+                &format!(
+                    "Comparisons of {} ({} is better)",
+                    other.metric, other.better
+                ),
+                &format!("comparisons-{}", page::anchor(&other.metric)),
+            );
+            page.push(&page::comparison_table(comparisons));
+        }
+    }
     if !run.decisions.is_empty() {
         page.heading("Where each adaptive comparison stopped", "adaptive");
         let mut list = String::from("<ul>");

@@ -16,7 +16,7 @@ pub(crate) struct AgentArgs {
 
 pub(crate) fn run(args: &AgentArgs) -> Result<ExitCode, CliError> {
     if args.identity {
-        println!("{}", crate::target::own_identity()?.identity);
+        outln!("{}", crate::target::own_identity()?.identity);
         return Ok(ExitCode::SUCCESS);
     }
     let stdin = std::io::BufReader::new(std::io::stdin());

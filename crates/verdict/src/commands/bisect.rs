@@ -23,7 +23,7 @@ use verdict_engine::bisect::{
 };
 use verdict_engine::bisect_boots::{BootBuild, BootSite};
 use verdict_report::Format;
-use verdict_store::BisectId;
+use verdict_store::{BisectId, Store};
 
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -42,7 +42,8 @@ pub(crate) enum BisectAction {
     Log {
         /// Bisection id (default: the latest).
         id: Option<i64>,
-        /// text, json (`verdict.bisect-log/v1`) or html (one self-contained page).
+        /// text, json (`verdict.bisect-log/v1`), html (one self-contained page) or email
+        /// (every line at most 80 columns).
         #[arg(long, default_value = "text")]
         format: String,
         /// Write the log to FILE instead of standard output (html).
@@ -102,6 +103,10 @@ pub(crate) struct BisectStart {
     /// Bound on the probability of misclassifying one commit.
     #[arg(long, default_value_t = 0.005)]
     pub(crate) step_error: f64,
+    /// The summary printed at the end: text, or email (every line at most 80 columns, with the
+    /// metric, what the commits were measured on, the build's compiler and how to reproduce it).
+    #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
+    pub(crate) format: crate::common::TextOrEmail,
     /// Continue a bisection stopped by Ctrl-C, a kill or a reboot (default: the latest).
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "0")]
     pub(crate) resume: Option<i64>,
@@ -134,24 +139,30 @@ pub(crate) struct BootArgs {
 }
 
 impl BootArgs {
-    /// The boot level the flags ask for, `None` without any.
-    fn build(&self) -> Option<BootBuild> {
+    /// The boot level the flags ask for; without any, verdict's own build
+    /// of each commit when the experiment's `[target] vm` has a `build`.
+    fn build(&self, experiment: &verdict_model::Experiment) -> Option<BootBuild> {
         let any = self.boot_kernel.is_some()
             || self.boot_initrd.is_some()
             || !self.boot_cmdline.is_empty()
             || self.boot_spec.is_some();
-        any.then(|| BootBuild {
+        let from_source = experiment.vm.as_ref().is_some_and(|vm| vm.build.is_some());
+        (any || from_source).then(|| BootBuild {
             kernel: self.boot_kernel.clone(),
             initrd: self.boot_initrd.clone(),
             cmdline: self.boot_cmdline.clone(),
             spec: self.boot_spec.clone(),
+            from_source: from_source && !any,
         })
     }
 }
 
 /// The CLI's side of the driver: progress bars and notes on stderr, the
-/// host connection for `--host`.
-struct Terminal;
+/// host connection for `--host`, the booter (and kernel builder) of a
+/// kernel bisection.
+struct Terminal {
+    cancel: verdict_exec::Cancel,
+}
 
 impl BisectObserver for Terminal {
     fn measurement(&mut self, metric: &str) -> Box<dyn Observer> {
@@ -194,6 +205,10 @@ impl BisectObserver for Terminal {
         Ok(BootSite {
             booter: Box::new(booter),
             environment: Box::new(crate::vm::booted_environment),
+            kernels: vm
+                .build
+                .is_some()
+                .then(|| crate::vm::kernel_builder(self.cancel.clone())),
         })
     }
 }
@@ -214,12 +229,15 @@ pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
         Some(requested) => Request::Resume(Some(BisectId(requested))),
         None => Request::Start(Box::new(new_bisection(&args.start)?)),
     };
-    let mut terminal = Terminal;
+    let cancel = cancel_on_interrupt();
+    let mut terminal = Terminal {
+        cancel: cancel.clone(),
+    };
     let mut driver = Driver {
         store: &store,
         store_location: store.path(),
         builder: &verdict_exec::SystemExecutor,
-        cancel: cancel_on_interrupt(),
+        cancel,
         command_line: std::env::args().collect(),
         tool_version: tool_version(),
         observer: &mut terminal,
@@ -229,25 +247,48 @@ pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
     })? {
         Finished::Done(done) => {
             let Done {
+                id,
                 settings,
                 bisection,
                 outcome,
                 boots,
-                ..
+                metric,
             } = *done;
             let git = Git::new(&settings.repo);
             let subject =
                 |commit: &verdict_bisect::CommitId| git.subject(commit).unwrap_or_default();
-            print!(
-                "{}",
-                crate::bisect_render::summary(
-                    &bisection,
-                    &outcome,
-                    &settings,
-                    boots.as_ref(),
-                    &subject
-                )
+            let summary = crate::bisect_render::summary(
+                &bisection,
+                &outcome,
+                &settings,
+                boots.as_ref(),
+                &subject,
             );
+            let provenance = measured_on(&store, id)?;
+            match args.start.format {
+                crate::common::TextOrEmail::Text => out!(
+                    "{summary}{}",
+                    provenance
+                        .as_ref()
+                        .map_or(String::new(), crate::bisect_render::measured_on_text)
+                ),
+                crate::common::TextOrEmail::Email => out!(
+                    "{}",
+                    crate::bisect_render::summary_email(&summary, &metric, provenance.as_ref())
+                ),
+            }
+            if let verdict_bisect::Culprit::Single(culprit) = &outcome.culprit
+                && let Ok(Some((bad, good))) = verdict_engine::explain::bisection_runs(
+                    &store,
+                    id,
+                    &culprit.to_string(),
+                    &outcome.last_good.to_string(),
+                )
+            {
+                eprintln!(
+                    "verdict: where the time went (system counters, profiles): verdict explain {bad} --baseline {good}"
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
         Finished::Aborted { id, reason } => Err(CliError::input(format!(
@@ -256,6 +297,31 @@ pub(crate) fn run(args: &BisectArgs) -> Result<ExitCode, CliError> {
             crate::bisect_render::abort_text(&reason)
         ))),
     }
+}
+
+/// What bisection `id`'s commits were measured on: the provenance of its
+/// last measurement run (machine, kernel, config, the build's command and
+/// compiler), without that run's commit (the bisection measured many).
+fn measured_on(
+    store: &dyn Store,
+    id: BisectId,
+) -> Result<Option<verdict_report::provenance::Provenance>, CliError> {
+    let Some(last) = store
+        .bisect_runs(id)
+        .map_err(CliError::internal)?
+        .last()
+        .map(|run| run.id)
+    else {
+        return Ok(None);
+    };
+    let record = store.run(last).map_err(CliError::internal)?;
+    let mut provenance = crate::run_report::stored_provenance(store, &record)?;
+    // The experiment file as the bisection read it (a measurement's text
+    // carries a note naming its commit).
+    let bisection = store.bisect(id).map_err(CliError::internal)?;
+    provenance.reproduce.experiment_sha256 =
+        verdict_model::Experiment::text_hash(&bisection.experiment_text);
+    Ok(Some(crate::bisect_render::without_commits(&provenance)))
 }
 
 /// The new bisection `start` asks for.
@@ -295,6 +361,7 @@ fn new_bisection(start: &BisectStart) -> Result<NewBisection, CliError> {
     // A relative workdir resolves against the repository, where each commit is checked out.
     let experiment = verdict_engine::bisect::in_repository(experiment, &repo);
     let remote = crate::remote_build::from_args(&start.remote, &experiment, &repo)?;
+    let boot = start.boot.build(&experiment);
     Ok(NewBisection {
         good: start.good.clone().expect("clap requires --good"),
         bad: start.bad.clone().expect("clap requires --bad"),
@@ -307,7 +374,7 @@ fn new_bisection(start: &BisectStart) -> Result<NewBisection, CliError> {
         worktrees: start.worktrees,
         config,
         remote,
-        boot: start.boot.build(),
+        boot,
         seed: crate::common::random_seed(),
         repo,
     })
@@ -333,18 +400,34 @@ fn log(
         html,
     )?;
     if html {
-        let page = crate::bisect_render::log_page(&log);
+        let mut page = crate::bisect_render::log_page(&log);
+        if let Some(provenance) = measured_on(&store, log.record.id)? {
+            page.facts
+                .extend(crate::bisect_render::measured_on_facts(&provenance));
+        }
         crate::common::emit(&verdict_report::html::render_bisect_log(&page), output)?;
         return Ok(ExitCode::SUCCESS);
     }
     if format == Format::Json {
-        println!(
+        let mut document = crate::bisect_render::log_json(&log);
+        if let Some(provenance) = measured_on(&store, log.record.id)? {
+            document["measured_on"] =
+                serde_json::to_value(&provenance).map_err(CliError::internal)?;
+        }
+        outln!(
             "{}",
-            serde_json::to_string_pretty(&crate::bisect_render::log_json(&log))
-                .map_err(CliError::internal)?
+            serde_json::to_string_pretty(&document).map_err(CliError::internal)?
         );
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", crate::bisect_render::log_text(&log));
+    if format == Format::Email {
+        let provenance = measured_on(&store, log.record.id)?;
+        out!(
+            "{}",
+            crate::bisect_render::log_email(&log, provenance.as_ref())
+        );
+    } else {
+        out!("{}", crate::bisect_render::log_text(&log));
+    }
     Ok(ExitCode::SUCCESS)
 }

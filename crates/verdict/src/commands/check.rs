@@ -171,7 +171,7 @@ fn measure_and_compare(
         candidate,
     };
     let report = comparison_rows(&[input], args.alpha, true).map_err(CliError::input)?;
-    print!("{}", verdict_report::compare::render(&report, Format::Text));
+    out!("{}", verdict_report::compare::render(&report, Format::Text));
     // "Like the baseline" is practical, not statistical: a real but tiny
     // shift whose whole interval lies inside the threshold is like it.
     let row = &report.comparisons[0];

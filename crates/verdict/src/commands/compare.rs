@@ -56,7 +56,8 @@ pub(crate) struct CompareArgs {
     /// Do not adjust for multiple comparisons.
     #[arg(long)]
     pub(crate) no_adjust: bool,
-    /// text, markdown, csv, json (`verdict.compare/v1`) or html (one self-contained page with plots).
+    /// text, markdown, csv, json (`verdict.compare/v1`), html (one self-contained page with plots)
+    /// or email (every line at most 80 columns, with what each stored side ran on).
     #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
     pub(crate) format: ReportFormat,
     /// Write the report to FILE instead of standard output.
@@ -69,6 +70,8 @@ pub(crate) struct CompareArgs {
     /// optionally only symbols matching REGEX (stored selections only).
     #[arg(long, value_name = "REGEX", num_args = 0..=1, default_missing_value = "")]
     pub(crate) config_diff: Option<String>,
+    #[command(flatten)]
+    pub(crate) width: crate::common::WidthArgs,
     #[command(flatten)]
     pub(crate) db: DbArgs,
 }
@@ -155,16 +158,27 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
             None => None,
         };
         let mut extra = serde_json::Map::new();
-        let mut rendered = if format == Format::Json {
-            String::new()
-        } else {
-            verdict_report::compare::render(&report, format)
+        let mut rendered = match format {
+            Format::Json => String::new(),
+            Format::Email => verdict_report::email::compare(
+                &report,
+                &sources,
+                config_diff
+                    .as_ref()
+                    .map(|difference| difference.text.as_str()),
+                &side_provenance(store.as_ref(), &sources)?,
+            ),
+            _ => verdict_report::compare::render_within(&report, format, args.width.columns()),
         };
         if let Some(difference) = config_diff {
             extra.insert("config_diff".to_string(), difference.document);
-            rendered = format!("{rendered}\n{}", difference.text);
+            if format != Format::Email {
+                rendered = format!("{rendered}\n{}", difference.text);
+            }
         }
-        rendered.push_str(&verdict_report::sources::render(&sources, format));
+        if format != Format::Email {
+            rendered.push_str(&verdict_report::sources::render(&sources, format));
+        }
         extra.insert("sources".to_string(), sources_json(&sources)?);
         print_with_warnings(
             &rendered,
@@ -179,6 +193,49 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
         args.fail_on,
         report.comparisons.iter().map(|row| row.verdict),
     ))
+}
+
+/// What each stored side ran on: its last run's provenance.
+fn side_provenance(
+    store: Option<&Database>,
+    sources: &[Source],
+) -> Result<Vec<verdict_report::email::SideProvenance>, CliError> {
+    let Some(store) = store else {
+        return Ok(Vec::new());
+    };
+    let mut sides = Vec::new();
+    for source in sources {
+        let verdict_report::sources::SourceKind::Selection { runs, .. } = &source.kind else {
+            continue;
+        };
+        let Some(&last) = runs.last() else {
+            continue;
+        };
+        let record = store
+            .run(verdict_model::RunId(last))
+            .map_err(CliError::internal)?;
+        let mut provenance = crate::run_report::stored_provenance(store, &record)?;
+        // A booted run: only the guests of the boot levels the side selects.
+        let levels = verdict_engine::compare::parse_selection(&source.spec)
+            .map(|selection| selection.levels)
+            .unwrap_or_default();
+        provenance.machines.retain(|machine| {
+            machine.level.as_deref().is_none_or(|key| {
+                key.split(',').all(|pair| {
+                    pair.split_once('=').is_none_or(|(factor, level)| {
+                        levels
+                            .iter()
+                            .all(|(wanted, value)| wanted != factor || value == level)
+                    })
+                })
+            })
+        });
+        sides.push((
+            format!("{} `{}` (run {last})", source.side, source.spec),
+            provenance,
+        ));
+    }
+    Ok(sides)
 }
 
 fn sources_json(sources: &[Source]) -> Result<serde_json::Value, CliError> {
@@ -227,12 +284,17 @@ fn sequential(
         let document = serde_json::json!({ "schema": "verdict.compare/v1", "mode": "sequential", "alpha": args.alpha, "comparisons": rows, "sources": sources_json(sources)? });
         (String::new(), document)
     } else {
-        if let Some(first) = rows.first() {
-            println!("sequential replay: {}\n", first.procedure);
-        }
+        let heading = rows.first().map_or(String::new(), |first| {
+            format!("sequential replay: {}\n\n", first.procedure)
+        });
         let table = verdict_report::sequential::render(&rows, format);
         let lines = verdict_report::sources::render(sources, format);
-        (format!("{table}{lines}"), serde_json::Value::Null)
+        let text = format!("{heading}{table}{lines}");
+        if format == Format::Email {
+            (verdict_report::email::fit(&text), serde_json::Value::Null)
+        } else {
+            (text, serde_json::Value::Null)
+        }
     };
     print_with_warnings(
         &rendered,

@@ -70,7 +70,7 @@ fn copy(
             StoreError::UnknownRun { .. } => CliError::input(error),
             other => CliError::internal(other),
         })?;
-        println!("{}", describe(&copied, target_name));
+        outln!("{}", describe(&copied, target_name));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -15,6 +15,8 @@ pub(crate) enum DoctorFormat {
     Json,
     /// One self-contained page: checks, recommendation, the probe's samples against time.
     Html,
+    /// The text report with every line at most 80 columns (long lines continue indented).
+    Email,
 }
 
 #[derive(Debug, clap::Args)]
@@ -111,6 +113,7 @@ pub(crate) fn run(args: &DoctorArgs) -> Result<ExitCode, CliError> {
             format!("{json}\n")
         }
         DoctorFormat::Html => verdict_report::html::render_doctor(&doctor_page(&report)),
+        DoctorFormat::Email => verdict_report::email::fit(&report.render_text()),
     };
     crate::common::emit(&rendered, args.output.as_deref())?;
     Ok(ExitCode::SUCCESS)
@@ -237,6 +240,7 @@ fn on_hosts(args: &DoctorArgs) -> Result<ExitCode, CliError> {
         match args.format {
             DoctorFormat::Text => "text",
             DoctorFormat::Json => "json",
+            DoctorFormat::Email => "email",
             DoctorFormat::Html => {
                 return Err(CliError::input(
                     "--format html does not combine hosts yet: use text or json with --host",
@@ -254,10 +258,10 @@ fn on_hosts(args: &DoctorArgs) -> Result<ExitCode, CliError> {
                 &Cancel::new(),
             )
             .map_err(CliError::input)?;
-        if args.format == DoctorFormat::Text {
-            println!("== host {} ==", target.target_name());
+        if matches!(args.format, DoctorFormat::Text | DoctorFormat::Email) {
+            outln!("== host {} ==", target.target_name());
         }
-        print!("{}", String::from_utf8_lossy(&outcome.stdout));
+        out!("{}", String::from_utf8_lossy(&outcome.stdout));
         eprint!("{}", String::from_utf8_lossy(&outcome.stderr));
         if outcome.status != Status::Exited(0) {
             eprintln!(

@@ -11,6 +11,7 @@
 use crate::common::DbArgs;
 use crate::error::CliError;
 use serde_json::{Value, json};
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::history::{
@@ -73,9 +74,10 @@ pub(crate) struct HistoryArgs {
     /// Compute from scratch, ignoring (and not storing) the per-series state.
     #[arg(long)]
     pub(crate) from_scratch: bool,
-    /// text (an email-ready list) or json (`verdict.history/v1`).
+    /// text (a list), json (`verdict.history/v1`) or email (the list with
+    /// every line at most 80 columns).
     #[arg(long, value_enum, default_value = "text")]
-    pub(crate) format: crate::common::TextOrJson,
+    pub(crate) format: crate::common::TextJsonOrEmail,
     #[command(flatten)]
     pub(crate) db: DbArgs,
 }
@@ -114,7 +116,7 @@ fn file(
         changes,
     } = file_history(path, column, args.time_column.as_deref(), settings)?;
     let label = |index: usize| labels.get(index).cloned().unwrap_or_default();
-    if args.format == crate::common::TextOrJson::Json {
+    if args.format == crate::common::TextJsonOrEmail::Json {
         let document = json!({
             "schema": "verdict.history/v1",
             "source": {"file": path.display().to_string(), "column": column},
@@ -137,13 +139,15 @@ fn file(
                 "windows_examined": Value::Null,
             }],
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&document).map_err(CliError::internal)?
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
         "history of {} column `{}`: {} points, {} ({})",
         plain_text(&path.display().to_string()),
         plain_text(column),
@@ -152,7 +156,8 @@ fn file(
         settings_text(settings)
     );
     for (number, change) in changes.iter().enumerate() {
-        println!(
+        let _ = writeln!(
+            text,
             "  {}. between {} and {} (index {}): {}",
             number + 1,
             plain_text(&label(change.index - 1)),
@@ -161,6 +166,7 @@ fn file(
             change_text(change, "")
         );
     }
+    print_list(&text, args.format);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -186,11 +192,20 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
         *settings,
         !args.from_scratch,
     )?;
+    if let Some(reason) = &history.state_not_kept {
+        eprintln!(
+            "verdict: note: the change point state was not kept in {} ({}); the answer is \
+             complete, the next `verdict history` computes it again (a role or file that may \
+             write keeps it)",
+            args.db.display(),
+            verdict_report::escape::text(reason)
+        );
+    }
     if let Some(number) = args.bisect {
         let command = bisect_command(&store, &history.series, args.host.as_deref(), number)?;
         return bisect(&command, number);
     }
-    if args.format == crate::common::TextOrJson::Json {
+    if args.format == crate::common::TextJsonOrEmail::Json {
         let document = json!({
             "schema": "verdict.history/v1",
             "source": {"selection": spec, "experiment": experiment},
@@ -201,13 +216,15 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
             "runs_without_commit": history.runs_without_commit,
             "series": history.series.iter().map(series_json).collect::<Vec<_>>(),
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&document).map_err(CliError::internal)?
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
         "history of `{}` metric `{}` by {} ({})",
         plain_text(spec),
         plain_text(&metric),
@@ -215,14 +232,16 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
         settings_text(settings)
     );
     if history.runs_without_commit > 0 {
-        println!(
+        let _ = writeln!(
+            text,
             "  ({} runs without a recorded commit left out)",
             history.runs_without_commit
         );
     }
     for series in &history.series {
         let runs: usize = series.points.iter().map(|point| point.runs.len()).sum();
-        println!(
+        let _ = writeln!(
+            text,
             "host {}: {} points from {}, {}",
             plain_text(&series.host),
             series.points.len(),
@@ -232,7 +251,8 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
         for (number, change) in series.changes.iter().enumerate() {
             let before = &series.points[change.index - 1];
             let after = &series.points[change.index];
-            println!(
+            let _ = writeln!(
+                text,
                 "  {}. {} (index {}, after {}): {}",
                 number + 1,
                 point_label(after),
@@ -242,7 +262,18 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
             );
         }
     }
+    print_list(&text, args.format);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The list as text, or within 80 columns for an email (a long line
+/// continues indented under itself).
+fn print_list(text: &str, format: crate::common::TextJsonOrEmail) {
+    if format == crate::common::TextJsonOrEmail::Email {
+        out!("{}", verdict_report::email::fit(text));
+    } else {
+        out!("{text}");
+    }
 }
 
 /// Prints the `verdict bisect` command, after a note when the change
@@ -271,7 +302,7 @@ fn bisect(command: &BisectCommand, number: usize) -> Result<ExitCode, CliError> 
             plain_text(word)
         )));
     }
-    println!(
+    outln!(
         "verdict bisect --repo {} --good {} --bad {} --experiment {}",
         shell_word(repository),
         shell_word(good),

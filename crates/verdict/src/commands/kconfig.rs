@@ -1,22 +1,22 @@
 //! `verdict kconfig`: diff two kernel configs (diffconfig semantics),
 //! explain symbol values with reason trees from a kernel's Kconfig tree
 //! (`why`, `why-not`, `blame`), compute what `make olddefconfig` writes
-//! (`olddefconfig`) and what an edit changes (`set`). Reads the files,
-//! runs toolchain probes through verdict-exec only when `--run-probes` asks,
-//! and prints; the parsing, evaluation and rendering live in verdict-kconfig.
+//! (`olddefconfig`) and what an edit changes (`set`). Reads the files and
+//! prints; the parsing, evaluation and rendering live in verdict-kconfig,
+//! running the tree's toolchain probes (only when `--run-probes` asks) in
+//! verdict-engine's `kconfig_probes`.
+//! `fragment NAME` prints a config fragment verdict ships (`vm-guest`).
 
 use crate::common::TextOrJson as Format;
 use crate::error::CliError;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
-use verdict_exec::{Cancel, Executor, Invocation, SystemExecutor};
+use verdict_engine::kconfig_probes::{self, ProbeSettings};
+use verdict_exec::SystemExecutor;
 use verdict_kconfig::{
-    BlameDocument, ConfigDiff, DotConfig, Evaluation, Kconfig, KconfigError, NoProbes, ProbeRunner,
-    WhyDocument, blame, blame_causes, blame_heading, evaluator_preamble, explain, guess_arch, how,
-    load_kernel_tree, load_tree_expanded, make_environment, render_blame, render_causes,
-    render_tree, require_kconfig, set_symbols, symbol_name,
+    BlameDocument, ConfigDiff, DotConfig, Evaluation, Kconfig, KconfigError, WhyDocument, blame,
+    blame_causes, blame_heading, evaluator_preamble, explain, guess_arch, how, load_kernel_tree,
+    render_blame, render_causes, render_tree, set_symbols, symbol_name,
 };
 
 #[derive(Debug, clap::Args)]
@@ -41,6 +41,25 @@ enum KconfigCommand {
     Set(SetArgs),
     /// How-to: the smallest sets of user-settable changes that give SYMBOL=VALUE, each checked.
     How(HowArgs),
+    /// Print a config fragment verdict ships: `vm-guest`, what its VM guest needs.
+    Fragment(FragmentArgs),
+    /// Check out the source a stored run's built level booted (commit and patches) and write its config, for `why`.
+    Source(SourceArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct SourceArgs {
+    /// The level: `RUN:factor=level` (or `RUN` when the VM's own build was booted).
+    #[arg(value_name = "RUN:LEVEL")]
+    level: String,
+    #[command(flatten)]
+    db: crate::common::DbArgs,
+}
+
+#[derive(Debug, clap::Args)]
+struct FragmentArgs {
+    /// The fragment (`vm-guest`).
+    name: String,
 }
 
 #[derive(Debug, clap::Args)]
@@ -162,7 +181,53 @@ pub(crate) fn run(args: &KconfigArgs) -> Result<ExitCode, CliError> {
         KconfigCommand::Olddefconfig(args) => run_olddefconfig(args),
         KconfigCommand::Set(args) => run_set(args),
         KconfigCommand::How(args) => run_how(args),
+        KconfigCommand::Fragment(args) => run_fragment(args),
+        KconfigCommand::Source(args) => run_source(args),
     }
+}
+
+/// Puts the cache's checkout of a built level's tree at its commit with its
+/// patches, writes its config, and prints both with the `why` command line
+/// that uses them.
+fn run_source(args: &SourceArgs) -> Result<ExitCode, CliError> {
+    let store = args.db.open()?;
+    let builder = crate::vm::kernel_builder(crate::common::cancel_on_interrupt());
+    let source =
+        verdict_engine::boot_builds::level_source(&builder, &store, &args.level, &mut |message| {
+            eprintln!("verdict: {message}");
+        })
+        .map_err(CliError::input)?;
+    outln!(
+        "tree: {} ({})",
+        source.tree.display(),
+        source.build.summary()
+    );
+    outln!(
+        "config: {} (sha256 {})",
+        source.config.display(),
+        &source.build.config_sha256[..16]
+    );
+    outln!(
+        "  verdict kconfig why SYMBOL --tree {} --config {}",
+        source.tree.display(),
+        source.config.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints verdict's fragment `args.name` (merge it with the kernel's
+/// `scripts/kconfig/merge_config.sh`, or name it in a build's `fragments`
+/// as `verdict:NAME`).
+fn run_fragment(args: &FragmentArgs) -> Result<ExitCode, CliError> {
+    let text = verdict_kconfig::fragment(&args.name).ok_or_else(|| {
+        CliError::input(format!(
+            "no fragment `{}`; verdict ships: {}",
+            args.name,
+            verdict_kconfig::fragment_names().join(", ")
+        ))
+    })?;
+    out!("{text}");
+    Ok(ExitCode::SUCCESS)
 }
 
 fn input_error(error: KconfigError) -> CliError {
@@ -179,52 +244,24 @@ fn read_config_text(path: &Path) -> Result<(String, DotConfig), CliError> {
     verdict_kconfig::read_config(path).map_err(input_error)
 }
 
-/// Runs `$(shell,...)` probes as the kernel's popen() does (`/bin/sh -c`),
-/// through verdict-exec, with the variables `make` exports, in a scratch
-/// directory (cc-option creates and removes `.tmp_$$` there).
-struct ExecProbes {
-    environment: HashMap<String, String>,
-    directory: PathBuf,
-}
-
-impl ProbeRunner for ExecProbes {
-    fn shell(&self, command: &str) -> Option<String> {
-        let mut invocation = Invocation::shell(command)
-            .with_cwd(self.directory.clone())
-            .with_timeout(Duration::from_secs(120));
-        for (name, value) in &self.environment {
-            invocation = invocation.with_env(name.clone(), value.clone());
-        }
-        let outcome = SystemExecutor.run(&invocation, &Cancel::new()).ok()?;
-        Some(String::from_utf8_lossy(&outcome.stdout).into_owned())
-    }
-}
-
-/// Parses the tree for evaluation: the environment `make` would export
-/// (overridden by this process's environment, except ARCH/SRCARCH which
-/// follow --arch or the config), probes run only with --run-probes.
+/// Parses the tree for evaluation (verdict-engine's `kconfig_probes`): the
+/// environment `make` would export, overridden by this process's
+/// environment except ARCH/SRCARCH (which follow --arch or the config),
+/// probes run on this machine only with --run-probes.
 fn load_for_evaluation(
     args: &EvaluateArgs,
     config: &DotConfig,
 ) -> Result<(Kconfig, String), CliError> {
     let arch = resolve_arch(args.arch.as_deref(), config);
-    require_kconfig(&args.tree).map_err(input_error)?;
-    let tree_path = std::fs::canonicalize(&args.tree).unwrap_or_else(|_| args.tree.clone());
-    let overrides: HashMap<String, String> = std::env::vars()
-        .filter(|(name, _)| name != "ARCH" && name != "SRCARCH")
-        .collect();
-    let environment = make_environment(&tree_path, &arch, &overrides);
-    let tree = if args.run_probes {
-        let scratch = std::env::temp_dir();
-        let runner = ExecProbes {
-            environment: environment.clone(),
-            directory: scratch,
-        };
-        load_tree_expanded(&tree_path, &arch, &environment, &runner)
-    } else {
-        load_tree_expanded(&tree_path, &arch, &environment, &NoProbes)
-    }
-    .map_err(input_error)?;
+    let settings = ProbeSettings {
+        tree: args.tree.clone(),
+        arch: arch.clone(),
+        run_probes: args.run_probes,
+        overrides: std::env::vars().collect(),
+        scratch: std::env::temp_dir(),
+    };
+    let tree =
+        kconfig_probes::load_for_evaluation(&SystemExecutor, &settings).map_err(input_error)?;
     Ok((tree, arch))
 }
 

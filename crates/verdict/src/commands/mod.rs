@@ -7,6 +7,7 @@ pub(crate) mod check;
 pub(crate) mod compare;
 pub(crate) mod copy;
 pub(crate) mod doctor;
+pub(crate) mod explain;
 pub(crate) mod export;
 pub(crate) mod history;
 pub(crate) mod kconfig;

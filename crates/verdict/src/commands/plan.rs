@@ -210,7 +210,7 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         } else {
             format!("alpha {alpha}")
         };
-        println!(
+        outln!(
             "noise: CV {:.1}% (from {source}); detect +-{:.1}% at {level} with power {}",
             cv * 100.0,
             threshold * 100.0,
@@ -221,7 +221,7 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         } else {
             format!(" [{}-{}: 80% range of the spread]", needed.low, needed.high)
         };
-        println!(
+        outln!(
             "fixed design:    {fixed} runs per cell{range}{}",
             time(fixed as f64)
         );
@@ -341,13 +341,13 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
                 "wall_hours": hours(paired as f64),
             },
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&document).map_err(CliError::internal)?
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "adaptive design: cap {} per cell; if the change is {:.1}%: mean {:.1}, 95th pct {} runs per cell (power {:.2}){}",
         settings.max,
         threshold * 100.0,
@@ -356,7 +356,7 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         at_threshold.regression,
         time(at_threshold.mean_runs)
     );
-    println!(
+    outln!(
         "                 if nothing changed: mean {:.1}, 95th pct {} runs per cell (ends equivalent {:.0}%){}",
         no_change.mean_runs,
         no_change.p95_runs,
@@ -364,7 +364,7 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         time(no_change.mean_runs)
     );
     if let Some((simulated_threshold, simulated_none)) = &check {
-        println!(
+        outln!(
             "  Monte-Carlo check ({} trials per line): mean {:.1}, 95th pct {} (power {:.2}); nothing changed: mean {:.1}, 95th pct {} (equivalent {:.0}%)",
             args.trials,
             simulated_threshold.mean_runs,
@@ -375,11 +375,11 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
             simulated_none.equivalent_rate() * 100.0
         );
     }
-    println!(
+    outln!(
         "  ({}; {method})",
         verdict_report::escape::text(&settings.describe())
     );
-    println!(
+    outln!(
         "adaptive, no cap: ends by ~{} runs per cell; if the change is {:.1}%: mean {:.1}, 95th pct {} runs per cell (power {:.2}){}",
         uncapped_end(0.0),
         threshold * 100.0,
@@ -388,14 +388,14 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         uncapped_threshold.regression,
         time(uncapped_threshold.mean_runs)
     );
-    println!(
+    outln!(
         "                 if nothing changed: mean {:.1}, 95th pct {} runs per cell (ends equivalent {:.0}%){}",
         uncapped_none.mean_runs,
         uncapped_none.p95_runs,
         uncapped_none.equivalent * 100.0,
         time(uncapped_none.mean_runs)
     );
-    println!(
+    outln!(
         "block-paired:    {paired} runs per cell at within-block correlation {:.2} (from {}; fixed N, signed-rank on within-block log ratios){}",
         correlation,
         correlation_source,

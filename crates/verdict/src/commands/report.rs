@@ -41,6 +41,14 @@ pub(crate) struct ReportArgs {
 pub(crate) fn run(args: &ReportArgs) -> Result<ExitCode, CliError> {
     let store = args.db.open_read_only()?;
     let run = args.db.run_or_latest(&store, args.run)?;
+    // The latest run of a run made on several hosts: the whole group.
+    if args.run.is_none() && args.rows.is_none() && args.cols.is_none() && args.ratio.is_none() {
+        let members =
+            verdict_engine::host_group::group_members(&store, run).map_err(CliError::internal)?;
+        if members.len() > 1 {
+            return crate::hosts::print_group(&store, &members, members.len(), &args.options);
+        }
+    }
     if args.rows.as_deref() == Some("host")
         && args.cols.is_none()
         && args.ratio.is_none()
@@ -61,7 +69,7 @@ fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitC
         .format
         .table()
         .unwrap_or(verdict_report::Format::Text);
-    let (record, experiment, samples) = loaded(store, run)?;
+    let (record, experiment, table) = loaded(store, run)?;
     let info = run_info(store, &record, &experiment)?;
     let options = PivotOptions {
         rows: args.rows.clone(),
@@ -75,20 +83,23 @@ fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitC
         bootstrap_seed: args.bootstrap_seed,
     };
     let pivot =
-        PivotReport::build(info, &experiment, &samples, &options).map_err(CliError::input)?;
+        PivotReport::build_from(info, &experiment, &table, &options).map_err(CliError::input)?;
+    let provenance = crate::run_report::stored_provenance(store, &record)?;
     if html {
         let page = verdict_report::html::render_pivot(
             &pivot,
-            &verdict_report::html::cell_series(&experiment, &samples, &pivot.metric),
-            &environment_columns(&record),
+            &verdict_report::html::cell_series_of(&experiment, &table, &pivot.metric),
+            &environment_columns(&record, Some(&provenance)),
         );
         emit(&page, args.options.output.as_deref())?;
     } else {
         let warnings = overlaps_of(store, &[run].into())?;
-        let rendered = if format == verdict_report::Format::Json {
-            String::new()
-        } else {
-            verdict_report::pivot::render(&pivot, format)
+        let rendered = match format {
+            verdict_report::Format::Json => String::new(),
+            verdict_report::Format::Email => {
+                verdict_report::email::pivot(&pivot, Some(&provenance))
+            }
+            _ => verdict_report::pivot::render_within(&pivot, format, args.options.width.columns()),
         };
         print_with_warnings(
             &rendered,

@@ -112,6 +112,14 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
             if target.hosts.is_empty() {
                 target.hosts = experiment.hosts.clone();
             }
+            if let Some(build) = experiment.vm.as_ref().and_then(|vm| vm.build.as_ref())
+                && build.tree.is_none()
+            {
+                return Err(CliError::input(format!(
+                    "{}: `[target] vm.build` names no `tree` (only `verdict bisect` builds its --repo without one): add tree = \"/path/to/linux\" or a tarball",
+                    path.display()
+                )));
+            }
             if experiment.vm.is_some() {
                 if target.remote() || args.doctor {
                     return Err(CliError::input(format!(

@@ -1,5 +1,6 @@
-//! `verdict runs`: list stored runs, and warn about runs that measured at
-//! the same time on one host.
+//! `verdict runs`: list stored runs with the host each ran on, a
+//! bisection's measurement runs as one entry (`--all` lists each), and
+//! warn about runs that measured at the same time on one host.
 
 use crate::common::{DbArgs, TableFormat};
 use crate::error::CliError;
@@ -18,6 +19,13 @@ pub(crate) struct RunsArgs {
     /// Only the runs measured on this host (repeatable); the store filters.
     #[arg(long = "host", value_name = "HOST")]
     pub(crate) hosts: Vec<String>,
+    /// List every run: a bisection's measurement runs one by one instead
+    /// of one line per bisection (text and markdown; CSV and JSON always
+    /// list every run).
+    #[arg(long)]
+    pub(crate) all: bool,
+    #[command(flatten)]
+    pub(crate) width: crate::common::WidthArgs,
     #[command(flatten)]
     pub(crate) db: DbArgs,
 }
@@ -32,15 +40,37 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
     }
     .map_err(CliError::internal)?;
     let warnings = all_overlaps(&store)?;
+    // Detached runs: where `verdict work` measured them.
+    let mut work = Vec::with_capacity(runs.len());
+    for run in &runs {
+        let record = store.work_record(run.id).map_err(CliError::internal)?;
+        work.push(
+            (!record.blocks.is_empty())
+                .then(|| crate::stored_run::work_section(&record, &run.host)),
+        );
+    }
+    let bisections = bisections_of(&store)?;
+    let bisection_of = |run: verdict_model::RunId| {
+        bisections
+            .iter()
+            .find(|(_, runs)| runs.contains(&run))
+            .map(|(summary, _)| summary.id.0)
+    };
     if format == Format::Json {
         let runs: Vec<serde_json::Value> = runs
             .iter()
-            .map(|run| {
-                serde_json::json!({
+            .zip(&work)
+            .map(|(run, work)| {
+                let mut value = serde_json::json!({
                     "id": run.id.0, "name": run.name, "kind": run.kind, "status": run.status.as_str(),
                     "planned": run.planned, "done": run.done, "failed": run.failed,
                     "started_at_ms": run.started_at_ms, "finished_at_ms": run.finished_at_ms, "host": run.host,
-                })
+                    "bisect": bisection_of(run.id),
+                });
+                if let Some(work) = work {
+                    value["work"] = serde_json::to_value(work).unwrap_or_default();
+                }
+                value
             })
             .collect();
         let document = serde_json::json!({"schema": "verdict.runs/v1", "runs": runs});
@@ -56,31 +86,69 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
     }
     let mut table = Table::new(
         [
-            "id", "name", "kind", "status", "planned", "done", "failed", "started",
+            "id", "name", "kind", "status", "host", "planned", "done", "failed", "started",
         ]
         .map(String::from)
         .to_vec(),
     );
-    table.left = vec![1, 2, 3];
+    table.left = vec![1, 2, 3, 4];
+    let grouped = !args.all && matches!(format, Format::Text | Format::Markdown | Format::Email);
+    let mut shown = Vec::new();
     for run in &runs {
-        table.push(vec![
-            run.id.to_string(),
-            run.name.clone(),
-            run.kind.clone(),
-            run.status.as_str().to_string(),
-            run.planned.to_string(),
-            run.done.to_string(),
-            run.failed.to_string(),
-            format_time(run.started_at_ms),
-        ]);
+        let bisection = bisections
+            .iter()
+            .find(|(_, members)| members.contains(&run.id));
+        match bisection {
+            Some((summary, members)) if grouped => {
+                if !shown.contains(&summary.id) {
+                    shown.push(summary.id);
+                    table.push(bisection_row(summary, members, &runs));
+                }
+            }
+            _ => table.push(vec![
+                run.id.to_string(),
+                run.name.clone(),
+                run.kind.clone(),
+                run.status.as_str().to_string(),
+                run.host.clone(),
+                run.planned.to_string(),
+                run.done.to_string(),
+                run.failed.to_string(),
+                format_time(run.started_at_ms),
+            ]),
+        }
     }
     let mut rendered = match format {
         Format::Markdown => table.markdown(),
         Format::Csv => table.csv(),
-        _ => table.text(),
+        Format::Email => table.text_within(verdict_report::email::WIDTH),
+        _ => table.text_width(args.width.columns()),
     };
     // Runs on a VM: failed boots are not iterations; say where they are.
+    // Detached runs: the hosts they were measured on, their takeovers.
     if format != Format::Csv {
+        let table_end = rendered.len();
+        for (run, work) in runs.iter().zip(&work) {
+            if let Some(work) = work {
+                let mut line = format!(
+                    "run {}: measured on {} by `verdict work`",
+                    run.id,
+                    work.hosts.join(", ")
+                );
+                for takeover in &work.takeovers {
+                    line.push_str(&format!(
+                        "; block {} taken over from {} on {} by {} on {}",
+                        takeover.block,
+                        takeover.from_worker,
+                        takeover.from_host,
+                        takeover.to_worker,
+                        takeover.to_host
+                    ));
+                }
+                rendered.push('\n');
+                rendered.push_str(&verdict_report::escape::text(&line));
+            }
+        }
         for run in &runs {
             // A database older than the boots table has none.
             let boots = store.boots(run.id).unwrap_or_default();
@@ -94,7 +162,7 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
                 ));
             }
         }
-        if rendered.ends_with(')') {
+        if rendered.len() > table_end {
             rendered.push('\n');
         }
     }
@@ -107,4 +175,64 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
         None,
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Every bisection with the runs that measured for it.
+fn bisections_of(
+    store: &dyn Store,
+) -> Result<Vec<(verdict_store::BisectSummary, Vec<verdict_model::RunId>)>, CliError> {
+    // A database older than the bisections table has none.
+    let bisections = store.list_bisects().unwrap_or_default();
+    bisections
+        .into_iter()
+        .map(|summary| {
+            let runs = store
+                .bisect_runs(summary.id)
+                .map_err(CliError::internal)?
+                .into_iter()
+                .map(|run| run.id)
+                .collect();
+            Ok((summary, runs))
+        })
+        .collect()
+}
+
+/// One line for a bisection's measurement runs (those listed): the range
+/// of their ids, the bisection, its status, the hosts, their counts
+/// summed, the first one's start.
+fn bisection_row(
+    summary: &verdict_store::BisectSummary,
+    members: &[verdict_model::RunId],
+    runs: &[verdict_store::RunSummary],
+) -> Vec<String> {
+    let listed: Vec<&verdict_store::RunSummary> = runs
+        .iter()
+        .filter(|run| members.contains(&run.id))
+        .collect();
+    let mut hosts: Vec<&str> = listed.iter().map(|run| run.host.as_str()).collect();
+    hosts.dedup();
+    let first = listed.first().map_or(0, |run| run.id.0);
+    let last = listed.last().map_or(0, |run| run.id.0);
+    vec![
+        format!("{first}-{last}"),
+        format!(
+            "bisection {} ({} run{}; --all lists them)",
+            summary.id.0,
+            listed.len(),
+            if listed.len() == 1 { "" } else { "s" }
+        ),
+        "bisect".to_string(),
+        summary.status.as_str().to_string(),
+        hosts.join(", "),
+        listed
+            .iter()
+            .map(|run| run.planned)
+            .sum::<u64>()
+            .to_string(),
+        listed.iter().map(|run| run.done).sum::<u64>().to_string(),
+        listed.iter().map(|run| run.failed).sum::<u64>().to_string(),
+        listed
+            .first()
+            .map_or(String::new(), |run| format_time(run.started_at_ms)),
+    ]
 }

@@ -115,7 +115,7 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
         return Err(CliError::input("simulate: --trials must be at least 1"));
     }
     if args.validate {
-        print!(
+        out!(
             "{}",
             validation_report(ValidationSettings {
                 trials: args.trials,
@@ -125,7 +125,7 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     if args.validate_boots {
-        print!("{}", boots_report(args.trials, args.seed));
+        out!("{}", boots_report(args.trials, args.seed));
         return Ok(ExitCode::SUCCESS);
     }
     let shape = Shape::from_name(&args.shape).ok_or_else(|| {
@@ -208,9 +208,9 @@ pub(crate) fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
             };
             let text = serde_json::to_string_pretty(&output)
                 .map_err(|error| CliError::internal(format!("failed to write JSON: {error}")))?;
-            println!("{text}");
+            outln!("{text}");
         }
-        SimulateFormat::Text => print!(
+        SimulateFormat::Text => out!(
             "{}",
             simulate::render(args.trials, args.seed, &scenario, &results)
         ),
@@ -259,9 +259,9 @@ fn run_boots(args: &SimulateArgs, noise: Noise, boots: usize) -> Result<ExitCode
             };
             let text = serde_json::to_string_pretty(&output)
                 .map_err(|error| CliError::internal(format!("failed to write JSON: {error}")))?;
-            println!("{text}");
+            outln!("{text}");
         }
-        SimulateFormat::Text => print!(
+        SimulateFormat::Text => out!(
             "{}",
             simulate::render_boots(
                 args.trials,

@@ -1,15 +1,22 @@
-//! `verdict work RUN --db URL [--host H…]` (one controller measuring a detached run's blocks alongside others; the
-//! loop is verdict-engine's `Worker`). Must not hold SQL or orchestration.
+//! `verdict work RUN --db URL [--host H…]` (one controller measuring a
+//! detached run's blocks alongside others; the loop is verdict-engine's
+//! `Worker`). Must not hold SQL or orchestration.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::common::{DbArgs, cancel_on_interrupt, capture_environment, hostname};
+use crate::common::{
+    DbArgs, cancel_on_interrupt, capture_environment, hostname, parse_host, parse_timeout,
+};
 use crate::error::CliError;
 use crate::progress::Progress;
 use verdict_engine::{WorkOptions, Worker};
 use verdict_model::RunId;
 use verdict_store::{Database, Store, WorkStore};
+
+/// The longest `--lease`: a day (a controller that dies holds its block
+/// that long).
+const LONGEST_LEASE: Duration = Duration::from_secs(24 * 3600);
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct WorkArgs {
@@ -17,26 +24,41 @@ pub(crate) struct WorkArgs {
     pub(crate) run: i64,
     /// A target host this controller drives (repeatable; default: this
     /// machine's host name). One controller at a time holds a host's lease.
-    #[arg(long = "host", value_name = "HOST")]
+    #[arg(long = "host", value_name = "HOST", value_parser = parse_host)]
     pub(crate) hosts: Vec<String>,
-    /// Seconds a controller's lease on a host lasts without renewal; a
-    /// controller that dies loses its block to another after this long.
-    #[arg(long, default_value = "30", value_name = "SECONDS")]
-    pub(crate) lease: f64,
+    /// Seconds a controller's lease on a host lasts without renewal (up to
+    /// a day); a controller that dies loses its block to another after
+    /// this long.
+    #[arg(long, default_value = "30", value_name = "SECONDS", value_parser = parse_lease)]
+    pub(crate) lease: Duration,
+    /// How long the store may stay unreachable (a server restart) before
+    /// this controller gives up, e.g. 60s or 5m; meanwhile it reconnects
+    /// with backoff and then goes on where it was.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
+    pub(crate) reconnect_timeout: Duration,
     /// This controller's name (default: host name and process id).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = parse_host)]
     pub(crate) worker: Option<String>,
     #[command(flatten)]
     pub(crate) db: DbArgs,
 }
 
-pub(crate) fn run(args: &WorkArgs) -> Result<ExitCode, CliError> {
-    if !(args.lease.is_finite() && args.lease > 0.0) {
-        return Err(CliError::input(format!(
-            "--lease {}: expected a positive number of seconds",
-            args.lease
-        )));
+/// `--lease`: positive seconds, at most `LONGEST_LEASE`.
+fn parse_lease(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    match Duration::try_from_secs_f64(seconds) {
+        Ok(lease) if !lease.is_zero() && lease <= LONGEST_LEASE => Ok(lease),
+        _ => Err(format!(
+            "`{text}`: expected a positive number of seconds, at most {} (a day)",
+            LONGEST_LEASE.as_secs()
+        )),
     }
+}
+
+pub(crate) fn run(args: &WorkArgs) -> Result<ExitCode, CliError> {
     let store = args.db.open()?;
     let work = store.work_store().map_err(CliError::input)?;
     let record = store.run(RunId(args.run)).map_err(CliError::input)?;
@@ -60,7 +82,8 @@ pub(crate) fn run(args: &WorkArgs) -> Result<ExitCode, CliError> {
             .clone()
             .unwrap_or_else(|| format!("{}:{}", hostname(), std::process::id())),
         hosts,
-        lease: Duration::from_secs_f64(args.lease),
+        lease: args.lease,
+        reconnect_timeout: args.reconnect_timeout,
     };
     let worker = Worker {
         executor: &verdict_exec::SystemExecutor,
@@ -71,10 +94,11 @@ pub(crate) fn run(args: &WorkArgs) -> Result<ExitCode, CliError> {
     };
     let experiment: verdict_model::Experiment =
         serde_json::from_str(&record.experiment_json).map_err(CliError::internal)?;
-    let mut progress = Progress::new(&experiment.primary_metric().name);
+    let mut progress = Progress::shared_work(&experiment.primary_metric().name);
     let summary = worker
         .work(RunId(args.run), &options, &mut progress)
         .map_err(CliError::input)?;
+    drop(progress);
     eprintln!(
         "verdict: {}: {} block(s), {} sample(s){}{}",
         options.worker,
@@ -98,4 +122,18 @@ pub(crate) fn run(args: &WorkArgs) -> Result<ExitCode, CliError> {
         )));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lease_is_positive_and_at_most_a_day() {
+        assert_eq!(parse_lease("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_lease("86400"), Ok(LONGEST_LEASE));
+        for bad in ["0", "-1", "1e300", "inf", "NaN", "86401", "x"] {
+            assert!(parse_lease(bad).is_err(), "{bad}");
+        }
+    }
 }

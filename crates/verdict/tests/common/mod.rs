@@ -8,6 +8,7 @@
 // `#[expect(dead_code)]` would fail in the files that use them all.
 #![allow(dead_code, reason = "each test crate uses a subset of the helpers")]
 
+pub mod planted;
 pub mod vm;
 
 use assert_cmd::Command;
@@ -70,4 +71,35 @@ pub fn succeed(command: &mut Command) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8(output.stdout).unwrap()
+}
+
+/// `verdict report --format email` of the latest run in `directory`'s
+/// store, which must succeed.
+pub fn email_report(directory: &Path) -> String {
+    succeed(verdict(directory).args(["report", "--format", "email"]))
+}
+
+/// The first line of `text` over `width` columns (characters), if any:
+/// what a test of a form that claims a width asserts is `None`.
+pub fn line_over(text: &str, width: usize) -> Option<&str> {
+    text.lines().find(|line| line.chars().count() > width)
+}
+
+/// A repository in `directory/repo` whose `work.sh` prints 100 before
+/// commit 3 and 300 from it on (commits 0..=4, hashes returned), and
+/// `directory/exp.toml` reading that value (`value`, unit `ops`, lower is
+/// better): a bisection whose every figure is the same on every machine.
+pub fn steps_repository(directory: &Path) -> Vec<String> {
+    let repo = directory.join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    // `sleep 0; echo VALUE` as each commit's work.sh.
+    let hashes =
+        verdict_testkit::sleep_repository(&repo, 4, 3, None, ["0; echo 100", "0; echo 300"]);
+    std::fs::write(
+        directory.join("exp.toml"),
+        "name = \"steps\"\ncommand = [\"sh\", \"work.sh\"]\n\n[[metrics]]\nname = \"value\"\n\
+         source = \"regex\"\npattern = '(\\d+)'\nunit = \"ops\"\ndirection = \"lower\"\n",
+    )
+    .unwrap();
+    hashes
 }
