@@ -559,12 +559,13 @@ impl View<'_> {
                 ));
             }
         }
+        // Each line escaped once, for its format (a backslash is spelled
+        // `\\`: escaping twice would spell it twice).
         for note in notes {
-            let line = escape::text(&note);
-            output.push_str(&if markdown && line.starts_with("  ") {
-                format!("- {}\n", escape::markdown(line.trim()))
+            output.push_str(&if markdown && note.starts_with("  ") {
+                format!("- {}\n", escape::markdown(note.trim()))
             } else {
-                format!("{line}\n")
+                format!("{}\n", escape::text(&note))
             });
         }
         output
