@@ -302,6 +302,8 @@ fn csv_series_changes_between_the_sixth_and_seventh_rows() {
             "series.csv",
             "--column",
             "score",
+            "--method",
+            "otava",
             "--format",
             "email",
         ],
