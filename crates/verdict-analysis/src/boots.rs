@@ -634,10 +634,18 @@ mod tests {
     /// within-boot factor `size` (s, l): `boots` boots per boot level, 8
     /// iterations per cell in each, boot b's level `slower` times a's.
     fn boot_run(boots: u32, slower: f64) -> RunReport {
+        boot_run_declaring(boots, slower, "")
+    }
+
+    /// [`boot_run`] with `metrics` (TOML) declared; every sample also has
+    /// a `cycles` value, 1000 times its wall.
+    fn boot_run_declaring(boots: u32, slower: f64, metrics: &str) -> RunReport {
         let experiment = Experiment::parse(
-            "name = \"t\"\ncommand = [\"true\"]\n[factors]\n\
-             mode = [{ value = \"a\", boot = { cmdline = \"quiet\" } }, { value = \"b\", boot = { cmdline = \"loud\" } }]\n\
-             size = [\"s\", \"l\"]\n[target]\nvm = { kernel = \"/vmlinuz\" }\n",
+            &format!(
+                "name = \"t\"\ncommand = [\"true\"]\n[factors]\n\
+                 mode = [{{ value = \"a\", boot = {{ cmdline = \"quiet\" }} }}, {{ value = \"b\", boot = {{ cmdline = \"loud\" }} }}]\n\
+                 size = [\"s\", \"l\"]\n[target]\nvm = {{ kernel = \"/vmlinuz\" }}\n{metrics}"
+            ),
             "t.toml",
         )
         .unwrap();
@@ -657,6 +665,7 @@ mod tests {
                     }
                     let mut metrics = BTreeMap::new();
                     metrics.insert("wall".to_string(), value);
+                    metrics.insert("cycles".to_string(), value * 1000.0);
                     samples.push(Sample {
                         cell,
                         block: boot,
@@ -772,6 +781,44 @@ mod tests {
             verdict_stats::verdict::Verdict::Regression,
             "{boot_row:?}"
         );
+    }
+
+    #[test]
+    fn every_declared_metric_is_decided_over_boots_by_the_same_rules() {
+        // A booted run's other declared metrics (metric_verdicts) get
+        // what the primary metric gets: a row for one boot a level that
+        // says why, and boot rows Holm-adjusted with their family.
+        let declared = "[[metrics]]\nname = \"wall\"\n\n[[metrics]]\nname = \"cycles\"\nsource = \"perf-stat\"\nevent = \"cycles\"\n";
+        let report = boot_run_declaring(1, 1.3, declared);
+        assert_eq!(report.metric_verdicts.len(), 1, "{report:?}");
+        let cycles = report.metric_verdicts[0].comparisons.clone().unwrap();
+        let over_boots: Vec<_> = cycles
+            .comparisons
+            .iter()
+            .filter(|row| row.sampling_unit == SamplingUnit::Boot)
+            .collect();
+        assert_eq!(over_boots.len(), 2, "{cycles:?}");
+        for row in over_boots {
+            assert_eq!(
+                row.undecided,
+                Some(verdict_stats::verdict::Undecided::OneBoot { minimum: 2 }),
+                "{row:?}"
+            );
+        }
+        let report = boot_run_declaring(3, 1.3, declared);
+        let cycles = report.metric_verdicts[0].comparisons.clone().unwrap();
+        assert_eq!(cycles.comparisons.len(), 4);
+        let adjusted = verdict_stats::multiplicity::holm(cycles.raw_p_values());
+        for (row, p_value) in cycles.comparisons.iter().zip(adjusted) {
+            assert_eq!(row.p_value, p_value, "{row:?}");
+            if row.sampling_unit == SamplingUnit::Boot {
+                assert_eq!(
+                    row.verdict,
+                    verdict_stats::verdict::Verdict::Regression,
+                    "{row:?}"
+                );
+            }
+        }
     }
 
     #[test]
