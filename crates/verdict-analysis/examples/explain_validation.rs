@@ -84,6 +84,7 @@ fn p_value(baseline: &[f64], candidate: &[f64]) -> Option<f64> {
             better: Better::Lower,
             alpha: Q,
             family_size: 1,
+            power: verdict_stats::plan::DEFAULT_POWER,
         },
     )
     .ok()

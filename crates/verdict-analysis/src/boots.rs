@@ -13,14 +13,14 @@
 //! The figures come from verdict-stats (`boot_spread`, `compare_boots`).
 //! Pure: stored boots and samples in, the section's model out; must not
 //! read files or the store. verdict-report renders it.
-use crate::compare::{ComparisonInput, better_of, comparisons_if_any};
+use crate::compare::{ComparisonInput, SamplingUnit, better_of, comparisons_if_any};
 use crate::run::{RunReport, RunReportOptions, comparison_label};
 use crate::samples::SampleTable;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use verdict_model::{Environment, Experiment, KernelBuildRecord};
 use verdict_stats::boot_spread::{boot_medians, boot_spread};
-use verdict_stats::boots::{BootMethod, BootOptions, compare_boots};
+use verdict_stats::boots::{BootMethod, BootOptions, compare_boots, variance_components};
 
 /// One level's values, one `Vec` per boot.
 type BootGroups = Vec<Vec<f64>>;
@@ -212,6 +212,16 @@ pub struct BootSpreadRow {
     pub between_boot_cv: Option<f64>,
     /// Median over boots of the CV within each boot.
     pub within_boot_cv: Option<f64>,
+    /// The boot effect as a CV: the spread between boots with the
+    /// within-boot noise taken out (one-way random-effects ANOVA, method
+    /// of moments, `verdict_stats::boots::variance_components`); `None`
+    /// below 2 boots or without a boot of 2 values, or on the absolute
+    /// scale (a value 0 or below).
+    pub boot_effect_cv: Option<f64>,
+    /// The ANOVA's F test of "no boot effect" (σ_b = 0): a small p says
+    /// the boots differ beyond their iterations' noise, so more boots,
+    /// not more iterations, sharpen a comparison of this level.
+    pub boot_effect_p_value: Option<f64>,
 }
 
 /// A boot that did not prove itself (never data).
@@ -249,7 +259,9 @@ impl RunReport {
             .iter()
             .zip(&per_cell)
             .map(|(cell, by_boot)| {
-                let spread = boot_spread(&by_boot.values().cloned().collect::<Vec<_>>());
+                let per_boot: Vec<Vec<f64>> = by_boot.values().cloned().collect();
+                let spread = boot_spread(&per_boot);
+                let components = variance_components(&per_boot).ok();
                 BootSpreadRow {
                     cell: cell.label(),
                     boots: spread.boots,
@@ -257,6 +269,9 @@ impl RunReport {
                     median_high: spread.median_high,
                     between_boot_cv: spread.between_boot_cv,
                     within_boot_cv: spread.within_boot_cv,
+                    boot_effect_cv: components.and_then(|components| components.between_cv),
+                    boot_effect_p_value: components
+                        .and_then(|components| components.boot_effect_p_value),
                 }
             })
             .collect();
@@ -456,11 +471,14 @@ fn boot_comparisons(
                     ),
                 );
             }
-            (baseline.len() >= 2 && candidate.len() >= 2).then(|| ComparisonInput {
+            // Every comparison gets a row, one boot (or run) a side too:
+            // the row says why it cannot be decided.
+            (!baseline.is_empty() && !candidate.is_empty()).then(|| ComparisonInput {
                 name,
                 unit: metric.unit.clone(),
                 better: better_of(metric.direction),
                 threshold,
+                power: experiment.sampling.power,
                 baseline,
                 candidate,
             })
@@ -471,51 +489,66 @@ fn boot_comparisons(
     // boot-unit method (the rows above only supply the per-boot medians'
     // summaries), at the Bonferroni level α/k of the k comparisons shown.
     if let Some(report) = comparisons.as_mut() {
-        let family_size = report.comparisons.len();
-        for row in &mut report.comparisons {
+        let family_size = if options.adjust {
+            report.comparisons.len()
+        } else {
+            1
+        };
+        let mut raw = report.raw_p_values().to_vec();
+        for (row, raw) in report.comparisons.iter_mut().zip(&mut raw) {
             if let Some((baseline, candidate)) = boot_groups.get(&row.name) {
-                decide_over_boots(row, baseline, candidate, options.alpha, family_size);
+                *raw = decide_over_boots(
+                    row,
+                    (baseline, candidate),
+                    options.alpha,
+                    family_size,
+                    experiment.sampling.power,
+                );
             }
         }
+        // The rows decided over boots are adjusted with the others, over
+        // the same family.
+        report.adjust_p_values(raw);
     }
     Ok(comparisons)
 }
 
-/// Replaces a boot-level row's decision (shift, interval, p-value,
-/// verdict, magnitude, boots needed) with verdict-stats' comparison over
-/// boots ([`compare_boots`]: the median of each boot's logs, Welch's t
-/// over boots, validated by simulation in docs/validation.md), at the
-/// Bonferroni level α/k. The row's side summaries stay those of the
-/// per-boot medians; its `runs_needed` counts boots per level.
+/// Replaces a boot-level row's decision (shift, interval, verdict,
+/// magnitude, boots needed with their range, why it cannot be decided)
+/// with verdict-stats' comparison over boots ([`compare_boots`]: the
+/// median of each boot's logs, Welch's t over boots, validated by
+/// simulation in docs/validation.md), at the Bonferroni level α/k, and
+/// returns its unadjusted p-value (the caller adjusts it with the family).
+/// The row's side summaries stay those of the per-boot medians; its `n`
+/// and `runs_needed` count boots per level.
 fn decide_over_boots(
     row: &mut crate::compare::ComparisonRow,
-    baseline: &[Vec<f64>],
-    candidate: &[Vec<f64>],
+    (baseline, candidate): (&[Vec<f64>], &[Vec<f64>]),
     alpha: f64,
     family_size: usize,
-) {
+    power: f64,
+) -> f64 {
     let mut boot_options = BootOptions::new(row.better);
     boot_options.settings.threshold = row.threshold;
     boot_options.settings.alpha = alpha;
     boot_options.settings.family_size = family_size.max(1);
+    boot_options.settings.power = power;
+    row.sampling_unit = SamplingUnit::Boot;
     let Ok(decided) = compare_boots(baseline, candidate, &boot_options) else {
-        return;
+        return row.p_value;
     };
     row.delta = decided.shift.estimate;
     row.delta_ci_low = decided.shift.interval.map(|interval| interval.low);
     row.delta_ci_high = decided.shift.interval.map(|interval| interval.high);
     row.delta_confidence = boot_options.settings.interval_confidence();
-    row.p_value = decided.p_value;
     row.verdict = decided.verdict;
     row.magnitude = decided.magnitude;
     row.runs_needed = decided.boots_needed;
+    row.runs_needed_range = decided.boots_needed_range;
+    row.undecided = decided.undecided;
     row.scale = decided.scale;
     row.absolute_threshold = decided.absolute_threshold;
-    row.adjusted = if family_size > 1 {
-        format!("bonferroni over boots (k={family_size})")
-    } else {
-        "none (one comparison)".to_string()
-    };
+    decided.p_value
 }
 
 /// How boot levels are compared (verdict-stats' default [`BootMethod`]), in words.
@@ -526,6 +559,8 @@ pub fn boot_method() -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::RunReportOptions;
+    use verdict_model::Sample;
 
     /// Boots of `iterations` values: each boot's level times a small
     /// deterministic within-boot wiggle.
@@ -546,12 +581,19 @@ mod tests {
             unit: "s".into(),
             better: verdict_stats::verdict::Better::Lower,
             threshold: 0.02,
+            power: verdict_stats::plan::DEFAULT_POWER,
             baseline: boot_medians(baseline),
             candidate: boot_medians(candidate),
         };
         let mut report = comparisons_if_any(&[input], 0.05, true).unwrap().unwrap();
         let mut row = report.comparisons.remove(0);
-        decide_over_boots(&mut row, baseline, candidate, 0.05, 1);
+        row.p_value = decide_over_boots(
+            &mut row,
+            (baseline, candidate),
+            0.05,
+            1,
+            verdict_stats::plan::DEFAULT_POWER,
+        );
         row
     }
 
@@ -586,6 +628,221 @@ mod tests {
         );
         assert!((row.delta - 0.30).abs() < 0.03, "{row:?}");
         assert!(row.delta_ci_low.is_some_and(|low| low > 0.2), "{row:?}");
+    }
+
+    /// A run of an experiment with a boot factor `mode` (a, b) and a
+    /// within-boot factor `size` (s, l): `boots` boots per boot level, 8
+    /// iterations per cell in each, boot b's level `slower` times a's.
+    fn boot_run(boots: u32, slower: f64) -> RunReport {
+        boot_run_declaring(boots, slower, "")
+    }
+
+    /// [`boot_run`] with `metrics` (TOML) declared; every sample also has
+    /// a `cycles` value, 1000 times its wall.
+    fn boot_run_declaring(boots: u32, slower: f64, metrics: &str) -> RunReport {
+        let experiment = Experiment::parse(
+            &format!(
+                "name = \"t\"\ncommand = [\"true\"]\n[factors]\n\
+                 mode = [{{ value = \"a\", boot = {{ cmdline = \"quiet\" }} }}, {{ value = \"b\", boot = {{ cmdline = \"loud\" }} }}]\n\
+                 size = [\"s\", \"l\"]\n[target]\nvm = {{ kernel = \"/vmlinuz\" }}\n{metrics}"
+            ),
+            "t.toml",
+        )
+        .unwrap();
+        let cells = experiment.cells();
+        let (mut samples, mut sample_boot) = (Vec::new(), BTreeMap::new());
+        let mut sequence = 0u32;
+        for boot in 0..2 * boots {
+            let mode = if boot % 2 == 0 { "a" } else { "b" };
+            for (cell, levels) in cells.iter().enumerate() {
+                if levels.level("mode") != Some(mode) {
+                    continue;
+                }
+                for iteration in 0..8u32 {
+                    let mut value = 1.0 + 0.01 * f64::from(iteration % 4) + 0.003 * f64::from(boot);
+                    if mode == "b" {
+                        value *= slower;
+                    }
+                    let mut metrics = BTreeMap::new();
+                    metrics.insert("wall".to_string(), value);
+                    metrics.insert("cycles".to_string(), value * 1000.0);
+                    samples.push(Sample {
+                        cell,
+                        block: boot,
+                        sequence,
+                        warmup: false,
+                        started_at_ms: 0,
+                        wall_seconds: value,
+                        user_seconds: 0.0,
+                        sys_seconds: 0.0,
+                        max_rss_kib: 0,
+                        exit_code: Some(0),
+                        signal: None,
+                        timed_out: false,
+                        metrics,
+                        failure: None,
+                        missing: Default::default(),
+                        leftovers: Vec::new(),
+                    });
+                    sample_boot.insert(sequence, boot);
+                    sequence += 1;
+                }
+            }
+        }
+        let info = crate::run::RunInfo {
+            id: 1,
+            name: "t".into(),
+            status: "complete".into(),
+            started: String::new(),
+            finished: None,
+            seed: 1,
+            host: "h".into(),
+            planned: samples.len() as u64,
+            recorded: samples.len(),
+            tool_version: "verdict".into(),
+            order: "interleaved".into(),
+            procedure: None,
+            noise: None,
+            decisions: Vec::new(),
+        };
+        let options = RunReportOptions {
+            metric: None,
+            metrics: None,
+            threshold: None,
+            alpha: 0.05,
+            adjust: true,
+        };
+        let report = RunReport::build(
+            info,
+            &experiment,
+            &samples,
+            &Environment::default(),
+            &options,
+        )
+        .unwrap();
+        let boots: Vec<ReportBoot> = (0..2 * boots)
+            .map(|id| ReportBoot {
+                id,
+                level_key: format!("mode={}", if id % 2 == 0 { "a" } else { "b" }),
+                status: "complete".into(),
+                accelerator: Some("tcg".into()),
+                kernel_release: None,
+                message: None,
+                console_tail: None,
+                environment: None,
+            })
+            .collect();
+        let table = SampleTable::of(&experiment, &samples);
+        report.with_boots(&experiment, &table, &boots, &sample_boot, &options)
+    }
+
+    #[test]
+    fn one_boot_per_level_gets_a_row_that_says_why() {
+        // `boots = 1`, the default: before, the boot-level comparisons
+        // disappeared without a row.
+        let report = boot_run(1, 1.3);
+        let comparisons = report.comparisons.unwrap().comparisons;
+        let over_boots: Vec<_> = comparisons
+            .iter()
+            .filter(|row| row.sampling_unit == SamplingUnit::Boot)
+            .collect();
+        assert_eq!(over_boots.len(), 2, "{comparisons:?}");
+        for row in over_boots {
+            assert_eq!(row.verdict, verdict_stats::verdict::Verdict::Inconclusive);
+            assert_eq!(
+                row.undecided,
+                Some(verdict_stats::verdict::Undecided::OneBoot { minimum: 2 })
+            );
+            assert_eq!(row.runs_needed, None);
+        }
+    }
+
+    #[test]
+    fn boot_rows_are_adjusted_with_the_family() {
+        // Three boots per level, a clear 30% slowdown: the two boot rows'
+        // p-values are Holm-adjusted over the report's 4 comparisons, like
+        // the within-boot rows, and the decision is at the Bonferroni level.
+        let report = boot_run(3, 1.3);
+        let compared = report.comparisons.unwrap();
+        assert_eq!(compared.comparisons.len(), 4);
+        let raw = compared.raw_p_values().to_vec();
+        let adjusted = verdict_stats::multiplicity::holm(&raw);
+        for (row, p_value) in compared.comparisons.iter().zip(adjusted) {
+            assert_eq!(row.p_value, p_value, "{row:?}");
+            assert!((row.delta_confidence - (1.0 - 0.05 / 4.0)).abs() < 1e-12);
+        }
+        let boot_row = compared
+            .comparisons
+            .iter()
+            .find(|row| row.sampling_unit == SamplingUnit::Boot)
+            .unwrap();
+        assert_eq!(
+            boot_row.verdict,
+            verdict_stats::verdict::Verdict::Regression,
+            "{boot_row:?}"
+        );
+    }
+
+    #[test]
+    fn every_declared_metric_is_decided_over_boots_by_the_same_rules() {
+        // A booted run's other declared metrics (metric_verdicts) get
+        // what the primary metric gets: a row for one boot a level that
+        // says why, and boot rows Holm-adjusted with their family.
+        let declared = "[[metrics]]\nname = \"wall\"\n\n[[metrics]]\nname = \"cycles\"\nsource = \"perf-stat\"\nevent = \"cycles\"\n";
+        let report = boot_run_declaring(1, 1.3, declared);
+        assert_eq!(report.metric_verdicts.len(), 1, "{report:?}");
+        let cycles = report.metric_verdicts[0].comparisons.clone().unwrap();
+        let over_boots: Vec<_> = cycles
+            .comparisons
+            .iter()
+            .filter(|row| row.sampling_unit == SamplingUnit::Boot)
+            .collect();
+        assert_eq!(over_boots.len(), 2, "{cycles:?}");
+        for row in over_boots {
+            assert_eq!(
+                row.undecided,
+                Some(verdict_stats::verdict::Undecided::OneBoot { minimum: 2 }),
+                "{row:?}"
+            );
+        }
+        let report = boot_run_declaring(3, 1.3, declared);
+        let cycles = report.metric_verdicts[0].comparisons.clone().unwrap();
+        assert_eq!(cycles.comparisons.len(), 4);
+        let adjusted = verdict_stats::multiplicity::holm(cycles.raw_p_values());
+        for (row, p_value) in cycles.comparisons.iter().zip(adjusted) {
+            assert_eq!(row.p_value, p_value, "{row:?}");
+            if row.sampling_unit == SamplingUnit::Boot {
+                assert_eq!(
+                    row.verdict,
+                    verdict_stats::verdict::Verdict::Regression,
+                    "{row:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_boots_section_carries_the_variance_components_and_f_test() {
+        // Issue 29, finding 8: docs said the ANOVA's variance components
+        // and F test were reported; no report had them. Level a's boots
+        // 0, 2, 4 hold ln(1 + 0.01·(i mod 4) + 0.003·boot), i < 8: scipy's
+        // f_oneway gives F = 2.01609 on (2, 21) df, p = 0.158148565103;
+        // by hand (method of moments, n₀ = 8) the boot effect CV is
+        // 0.00417250255043.
+        let report = boot_run(3, 1.3);
+        let section = report.boots.unwrap();
+        let rows: Vec<_> = section
+            .spread
+            .iter()
+            .filter(|row| row.cell.contains("mode=a"))
+            .collect();
+        assert_eq!(rows.len(), 2, "{:?}", section.spread);
+        for row in rows {
+            let cv = row.boot_effect_cv.unwrap();
+            let p_value = row.boot_effect_p_value.unwrap();
+            assert!((cv - 0.004_172_502_550_43).abs() < 1e-9, "{row:?}");
+            assert!((p_value - 0.158_148_565_103).abs() < 1e-9, "{row:?}");
+        }
     }
 
     fn booted(id: u32, level: &str, status: &str, cpu: &str, cmdline: &str) -> ReportBoot {

@@ -6,7 +6,8 @@ use serde::Serialize;
 pub use verdict_stats::StatsError;
 use verdict_stats::multiplicity::holm;
 use verdict_stats::paired::{Analysis, compare_paired};
-pub use verdict_stats::verdict::{Better, Magnitude, Scale, Verdict};
+pub use verdict_stats::plan::DEFAULT_POWER;
+pub use verdict_stats::verdict::{Better, Magnitude, Scale, Undecided, Verdict};
 use verdict_stats::verdict::{CompareSettings, Comparison, compare};
 
 pub const COMPARE_SCHEMA: &str = "verdict.compare/v1";
@@ -51,8 +52,20 @@ pub struct ComparisonRow {
     pub p_value: f64,
     pub verdict: Verdict,
     pub magnitude: Option<Magnitude>,
-    /// Runs per cell that would resolve +-threshold (when inconclusive).
+    /// Runs per cell (blocks, boots per level: `sampling_unit`) that would
+    /// resolve +-threshold at the run's power (when inconclusive).
     pub runs_needed: Option<usize>,
+    /// `[low, high]`: `runs_needed` at the ends of the 80% interval of the
+    /// spread it was planned from (few runs or boots: a wide range).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_needed_range: Option<(usize, usize)>,
+    /// Why data like these cannot decide, when so: `{"reason":
+    /// "one_run" | "one_boot" | "no_spread_between_boots", "minimum": N}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<Undecided>,
+    /// What `n` and `runs_needed` count: `run` (omitted), `block`, `boot`.
+    #[serde(skip_serializing_if = "SamplingUnit::is_run")]
+    pub sampling_unit: SamplingUnit,
     /// `none`, or `holm-bonferroni (k=N)`.
     pub adjusted: String,
     pub threshold: f64,
@@ -62,6 +75,35 @@ pub struct ComparisonRow {
     /// Absolute scale: the threshold in `unit`, threshold x |median of B|.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub absolute_threshold: Option<f64>,
+}
+
+/// What one unit of a comparison's `n` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SamplingUnit {
+    /// A run (iteration) of a cell.
+    #[default]
+    Run,
+    /// A complete interleaved block (the paired analysis).
+    Block,
+    /// A boot of a level (decided with the boot as the unit).
+    Boot,
+}
+
+impl SamplingUnit {
+    /// Its serde name: `run`, `block`, `boot`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SamplingUnit::Run => "run",
+            SamplingUnit::Block => "block",
+            SamplingUnit::Boot => "boot",
+        }
+    }
+
+    /// Whether this is the default, a run.
+    pub fn is_run(&self) -> bool {
+        *self == SamplingUnit::Run
+    }
 }
 
 /// The end of a comparison's name when its levels differ by boot and it is
@@ -82,6 +124,12 @@ pub struct CompareReport {
     /// comparisons are of per-block values (`n` counts complete blocks).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paired: Option<PairedBlocks>,
+    /// The rows' p-values before the multiplicity adjustment.
+    #[serde(skip)]
+    raw_p_values: Vec<f64>,
+    /// The family size k the p-values are Holm-adjusted over (1: none).
+    #[serde(skip)]
+    family: usize,
 }
 
 /// How the block-paired comparisons were formed.
@@ -101,6 +149,9 @@ pub struct ComparisonInput {
     pub unit: String,
     pub better: Better,
     pub threshold: f64,
+    /// Power at which "N runs would tell" is planned (the experiment's
+    /// `power`; `verdict_stats::plan::DEFAULT_POWER` without one).
+    pub power: f64,
     pub baseline: Vec<f64>,
     pub candidate: Vec<f64>,
 }
@@ -150,17 +201,13 @@ fn rows_by(
             better: input.better,
             alpha,
             family_size: family,
+            power: input.power,
         };
         comparisons.push(match analysis {
             Analysis::Independent => compare(&input.baseline, &input.candidate, &settings)?,
             Analysis::Paired => compare_paired(&input.baseline, &input.candidate, &settings)?,
         });
     }
-    let raw: Vec<f64> = comparisons
-        .iter()
-        .map(|comparison| comparison.p_value)
-        .collect();
-    let adjusted_p = if family > 1 { holm(&raw) } else { raw };
     let adjustment = if family > 1 {
         format!("holm-bonferroni (k={family})")
     } else if adjust {
@@ -169,11 +216,14 @@ fn rows_by(
         "none (--no-adjust)".to_string()
     };
     let confidence = 1.0 - alpha / family as f64;
+    let sampling_unit = match analysis {
+        Analysis::Independent => SamplingUnit::Run,
+        Analysis::Paired => SamplingUnit::Block,
+    };
     let rows = inputs
         .iter()
         .zip(&comparisons)
-        .zip(adjusted_p)
-        .map(|((input, comparison), p_value)| ComparisonRow {
+        .map(|(input, comparison)| ComparisonRow {
             name: input.name.clone(),
             unit: input.unit.clone(),
             better: input.better,
@@ -186,24 +236,60 @@ fn rows_by(
                 .shift
                 .interval
                 .map_or(confidence, |interval| interval.confidence),
-            p_value,
+            p_value: comparison.p_value,
             verdict: comparison.verdict,
             magnitude: comparison.magnitude,
             runs_needed: comparison.runs_needed,
+            runs_needed_range: comparison.runs_needed_range,
+            undecided: comparison.undecided,
+            sampling_unit,
             adjusted: adjustment.clone(),
             threshold: input.threshold,
             scale: comparison.scale,
             absolute_threshold: comparison.absolute_threshold,
         })
         .collect();
-    Ok(CompareReport {
+    let mut report = CompareReport {
         schema: COMPARE_SCHEMA,
         mode: "fixed",
         alpha,
         adjustment,
         comparisons: rows,
         paired: None,
-    })
+        raw_p_values: Vec::new(),
+        family,
+    };
+    report.adjust_p_values(
+        comparisons
+            .iter()
+            .map(|comparison| comparison.p_value)
+            .collect(),
+    );
+    Ok(report)
+}
+
+impl CompareReport {
+    /// Sets each row's p-value from the rows' unadjusted p-values `raw`
+    /// (row order): Holm-adjusted over the family when the report adjusts
+    /// for k > 1 comparisons, else as they are. A row decided another way
+    /// (over boots) replaces its raw p-value and calls this again, so every
+    /// row's p-value is adjusted over the same family.
+    pub fn adjust_p_values(&mut self, raw: Vec<f64>) {
+        let adjusted = if self.family > 1 {
+            holm(&raw)
+        } else {
+            raw.clone()
+        };
+        for (row, p_value) in self.comparisons.iter_mut().zip(adjusted) {
+            row.p_value = p_value;
+        }
+        self.raw_p_values = raw;
+    }
+
+    /// The rows' unadjusted p-values, in row order.
+    pub fn raw_p_values(&self) -> &[f64] {
+        &self.raw_p_values
+    }
 }
 
 /// [`paired_comparison_rows`] for a table that may have nothing to
@@ -246,5 +332,3 @@ fn side(summary: &verdict_stats::summary::Summary) -> SideSummary {
         cv: summary.cv,
     }
 }
-
-impl CompareReport {}

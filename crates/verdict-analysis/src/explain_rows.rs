@@ -116,6 +116,8 @@ pub(crate) fn test_host(
         better: Better::Lower,
         alpha,
         family_size: 1,
+        // Explain reads the test and its interval, never "N runs would tell".
+        power: verdict_stats::plan::DEFAULT_POWER,
     };
     let plain = |side: &SideValues| side.iter().map(|&(_, _, value)| value).collect::<Vec<_>>();
     match unit {

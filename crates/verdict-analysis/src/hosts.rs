@@ -89,10 +89,20 @@ pub fn combine_hosts(per_host: &[HostComparisons], alpha: f64) -> Vec<HostCombin
                 Some((_, count)) => *count += 1,
                 None => counts.push((row.verdict, 1)),
             }
-            let looks_worse = if row.better == Better::Higher {
-                row.delta < 0.0
-            } else {
-                row.delta > 0.0
+            // The side the host's own test fell on: its verdict's when it
+            // called a change (the interval then lies on that side), else
+            // the estimate's (with many ties the estimate can sit at the
+            // interval's open end, on 0).
+            let looks_worse = match row.verdict {
+                Verdict::Regression => true,
+                Verdict::Improvement => false,
+                Verdict::Equivalent | Verdict::Inconclusive => {
+                    if row.better == Better::Higher {
+                        row.delta < 0.0
+                    } else {
+                        row.delta > 0.0
+                    }
+                }
             };
             let weight = ((row.baseline.n + row.candidate.n) as f64).sqrt();
             worse.push(Stratum {
@@ -152,4 +162,71 @@ pub struct GroupHost<'a> {
     pub host: &'a str,
     pub run: i64,
     pub report: &'a crate::run::RunReport,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{ComparisonInput, DEFAULT_POWER, comparison_rows};
+    use rand::{Rng, SeedableRng};
+
+    /// The combined words agree with the combined p-values, and every
+    /// host's evidence is counted on the side its own test fell on, on
+    /// tied integer data whose estimate can sit on 0.
+    #[test]
+    fn combined_words_agree_with_their_p_values_on_tied_data() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(30);
+        let mut worse_seen = 0;
+        for _ in 0..300 {
+            let hosts = rng.random_range(2..=4);
+            let shift = rng.random_range(0..=2);
+            let per_host: Vec<HostComparisons> = (0..hosts)
+                .map(|host| {
+                    let mut values = |level: i64| -> Vec<f64> {
+                        (0..rng.random_range(4..=20))
+                            .map(|_| (level + rng.random_range(-1..=1)) as f64)
+                            .collect()
+                    };
+                    let input = ComparisonInput {
+                        name: "b vs a".to_string(),
+                        unit: "allocs/op".to_string(),
+                        better: Better::Lower,
+                        threshold: 0.02,
+                        power: DEFAULT_POWER,
+                        baseline: values(100),
+                        candidate: values(100 + shift),
+                    };
+                    let values = vec![ComparedValues {
+                        name: input.name.clone(),
+                        baseline: input.baseline.clone(),
+                        candidate: input.candidate.clone(),
+                    }];
+                    let rows = comparison_rows(&[input], 0.05, true).unwrap().comparisons;
+                    HostComparisons {
+                        host: format!("host{host}"),
+                        rows,
+                        values,
+                    }
+                })
+                .collect();
+            let combined = &combine_hosts(&per_host, 0.05)[0];
+            assert_eq!(
+                combined.combined == AcrossHosts::Worse,
+                combined.p_worse < 0.025,
+                "{combined:?}"
+            );
+            if combined.combined == AcrossHosts::Better {
+                assert!(combined.p_better < 0.025, "{combined:?}");
+            }
+            worse_seen += usize::from(combined.combined == AcrossHosts::Worse);
+            // A host that called a regression counts as evidence of worse.
+            for host in &per_host {
+                if host.rows[0].verdict == Verdict::Regression {
+                    let alone = combine_hosts(std::slice::from_ref(host), 0.05);
+                    assert!(alone[0].p_worse < 0.5, "{:?}", host.rows[0]);
+                }
+            }
+        }
+        assert!(worse_seen > 30, "{worse_seen}");
+    }
 }

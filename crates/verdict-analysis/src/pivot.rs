@@ -267,8 +267,8 @@ impl PivotReport {
             for column in &candidate_columns {
                 if let (Some(base), Some(candidate)) =
                     (cell_of(key, baseline_level), cell_of(key, *column))
-                    && values[base].len() >= 2
-                    && values[candidate].len() >= 2
+                    && !values[base].is_empty()
+                    && !values[candidate].is_empty()
                 {
                     inputs.push(ComparisonInput {
                         name: format!(
@@ -280,6 +280,7 @@ impl PivotReport {
                         unit: metric.unit.clone(),
                         better,
                         threshold,
+                        power: experiment.sampling.power,
                         baseline: values[base].clone(),
                         candidate: values[candidate].clone(),
                     });
@@ -324,6 +325,7 @@ impl PivotReport {
                 unit: metric.unit.clone(),
                 better,
                 threshold,
+                power: experiment.sampling.power,
                 baseline: values[*b].clone(),
                 candidate: values[*a].clone(),
             });

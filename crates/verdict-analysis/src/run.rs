@@ -700,12 +700,14 @@ fn comparisons_of(
         .threshold
         .or(declared_threshold)
         .unwrap_or(experiment.sampling.threshold);
+    // Every comparison with a run a side gets a row; one that cannot be
+    // decided says why (one run per cell).
     let compared: Vec<_> = experiment
         .comparisons()
         .into_iter()
         .filter(|comparison| {
-            values[comparison.baseline_cell].len() >= 2
-                && values[comparison.candidate_cell].len() >= 2
+            !values[comparison.baseline_cell].is_empty()
+                && !values[comparison.candidate_cell].is_empty()
         })
         .collect();
     let inputs: Vec<ComparisonInput> = compared
@@ -715,6 +717,7 @@ fn comparisons_of(
             unit: metric.unit.clone(),
             better,
             threshold,
+            power: experiment.sampling.power,
             baseline: values[comparison.baseline_cell].clone(),
             candidate: values[comparison.candidate_cell].clone(),
         })

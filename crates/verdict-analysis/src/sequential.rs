@@ -27,6 +27,14 @@ pub struct SequentialRow {
     pub delta_ci_high: Option<f64>,
     pub confidence: Option<f64>,
     pub procedure: String,
+    /// Out of data: runs per arm by which the design ends at the latest
+    /// (its cap, or where the information-based design reaches its target
+    /// at the precision seen so far), and that end's range over the
+    /// spread's uncertainty (information-based design only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_to_end: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_to_end_range: Option<(usize, usize)>,
 }
 
 /// Replay every input; with `adjust`, each at alpha / k (Bonferroni over
@@ -74,6 +82,8 @@ pub fn sequential_rows(
             delta_ci_high: outcome.interval.map(|interval| interval.high),
             confidence: outcome.nominal_confidence,
             procedure: outcome.procedure,
+            runs_to_end: outcome.runs_to_end,
+            runs_to_end_range: outcome.runs_to_end_range,
         });
     }
     Ok(rows)
@@ -92,6 +102,7 @@ mod tests {
             unit: "s".to_string(),
             better: Better::Lower,
             threshold: 0.02,
+            power: verdict_stats::plan::DEFAULT_POWER,
             candidate: baseline.iter().map(|value| value * 1.5).collect(),
             baseline,
         };

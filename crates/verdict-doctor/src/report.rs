@@ -99,14 +99,28 @@ pub struct WorkloadCalibration {
     pub runs_per_cell: Option<usize>,
 }
 
+/// Whose noise a recommendation is planned from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseSource {
+    /// doctor's CPU probe: the machine's floor.
+    Probe,
+    /// The user's workload (`--experiment`).
+    Workload,
+}
+
 /// What doctor advises.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Recommendation {
     pub threshold: f64,
     pub alpha: f64,
     pub power: f64,
-    /// The CV the plan used (the probe's CV).
+    /// The CV the plan used: the workload's when one was measured
+    /// (`--experiment`), else the probe's.
     pub cv: Option<f64>,
+    /// Whose CV that is: `probe`, or `workload` (the user's own, which is
+    /// the noise the runs will have).
+    pub noise_source: NoiseSource,
     /// Runs per cell from verdict-stats' planner (as `verdict plan`), a
     /// lower bound for real workloads, which vary more than the probe.
     pub runs_per_cell: Option<usize>,
@@ -290,6 +304,7 @@ pub fn recommend(
         alpha: options.alpha,
         power: options.power,
         cv,
+        noise_source: NoiseSource::Probe,
         runs_per_cell: runs,
         adaptive_advisable,
         adaptive_reason,
@@ -352,6 +367,12 @@ impl DoctorReport {
         let runs_per_cell = summary
             .as_ref()
             .and_then(|summary| planned_runs(summary.cv, options));
+        // The runs will have the workload's noise, not the probe's: plan
+        // from it (the probe is the machine's floor).
+        if let Some(measured) = &summary {
+            self.recommendation = recommend(options, Some(measured), &self.window, &self.checks);
+            self.recommendation.noise_source = NoiseSource::Workload;
+        }
         self.workloads.push(WorkloadCalibration {
             name: name.to_string(),
             summary,
@@ -550,11 +571,18 @@ impl DoctorReport {
             recommendation.power
         ));
         let plan = match (recommendation.runs_per_cell, recommendation.cv) {
-            (Some(runs), Some(cv)) => format!(
-                "at least {runs} runs per cell to detect {:.1}% at the probe's CV {} (same planner as verdict plan); real workloads vary more: measure yours and re-plan",
-                recommendation.threshold * 100.0,
-                percent(cv)
-            ),
+            (Some(runs), Some(cv)) => match recommendation.noise_source {
+                NoiseSource::Probe => format!(
+                    "at least {runs} runs per cell to detect {:.1}% at the probe's CV {} (same planner as verdict plan); real workloads vary more: measure yours and re-plan",
+                    recommendation.threshold * 100.0,
+                    percent(cv)
+                ),
+                NoiseSource::Workload => format!(
+                    "{runs} runs per cell to detect {:.1}% at the workload's CV {} (same planner as verdict plan and the report)",
+                    recommendation.threshold * 100.0,
+                    percent(cv)
+                ),
+            },
             _ => "runs per cell unknown: no noise measurement".to_string(),
         };
         out.push_str(&wrap(&plan, WIDTH, "  ", "  "));

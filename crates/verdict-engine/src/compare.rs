@@ -388,6 +388,7 @@ impl Pair {
             unit: self.unit.clone(),
             better: better_of(self.direction),
             threshold: self.threshold,
+            power: verdict_stats::plan::DEFAULT_POWER,
             baseline: self.baseline.values.clone(),
             candidate: self.candidate.values.clone(),
         }
@@ -469,10 +470,11 @@ pub fn pair(
             )));
         }
         for (series, spec) in [(base, base_spec), (cand, cand_spec)] {
-            if series.values.len() < 2 {
+            // One value a side is compared too: its row says why it cannot
+            // be decided (no spread) and what would decide it.
+            if series.values.is_empty() {
                 return Err(CompareError::input(format!(
-                    "`{name}` in {spec} has {} value(s); a comparison needs at least 2 per side",
-                    series.values.len()
+                    "`{name}` in {spec} has no values; a comparison needs at least 1 per side"
                 )));
             }
         }
@@ -822,7 +824,7 @@ mod tests {
     }
 
     #[test]
-    fn pairs_need_one_unit_and_two_values_a_side() {
+    fn pairs_need_one_unit_and_a_value_a_side() {
         let units = pair(
             [
                 &[series("a", "ns", &[1.0, 2.0])],
@@ -836,7 +838,9 @@ mod tests {
             matches!(&units, Err(CompareError::Input(message)) if message.contains("units differ")),
             "{units:?}"
         );
-        let short = pair(
+        // One value a side is a pair (its row says why it cannot be
+        // decided); none is an error.
+        let single = pair(
             [
                 &[series("a", "ns", &[1.0, 2.0])],
                 &[series("a", "ns", &[1.0])],
@@ -845,9 +849,16 @@ mod tests {
             Direction::LowerIsBetter,
             None,
         );
+        assert!(single.is_ok(), "{single:?}");
+        let empty = pair(
+            [&[series("a", "ns", &[1.0, 2.0])], &[series("a", "ns", &[])]],
+            ["old", "new"],
+            Direction::LowerIsBetter,
+            None,
+        );
         assert!(
-            matches!(&short, Err(CompareError::Input(message)) if message.contains("in new has 1 value(s)")),
-            "{short:?}"
+            matches!(&empty, Err(CompareError::Input(message)) if message.contains("in new has no values")),
+            "{empty:?}"
         );
         let disjoint = pair(
             [

@@ -1,9 +1,10 @@
 //! `verdict history` orchestration: stored runs → one robust value per run
-//! (median with n and its interval) per host → change points (Otava's
-//! E-divisive means with a t-test, verdict-stats `changepoint`) described
-//! with verdict's own shift interval; the per-series weak change points
-//! are kept in the store so a series with new runs is re-examined only at
-//! its tail. Also the commit a run measured (`git rev-parse HEAD` through
+//! (median with n and its interval) per host → change points
+//! (verdict-stats `changepoint`: ranks by default, or Otava's E-divisive
+//! means with a t-test) described
+//! with verdict's own shift interval; with Otava's method the per-series
+//! weak change points are kept in the store so a series with new runs is
+//! re-examined only at its tail. Also the commit a run measured (`git rev-parse HEAD` through
 //! verdict-exec) and the `verdict bisect` command for a change point.
 //!
 //! Must not: print, mix hosts in one series, or change stored runs other
@@ -13,7 +14,7 @@ use serde::Serialize;
 use std::path::Path;
 use verdict_exec::{Cancel, Executor, Invocation, Status};
 use verdict_model::RunId;
-use verdict_stats::changepoint::{self, ChangePoint, Described, Detection, Settings};
+use verdict_stats::changepoint::{self, ChangePoint, Described, Detection, Method, Settings};
 use verdict_stats::shift::Interval;
 use verdict_stats::summary::median_interval;
 use verdict_store::{HistoryCache, HistoryRun, HistorySelection, HistoryStore, StoreError};
@@ -82,7 +83,8 @@ pub struct Change {
     /// Its distribution-free interval (`None` when the segments are too
     /// small for 95%).
     pub interval: Option<Interval>,
-    /// Otava's t-test p-value between the two segments.
+    /// The method's p-value of the two segments: the rank method's
+    /// Bonferroni-adjusted Mann–Whitney p, or Otava's t-test p.
     pub p_value: f64,
     pub mean_before: f64,
     pub mean_after: f64,
@@ -274,6 +276,9 @@ fn analyse(
     state_not_kept: &mut Option<String>,
 ) -> Result<HostSeries, HistoryError> {
     let values: Vec<f64> = points.iter().map(|point| point.median).collect();
+    // Only Otava's method keeps state (its weak change points); the rank
+    // method is computed from scratch at any length.
+    let cache_key = cache_key.filter(|_| settings.method == Method::Otava);
     let cached = match cache_key {
         Some(key) => store.history_cache(key)?,
         None => None,
@@ -349,7 +354,7 @@ fn changes_of(described: Vec<Described>) -> Vec<Change> {
             median_after: change.median_after,
             change: change.shift.map(|shift| shift.estimate),
             interval: change.interval(),
-            p_value: change.test.p_value,
+            p_value: change.p_value,
             mean_before: change.test.mean_before,
             mean_after: change.test.mean_after,
             segment_start: change.segment_start,

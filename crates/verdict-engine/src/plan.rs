@@ -1,6 +1,7 @@
 //! What `verdict plan` measures from: a stored pilot run's noise (the
-//! median CV over cells of the primary metric and the median wall time of
-//! an iteration), the within-block correlation a doctor JSON report's
+//! pooled log-scale spread within cells of the primary metric, as the
+//! report plans from, and the median wall time of an iteration) and its
+//! own settings, the within-block correlation a doctor JSON report's
 //! probe iterations show, and on request the Monte-Carlo check of the
 //! adaptive design. Must not print or render; the statistics are
 //! verdict-stats'.
@@ -25,14 +26,27 @@ pub enum PlanError {
     Internal(String),
 }
 
-/// The measured noise of a stored run.
+/// The measured noise of a stored run, and the settings its report
+/// decides with.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pilot {
-    /// Median over cells of the primary metric's CV.
+    /// The primary metric's spread within cells: the standard deviation
+    /// of the logs pooled over the cells (as the report's "N runs would
+    /// tell" pools it over a comparison's two cells) ...
+    pub log_sd: f64,
+    /// ... and its degrees of freedom (runs minus cells).
+    pub degrees: usize,
+    /// That spread as a CV, sqrt(exp(σ²) − 1).
     pub cv: f64,
     /// Median wall seconds per iteration (0 without data).
     pub wall_seconds: f64,
     pub cells: usize,
+    /// The primary metric's threshold (its own, else the experiment's).
+    pub threshold: f64,
+    pub alpha: f64,
+    pub power: f64,
+    /// The comparisons the run's report makes (its multiplicity family).
+    pub comparisons: usize,
 }
 
 /// The measured noise of the stored run `run`.
@@ -44,19 +58,26 @@ pub fn pilot(store: &dyn Store, run: RunId) -> Result<Pilot, PlanError> {
     let experiment: Experiment =
         serde_json::from_str(&record.experiment_json).map_err(|error| internal(&error))?;
     let samples = store.samples(run).map_err(|error| internal(&error))?;
-    let metric = &experiment.primary_metric().name;
+    let metric = experiment.primary_metric();
     let cells = experiment.cells().len();
-    let values = verdict_analysis::run::cell_values(&samples, cells, metric);
-    let mut cvs: Vec<f64> = values
+    let values = verdict_analysis::run::cell_values(&samples, cells, &metric.name);
+    let (mut squares, mut degrees) = (0.0, 0usize);
+    for cell in values
         .iter()
-        .filter_map(|cell| summarize(cell).and_then(|summary| summary.cv))
-        .collect();
-    if cvs.is_empty() {
+        .filter(|cell| cell.len() >= 2 && cell.iter().all(|value| *value > 0.0))
+    {
+        let logs: Vec<f64> = cell.iter().map(|value| value.ln()).collect();
+        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        squares += logs.iter().map(|log| (log - mean).powi(2)).sum::<f64>();
+        degrees += logs.len() - 1;
+    }
+    if degrees == 0 {
         return Err(PlanError::Input(format!(
-            "run {run} has no cell with 2 or more successful iterations of `{metric}`"
+            "run {run} has no cell with 2 or more successful iterations of `{}` above 0",
+            metric.name
         )));
     }
-    cvs.sort_by(f64::total_cmp);
+    let log_sd = (squares / degrees as f64).sqrt();
     let walls: Vec<f64> = samples
         .iter()
         .filter(|sample| sample.is_data())
@@ -64,9 +85,15 @@ pub fn pilot(store: &dyn Store, run: RunId) -> Result<Pilot, PlanError> {
         .collect();
     let wall_seconds = summarize(&walls).map_or(0.0, |summary| summary.median);
     Ok(Pilot {
-        cv: cvs[cvs.len() / 2],
+        log_sd,
+        degrees,
+        cv: (log_sd * log_sd).exp_m1().sqrt(),
         wall_seconds,
         cells,
+        threshold: metric.threshold.unwrap_or(experiment.sampling.threshold),
+        alpha: experiment.sampling.alpha,
+        power: experiment.sampling.power,
+        comparisons: experiment.comparisons().len().max(1),
     })
 }
 

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use verdict_engine::history::{HistoryRequest, Order, stored_history};
 use verdict_model::{Cell, Environment, RunStatus, Sample};
-use verdict_stats::changepoint::Settings;
+use verdict_stats::changepoint::{Method, Settings};
 use verdict_store::{HistorySelection, NewRun, SqliteStore, Store};
 
 fn store_run(store: &SqliteStore, host: &str, started_at_ms: i64, values: &[f64]) {
@@ -65,7 +65,9 @@ fn noise(index: usize) -> f64 {
     ((index as f64 * 0.618_033_988_7).fract() - 0.5) * 2.0
 }
 
-fn request(incremental: bool) -> HistoryRequest {
+/// The selection's request by `method` (Otava's weak points are what the
+/// store keeps for `incremental` answers).
+fn request(incremental: bool, method: Method) -> HistoryRequest {
     HistoryRequest {
         selection: HistorySelection {
             experiment: Some("kill".to_string()),
@@ -73,7 +75,10 @@ fn request(incremental: bool) -> HistoryRequest {
             metric: "ops".to_string(),
         },
         order: Order::Time,
-        settings: Settings::default(),
+        settings: match method {
+            Method::Otava => Settings::otava(),
+            Method::Ranks => Settings::default(),
+        },
         incremental,
     }
 }
@@ -98,7 +103,7 @@ fn each_host_is_its_own_series_and_only_alpha_changes() {
     let directory = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(directory.path().join("verdict.db")).unwrap();
     fill(&store, 0, 60);
-    let history = stored_history(&store, &request(false)).unwrap();
+    let history = stored_history(&store, &request(false, Method::Ranks)).unwrap();
     let hosts: Vec<&str> = history.series.iter().map(|s| s.host.as_str()).collect();
     assert_eq!(hosts, ["alpha", "beta"]);
     let alpha = &history.series[0];
@@ -118,12 +123,12 @@ fn appended_runs_reuse_stored_weak_points_and_match_a_fresh_answer() {
     let directory = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(directory.path().join("verdict.db")).unwrap();
     fill(&store, 0, 400);
-    let first = stored_history(&store, &request(true)).unwrap();
+    let first = stored_history(&store, &request(true, Method::Otava)).unwrap();
     assert_eq!(first.series[0].reused_points, 0);
     // Otava re-examines from about (new / window + 4) windows before the end.
     fill(&store, 400, 410);
-    let again = stored_history(&store, &request(true)).unwrap();
-    let fresh = stored_history(&store, &request(false)).unwrap();
+    let again = stored_history(&store, &request(true, Method::Otava)).unwrap();
+    let fresh = stored_history(&store, &request(false, Method::Otava)).unwrap();
     assert_eq!(again.series[0].reused_points, 400);
     assert_eq!(again.series[1].reused_points, 400);
     assert!(again.series[0].windows_examined < fresh.series[0].windows_examined);

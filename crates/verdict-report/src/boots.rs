@@ -182,12 +182,14 @@ fn item(markdown: bool, indent: usize, text: &str) -> String {
 }
 
 /// The spread table's columns.
-pub(crate) const SPREAD_COLUMNS: [&str; 5] = [
+pub(crate) const SPREAD_COLUMNS: [&str; 7] = [
     "cell",
     "boots",
     "per-boot medians",
     "between-boot CV",
     "within-boot CV",
+    "boot effect CV",
+    "boot effect p",
 ];
 
 /// `N proven (tcg), M failed; boot levels compared with ...; METRIC boot
@@ -207,7 +209,7 @@ pub(crate) fn summary(section: &BootsSection, metric: &str) -> String {
 }
 
 /// One cell's row of the spread table, as [`SPREAD_COLUMNS`].
-pub(crate) fn spread_cells(row: &BootSpreadRow, unit: &str) -> [String; 5] {
+pub(crate) fn spread_cells(row: &BootSpreadRow, unit: &str) -> [String; 7] {
     let percent = |value: Option<f64>| {
         value.map_or("-".to_string(), |value| format!("{:.1}%", value * 100.0))
     };
@@ -226,6 +228,9 @@ pub(crate) fn spread_cells(row: &BootSpreadRow, unit: &str) -> [String; 5] {
         },
         percent(row.between_boot_cv),
         percent(row.within_boot_cv),
+        percent(row.boot_effect_cv),
+        row.boot_effect_p_value
+            .map_or("-".to_string(), format::p_value),
     ]
 }
 
@@ -427,6 +432,45 @@ mod tests {
         assert!(!text.contains('\u{1b}'), "{text}");
         let markdown = View(&section).text(true, "wall", "s", None);
         assert!(markdown.contains("red \\| \\`x\\`"), "{markdown}");
+    }
+
+    #[test]
+    fn the_spread_table_shows_the_boot_effect_and_its_f_test() {
+        // Issue 29, finding 8: the ANOVA's boot effect and F test, which
+        // docs/statistics.md says are reported, are columns of the table.
+        let section = BootsSection {
+            accelerators: vec!["tcg".into()],
+            proven: 4,
+            environments: Vec::new(),
+            failed: Vec::new(),
+            spread: vec![BootSpreadRow {
+                cell: "kernel=a".into(),
+                boots: 3,
+                median_low: Some(1.0),
+                median_high: Some(1.1),
+                between_boot_cv: Some(0.05),
+                within_boot_cv: Some(0.02),
+                boot_effect_cv: Some(0.0417),
+                boot_effect_p_value: Some(0.0004),
+            }],
+            kernel_builds: Vec::new(),
+        };
+        let text = View(&section).text(false, "wall", "s", None);
+        let header = text.lines().find(|line| line.starts_with("cell")).unwrap();
+        assert!(
+            header.contains("boot effect CV") && header.contains("boot effect p"),
+            "{text}"
+        );
+        let row = text
+            .lines()
+            .find(|line| line.starts_with("kernel=a"))
+            .unwrap();
+        assert!(row.contains("4.2%") && row.contains("<0.001"), "{text}");
+        let markdown = View(&section).text(true, "wall", "s", None);
+        assert!(
+            markdown.contains("| boot effect CV | boot effect p |"),
+            "{markdown}"
+        );
     }
 
     #[test]

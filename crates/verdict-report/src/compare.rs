@@ -90,17 +90,63 @@ pub fn delta_with_interval(row: &ComparisonRow) -> String {
             shown(low),
             shown(high)
         ),
+        _ if row.undecided == Some(Undecided::NoSpreadBetweenBoots) => {
+            format!("{}{unit} [no spread]", shown(row.delta))
+        }
         _ => format!("{}{unit} [n too small]", shown(row.delta)),
     }
 }
 
-/// `regression (>= 2%)`, `equivalent (within ±2%)`, `inconclusive (~190/cell for ±2%)`.
+/// Why a comparison cannot be decided and what would decide it, in words:
+/// `1 boot of a level: no spread between boots; boot each level >= 2 times`.
+pub fn undecided_text(reason: Undecided, unit: SamplingUnit) -> String {
+    match (reason, unit) {
+        (Undecided::OneRun { minimum }, SamplingUnit::Block) => {
+            format!("1 block: no spread; run >= {minimum} blocks")
+        }
+        (Undecided::OneRun { minimum }, _) => {
+            format!("1 run per cell: no spread; run >= {minimum}/cell")
+        }
+        (Undecided::OneBoot { minimum }, _) => format!(
+            "1 boot of a level: no spread between boots; boot each level >= {minimum} times"
+        ),
+        (Undecided::NoSpreadBetweenBoots, _) => {
+            "same median in every boot: spread between boots unknown; more boots or iterations"
+                .to_string()
+        }
+    }
+}
+
+/// `~190/cell [120-310]`, `~5 boots/level [3-24]`: the runs (blocks,
+/// boots) that would tell, with their range.
+fn runs_needed_text(row: &ComparisonRow, runs: usize) -> String {
+    let per = match row.sampling_unit {
+        SamplingUnit::Boot => " boots/level",
+        SamplingUnit::Run | SamplingUnit::Block => "/cell",
+    };
+    match row.runs_needed_range {
+        Some((low, high)) if low != high => format!("~{runs}{per} [{low}-{high}]"),
+        _ => format!("~{runs}{per}"),
+    }
+}
+
+/// `regression (>= 2%)`, `equivalent (within ±2%)`, `inconclusive
+/// (~190/cell [120-310] for ±2%)`, `inconclusive (1 run per cell: no
+/// spread; run >= 4/cell)`.
 pub fn verdict_text(row: &ComparisonRow) -> String {
     if row.absolute_threshold == Some(0.0) {
         // Baseline median 0 (e.g. no allocations): any change is a change.
         return match row.verdict {
             Verdict::Equivalent => "equivalent (identical)".to_string(),
-            Verdict::Inconclusive => "inconclusive".to_string(),
+            Verdict::Inconclusive => match row.undecided {
+                Some(reason) => {
+                    format!(
+                        "inconclusive ({})",
+                        undecided_text(reason, row.sampling_unit)
+                    )
+                }
+                None => "inconclusive".to_string(),
+            },
             verdict @ (Verdict::Regression | Verdict::Improvement) => {
                 format!("{verdict} (from 0 {})", row.unit)
                     .trim_end()
@@ -116,13 +162,18 @@ pub fn verdict_text(row: &ComparisonRow) -> String {
     };
     match (row.verdict, row.magnitude) {
         (Verdict::Equivalent, _) => format!("equivalent (within ±{threshold})"),
-        // A row decided over boots counts boots per level, not runs.
-        (Verdict::Inconclusive, _) => match row.runs_needed {
-            Some(boots) if row.name.ends_with(BOOT_ROW_MARK) => {
-                format!("inconclusive (~{boots} boots/level for ±{threshold})")
+        (Verdict::Inconclusive, _) => match (row.undecided, row.runs_needed) {
+            (Some(reason), _) => {
+                format!(
+                    "inconclusive ({})",
+                    undecided_text(reason, row.sampling_unit)
+                )
             }
-            Some(runs) => format!("inconclusive (~{runs}/cell for ±{threshold})"),
-            None => "inconclusive".to_string(),
+            (None, Some(runs)) => format!(
+                "inconclusive ({} for ±{threshold})",
+                runs_needed_text(row, runs)
+            ),
+            (None, None) => "inconclusive".to_string(),
         },
         (verdict, Some(Magnitude::AboveThreshold)) => format!("{verdict} (>= {threshold})"),
         (verdict, Some(Magnitude::BelowThreshold)) => format!("{verdict} (< {threshold})"),
@@ -151,9 +202,9 @@ impl View<'_> {
         let boots = if self
             .comparisons
             .iter()
-            .any(|row| row.name.ends_with(BOOT_ROW_MARK))
+            .any(|row| row.sampling_unit == SamplingUnit::Boot)
         {
-            "\nrows marked (per-boot medians): boots as the unit; delta = exp(difference of the mean per-boot median logs) - 1 with Welch's interval, p: Welch t over boots, n = boots"
+            "\nrows marked (per-boot medians): boots as the unit; delta = exp(difference of the mean per-boot median logs) - 1 with Welch's interval, p: Welch t over boots (adjusted with the others), n and ~N = boots per level"
         } else {
             ""
         };
@@ -260,6 +311,10 @@ impl View<'_> {
                 "runs_needed",
                 "adjusted",
                 "scale",
+                "runs_needed_low",
+                "runs_needed_high",
+                "undecided",
+                "sampling_unit",
             ]
             .map(String::from)
             .to_vec(),
@@ -293,8 +348,89 @@ impl View<'_> {
                     Scale::Absolute => "absolute",
                 }
                 .to_string(),
+                row.runs_needed_range
+                    .map(|(low, _)| low.to_string())
+                    .unwrap_or_default(),
+                row.runs_needed_range
+                    .map(|(_, high)| high.to_string())
+                    .unwrap_or_default(),
+                row.undecided
+                    .map(|reason| reason.as_str().to_string())
+                    .unwrap_or_default(),
+                row.sampling_unit.as_str().to_string(),
             ]);
         }
         table.csv()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row() -> ComparisonRow {
+        let side = SideSummary {
+            n: 2,
+            median: 1.0,
+            ci_low: None,
+            ci_high: None,
+            cv: None,
+        };
+        ComparisonRow {
+            name: "mode=b vs a (per-boot medians)".to_string(),
+            unit: "s".to_string(),
+            better: Better::Lower,
+            baseline: side.clone(),
+            candidate: side,
+            delta: 0.01,
+            delta_ci_low: Some(-0.05),
+            delta_ci_high: Some(0.07),
+            delta_confidence: 0.95,
+            p_value: 0.4,
+            verdict: Verdict::Inconclusive,
+            magnitude: None,
+            runs_needed: Some(5),
+            runs_needed_range: Some((3, 24)),
+            undecided: None,
+            sampling_unit: SamplingUnit::Boot,
+            adjusted: "none (one comparison)".to_string(),
+            threshold: 0.02,
+            scale: Scale::Relative,
+            absolute_threshold: None,
+        }
+    }
+
+    #[test]
+    fn undecided_rows_say_why_and_what_would_decide() {
+        let mut boots = row();
+        assert_eq!(
+            verdict_text(&boots),
+            "inconclusive (~5 boots/level [3-24] for ±2%)"
+        );
+        boots.undecided = Some(Undecided::OneBoot { minimum: 2 });
+        boots.runs_needed = None;
+        assert_eq!(
+            verdict_text(&boots),
+            "inconclusive (1 boot of a level: no spread between boots; boot each level >= 2 times)"
+        );
+        boots.undecided = Some(Undecided::NoSpreadBetweenBoots);
+        boots.delta_ci_low = None;
+        boots.delta_ci_high = None;
+        assert_eq!(delta_with_interval(&boots), "+1.0% [no spread]");
+        let mut runs = row();
+        runs.sampling_unit = SamplingUnit::Run;
+        runs.runs_needed_range = Some((5, 5));
+        assert_eq!(verdict_text(&runs), "inconclusive (~5/cell for ±2%)");
+        runs.undecided = Some(Undecided::OneRun { minimum: 4 });
+        assert_eq!(
+            verdict_text(&runs),
+            "inconclusive (1 run per cell: no spread; run >= 4/cell)"
+        );
+        runs.sampling_unit = SamplingUnit::Block;
+        runs.undecided = Some(Undecided::OneRun { minimum: 6 });
+        assert_eq!(
+            verdict_text(&runs),
+            "inconclusive (1 block: no spread; run >= 6 blocks)"
+        );
     }
 }

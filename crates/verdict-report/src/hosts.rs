@@ -237,6 +237,7 @@ mod tests {
             unit: "s".to_string(),
             better: Better::Lower,
             threshold: 0.02,
+            power: crate::compare::DEFAULT_POWER,
             candidate: baseline.iter().map(|value| value * shift).collect(),
             baseline,
         };

@@ -24,10 +24,19 @@ pub fn render(rows: &[SequentialRow], format: Format) -> String {
             ),
             _ => "-".to_string(),
         };
+        // Out of data: how far the design would still go.
+        let state = match (row.runs_to_end, row.runs_to_end_range) {
+            (Some(end), Some((low, high))) => format!(
+                "{} (ends by ~{end} per arm [{low}-{high}])",
+                row.state.as_str()
+            ),
+            (Some(end), None) => format!("{} (ends by {end} per arm)", row.state.as_str()),
+            (None, _) => row.state.as_str().to_string(),
+        };
         table.push(vec![
             row.name.clone(),
             format!("{}/{} per arm", row.stopped_at, row.available),
-            row.state.as_str().to_string(),
+            state,
             row.verdict.to_string(),
             interval,
         ]);
@@ -52,6 +61,7 @@ mod tests {
             unit: "s".to_string(),
             better: Better::Lower,
             threshold: 0.02,
+            power: crate::compare::DEFAULT_POWER,
             candidate: baseline.iter().map(|value| value * shift).collect(),
             baseline,
         }

@@ -1,6 +1,7 @@
-//! Timing of change point detection alone (no database): a full `detect`
-//! over N points against `detect_incremental` after appending one point,
-//! measured in the same process. `cargo run --release -p verdict-stats
+//! Timing of change point detection alone (no database): with Otava's
+//! method a full `detect` over N points against `detect_incremental` after
+//! appending one point, and the rank method's full `detect` (it keeps no
+//! state), measured in the same process. `cargo run --release -p verdict-stats
 //! --example changepoint_timing -- 10000`. Must not: be used as a test.
 
 use std::time::Instant;
@@ -21,7 +22,8 @@ fn main() {
             level * (1.0 + noise.sample(&mut random))
         })
         .collect();
-    let settings = Settings::default();
+    // Otava's method: its windows are what the incremental path saves.
+    let settings = Settings::otava();
     let rounds = 20;
     let started = Instant::now();
     let mut previous = None;
@@ -49,5 +51,23 @@ fn main() {
         incremental / full,
         previous.change_points.len(),
         appended.change_points.len()
+    );
+    let ranks = Settings::default();
+    let started = Instant::now();
+    let mut found = None;
+    for _ in 0..rounds {
+        found = Some(detect(&series[..length], &ranks).expect("valid series"));
+    }
+    let seconds = started.elapsed().as_secs_f64() / f64::from(rounds);
+    let found = found.expect("ran");
+    println!(
+        "{length} points: ranks detect {:.2} ms, {} change points ({:?})",
+        seconds * 1e3,
+        found.change_points.len(),
+        found
+            .change_points
+            .iter()
+            .map(|point| point.index)
+            .collect::<Vec<_>>()
     );
 }

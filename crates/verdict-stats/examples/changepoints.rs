@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, Write};
 
-use verdict_stats::changepoint::{ChangePoint, Settings, detect};
+use verdict_stats::changepoint::{ChangePoint, Method, Settings, detect};
 
 fn points(points: &[ChangePoint]) -> serde_json::Value {
     points
@@ -39,6 +39,10 @@ fn main() {
             window: request["window"].as_u64().unwrap_or(50) as usize,
             max_p_value: request["pvalue"].as_f64().unwrap_or(0.001),
             min_magnitude: request["magnitude"].as_f64().unwrap_or(0.0),
+            method: match request["method"].as_str() {
+                Some("ranks") => Method::Ranks,
+                _ => Method::Otava,
+            },
         };
         let answer = match detect(&series, &settings) {
             Ok(detection) => serde_json::json!({

@@ -9,13 +9,15 @@
 //!   (power and runs at ±19%, A/A false alarms lognormal and bimodal);
 //! - `threshold T CV VARIANT...`: power and runs of every variant at a
 //!   change of T both ways, lognormal noise of that CV;
+//! - `thresholds VARIANT...`: every variant at a true −19% (CV 30%) with
+//!   thresholds 2%, 5% and 19%, at +19% (threshold 19%), and A/A;
 //! - `histogram [VARIANT]`: where the A/A false alarms happen, by runs per arm.
 //!
 //! Must not: write files (scripts/replay-uncapped.sh redirects its output).
 
 use verdict_stats::sequential::validation::{
     Variant, uncapped_alarm_histogram, uncapped_grid_report, uncapped_precise_report,
-    uncapped_report, uncapped_threshold_report,
+    uncapped_report, uncapped_threshold_report, uncapped_thresholds_report,
 };
 
 fn variant(spec: &str) -> Variant {
@@ -48,6 +50,10 @@ fn main() {
             let variants: Vec<Variant> = arguments.map(|spec| variant(&spec)).collect();
             uncapped_grid_report(trials, seed, &variants)
         }
+        Some("thresholds") => {
+            let variants: Vec<Variant> = arguments.map(|spec| variant(&spec)).collect();
+            uncapped_thresholds_report(trials, seed, &variants)
+        }
         Some("threshold") => {
             let threshold = next_number(&mut arguments, 0.05, "THRESHOLD");
             let cv = next_number(&mut arguments, 0.05, "CV");
@@ -63,7 +69,7 @@ fn main() {
                 .map_or_else(Variant::default, variant),
         ),
         Some(other) => panic!(
-            "unknown section `{other}` (expected `precise`, `grid`, `threshold` or `histogram`)"
+            "unknown section `{other}` (expected `precise`, `grid`, `threshold`, `thresholds` or `histogram`)"
         ),
     };
     print!("{report}");

@@ -30,16 +30,13 @@
 use serde::{Deserialize, Serialize};
 
 use crate::StatsError;
-use crate::plan::{normal_quantile, runs_per_cell, runs_per_cell_absolute};
-use crate::rank::mann_whitney;
-use crate::shift::{Interval, Shift, absolute_shift, relative_shift};
+use crate::plan::{PlannedTest, Spread, runs_needed};
+use crate::shift::{Interval, Shift};
 use crate::summary::{median_of_sorted, regularized_incomplete_beta};
 use crate::verdict::{
-    Better, CompareSettings, Magnitude, Scale, Verdict, classify, decide_absolute,
+    Better, CompareSettings, Magnitude, Scale, Undecided, Verdict, classify, compare,
+    decide_absolute,
 };
-
-/// Power at which `boots_needed` is planned (as `runs_needed` elsewhere).
-const PLANNING_POWER: f64 = 0.8;
 
 /// How one boot's iterations are summarised before boots are compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -189,9 +186,19 @@ pub struct BootComparison {
     /// a side, 1 below). Above α/k no data can decide: say so.
     pub smallest_p_value: f64,
     /// Present when inconclusive: boots per level that would detect a
-    /// shift of ±t with 80% power at level α/k at the observed spread of
-    /// the boot summaries, and at least `minimum_boots`.
+    /// shift of ±t with the settings' power at level α/k at the observed
+    /// spread of the boot summaries, at least `minimum_boots` and more
+    /// than there are (`plan::runs_needed`).
     pub boots_needed: Option<usize>,
+    /// The range of `boots_needed` over the uncertainty of the spread
+    /// between boots (chi-square with K_A + K_B − 2 degrees of freedom).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boots_needed_range: Option<(usize, usize)>,
+    /// Why these boots cannot decide whatever they show: one boot of a
+    /// level, or no spread between boots (every boot of each level with
+    /// the same summary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<Undecided>,
     pub method: BootMethod,
 }
 
@@ -274,9 +281,32 @@ pub fn compare_boots(
     let confidence = settings.interval_confidence();
     let test_level = level(settings);
     let boots = (baseline.len(), candidate.len());
+    // One boot of a level, or every boot of each level alike while the
+    // values vary (a coarse grid): no spread between boots can be
+    // estimated, so no test or interval is honest. A metric that does not
+    // vary at all (0 allocations in every iteration) keeps its exact
+    // answer.
+    let spread = pooled_sd(&baseline_summaries, &candidate_summaries);
+    let varies = baseline_logs
+        .iter()
+        .chain(&candidate_logs)
+        .any(|boot| boot.iter().any(|value| *value != boot[0]));
+    let undecided = if boots.0 < 2 || boots.1 < 2 {
+        Some(Undecided::OneBoot {
+            minimum: match options.method.test {
+                BootTest::Welch => 2,
+                BootTest::Rank => rank_minimum_boots(test_level),
+            },
+        })
+    } else if spread == 0.0 && varies {
+        Some(Undecided::NoSpreadBetweenBoots)
+    } else {
+        None
+    };
     let (shift, p_value, minimum_boots, smallest_p_value) = match options.method.test {
         BootTest::Welch => {
-            let welch = welch(&baseline_summaries, &candidate_summaries, confidence);
+            let welch = welch(&baseline_summaries, &candidate_summaries, confidence)
+                .filter(|_| undecided.is_none());
             let shift = match welch {
                 Some(welch) => Shift {
                     estimate: shift_back(welch.difference),
@@ -302,16 +332,23 @@ pub fn compare_boots(
             let naturals = |summaries: &[f64]| -> Vec<f64> {
                 summaries.iter().map(|value| back(*value)).collect()
             };
-            let (baseline_values, candidate_values) = (
-                naturals(&baseline_summaries),
-                naturals(&candidate_summaries),
-            );
-            let shift = match scale {
-                Scale::Relative => relative_shift(&baseline_values, &candidate_values, confidence),
-                Scale::Absolute => absolute_shift(&baseline_values, &candidate_values, confidence),
-            }
-            .ok_or(StatsError::EmptySample { side: "baseline" })?;
-            let p_value = mann_whitney(&baseline_values, &candidate_values).p_value;
+            // The two-sample comparison of the boot summaries: the same
+            // test and tie-inverting interval as for two cells.
+            let compared = compare(
+                &naturals(&baseline_summaries),
+                &naturals(&candidate_summaries),
+                settings,
+            )?;
+            let (shift, p_value) = match undecided {
+                None => (compared.shift, compared.p_value),
+                Some(_) => (
+                    Shift {
+                        estimate: compared.shift.estimate,
+                        interval: None,
+                    },
+                    1.0,
+                ),
+            };
             (
                 shift,
                 p_value,
@@ -331,34 +368,38 @@ pub fn compare_boots(
     let absolute_threshold =
         (scale == Scale::Absolute).then(|| settings.threshold * baseline_median.abs());
     let (verdict, magnitude) = match (absolute_threshold, shift.interval) {
-        (Some(tolerance), _) => decide_absolute(&shift, tolerance, settings.better),
+        (Some(tolerance), Some(_)) => decide_absolute(&shift, tolerance, settings.better),
         (None, Some(interval)) => classify(
             interval.low,
             interval.high,
             settings.threshold,
             settings.better,
         ),
-        (None, None) => (Verdict::Inconclusive, None),
+        (_, None) => (Verdict::Inconclusive, None),
     };
-    let boots_needed = (verdict == Verdict::Inconclusive).then(|| {
-        let spread = pooled_sd(&baseline_summaries, &candidate_summaries);
-        let effect = match absolute_threshold {
-            Some(tolerance) => tolerance,
-            None => settings.threshold.ln_1p(),
-        };
-        let planned = match options.method.test {
-            BootTest::Welch => welch_boots(spread, effect, test_level, PLANNING_POWER),
-            BootTest::Rank => match scale {
-                Scale::Relative => {
-                    runs_per_cell(spread, settings.threshold, test_level, PLANNING_POWER)
-                }
-                Scale::Absolute => {
-                    runs_per_cell_absolute(spread, effect, test_level, PLANNING_POWER)
-                }
-            },
-        };
-        planned.unwrap_or(minimum_boots).max(minimum_boots)
-    });
+    let boots_needed = (verdict == Verdict::Inconclusive && undecided.is_none())
+        .then(|| {
+            let effect = match absolute_threshold {
+                Some(tolerance) => tolerance,
+                None => settings.threshold.ln_1p(),
+            };
+            let test = match options.method.test {
+                BootTest::Welch => PlannedTest::Welch,
+                BootTest::Rank => PlannedTest::RankTwoSample,
+            };
+            runs_needed(
+                test,
+                Spread {
+                    sd: spread,
+                    degrees: (boots.0 + boots.1 - 2) as f64,
+                },
+                effect,
+                test_level,
+                settings.power,
+                minimum_boots.max(boots.0.max(boots.1) + 1),
+            )
+        })
+        .flatten();
     let relative = scale == Scale::Relative;
     Ok(BootComparison {
         verdict,
@@ -382,7 +423,9 @@ pub fn compare_boots(
         level: test_level,
         minimum_boots,
         smallest_p_value,
-        boots_needed,
+        boots_needed: boots_needed.map(|needed| needed.runs),
+        boots_needed_range: boots_needed.map(|needed| (needed.low, needed.high)),
+        undecided,
         method: options.method,
     })
 }
@@ -537,19 +580,6 @@ pub fn student_t_quantile(probability: f64, degrees: f64) -> f64 {
         }
     }
     low + (high - low) / 2.0
-}
-
-/// Guenther's (1981) size per group for a two-sided two-sample t test.
-fn welch_boots(spread: f64, effect: f64, level: f64, power: f64) -> Option<usize> {
-    let valid = spread.is_finite() && spread >= 0.0 && effect.is_finite() && effect > 0.0;
-    if !valid {
-        return None;
-    }
-    let z_alpha = normal_quantile(1.0 - level / 2.0);
-    let z_beta = normal_quantile(power);
-    let ratio = spread / effect;
-    let boots = 2.0 * (z_alpha + z_beta).powi(2) * ratio * ratio + z_alpha * z_alpha / 4.0;
-    Some((boots.ceil() as usize).max(2))
 }
 
 fn check_level(boots: &[Vec<f64>], side: &'static str) -> Result<(), StatsError> {
@@ -794,7 +824,7 @@ mod tests {
         assert_eq!(rank_minimum_boots(0.05 / 6.0), 5);
         // The rank test's own exact p at complete separation agrees
         // (scipy.stats.mannwhitneyu(method="exact"): 0.02857142857142857).
-        let separated = mann_whitney(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0]);
+        let separated = crate::rank::mann_whitney(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0]);
         close(separated.p_value, 0.028_571_428_571_428_57, 1e-12);
     }
 
@@ -899,10 +929,56 @@ mod tests {
                 ..
             })
         ));
-        // One boot a side: no test, the minimum as the plan.
+        // One boot a side: no test, no spread to plan from; the reason and
+        // the fewest boots that would let the test decide.
         let single = compare_boots(&[vec![1.0, 1.1]], &[vec![2.0, 2.1]], &options).unwrap();
         assert_eq!(single.verdict, Verdict::Inconclusive);
         assert_eq!((single.p_value, single.smallest_p_value), (1.0, 1.0));
-        assert_eq!(single.boots_needed, Some(2));
+        assert_eq!(single.boots_needed, None);
+        assert_eq!(single.undecided, Some(Undecided::OneBoot { minimum: 2 }));
+    }
+
+    #[test]
+    fn tied_boot_summaries_are_not_certainty() {
+        // Values on a 10% grid: every boot's median is 100 on both levels
+        // although the candidate's iterations average higher. Before: a
+        // zero-width interval [+0%, +0%] and "equivalent".
+        let baseline = vec![vec![100.0, 100.0, 100.0, 90.0, 100.0]; 2];
+        let candidate = vec![vec![100.0, 110.0, 100.0, 110.0, 100.0]; 2];
+        for test in [BootTest::Welch, BootTest::Rank] {
+            let mut options = BootOptions::new(Better::Lower);
+            options.method.test = test;
+            let compared = compare_boots(&baseline, &candidate, &options).unwrap();
+            assert_eq!(compared.verdict, Verdict::Inconclusive, "{compared:?}");
+            assert_eq!(compared.shift.interval, None);
+            assert_eq!(compared.undecided, Some(Undecided::NoSpreadBetweenBoots));
+            assert_eq!(compared.p_value, 1.0);
+        }
+        // A metric that never varies keeps its exact answer.
+        let constant = vec![vec![0.0, 0.0]; 3];
+        let options = BootOptions::new(Better::Lower);
+        let same = compare_boots(&constant, &constant, &options).unwrap();
+        assert_eq!(same.verdict, Verdict::Equivalent);
+        assert_eq!(same.undecided, None);
+    }
+
+    #[test]
+    fn boots_needed_carries_its_range() {
+        let options = BootOptions::new(Better::Lower);
+        let compared = compare_boots(
+            &boots(&[1.00, 1.05], &[0.0, 0.01, -0.01]),
+            &boots(&[1.02, 0.98], &[0.0, 0.01, -0.01]),
+            &options,
+        )
+        .unwrap();
+        assert_eq!(compared.verdict, Verdict::Inconclusive);
+        let needed = compared.boots_needed.unwrap();
+        let (low, high) = compared.boots_needed_range.unwrap();
+        // Two degrees of freedom: a wide range around the estimate, never
+        // below the boots at hand plus one.
+        assert!(
+            low >= 3 && low <= needed && high > 4 * needed,
+            "{low} {needed} {high}"
+        );
     }
 }

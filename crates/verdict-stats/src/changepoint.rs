@@ -1,17 +1,23 @@
-//! Change points in a series of runs: E-divisive means over sliding windows
-//! with a deterministic Student's t significance test, as Apache Otava
-//! (formerly Hunter) computes them, plus verdict's own description of each
-//! change (segment medians and the Hodges–Lehmann shift interval).
+//! Change points in a series of runs: verdict's rank method (the default,
+//! `changepoint_ranks.rs`: seeded binary segmentation on ranks, every
+//! point re-tested between its final neighbours) and Apache Otava's
+//! E-divisive means over sliding windows with a deterministic Student's
+//! t significance test, as Otava (formerly Hunter) computes them, plus
+//! verdict's own description of each change (segment medians and the
+//! Hodges–Lehmann shift interval).
 //!
-//! What it does: [`detect`] and [`detect_incremental`] reproduce Otava's
+//! What it does: [`detect`] dispatches on [`Method`]. With Otava's method
+//! it and [`detect_incremental`] reproduce Otava's
 //! `compute_change_points` step by step — split (windows of `window`
 //! points stepping by half a window, E-divisive candidates accepted at a
 //! relaxed p-value: the weak change points), then merge (drop the weakest,
 //! recompute its neighbours) down to the requested p-value and magnitude.
 //! [`describe`] adds medians and the distribution-free shift interval.
 //! Must not: do I/O, reorder or drop values, or "improve" on Otava's
-//! choices (tie-breaking, population standard deviations in the t-test,
-//! the incremental restart point): the point is to give Otava's answers.
+//! choices in Otava's method (tie-breaking, population standard deviations
+//! in the t-test, the incremental restart point): that method's point is
+//! to give Otava's answers, side by side with verdict's
+//! (docs/validation-history.md).
 //!
 //! Sources: Matteson & James (2014), "A nonparametric approach for multiple
 //! change point analysis of multivariate data", JASA 109:334 (E-divisive
@@ -32,27 +38,84 @@ use crate::summary::regularized_incomplete_beta;
 pub const DEFAULT_WINDOW: usize = 50;
 /// Otava's default significance threshold (`-P/--pvalue`).
 pub const DEFAULT_MAX_P_VALUE: f64 = 0.001;
+/// The rank method's default threshold: its p-values are adjusted for
+/// every split examined, so this is the chance that a series without any
+/// change reports a change point at all.
+pub const DEFAULT_RANKS_MAX_P_VALUE: f64 = 0.05;
 /// Otava's default minimum relative magnitude (`--magnitude`).
 pub const DEFAULT_MIN_MAGNITUDE: f64 = 0.0;
+
+/// How change points are found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// verdict's default: binary segmentation on ranks, each point's
+    /// Mann–Whitney p between its final neighbouring segments,
+    /// Bonferroni-adjusted over the split points it was chosen from
+    /// (`changepoint_ranks.rs`). Robust to heavy tails and outliers.
+    #[default]
+    Ranks,
+    /// Apache Otava's E-divisive means with its t-test, windows, weak
+    /// points and merge, exactly as Otava computes them (for comparison).
+    Otava,
+}
+
+impl Method {
+    /// Its name on the command line and in JSON: `ranks`, `otava`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Method::Ranks => "ranks",
+            Method::Otava => "otava",
+        }
+    }
+
+    /// The method in words, for reports.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            Method::Ranks => {
+                "binary segmentation on ranks, Mann-Whitney between neighbouring segments, Bonferroni over split points"
+            }
+            Method::Otava => "e-divisive means, Student's t-test (Otava)",
+        }
+    }
+}
 
 /// Settings of one detection.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
-    /// Sliding window length, at least 2; windows step by `window / 2`.
+    /// Sliding window length, at least 2; windows step by `window / 2`
+    /// (Otava's method only).
     pub window: usize,
     /// Final significance threshold of the merge step.
     pub max_p_value: f64,
     /// Change points whose relative magnitude is at most this are merged
     /// away even when significant.
     pub min_magnitude: f64,
+    /// How the points are found.
+    #[serde(default)]
+    pub method: Method,
 }
 
 impl Default for Settings {
+    /// The rank method at its defaults (p ≤ 0.05 over the whole series).
     fn default() -> Self {
+        Self {
+            window: DEFAULT_WINDOW,
+            max_p_value: DEFAULT_RANKS_MAX_P_VALUE,
+            min_magnitude: DEFAULT_MIN_MAGNITUDE,
+            method: Method::Ranks,
+        }
+    }
+}
+
+impl Settings {
+    /// Otava's method at Otava's defaults (window 50, p ≤ 0.001).
+    pub fn otava() -> Self {
         Self {
             window: DEFAULT_WINDOW,
             max_p_value: DEFAULT_MAX_P_VALUE,
             min_magnitude: DEFAULT_MIN_MAGNITUDE,
+            method: Method::Otava,
         }
     }
 }
@@ -134,7 +197,28 @@ impl TTest {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ChangePoint {
     pub index: usize,
+    /// Student's t-test of the two segments around the point (Otava's
+    /// significance test; descriptive for the rank method).
     pub test: TTest,
+    /// The method's p-value for the point: Otava's t-test p, or the rank
+    /// method's Bonferroni-adjusted Mann–Whitney p of the two segments.
+    #[serde(default = "not_computed")]
+    pub p_value: f64,
+}
+
+fn not_computed() -> f64 {
+    f64::NAN
+}
+
+impl ChangePoint {
+    /// A point of Otava's method: its p-value is its t-test's.
+    fn otava(index: usize, test: TTest) -> Self {
+        Self {
+            index,
+            test,
+            p_value: test.p_value,
+        }
+    }
 }
 
 /// The answer of one detection: the change points at the requested
@@ -240,6 +324,9 @@ fn validate(series: &[f64], settings: &Settings) -> Result<(), ChangePointError>
 /// iterations), plus O(k·n) for the weak points' statistics and the merge.
 pub fn detect(series: &[f64], settings: &Settings) -> Result<Detection, ChangePointError> {
     validate(series, settings)?;
+    if settings.method == Method::Ranks {
+        return Ok(crate::changepoint_ranks::detect(series, settings));
+    }
     let (weak, windows_examined) = split(series, settings, 0, Vec::new());
     Ok(finish(series, settings, weak, windows_examined))
 }
@@ -263,6 +350,10 @@ pub fn detect_incremental(
             new_points,
             length: series.len(),
         });
+    }
+    if settings.method == Method::Ranks {
+        // Fast enough from scratch at any length (no weak points to keep).
+        return Ok(crate::changepoint_ranks::detect(series, settings));
     }
     let window = settings.window as f64;
     let steps_needed = new_points as f64 / window + 4.0;
@@ -299,6 +390,9 @@ pub fn merge_weak(
     weak: Vec<ChangePoint>,
 ) -> Result<Detection, ChangePointError> {
     validate(series, settings)?;
+    if settings.method == Method::Ranks {
+        return Ok(crate::changepoint_ranks::detect(series, settings));
+    }
     let kept: Vec<ChangePoint> = weak
         .into_iter()
         .filter(|point| point.index > 0 && point.index < series.len())
@@ -315,7 +409,7 @@ fn finish(
     weak.sort_by_key(|point| point.index);
     let indices: Vec<usize> = weak.iter().map(|point| point.index).collect();
     for (position, point) in weak.iter_mut().enumerate() {
-        point.test = segment_test(series, &indices, position);
+        *point = ChangePoint::otava(point.index, segment_test(series, &indices, position));
     }
     let change_points = merge(series, weak.clone(), settings);
     Detection {
@@ -332,7 +426,11 @@ fn segment_test(series: &[f64], indices: &[usize], position: usize) -> TTest {
     t_test(before, after)
 }
 
-fn segments<'a>(series: &'a [f64], indices: &[usize], position: usize) -> (&'a [f64], &'a [f64]) {
+pub(crate) fn segments<'a>(
+    series: &'a [f64],
+    indices: &[usize],
+    position: usize,
+) -> (&'a [f64], &'a [f64]) {
     let start = if position == 0 {
         0
     } else {
@@ -363,10 +461,7 @@ fn split(
         for point in found {
             let index = point.index + start;
             if !change_points.iter().any(|known| known.index == index) {
-                change_points.push(ChangePoint {
-                    index,
-                    test: point.test,
-                });
+                change_points.push(ChangePoint::otava(index, point.test));
             }
         }
         start = last.max(start + step);
@@ -404,7 +499,10 @@ fn merge(series: &[f64], mut points: Vec<ChangePoint>, settings: &Settings) -> V
         // Otava recomputes the points now at `weakest` and `weakest + 1`.
         for position in [weakest, weakest + 1] {
             if position < points.len() {
-                points[position].test = segment_test(series, &indices, position);
+                points[position] = ChangePoint::otava(
+                    points[position].index,
+                    segment_test(series, &indices, position),
+                );
             }
         }
     }
@@ -456,13 +554,7 @@ fn window_change_points(window: &[f64], threshold: f64) -> Vec<ChangePoint> {
         );
         if test.p_value <= threshold {
             let position = points.partition_point(|point| point.index < candidate.index);
-            points.insert(
-                position,
-                ChangePoint {
-                    index: candidate.index,
-                    test,
-                },
-            );
+            points.insert(position, ChangePoint::otava(candidate.index, test));
         } else {
             break;
         }
@@ -575,6 +667,8 @@ pub struct Described {
     /// `None` when a segment holds a value ≤ 0 (relative change undefined).
     pub shift: Option<Shift>,
     pub test: TTest,
+    /// The method's p-value for the point ([`ChangePoint::p_value`]).
+    pub p_value: f64,
 }
 
 impl Described {
@@ -602,6 +696,7 @@ pub fn describe(series: &[f64], change_points: &[ChangePoint], confidence: f64) 
                 median_after: median(after),
                 shift: relative_shift(before, after, confidence),
                 test: point.test,
+                p_value: point.p_value,
             }
         })
         .collect()

@@ -21,10 +21,13 @@
 //! independent, so the signed-rank null holds exactly whatever the noise
 //! and however the machine differs between blocks. Test, estimate and
 //! interval: Hollander & Wolfe, *Nonparametric Statistical Methods*, 3rd
-//! ed. (2014), ch. 3 (§3.1 test with zeros dropped and midranks, §3.2
-//! Walsh-average estimate of Hodges & Lehmann 1963, §3.3 interval of Tukey
-//! 1949). Exact null distribution for n ≤ 50 untied differences, else the
-//! normal approximation with tie correction and continuity correction.
+//! ed. (2014), ch. 3 (§3.1 test with midranks, zeros ranked and unsigned
+//! as Pratt 1959, §3.2 Walsh-average estimate of Hodges & Lehmann 1963,
+//! §3.3 interval of Tukey 1949). Null distribution exact and conditional
+//! on the ranks up to 50 differences, else the normal approximation with
+//! tie, zero and continuity corrections. With ties or zeros the interval
+//! inverts that same test (`signed_rank.rs`), so p < α exactly when it
+//! excludes 0.
 //!
 //! Must not: do I/O, decide which analysis to use from the data, or pair
 //! anything but runs of the same block (the caller builds the blocks with
@@ -33,17 +36,16 @@
 use serde::{Deserialize, Serialize};
 
 use crate::StatsError;
-use crate::plan::{normal_cdf, normal_quantile, runs_per_cell, runs_per_cell_absolute};
+use crate::plan::{PlannedTest, RunsNeeded, Spread, normal_cdf, normal_quantile, runs_needed};
 use crate::shift::{Interval, Shift};
 use crate::summary::summarize;
-use crate::verdict::{CompareSettings, Comparison, Scale, Verdict, classify, decide_absolute};
+use crate::verdict::{
+    CompareSettings, Comparison, Scale, Undecided, Verdict, classify, decide_absolute,
+};
 
 /// Largest number of non-zero differences for the exact null distribution
 /// (its dynamic programme is O(n³): 50 blocks take well under a millisecond).
 pub const EXACT_LIMIT: usize = 50;
-
-/// Power at which `runs_needed` is planned (as the two-sample path).
-const PLANNING_POWER: f64 = 0.8;
 
 /// How two cells are analysed, chosen by the experiment's design before the
 /// data are seen (`[sampling] analysis`).
@@ -137,9 +139,10 @@ pub fn block_pairs(baseline: &[(u64, f64)], candidate: &[(u64, f64)]) -> BlockPa
 /// Result of a two-sided Wilcoxon signed-rank test.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SignedRankTest {
-    /// T⁺: the sum of the (mid)ranks of |d| over the positive differences.
+    /// T⁺: the sum of the (mid)ranks of |d| over the positive differences
+    /// (zeros ranked with the others, Pratt 1959).
     pub positive_rank_sum: f64,
-    /// Non-zero differences ranked (zeros are dropped, H&W §3.1).
+    /// Non-zero differences (the ones that carry a sign).
     pub ranked: usize,
     /// Two-sided p-value 2·min(P(T⁺ ≤ t), P(T⁺ ≥ t)), capped at 1; 1 when
     /// no difference is non-zero.
@@ -171,69 +174,16 @@ fn signed_rank_pmf(ranks: usize) -> Vec<f64> {
 }
 
 /// Two-sided Wilcoxon signed-rank test that the differences are symmetric
-/// about 0 (Wilcoxon 1945; Hollander & Wolfe 2014, §3.1): zeros dropped,
-/// midranks for tied |d|; exact null when at most [`EXACT_LIMIT`] non-zero
-/// differences and no ties, else normal with the tie-corrected variance
-/// n(n+1)(2n+1)/24 − Σ(t³ − t)/48 and a continuity correction.
-/// O(n log n), plus O(n³) when exact.
+/// about 0 (Wilcoxon 1945; Hollander, Wolfe & Chicken 2014, §3.1), with
+/// midranks for tied |d| and zeros ranked and unsigned (Pratt 1959); the
+/// null distribution is the exact one conditional on those ranks up to
+/// [`EXACT_LIMIT`] differences (without ties or zeros: the classical exact
+/// distribution), else normal with its mean Σr/2, variance Σr²/4 and a
+/// continuity correction (`crate::signed_rank`). The interval of
+/// [`compare_paired`] inverts this same test. O(n log n), plus O(n³) when
+/// exact.
 pub fn signed_rank(differences: &[f64]) -> SignedRankTest {
-    let mut nonzero: Vec<f64> = differences
-        .iter()
-        .copied()
-        .filter(|value| *value != 0.0)
-        .collect();
-    nonzero.sort_by(|first, second| first.abs().total_cmp(&second.abs()));
-    let count = nonzero.len();
-    if count == 0 {
-        return SignedRankTest {
-            positive_rank_sum: 0.0,
-            ranked: 0,
-            p_value: 1.0,
-            exact: false,
-        };
-    }
-    let mut positive_rank_sum = 0.0;
-    let mut tie_correction = 0.0;
-    let mut start = 0;
-    while start < count {
-        let mut end = start + 1;
-        while end < count && nonzero[end].abs() == nonzero[start].abs() {
-            end += 1;
-        }
-        let midrank = (start + 1 + end) as f64 / 2.0;
-        let tied = (end - start) as f64;
-        tie_correction += tied * tied * tied - tied;
-        positive_rank_sum +=
-            midrank * nonzero[start..end].iter().filter(|d| **d > 0.0).count() as f64;
-        start = end;
-    }
-    let n = count as f64;
-    let mean = n * (n + 1.0) / 4.0;
-    if count <= EXACT_LIMIT && tie_correction == 0.0 {
-        let pmf = signed_rank_pmf(count);
-        let statistic = positive_rank_sum.round() as usize;
-        let lower: f64 = pmf[..=statistic].iter().sum();
-        let upper: f64 = pmf[statistic..].iter().sum();
-        return SignedRankTest {
-            positive_rank_sum,
-            ranked: count,
-            p_value: (2.0 * lower.min(upper)).min(1.0),
-            exact: true,
-        };
-    }
-    let variance = n * (n + 1.0) * (2.0 * n + 1.0) / 24.0 - tie_correction / 48.0;
-    let p_value = if variance <= 0.0 {
-        1.0
-    } else {
-        let distance = ((positive_rank_sum - mean).abs() - 0.5).max(0.0);
-        (2.0 * (1.0 - normal_cdf(distance / variance.sqrt()))).min(1.0)
-    };
-    SignedRankTest {
-        positive_rank_sum,
-        ranked: count,
-        p_value,
-        exact: false,
-    }
+    crate::signed_rank::test_at(differences, 0.0).0
 }
 
 /// Largest c with P(T⁺ ≤ c) ≤ `tail` under the untied null for n
@@ -325,11 +275,11 @@ pub fn walsh_shift_with(
 /// [`signed_rank`]; verdict: [`classify`] on that interval, as the
 /// two-sample path. On the absolute scale (a value 0 or negative) the
 /// differences are c_i − b_i in the unit and the threshold t·|median of B|.
-/// `runs_needed` (when inconclusive): blocks for 80% power at level α/k,
-/// n = (z₁₋α/₂ + z₁₋β)²(s_d / ln(1 + t))² / (3/π), s_d the standard
-/// deviation of the differences (the one-sample normal size divided by the
-/// signed-rank test's efficiency 3/π; Noether 1987), and at least the
-/// number of blocks at which an interval exists. Errors on no blocks, an
+/// `runs_needed` (when inconclusive): blocks for the settings' power at
+/// level α/k, n = (z₁₋α/₂ + z₁₋β)²(s_d / ln(1 + t))² / (3/π), s_d the
+/// standard deviation of the differences (the one-sample normal size
+/// divided by the signed-rank test's efficiency 3/π; Noether 1987), with
+/// its range, at least the number of blocks at which an interval exists. Errors on no blocks, an
 /// empty side, sides of different lengths, a non-finite value, or invalid settings.
 pub fn compare_paired(
     baseline: &[f64],
@@ -372,9 +322,14 @@ pub fn compare_paired(
         summarize(baseline).ok_or(StatsError::EmptySample { side: "baseline" })?;
     let candidate_summary =
         summarize(candidate).ok_or(StatsError::EmptySample { side: "candidate" })?;
-    let shift = walsh_shift(&differences, confidence, back)
+    let mut shift = walsh_shift(&differences, confidence, back)
         .ok_or(StatsError::EmptySample { side: "baseline" })?;
-    let test = signed_rank(&differences);
+    let (test, tied) = crate::signed_rank::test_at(&differences, 0.0);
+    if tied && let Some(interval) = crate::signed_rank::inverted_interval(&differences, level, back)
+    {
+        // Ties or zeros: the interval that inverts the reported test.
+        shift.interval = interval;
+    }
     let absolute_threshold =
         (scale == Scale::Absolute).then(|| settings.threshold * baseline_summary.median.abs());
     let (verdict, magnitude) = match (absolute_threshold, shift.interval) {
@@ -387,18 +342,11 @@ pub fn compare_paired(
         ),
         (None, None) => (Verdict::Inconclusive, None),
     };
-    let runs_needed = (verdict == Verdict::Inconclusive)
-        .then(|| {
-            let spread = standard_deviation(&differences) / std::f64::consts::SQRT_2;
-            // The two-sample sizes are 2(z + z)²(σ/δ)²/(3/π) per cell; with
-            // σ = s_d/√2 they are the one-sample size for the differences.
-            let planned = match absolute_threshold {
-                Some(tolerance) => runs_per_cell_absolute(spread, tolerance, level, PLANNING_POWER),
-                None => runs_per_cell(spread, settings.threshold, level, PLANNING_POWER),
-            }?;
-            Some(planned.max(minimum_blocks(level)))
-        })
-        .flatten();
+    let (runs_needed, undecided) = if verdict == Verdict::Inconclusive {
+        plan_blocks(&differences, settings, absolute_threshold)
+    } else {
+        (None, None)
+    };
     Ok(Comparison {
         baseline: baseline_summary,
         candidate: candidate_summary,
@@ -408,8 +356,40 @@ pub fn compare_paired(
         p_value: test.p_value,
         verdict,
         magnitude,
-        runs_needed,
+        runs_needed: runs_needed.map(|needed| needed.runs),
+        runs_needed_range: runs_needed.map(|needed| (needed.low, needed.high)),
+        undecided,
     })
+}
+
+/// "N blocks would tell" for an inconclusive paired comparison:
+/// `plan::runs_needed` for the signed-rank test with s_d the standard
+/// deviation of the differences (n − 1 degrees of freedom), at least the
+/// blocks an interval needs and more than there are; [`Undecided::OneRun`]
+/// with a single block.
+fn plan_blocks(
+    differences: &[f64],
+    settings: &CompareSettings,
+    absolute_threshold: Option<f64>,
+) -> (Option<RunsNeeded>, Option<Undecided>) {
+    let level = settings.level();
+    let minimum = minimum_blocks(level);
+    if differences.len() < 2 {
+        return (None, Some(Undecided::OneRun { minimum }));
+    }
+    let effect = absolute_threshold.unwrap_or(settings.threshold.ln_1p());
+    let needed = runs_needed(
+        PlannedTest::SignedRank,
+        Spread {
+            sd: standard_deviation(differences),
+            degrees: (differences.len() - 1) as f64,
+        },
+        effect,
+        level,
+        settings.power,
+        minimum.max(differences.len() + 1),
+    );
+    (needed, None)
 }
 
 /// The smallest number of blocks whose two-sided signed-rank interval at
@@ -463,15 +443,16 @@ mod tests {
         assert!(test.exact);
         assert_eq!(test.positive_rank_sum, 21.0);
         assert!((test.p_value - 1.0 / 32.0).abs() < 1e-15);
-        // Zeros are dropped; ranks 1 and 3 positive: T⁺ = 4 of n = 4, and
-        // 7 of the 16 sign patterns have T⁺ ≤ 4 ({}, 1, 2, 3, 4, 1+2, 1+3).
+        // The zero keeps rank 1 (Pratt) and carries no sign; ranks 2 and 4
+        // positive: T⁺ = 6 over the signed ranks {2, 3, 4, 5}, and 7 of
+        // their 16 sign patterns have T⁺ ≤ 6 ({}, 2, 3, 4, 5, 2+3, 2+4).
         let balanced = signed_rank(&[0.0, 0.1, -0.1 - 1e-9, 0.2, -0.2 - 1e-9]);
         assert_eq!(balanced.ranked, 4);
-        assert_eq!(balanced.positive_rank_sum, 4.0);
+        assert_eq!(balanced.positive_rank_sum, 6.0);
         assert!((balanced.p_value - 2.0 * 7.0 / 16.0).abs() < 1e-15);
         assert_eq!(signed_rank(&[0.0, 0.0]).p_value, 1.0);
-        // Ties switch to the normal approximation.
-        assert!(!signed_rank(&[0.1, 0.1, 0.2, -0.3]).exact);
+        // Ties keep the exact distribution, conditional on the midranks.
+        assert!(signed_rank(&[0.1, 0.1, 0.2, -0.3]).exact);
     }
 
     #[test]

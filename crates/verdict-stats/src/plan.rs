@@ -104,8 +104,9 @@ pub fn log_sd_from_cv(cv: f64) -> f64 {
 
 /// Runs per cell for a two-sided Mann–Whitney test at level `alpha` to
 /// detect a relative shift `shift` (e.g. 0.02) with probability `power`,
-/// under log-scale spread `log_sd`:
-/// n ≈ 2(z₁₋α/₂ + z₁₋β)²(σ/ln(1+d))²/0.955, rounded up.
+/// under log-scale spread `log_sd` known exactly:
+/// n ≈ 2(z₁₋α/₂ + z₁₋β)²(σ/ln(1+d))²/0.955, rounded up ([`runs_needed`]
+/// for the rank test, without a range).
 ///
 /// Source: two-sample normal-theory sample size (e.g. Chow, Shao & Wang,
 /// *Sample Size Calculations in Clinical Research*, §3.2) divided by the
@@ -120,30 +121,199 @@ pub fn runs_per_cell(log_sd: f64, shift: f64, alpha: f64, power: f64) -> Option<
 /// Runs per cell for a two-sided Mann–Whitney test at level `alpha` to
 /// detect an absolute shift `difference` (in the metric's unit) with
 /// probability `power`, under within-cell standard deviation `sd` (same
-/// unit): n ≈ 2(z₁₋α/₂ + z₁₋β)²(sd/difference)²/0.955, rounded up — Noether's
-/// (1987, JASA 82:645) sample size for the Wilcoxon–Mann–Whitney test in its
-/// normal-shift form, i.e. the normal-theory size divided by the rank
-/// test's efficiency 3/π (Lehmann 1975). `None` for a zero difference or
+/// unit) known exactly: n ≈ 2(z₁₋α/₂ + z₁₋β)²(sd/difference)²/0.955,
+/// rounded up — Noether's (1987, JASA 82:645) sample size for the
+/// Wilcoxon–Mann–Whitney test in its normal-shift form, i.e. the
+/// normal-theory size divided by the rank test's efficiency 3/π (Lehmann
+/// 1975); [`runs_needed`] without a range. `None` for a zero difference or
 /// invalid inputs. Complexity O(1).
 pub fn runs_per_cell_absolute(sd: f64, difference: f64, alpha: f64, power: f64) -> Option<usize> {
-    let effect = difference.abs();
-    let valid = sd.is_finite()
-        && sd >= 0.0
+    runs_needed(
+        PlannedTest::RankTwoSample,
+        Spread {
+            sd,
+            degrees: f64::INFINITY,
+        },
+        difference,
+        alpha,
+        power,
+        0,
+    )
+    .map(|needed| needed.runs)
+}
+
+/// Coverage of the range printed with "N runs would tell": the N at the
+/// 10% and 90% points of the spread's sampling distribution.
+pub const RUNS_NEEDED_RANGE: f64 = 0.8;
+
+/// A spread estimate (a standard deviation on the scale of the test) and
+/// the degrees of freedom it rests on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    pub sd: f64,
+    pub degrees: f64,
+}
+
+/// The test that runs are planned for: each has its own size formula.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlannedTest {
+    /// Two independent samples, Mann–Whitney: 2(z₁₋α/₂ + z₁₋β)²(σ/δ)²/(3/π)
+    /// per cell (Noether 1987).
+    RankTwoSample,
+    /// Block differences, signed-rank: (z₁₋α/₂ + z₁₋β)²(s_d/δ)²/(3/π)
+    /// blocks (Noether 1987); `sd` is the differences' spread.
+    SignedRank,
+    /// Welch's t over boots: 2(z₁₋α/₂ + z₁₋β)²(s/δ)² + z₁₋α/₂²/4 boots per
+    /// level (Guenther 1981).
+    Welch,
+}
+
+/// How many runs (blocks, boots) per cell would detect a change of the
+/// threshold: the estimate at the observed spread and the range from its
+/// sampling uncertainty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RunsNeeded {
+    /// At the observed spread.
+    pub runs: usize,
+    /// At the lower and upper ends of the [`RUNS_NEEDED_RANGE`] interval of
+    /// the spread (chi-square with the spread's degrees of freedom).
+    pub low: usize,
+    pub high: usize,
+}
+
+/// The one planner behind every "N runs would tell" (reports, `compare`,
+/// `plan`, `doctor`): runs per cell (blocks, boots per level) for `test`
+/// to detect a change `effect` on the test's scale (ln(1 + t) for a
+/// relative threshold t, the threshold in the unit on the absolute scale)
+/// at two-sided level `level` with probability `power`, under `spread`;
+/// with the range at the ends of the 80% chi-square interval of the
+/// spread, σ²·ν/χ²_{ν,0.9} to σ²·ν/χ²_{ν,0.1} (exact for normal
+/// log values; Cochran 1934), since the sizes grow with σ². Every figure
+/// is at least `floor` (the fewest per cell with which the test can reach
+/// the level, or more than the data already have). Infinite degrees of
+/// freedom give a range of one point. `None` for a spread that is not
+/// finite or a zero effect. Complexity O(1) (two chi-square quantiles by
+/// bisection).
+pub fn runs_needed(
+    test: PlannedTest,
+    spread: Spread,
+    effect: f64,
+    level: f64,
+    power: f64,
+    floor: usize,
+) -> Option<RunsNeeded> {
+    let effect = effect.abs();
+    let valid = spread.sd.is_finite()
+        && spread.sd >= 0.0
+        && spread.degrees > 0.0
         && effect.is_finite()
         && effect > 0.0
-        && alpha > 0.0
-        && alpha < 1.0
+        && level > 0.0
+        && level < 1.0
         && power > 0.0
         && power < 1.0;
     if !valid {
         return None;
     }
-    let z_alpha = normal_quantile(1.0 - alpha / 2.0);
+    let z_alpha = normal_quantile(1.0 - level / 2.0);
     let z_beta = normal_quantile(power);
-    let ratio = sd / effect;
-    let runs = 2.0 * (z_alpha + z_beta).powi(2) * ratio * ratio / RANK_TEST_EFFICIENCY;
-    // At least 2 per cell: a rank test needs something to rank.
-    Some((runs.ceil() as usize).max(2))
+    let size = |variance: f64| -> usize {
+        let ratio = variance / (effect * effect);
+        let runs = match test {
+            PlannedTest::RankTwoSample => {
+                2.0 * (z_alpha + z_beta).powi(2) * ratio / RANK_TEST_EFFICIENCY
+            }
+            PlannedTest::SignedRank => (z_alpha + z_beta).powi(2) * ratio / RANK_TEST_EFFICIENCY,
+            PlannedTest::Welch => {
+                2.0 * (z_alpha + z_beta).powi(2) * ratio + z_alpha * z_alpha / 4.0
+            }
+        };
+        // At least 2 per cell: a test needs something to compare.
+        (runs.ceil() as usize).max(2).max(floor)
+    };
+    let variance = spread.sd * spread.sd;
+    let tail = (1.0 - RUNS_NEEDED_RANGE) / 2.0;
+    let scaled = |probability: f64| {
+        if spread.degrees.is_finite() {
+            variance * spread.degrees / chi_square_quantile(probability, spread.degrees)
+        } else {
+            variance
+        }
+    };
+    Some(RunsNeeded {
+        runs: size(variance),
+        low: size(scaled(1.0 - tail)),
+        high: size(scaled(tail)),
+    })
+}
+
+/// P(χ²_ν ≤ x): the regularized lower incomplete gamma P(ν/2, x/2), by its
+/// series below a + 1 and its continued fraction above (Numerical Recipes,
+/// 3rd ed., §6.2). Relative accuracy ~1e-14. Complexity O(iterations ≤ 500).
+pub fn chi_square_cdf(x: f64, degrees: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    let (a, x) = (degrees / 2.0, x / 2.0);
+    let log_front = a * x.ln() - x - libm::lgamma(a);
+    if x < a + 1.0 {
+        let (mut term, mut sum, mut denominator) = (1.0 / a, 1.0 / a, a);
+        for _ in 0..500 {
+            denominator += 1.0;
+            term *= x / denominator;
+            sum += term;
+            if term.abs() < sum.abs() * 1e-16 {
+                break;
+            }
+        }
+        (sum * log_front.exp()).min(1.0)
+    } else {
+        const TINY: f64 = 1e-300;
+        let mut b = x + 1.0 - a;
+        let mut c = 1.0 / TINY;
+        let mut d = 1.0 / b;
+        let mut result = d;
+        for step in 1..500 {
+            let an = -(step as f64) * (step as f64 - a);
+            b += 2.0;
+            d = an * d + b;
+            d = if d.abs() < TINY { TINY } else { d };
+            c = b + an / c;
+            c = if c.abs() < TINY { TINY } else { c };
+            d = 1.0 / d;
+            let delta = d * c;
+            result *= delta;
+            if (delta - 1.0).abs() < 1e-16 {
+                break;
+            }
+        }
+        (1.0 - log_front.exp() * result).max(0.0)
+    }
+}
+
+/// The quantile of χ²_ν at `probability` in (0, 1), by bisection on
+/// [`chi_square_cdf`] to full double precision. O(log) evaluations.
+pub fn chi_square_quantile(probability: f64, degrees: f64) -> f64 {
+    if !(probability > 0.0 && probability < 1.0 && degrees > 0.0) {
+        return f64::NAN;
+    }
+    let mut high = degrees.max(1.0);
+    while chi_square_cdf(high, degrees) < probability {
+        high *= 2.0;
+    }
+    let mut low = 0.0f64;
+    for _ in 0..2000 {
+        let middle = low + (high - low) / 2.0;
+        if middle <= low || middle >= high {
+            break;
+        }
+        if chi_square_cdf(middle, degrees) < probability {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
+    low + (high - low) / 2.0
 }
 
 /// Fewest values [`neighbour_correlation`] estimates from.
@@ -211,6 +381,73 @@ mod tests {
         // 2·(1.95996+0.84162)²·(0.29356/0.0198026)²/0.955 = 3612.3 -> 3613.
         assert_eq!(runs, 3613);
         assert_eq!(runs_per_cell(sd, 0.0, 0.05, 0.8), None);
+    }
+
+    #[test]
+    fn chi_square_quantiles_match_scipy() {
+        // scipy.stats.chi2.ppf (scipy 1.17.1).
+        let quantiles = [
+            (0.1, 2.0, 0.210_721_031_315_652_73),
+            (0.9, 2.0, 4.605_170_185_988_092),
+            (0.1, 38.0, 27.342_950_042_242_85),
+            (0.9, 38.0, 49.512_579_826_575_56),
+            (0.5, 1.0, 0.454_936_423_119_572),
+            (0.9, 0.5, 1.500_785_744_473_673_2),
+            (0.1, 1.0, 0.015_790_774_093_431_22),
+            (0.999, 7.0, 24.321_886_347_856_854),
+        ];
+        for (probability, degrees, want) in quantiles {
+            let got = chi_square_quantile(probability, degrees);
+            assert!(
+                (got - want).abs() <= 1e-10 * want,
+                "{probability} {degrees}: {got}"
+            );
+        }
+    }
+
+    #[test]
+    fn runs_needed_ranges_over_the_spread_uncertainty() {
+        let sd = log_sd_from_cv(0.30);
+        let effect = 0.02f64.ln_1p();
+        let point = runs_per_cell(sd, 0.02, 0.05, 0.8).unwrap();
+        let needed = |degrees: f64, floor: usize| {
+            runs_needed(
+                PlannedTest::RankTwoSample,
+                Spread { sd, degrees },
+                effect,
+                0.05,
+                0.8,
+                floor,
+            )
+            .unwrap()
+        };
+        // The estimate is the two-sample planner's; the range brackets it,
+        // and narrows as the spread rests on more degrees of freedom.
+        let few = needed(2.0, 0);
+        assert_eq!(few.runs, point);
+        assert!(few.low < point && few.high > 4 * point, "{few:?}");
+        let many = needed(1000.0, 0);
+        assert!(
+            many.low > point * 9 / 10 && many.high < point * 11 / 10,
+            "{many:?}"
+        );
+        assert_eq!(needed(f64::INFINITY, 0).low, point);
+        // The floor holds for every figure.
+        assert!(needed(2.0, 5000).low >= 5000);
+        // Guenther's term for the t test: a zero spread still needs 2 + z²/4.
+        let welch = runs_needed(
+            PlannedTest::Welch,
+            Spread {
+                sd: 0.0,
+                degrees: 2.0,
+            },
+            effect,
+            0.05,
+            0.8,
+            0,
+        )
+        .unwrap();
+        assert_eq!(welch.runs, 2);
     }
 
     #[test]

@@ -77,7 +77,13 @@ pub fn mann_whitney(baseline: &[f64], candidate: &[f64]) -> RankTest {
             // U₁ = U₂: the whole distribution, p = 1 (go-moremath comment).
             1.0
         } else if has_ties {
-            2.0 * tied_cdf(m, &ranking.ties, u_small)
+            // With ties U₁'s distribution need not be symmetric (the
+            // midranks are not), so the two tails are computed separately:
+            // P(U₁ ≤ u₁) and P(U₁ ≥ u₁) = P(U₂ ≤ u₂). go-moremath doubles
+            // the lower tail of the smaller U for the first sample's size,
+            // which is 0 for e.g. [1, 0, 1] against [0, 0, −1, 0] (the
+            // permutation p-value is 8/35).
+            2.0 * tied_cdf(m, &ranking.ties, u1).min(tied_cdf(n, &ranking.ties, u2))
         } else {
             2.0 * untied_cdf(m, n, u_small.floor() as usize)
         };
@@ -328,6 +334,39 @@ mod tests {
         assert_eq!(test.u, 100.0);
         // 2 / C(20,10)
         assert!((test.p_value - 2.0 / 184_756.0).abs() < 1e-18);
+    }
+
+    #[test]
+    fn tied_p_values_match_the_permutation_test() {
+        // scipy.stats.permutation_test of the U statistic, every
+        // arrangement (scipy 1.17.1): asymmetric tie patterns.
+        let cases: [(&[f64], &[f64], f64); 3] = [
+            (
+                &[1.0, 0.0, 1.0],
+                &[0.0, 0.0, -1.0, 0.0],
+                0.228_571_428_571_428_56,
+            ),
+            (
+                &[10.0, 10.0, 11.0, 12.0],
+                &[9.0, 9.0, 9.0, 10.0, 10.0, 13.0],
+                0.238_095_238_095_238_08,
+            ),
+            (
+                &[1.0, 1.0, 2.0, 2.0, 2.0],
+                &[2.0, 3.0, 3.0, 3.0, 3.0, 3.0, 4.0],
+                0.010_101_010_101_010_102,
+            ),
+        ];
+        for (baseline, candidate, want) in cases {
+            for (first, second) in [(baseline, candidate), (candidate, baseline)] {
+                let test = mann_whitney(first, second);
+                assert!(test.exact);
+                assert!(
+                    (test.p_value - want).abs() < 1e-12,
+                    "{first:?} {second:?}: {test:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -25,8 +25,8 @@ use thiserror::Error;
 
 pub use boundaries::Spending;
 pub use information::{
-    DecreaseSpending, InformationDesign, InformationLook, InformationOutcome, InformationSettings,
-    LookInformation, replay_information,
+    DecreaseSpending, EarlySpending, InformationDesign, InformationLook, InformationOutcome,
+    InformationSettings, LookInformation, replay_information,
 };
 pub use operating::{OperatingCharacteristics, operating_characteristics};
 
@@ -438,6 +438,15 @@ pub struct ReplayOutcome {
     pub nominal_confidence: Option<f64>,
     /// The procedure, in words.
     pub procedure: String,
+    /// Out of data: runs per arm by which the design ends at the latest
+    /// (its cap; for the information-based design, where the target
+    /// information is reached at the precision seen so far) ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_to_end: Option<usize>,
+    /// ... and, for the information-based design, that end over the 80%
+    /// chi-square interval of the spread it was estimated from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_to_end_range: Option<(usize, usize)>,
 }
 
 /// How a replay ended.
@@ -493,9 +502,15 @@ pub fn replay(design: &SequentialDesign, baseline: &[f64], candidate: &[f64]) ->
             interval: None,
             nominal_confidence: None,
             procedure,
+            runs_to_end: Some(design.settings().max),
+            runs_to_end_range: None,
         };
     };
-    replay_outcome(&outcome, procedure)
+    let mut replayed = replay_outcome(&outcome, procedure);
+    if replayed.state == ReplayState::OutOfData {
+        replayed.runs_to_end = Some(design.settings().max);
+    }
+    replayed
 }
 
 /// Where and how a replay stopped, from the outcome of its last look (the
@@ -526,6 +541,8 @@ pub(crate) fn replay_outcome(outcome: &LookOutcome, procedure: String) -> Replay
             }),
         nominal_confidence: outcome.nominal_confidence,
         procedure,
+        runs_to_end: None,
+        runs_to_end_range: None,
     }
 }
 

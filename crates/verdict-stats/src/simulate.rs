@@ -17,6 +17,8 @@
 //! L looks (counts over sorted logs, `fast.rs`).
 
 pub mod boots;
+pub mod changepoints;
+pub mod edges;
 mod fast;
 mod noise;
 pub mod paired;

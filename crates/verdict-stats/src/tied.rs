@@ -1,7 +1,9 @@
 //! The shift interval for samples with ties, by inverting the same
 //! Mann–Whitney test whose p-value is reported (exact and tie-conditional
 //! up to 25 per side, else the tie-corrected normal approximation), so
-//! that the test and the interval cannot disagree.
+//! that the test and the interval cannot disagree; and the walk over the
+//! points where a rank test can change ([`invert`]), shared with the
+//! signed-rank inversion of `signed_rank.rs`.
 //!
 //! What it does: for two sorted, transformed samples (logs, or the values
 //! themselves on the absolute scale) the interval is the set of shifts δ
@@ -43,6 +45,155 @@ pub(crate) const PAIR_LIMIT: usize = 250_000;
 /// Most test evaluations before giving up.
 pub(crate) const EVALUATION_LIMIT: usize = 2_000;
 
+/// The points at which a rank test of a shift can change, over `values`
+/// (the distinct candidate shifts, sorted): point 2i + 1 is `values[i]`
+/// itself, point 2i the gap below it (2·count the gap above the last).
+/// The point holding δ = 0 is evaluated at 0 itself, so the p-value there
+/// is the reported test's.
+pub(crate) struct Points<'a> {
+    values: &'a [f64],
+    /// The point holding δ = 0: the value 0 itself, or its gap.
+    pub(crate) zero: usize,
+}
+
+impl<'a> Points<'a> {
+    pub(crate) fn new(values: &'a [f64]) -> Self {
+        let count = values.len();
+        let below_zero = values.partition_point(|value| *value < 0.0);
+        let zero = if below_zero < count && values[below_zero] == 0.0 {
+            2 * below_zero + 1
+        } else {
+            2 * below_zero
+        };
+        Self { values, zero }
+    }
+
+    /// The last point (the gap above the largest value).
+    pub(crate) fn last(&self) -> usize {
+        2 * self.values.len()
+    }
+
+    /// Whether `point` is a value (not a gap).
+    pub(crate) fn is_value(&self, point: usize) -> bool {
+        point % 2 == 1
+    }
+
+    /// The odd point of the value nearest `value` at or above it.
+    pub(crate) fn point_of(&self, value: f64) -> usize {
+        let count = self.values.len();
+        let index = self
+            .values
+            .binary_search_by(|probe| probe.total_cmp(&value))
+            .unwrap_or_else(|index| index.min(count - 1));
+        2 * index + 1
+    }
+
+    /// The shift a point is evaluated at: the value, a gap's midpoint, a
+    /// point beyond the ends, or 0 at the zero point.
+    pub(crate) fn shift(&self, point: usize) -> f64 {
+        let (values, count, index) = (self.values, self.values.len(), point / 2);
+        if point == self.zero {
+            0.0
+        } else if point % 2 == 1 {
+            values[index]
+        } else if index == 0 {
+            values[0] - 1.0 - values[0].abs()
+        } else if index == count {
+            values[count - 1] + 1.0 + values[count - 1].abs()
+        } else {
+            values[index - 1] + (values[index] - values[index - 1]) / 2.0
+        }
+    }
+}
+
+/// The acceptance set of a rank test of a shift, walked over `points`
+/// from `starts` (usually the untied interval's ends): `tested(point)`
+/// gives (accepted, whether a larger shift is needed to reach
+/// acceptance). Returns `None` when [`EVALUATION_LIMIT`] evaluations were
+/// not enough, `Some(None)` when the set is empty or reaches either end
+/// (the test accepts every shift beyond the data: too few values), else
+/// the ends on the transformed scale, an accepted gap's end excluded by
+/// the next floating-point number inside. Also `None` when no accepted
+/// point lies near a start (the set is empty there: the test rejects every
+/// shift, which a shift model that does not fit the data can do).
+pub(crate) fn invert(
+    points: &Points,
+    starts: (usize, usize),
+    tested: impl Fn(usize) -> (bool, bool),
+) -> Option<Option<(f64, f64)>> {
+    let last = points.last();
+    // Each point is tested once; the walks stop at the limit.
+    let verdicts: std::cell::RefCell<Vec<Option<(bool, bool)>>> =
+        std::cell::RefCell::new(vec![None; last + 1]);
+    let evaluations = std::cell::Cell::new(0usize);
+    let tested = |point: usize| -> (bool, bool) {
+        if let Some(known) = verdicts.borrow()[point] {
+            return known;
+        }
+        evaluations.set(evaluations.get() + 1);
+        let verdict = tested(point);
+        verdicts.borrow_mut()[point] = Some(verdict);
+        verdict
+    };
+    let accepted = |point: usize| tested(point).0;
+    let exhausted = || evaluations.get() > EVALUATION_LIMIT;
+    if points.values.is_empty() || accepted(0) || accepted(last) {
+        return Some(None);
+    }
+    // An accepted point near `start`: walk towards acceptance (up while a
+    // larger shift is needed, down otherwise); `None` when the direction
+    // turns or the ends are reached without one.
+    let find_accepted = |start: usize| -> Option<usize> {
+        let mut point = start;
+        let (_, first_up) = tested(point);
+        loop {
+            let (accept, up) = tested(point);
+            if accept {
+                return Some(point);
+            }
+            if up != first_up || exhausted() {
+                return None;
+            }
+            point = if up {
+                (point < last).then(|| point + 1)?
+            } else {
+                point.checked_sub(1)?
+            };
+        }
+    };
+    let (Some(low_seed), Some(high_seed)) = (find_accepted(starts.0), find_accepted(starts.1))
+    else {
+        return None;
+    };
+    let mut low_point = low_seed.min(high_seed);
+    while low_point > 0 && !exhausted() && accepted(low_point - 1) {
+        low_point -= 1;
+    }
+    let mut high_point = low_seed.max(high_seed);
+    while high_point < last && !exhausted() && accepted(high_point + 1) {
+        high_point += 1;
+    }
+    if exhausted() {
+        return None;
+    }
+    if high_point < low_point || !accepted(low_point) {
+        return Some(None);
+    }
+    let values = points.values;
+    // An accepted gap's end is the value below (above) it, excluded.
+    let low = if points.is_value(low_point) {
+        values[low_point / 2]
+    } else {
+        next_up(values[low_point / 2 - 1])
+    };
+    let high = if points.is_value(high_point) {
+        values[high_point / 2]
+    } else {
+        next_down(values[high_point / 2])
+    };
+    Some(Some((low, high)))
+}
+
 /// The 1 − `level` interval (on the transformed scale, mapped by `back`)
 /// and the p-value at δ = 0, for sorted transformed samples with at most
 /// [`PAIR_LIMIT`] pairs: shifts whose p-value is not below `level` (the
@@ -67,37 +218,13 @@ pub(crate) fn tied_interval(
     differences.sort_unstable_by(f64::total_cmp);
     let with_multiplicity = differences.clone();
     differences.dedup();
-    let count = differences.len();
-    // Points 0..=2·count: even 2i is the gap below differences[i] (2·count
-    // the gap above the last), odd 2i+1 is differences[i] itself.
-    // The point holding δ = 0: the difference 0 itself, or its gap (whose
-    // representative is then 0 itself, so the p-value there is the test's).
-    let below_zero = differences.partition_point(|value| *value < 0.0);
-    let zero = if below_zero < count && differences[below_zero] == 0.0 {
-        2 * below_zero + 1
-    } else {
-        2 * below_zero
-    };
-    let shift_at = |point: usize| -> f64 {
-        let index = point / 2;
-        if point == zero {
-            0.0
-        } else if point % 2 == 1 {
-            differences[index]
-        } else if index == 0 {
-            differences[0] - 1.0 - differences[0].abs()
-        } else if index == count {
-            differences[count - 1] + 1.0 + differences[count - 1].abs()
-        } else {
-            differences[index - 1] + (differences[index] - differences[index - 1]) / 2.0
-        }
-    };
+    let points = Points::new(&differences);
     let test_at = |point: usize| -> crate::rank::RankTest {
-        let shift = shift_at(point);
+        let shift = points.shift(point);
         let shifted: Vec<f64> = candidate
             .iter()
             .map(|&value| {
-                if point % 2 == 1 && point != zero {
+                if points.is_value(point) && point != points.zero {
                     // Land exactly on the baseline value this difference
                     // came from, so the tie the shift creates is a tie.
                     if let Some(&base) = baseline.iter().find(|&&base| value - base == shift) {
@@ -110,100 +237,27 @@ pub(crate) fn tied_interval(
         mann_whitney(baseline, &shifted)
     };
     let half = (baseline.len() * candidate.len()) as f64 / 2.0;
-    // Each point is tested once: (accepted, whether a larger shift is
-    // needed to reach acceptance, i.e. the shifted candidate is still above
-    // the baseline); the walks stop at the limit.
-    let verdicts: std::cell::RefCell<Vec<Option<(bool, bool)>>> =
-        std::cell::RefCell::new(vec![None; 2 * count + 1]);
-    let evaluations = std::cell::Cell::new(0usize);
-    let tested = |point: usize| -> (bool, bool) {
-        if let Some(known) = verdicts.borrow()[point] {
-            return known;
-        }
-        evaluations.set(evaluations.get() + 1);
-        let test = test_at(point);
-        // p-values are never NaN here; p ≥ level (not rejected) is acceptance.
-        let verdict = (test.p_value >= level, test.u < half);
-        verdicts.borrow_mut()[point] = Some(verdict);
-        verdict
-    };
-    let accepted = |point: usize| tested(point).0;
-    let exhausted = || evaluations.get() > EVALUATION_LIMIT;
-    let p_value = test_at(zero).p_value;
-    let last = 2 * count;
-    if count == 0 || accepted(0) || accepted(last) {
-        return Some((None, p_value));
-    }
+    let p_value = test_at(points.zero).p_value;
     // Starting points: the untied interval's ends, else the extremes.
-    let (start_low, start_high) =
-        match crate::shift::interval_rank(baseline.len(), candidate.len(), confidence) {
-            Some((rank, _)) => {
-                let point_of = |value: f64| {
-                    let index = differences
-                        .binary_search_by(|probe| probe.total_cmp(&value))
-                        .unwrap_or_else(|index| index.min(count - 1));
-                    2 * index + 1
-                };
-                let pairs = with_multiplicity.len();
-                (
-                    point_of(with_multiplicity[rank as usize - 1]),
-                    point_of(with_multiplicity[pairs - rank as usize]),
-                )
-            }
-            None => (1, last - 1),
-        };
-    // An accepted point near `start`: walk towards acceptance (up while the
-    // shifted candidate is above the baseline, down otherwise); `None` when
-    // the direction turns or the ends are reached without one.
-    let find_accepted = |start: usize| -> Option<usize> {
-        let mut point = start;
-        let (_, first_up) = tested(point);
-        loop {
-            let (accept, up) = tested(point);
-            if accept {
-                return Some(point);
-            }
-            if up != first_up || exhausted() {
-                return None;
-            }
-            point = if up {
-                (point < last).then(|| point + 1)?
-            } else {
-                point.checked_sub(1)?
-            };
+    let starts = match crate::shift::interval_rank(baseline.len(), candidate.len(), confidence) {
+        Some((rank, _)) => {
+            let pairs = with_multiplicity.len();
+            (
+                points.point_of(with_multiplicity[rank as usize - 1]),
+                points.point_of(with_multiplicity[pairs - rank as usize]),
+            )
         }
+        None => (1, points.last().saturating_sub(1)),
     };
-    let (Some(low_seed), Some(high_seed)) = (find_accepted(start_low), find_accepted(start_high))
-    else {
-        return None;
-    };
-    let mut low_point = low_seed.min(high_seed);
-    while low_point > 0 && !exhausted() && accepted(low_point - 1) {
-        low_point -= 1;
-    }
-    let mut high_point = low_seed.max(high_seed);
-    while high_point < last && !exhausted() && accepted(high_point + 1) {
-        high_point += 1;
-    }
-    if exhausted() {
-        return None;
-    }
-    if high_point < low_point || !accepted(low_point) {
-        return Some((None, p_value));
-    }
-    // An accepted gap's end is the difference below (above) it, excluded.
-    let low = if low_point % 2 == 1 {
-        differences[low_point / 2]
-    } else {
-        next_up(differences[low_point / 2 - 1])
-    };
-    let high = if high_point % 2 == 1 {
-        differences[high_point / 2]
-    } else {
-        next_down(differences[high_point / 2])
-    };
+    // p-values are never NaN here; p ≥ level (not rejected) is acceptance;
+    // a larger shift is needed while the shifted candidate is still above
+    // the baseline.
+    let ends = invert(&points, starts, |point| {
+        let test = test_at(point);
+        (test.p_value >= level, test.u < half)
+    })?;
     Some((
-        Some(Interval {
+        ends.map(|(low, high)| Interval {
             low: back(low),
             high: back(high),
             confidence,
@@ -220,7 +274,7 @@ pub(crate) fn has_ties(baseline: &[f64], candidate: &[f64]) -> bool {
 }
 
 /// The smallest f64 above a finite `value`.
-fn next_up(value: f64) -> f64 {
+pub(crate) fn next_up(value: f64) -> f64 {
     if value == 0.0 {
         f64::from_bits(1)
     } else if value > 0.0 {
@@ -231,7 +285,7 @@ fn next_up(value: f64) -> f64 {
 }
 
 /// The largest f64 below a finite `value`.
-fn next_down(value: f64) -> f64 {
+pub(crate) fn next_down(value: f64) -> f64 {
     -next_up(-value)
 }
 

@@ -12,14 +12,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::StatsError;
 use crate::multiplicity::bonferroni_confidence;
-use crate::plan::{runs_per_cell, runs_per_cell_absolute};
+use crate::plan::{DEFAULT_POWER, PlannedTest, RunsNeeded, Spread, runs_needed};
 use crate::rank::mann_whitney;
 use crate::shift::{Shift, absolute_shift, relative_shift, sorted_pair};
 use crate::summary::{Summary, summarize};
 use crate::tied;
-
-/// Power at which `runs_needed` is planned.
-const PLANNING_POWER: f64 = 0.8;
 
 /// Which direction of the metric is good.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,17 +111,31 @@ pub struct CompareSettings {
     /// Number k of comparisons shown together; intervals are computed at
     /// the Bonferroni level 1 − α/k when k > 1 (1 = no adjustment).
     pub family_size: usize,
+    /// Power at which "N runs would tell" is planned (the experiment's
+    /// `power`, 0.9 by default, as `verdict plan` and `verdict doctor`).
+    #[serde(default = "default_power")]
+    pub power: f64,
+}
+
+fn default_power() -> f64 {
+    DEFAULT_POWER
 }
 
 impl CompareSettings {
-    /// t = 2%, α = 0.05, one comparison.
+    /// t = 2%, α = 0.05, one comparison, power 0.9.
     pub fn new(better: Better) -> Self {
         Self {
             threshold: 0.02,
             better,
             alpha: 0.05,
             family_size: 1,
+            power: DEFAULT_POWER,
         }
+    }
+
+    /// The level each comparison is tested at, α/k.
+    pub fn level(&self) -> f64 {
+        self.alpha / self.family_size as f64
     }
 
     /// Confidence level of the shift interval: 1 − α/k.
@@ -152,6 +163,13 @@ impl CompareSettings {
                 name: "family_size",
                 value: 0.0,
                 expected: "at least 1 comparison",
+            });
+        }
+        if !(self.power > 0.0 && self.power < 1.0) {
+            return Err(StatsError::InvalidSetting {
+                name: "power",
+                value: self.power,
+                expected: "a probability between 0 and 1",
             });
         }
         Ok(())
@@ -193,15 +211,62 @@ pub struct Comparison {
     /// Present for regressions and improvements.
     pub magnitude: Option<Magnitude>,
     /// Present when inconclusive: runs per cell that would detect a shift
-    /// of ±t with 80% power at level α/k, at the observed log-scale spread.
+    /// of ±t with the settings' power at level α/k, at the observed
+    /// log-scale spread (`plan::runs_needed`).
     pub runs_needed: Option<usize>,
+    /// The range of `runs_needed` over the spread's uncertainty
+    /// (`plan::RUNS_NEEDED_RANGE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_needed_range: Option<(usize, usize)>,
+    /// Why no data like these could decide, when so (with nothing to
+    /// plan from, `runs_needed` is then absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<Undecided>,
+}
+
+/// Why a comparison cannot be decided by data like those at hand, and
+/// what would decide it: the report prints it instead of "N runs would
+/// tell" (every comparison gets a row, docs/statistics.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum Undecided {
+    /// One run in each cell: no spread to test against or plan from;
+    /// `minimum` runs per cell give an interval at the level.
+    OneRun { minimum: usize },
+    /// A level was booted once: no spread between boots can be estimated;
+    /// `minimum` boots per level let the test over boots decide.
+    OneBoot { minimum: usize },
+    /// Every boot of each level has the same summary (values on a coarse
+    /// grid): the spread between boots cannot be estimated, so no interval
+    /// is honest; more boots or more iterations per boot would give one.
+    NoSpreadBetweenBoots,
+}
+
+impl Undecided {
+    /// Its serde name: `one_run`, `one_boot`, `no_spread_between_boots`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Undecided::OneRun { .. } => "one_run",
+            Undecided::OneBoot { .. } => "one_boot",
+            Undecided::NoSpreadBetweenBoots => "no_spread_between_boots",
+        }
+    }
+}
+
+/// The fewest runs per cell (the same in both) with which the two-sample
+/// rank interval at `level` exists: the smallest m with 2/C(2m, m) ≤ level
+/// (4 at 0.05). O(m).
+pub fn minimum_runs(level: f64) -> usize {
+    (1..=64)
+        .find(|&runs| crate::shift::interval_rank(runs, runs, 1.0 - level).is_some())
+        .unwrap_or(64)
 }
 
 /// Compares candidate against baseline (values in execution order).
 ///
 /// Sources: docs/statistics.md; test as `rank::mann_whitney`, size as
 /// `shift::relative_shift` at level 1 − α/k (Bonferroni), runs as
-/// `plan::runs_per_cell` with σ the pooled within-cell standard deviation
+/// `plan::runs_needed` with σ the pooled within-cell standard deviation
 /// of the log values. When a value is 0 or negative the shift is
 /// `shift::absolute_shift` (Hodges–Lehmann C − B in the unit, Moses/Bauer
 /// interval; Hollander & Wolfe 1999, §4.2–4.3) and the threshold
@@ -266,22 +331,11 @@ pub fn compare(
         Some(tolerance) => decide_absolute(&shift, tolerance, settings.better),
         None => decide(&shift, settings),
     };
-    let runs_needed = (verdict == Verdict::Inconclusive)
-        .then(|| match absolute_threshold {
-            Some(tolerance) => runs_per_cell_absolute(
-                pooled_sd(baseline, candidate, |value| value),
-                tolerance,
-                level,
-                PLANNING_POWER,
-            ),
-            None => runs_per_cell(
-                pooled_sd(baseline, candidate, f64::ln),
-                settings.threshold,
-                level,
-                PLANNING_POWER,
-            ),
-        })
-        .flatten();
+    let (runs_needed, undecided) = if verdict == Verdict::Inconclusive {
+        plan_runs(baseline, candidate, settings, absolute_threshold)
+    } else {
+        (None, None)
+    };
     Ok(Comparison {
         baseline: baseline_summary,
         candidate: candidate_summary,
@@ -291,8 +345,47 @@ pub fn compare(
         p_value,
         verdict,
         magnitude,
-        runs_needed,
+        runs_needed: runs_needed.map(|needed| needed.runs),
+        runs_needed_range: runs_needed.map(|needed| (needed.low, needed.high)),
+        undecided,
     })
+}
+
+/// "N runs would tell" for an inconclusive two-sample comparison
+/// (`plan::runs_needed` for the rank test at the settings' power and α/k,
+/// σ the pooled within-cell standard deviation of the logs, or of the
+/// values on the absolute scale), at least the runs an interval needs and
+/// more than either cell has; [`Undecided::OneRun`] when no cell has two
+/// runs.
+fn plan_runs(
+    baseline: &[f64],
+    candidate: &[f64],
+    settings: &CompareSettings,
+    absolute_threshold: Option<f64>,
+) -> (Option<RunsNeeded>, Option<Undecided>) {
+    let level = settings.level();
+    let minimum = minimum_runs(level);
+    let (transform, effect): (fn(f64) -> f64, f64) = match absolute_threshold {
+        Some(tolerance) => (|value| value, tolerance),
+        None => (f64::ln, settings.threshold.ln_1p()),
+    };
+    let (sd, degrees) = pooled_sd(baseline, candidate, transform);
+    if degrees == 0 {
+        return (None, Some(Undecided::OneRun { minimum }));
+    }
+    let floor = minimum.max(baseline.len().max(candidate.len()) + 1);
+    let needed = runs_needed(
+        PlannedTest::RankTwoSample,
+        Spread {
+            sd,
+            degrees: degrees as f64,
+        },
+        effect,
+        level,
+        settings.power,
+        floor,
+    );
+    (needed, None)
 }
 
 /// The decision rule on the absolute scale, with the threshold `tolerance`
@@ -361,8 +454,9 @@ pub fn classify(
     }
 }
 
-/// Pooled within-cell sample standard deviation of transform(values).
-fn pooled_sd(baseline: &[f64], candidate: &[f64], transform: fn(f64) -> f64) -> f64 {
+/// Pooled within-cell sample standard deviation of transform(values) and
+/// its degrees of freedom (NaN and 0 when no cell has two values).
+fn pooled_sd(baseline: &[f64], candidate: &[f64], transform: fn(f64) -> f64) -> (f64, usize) {
     let mut squares = 0.0;
     let mut degrees = 0usize;
     for sample in [baseline, candidate] {
@@ -375,9 +469,9 @@ fn pooled_sd(baseline: &[f64], candidate: &[f64], transform: fn(f64) -> f64) -> 
         degrees += logs.len() - 1;
     }
     if degrees == 0 {
-        return f64::NAN;
+        return (f64::NAN, 0);
     }
-    (squares / degrees as f64).sqrt()
+    ((squares / degrees as f64).sqrt(), degrees)
 }
 
 #[cfg(test)]

@@ -3,11 +3,16 @@
 //! produced (tests/fixtures/otava-*.json, written by
 //! scripts/validate-history.py --write-fixture). Must not: need Otava.
 
-use verdict_stats::changepoint::{Settings, describe, detect, detect_incremental, t_test};
+use verdict_stats::changepoint::{Method, Settings, describe, detect, detect_incremental, t_test};
 
 const CSV_SERIES: [f64; 10] = [
     10.43, 10.23, 10.29, 10.91, 10.34, 10.69, 9.23, 9.11, 9.13, 9.03,
 ];
+
+/// Otava's defaults with Otava's method (verdict's default is ranks).
+fn otava_defaults() -> Settings {
+    Settings::otava()
+}
 
 #[test]
 fn step_of_ten_points_is_found_at_its_first_point() {
@@ -17,6 +22,7 @@ fn step_of_ten_points_is_found_at_its_first_point() {
         window: 10,
         max_p_value: 0.0001,
         min_magnitude: 0.0,
+        method: Method::Otava,
     };
     let detection = detect(&series, &settings).unwrap();
     let indices: Vec<usize> = detection.change_points.iter().map(|p| p.index).collect();
@@ -46,7 +52,7 @@ fn t_test_of_shifted_segments_is_significant_with_otavas_p_value() {
 
 #[test]
 fn csv_series_changes_between_sixth_and_seventh_point_by_minus_12_9_percent() {
-    let detection = detect(&CSV_SERIES, &Settings::default()).unwrap();
+    let detection = detect(&CSV_SERIES, &otava_defaults()).unwrap();
     assert_eq!(detection.change_points.len(), 1);
     let point = detection.change_points[0];
     assert_eq!(point.index, 6);
@@ -72,6 +78,7 @@ fn check_fixture(text: &str, name: &str) {
             window: case["window"].as_u64().unwrap() as usize,
             max_p_value: case["pvalue"].as_f64().unwrap(),
             min_magnitude: case["magnitude"].as_f64().unwrap(),
+            method: Method::Otava,
         };
         let detection = detect(&series, &settings).unwrap();
         let expected = case["change_points"].as_array().unwrap();
@@ -141,7 +148,7 @@ fn appending_points_reexamines_only_the_tail_and_keeps_old_change_points() {
         level + noise
     };
     let full: Vec<f64> = (0..2000).map(value).collect();
-    let settings = Settings::default();
+    let settings = otava_defaults();
     let before = detect(&full[..1990], &settings).unwrap();
     assert!(before.change_points.iter().any(|p| p.index == 500));
     let again = detect_incremental(&full, &settings, 10, &before.weak_change_points).unwrap();

@@ -7,7 +7,9 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal};
-use verdict_stats::plan::{log_sd_from_cv, runs_per_cell};
+use verdict_stats::plan::{
+    DEFAULT_POWER, PlannedTest, Spread, log_sd_from_cv, runs_needed, runs_per_cell,
+};
 use verdict_stats::verdict::{Better, CompareSettings, Magnitude, Verdict, compare};
 
 fn lognormal(seed: u64, median: f64, cv: f64, runs: usize) -> Vec<f64> {
@@ -132,9 +134,27 @@ fn runs_needed_uses_the_pooled_log_spread() {
         }
         (squares / 38.0).sqrt()
     };
+    // The power is the settings' (0.9, as plan and doctor), and the range
+    // is the planner's over the pooled spread's 38 degrees of freedom.
     assert_eq!(
         comparison.runs_needed,
-        runs_per_cell(pooled, 0.02, 0.05, 0.8)
+        runs_per_cell(pooled, 0.02, 0.05, DEFAULT_POWER)
+    );
+    let needed = runs_needed(
+        PlannedTest::RankTwoSample,
+        Spread {
+            sd: pooled,
+            degrees: 38.0,
+        },
+        0.02f64.ln_1p(),
+        0.05,
+        DEFAULT_POWER,
+        0,
+    )
+    .unwrap();
+    assert_eq!(
+        comparison.runs_needed_range,
+        Some((needed.low, needed.high))
     );
 }
 

@@ -23,8 +23,10 @@ fn doubled_u(first: &[f64], second: &[f64]) -> u64 {
     total
 }
 
-/// benchstat's two-sided p by enumerating all C(m+n, m) relabelings:
-/// 2·P(U₁ ≤ min(U₁, U₂)), or 1 when U₁ = U₂.
+/// The two-sided permutation p by enumerating all C(m+n, m) relabelings:
+/// 2·min(P(U₁ ≤ u₁), P(U₁ ≥ u₁)), or 1 when U₁ = U₂. (benchstat doubles
+/// P(U₁ ≤ min(u₁, u₂)), which is the same only when U₁'s tie-conditional
+/// distribution is symmetric; with asymmetric ties it can be 0.)
 fn brute_force_p(baseline: &[f64], candidate: &[f64]) -> f64 {
     let (m, n) = (baseline.len(), candidate.len());
     let pooled: Vec<f64> = baseline.iter().chain(candidate).copied().collect();
@@ -33,8 +35,7 @@ fn brute_force_p(baseline: &[f64], candidate: &[f64]) -> f64 {
     if observed == other {
         return 1.0;
     }
-    let small = observed.min(other);
-    let (mut at_most, mut total) = (0u64, 0u64);
+    let (mut at_most, mut at_least, mut total) = (0u64, 0u64, 0u64);
     for mask in 0u32..(1 << (m + n)) {
         if mask.count_ones() as usize != m {
             continue;
@@ -48,11 +49,11 @@ fn brute_force_p(baseline: &[f64], candidate: &[f64]) -> f64 {
             }
         }
         total += 1;
-        if doubled_u(&first, &second) <= small {
-            at_most += 1;
-        }
+        let relabelled = doubled_u(&first, &second);
+        at_most += u64::from(relabelled <= observed);
+        at_least += u64::from(relabelled >= observed);
     }
-    (2.0 * at_most as f64 / total as f64).min(1.0)
+    (2.0 * at_most.min(at_least) as f64 / total as f64).min(1.0)
 }
 
 fn random_case(rng: &mut ChaCha8Rng, with_ties: bool) -> (Vec<f64>, Vec<f64>) {

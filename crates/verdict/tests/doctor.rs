@@ -128,7 +128,8 @@ fn experiment_workload_is_calibrated_too() {
     let experiment = directory.path().join("sleep.toml");
     std::fs::write(
         &experiment,
-        "name = \"sleepy\"\ncommand = [\"sleep\", \"0.02\"]\n",
+        "name = \"sleepy\"\ncommand = [\"sleep\", \"0.02\"]\n\
+         [sampling]\nthreshold = 0.1\nalpha = 0.01\npower = 0.8\n",
     )
     .unwrap();
     let output = verdict_without_store()
@@ -155,4 +156,18 @@ fn experiment_workload_is_calibrated_too() {
     assert_eq!(workload["summary"]["iterations"], 4);
     assert!(workload["summary"]["median_seconds"].as_f64().unwrap() >= 0.02);
     assert!(workload["runs_per_cell"].as_u64().is_some());
+    // Issue 29, finding 7: the recommendation plans the run the experiment
+    // will be, from the workload's noise with the experiment's threshold,
+    // alpha and power (before: the probe's CV at 5%, alpha 0.05, power
+    // 0.9, whatever the experiment said).
+    let recommendation = &json["recommendation"];
+    assert_eq!(recommendation["noise_source"], "workload", "{json}");
+    assert_eq!(recommendation["threshold"], 0.1, "{json}");
+    assert_eq!(recommendation["alpha"], 0.01, "{json}");
+    assert_eq!(recommendation["power"], 0.8, "{json}");
+    assert_eq!(recommendation["cv"], workload["summary"]["cv"], "{json}");
+    assert_eq!(
+        recommendation["runs_per_cell"], workload["runs_per_cell"],
+        "{json}"
+    );
 }

@@ -92,6 +92,8 @@ fn a_slower_commit_is_one_change_point_and_bisect_names_its_range() {
         &[
             "history",
             "sleepy",
+            "--method",
+            "otava",
             "--magnitude",
             "0.2",
             "--format",
@@ -115,7 +117,14 @@ fn a_slower_commit_is_one_change_point_and_bisect_names_its_range() {
 
     let text = stdout(
         directory.path(),
-        &["history", "sleepy", "--magnitude", "0.2"],
+        &[
+            "history",
+            "sleepy",
+            "--method",
+            "otava",
+            "--magnitude",
+            "0.2",
+        ],
     );
     assert!(text.contains("1 change point"), "{text}");
     assert!(text.contains("  1. run 7, "), "{text}");
@@ -126,7 +135,16 @@ fn a_slower_commit_is_one_change_point_and_bisect_names_its_range() {
 
     let command = stdout(
         directory.path(),
-        &["history", "sleepy", "--magnitude", "0.2", "--bisect", "1"],
+        &[
+            "history",
+            "sleepy",
+            "--method",
+            "otava",
+            "--magnitude",
+            "0.2",
+            "--bisect",
+            "1",
+        ],
     );
     let experiment = repo.join("exp.toml");
     assert_eq!(
@@ -151,6 +169,8 @@ fn a_slower_commit_is_one_change_point_and_bisect_names_its_range() {
         &[
             "history",
             "sleepy",
+            "--method",
+            "otava",
             "--magnitude",
             "0.2",
             "--format",
@@ -165,6 +185,8 @@ fn a_slower_commit_is_one_change_point_and_bisect_names_its_range() {
         &[
             "history",
             "sleepy",
+            "--method",
+            "otava",
             "--magnitude",
             "0.2",
             "--format",
@@ -243,6 +265,8 @@ fn csv_series_changes_between_the_sixth_and_seventh_rows() {
             "score",
             "--time-column",
             "day",
+            "--method",
+            "otava",
             "--format",
             "json",
         ],
@@ -256,7 +280,15 @@ fn csv_series_changes_between_the_sixth_and_seventh_rows() {
     assert!((mean_change - -0.129_432).abs() < 1e-5, "{mean_change}");
     let text = stdout(
         directory.path(),
-        &["history", "--file", "series.csv", "--column", "score"],
+        &[
+            "history",
+            "--file",
+            "series.csv",
+            "--column",
+            "score",
+            "--method",
+            "otava",
+        ],
     );
     assert!(text.contains("between row 6 and row 7 (index 6)"), "{text}");
     assert!(text.contains("means -12.9%"), "{text}");
@@ -270,6 +302,8 @@ fn csv_series_changes_between_the_sixth_and_seventh_rows() {
             "series.csv",
             "--column",
             "score",
+            "--method",
+            "otava",
             "--format",
             "email",
         ],
@@ -292,4 +326,76 @@ fn csv_series_changes_between_the_sixth_and_seventh_rows() {
         error.contains("series.csv") && error.contains("nope"),
         "{error}"
     );
+}
+
+#[test]
+fn ranks_find_the_step_that_an_outlier_hides_from_otava() {
+    // 40 rows: a 10% step at row 21 (index 20), and one run ten times
+    // slower at index 8. verdict's default method reports the step and
+    // not the outlier; Otava's t-test on raw values has the outlier in its
+    // variance and reports nothing.
+    let directory = tempfile::tempdir().unwrap();
+    let mut csv = "run,seconds\n".to_string();
+    for index in 0..40 {
+        let noise = ((index as f64 * 0.618_033_988_7).fract() - 0.5) * 0.02;
+        let level = if index >= 20 { 1.1 } else { 1.0 };
+        let value = if index == 8 {
+            10.0
+        } else {
+            level * (1.0 + noise)
+        };
+        csv.push_str(&format!("{index},{value}\n"));
+    }
+    std::fs::write(directory.path().join("series.csv"), csv).unwrap();
+    let history = json(
+        directory.path(),
+        &[
+            "history",
+            "--file",
+            "series.csv",
+            "--column",
+            "seconds",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(history["settings"]["method_name"], "ranks", "{history}");
+    assert_eq!(history["settings"]["pvalue"], 0.05, "{history}");
+    let changes = history["series"][0]["change_points"].as_array().unwrap();
+    let indices: Vec<u64> = changes
+        .iter()
+        .map(|change| change["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(indices, [20], "{history}");
+    assert!(changes[0]["pvalue"].as_f64().unwrap() < 0.05);
+    let text = stdout(
+        directory.path(),
+        &["history", "--file", "series.csv", "--column", "seconds"],
+    );
+    assert!(text.contains("ranks, p <= 0.05"), "{text}");
+    let otava = json(
+        directory.path(),
+        &[
+            "history",
+            "--file",
+            "series.csv",
+            "--column",
+            "seconds",
+            "--method",
+            "otava",
+            "--window",
+            "20",
+            "-P",
+            "0.01",
+            "--format",
+            "json",
+        ],
+    );
+    let reported: Vec<u64> = otava["series"][0]["change_points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|change| change["index"].as_u64().unwrap())
+        .collect();
+    assert!(!reported.contains(&20), "{otava}");
 }

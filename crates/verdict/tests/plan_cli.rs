@@ -121,9 +121,9 @@ fn plan_reports_the_three_designs() {
     assert_eq!(value["paired"]["runs_per_cell"], 32, "{json}");
     assert!(fixed > 60, "{json}");
     let uncapped = &value["adaptive_without_cap"];
-    // Target information 1.2·(z + z)²/ln(1.19)² in runs at σ² = 0.29356²:
-    // 416.7·(2π/3)·0.08618 = 75.2 -> 76, the planned cap `plan` gives.
-    assert_eq!(uncapped["planned_end_if_no_change"], 76, "{json}");
+    // Target information 1.3·(z₀.₉₇₇₅ + z₀.₉)²/ln(1.19)² (boundaries for
+    // 0.9·α) in runs at σ² = 0.29356²: 463.95·(2π/3)·0.08618 = 83.7 -> 84.
+    assert_eq!(uncapped["planned_end_if_no_change"], 84, "{json}");
     let power = uncapped["if_change_is_threshold"]["power"]
         .as_f64()
         .unwrap();
@@ -134,7 +134,7 @@ fn plan_reports_the_three_designs() {
     assert!(mean < fixed as f64, "{json}");
     let text = plan(&["--cv", "30%", "--threshold", "19%", "--correlation", "0.5"]);
     assert!(
-        text.contains("adaptive, no cap: ends by ~76 runs per cell"),
+        text.contains("adaptive, no cap: ends by ~84 runs per cell"),
         "{text}"
     );
     assert!(text.contains("block-paired:    32 runs per cell"), "{text}");
@@ -214,4 +214,71 @@ fn plan_reads_the_correlation_from_a_doctor_report_and_says_so() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("bad.json:3:"), "{stderr}");
+}
+
+/// Runs verdict in `directory` with its own store, asserts success.
+fn verdict_in(directory: &std::path::Path, arguments: &[&str]) -> String {
+    let output = Command::cargo_bin("verdict")
+        .unwrap()
+        .current_dir(directory)
+        .env_remove("VERDICT_DB")
+        .args(arguments)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{arguments:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn plan_run_agrees_with_the_runs_report() {
+    // Issue 29: `plan --run` ignored the run's threshold and planned at
+    // power 0.9 from the median CV over cells, the report at power 0.8
+    // from the pooled spread: 158 against ~86 for the same run. Now both
+    // use the run's threshold, alpha, power and comparisons and the log
+    // spread pooled over its cells.
+    let directory = tempfile::tempdir().unwrap();
+    std::fs::write(
+        directory.path().join("x.toml"),
+        "name = \"x\"\ncommand = [\"sleep\", \"{t}\"]\n[factors]\nt = [\"0.01\", \"0.0101\"]\n\
+         [sampling]\niterations = 8\nthreshold = 0.05\npower = 0.8\n",
+    )
+    .unwrap();
+    verdict_in(directory.path(), &["run", "x.toml"]);
+    let report: serde_json::Value = serde_json::from_str(&verdict_in(
+        directory.path(),
+        &["report", "--format", "json"],
+    ))
+    .unwrap();
+    let row = &report["comparisons"]["comparisons"][0];
+    let plan: serde_json::Value = serde_json::from_str(&verdict_in(
+        directory.path(),
+        &["plan", "--run", "1", "--format", "json"],
+    ))
+    .unwrap();
+    assert_eq!(plan["threshold"], 0.05, "{plan}");
+    assert_eq!(plan["power"], 0.8, "{plan}");
+    if row["verdict"] == "inconclusive" {
+        // The report never plans fewer runs than the 8 it has, plus one.
+        let floored = |value: &serde_json::Value| value.as_u64().unwrap().max(9);
+        assert_eq!(
+            row["runs_needed"].as_u64().unwrap(),
+            floored(&plan["fixed"]["runs_per_cell"]),
+            "{row} {plan}"
+        );
+        assert_eq!(
+            row["runs_needed_range"][1].as_u64().unwrap(),
+            floored(&plan["fixed"]["range"][1]),
+            "{row} {plan}"
+        );
+    } else {
+        // Decided: the report plans nothing; the plan still has a range.
+        assert!(
+            plan["fixed"]["range"][0].as_u64().unwrap()
+                <= plan["fixed"]["range"][1].as_u64().unwrap()
+        );
+    }
 }

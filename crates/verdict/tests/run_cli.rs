@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::verdict;
+use common::{succeed, verdict};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -221,6 +221,60 @@ fn ab_compares_commands_interleaved_and_reports_a_verdict() {
     assert!(comparison["delta"].as_f64().unwrap() > 2.0);
     let runs = verdict(directory.path()).args(["runs"]).output().unwrap();
     assert!(String::from_utf8_lossy(&runs.stdout).contains("ab"));
+}
+
+#[test]
+fn one_run_per_cell_still_gets_a_comparison_row_that_says_why() {
+    // Before: no comparison at all and JSON `comparisons: null`; `-n 3`
+    // said "~2/cell", fewer runs than it had.
+    let directory = tempfile::tempdir().unwrap();
+    let text =
+        succeed(verdict(directory.path()).args(["ab", "-n", "1", "sleep 0.01", "sleep 0.02"]));
+    let row = text
+        .lines()
+        .find(|line| line.starts_with("command=sleep 0.02 vs sleep 0.01"))
+        .unwrap_or_else(|| panic!("no comparison row: {text}"));
+    assert!(
+        row.contains("inconclusive (1 run per cell: no spread; run >= 4/cell)"),
+        "{row}"
+    );
+    let json = succeed(verdict(directory.path()).args(["report", "--format", "json"]));
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let comparison = &report["comparisons"]["comparisons"][0];
+    assert_eq!(comparison["verdict"], "inconclusive", "{json}");
+    assert_eq!(comparison["undecided"]["reason"], "one_run", "{json}");
+    let html = succeed(verdict(directory.path()).args(["report", "--format", "html"]));
+    assert!(html.contains("1 run per cell: no spread"), "{html}");
+    // `compare` of one value a side: a row that says why, in CSV too.
+    std::fs::write(directory.path().join("a.txt"), "10\n").unwrap();
+    std::fs::write(directory.path().join("b.txt"), "12\n").unwrap();
+    let csv =
+        succeed(verdict(directory.path()).args(["compare", "a.txt", "b.txt", "--format", "csv"]));
+    assert!(
+        csv.lines().nth(1).unwrap().contains(",one_run,run"),
+        "{csv}"
+    );
+    let markdown = succeed(
+        verdict(directory.path()).args(["compare", "a.txt", "b.txt", "--format", "markdown"]),
+    );
+    assert!(markdown.contains("1 run per cell: no spread"), "{markdown}");
+
+    let three = tempfile::tempdir().unwrap();
+    let json = succeed(verdict(three.path()).args([
+        "ab",
+        "-n",
+        "3",
+        "sleep 0.01",
+        "sleep 0.012",
+        "--format",
+        "json",
+    ]));
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let comparison = &report["comparisons"]["comparisons"][0];
+    let needed = comparison["runs_needed"].as_u64().unwrap();
+    assert!(needed >= 4, "never fewer than the runs at hand: {json}");
+    let range = comparison["runs_needed_range"].as_array().unwrap();
+    assert!(range[0].as_u64().unwrap() >= 4, "{json}");
 }
 
 #[test]

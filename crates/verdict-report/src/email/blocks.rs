@@ -9,7 +9,7 @@
 
 use super::Lines;
 use crate::compare::{
-    BOOT_ROW_MARK, CompareReport, ComparisonRow, delta_with_interval, median_with_spread,
+    CompareReport, ComparisonRow, SamplingUnit, delta_with_interval, median_with_spread,
     verdict_text,
 };
 use crate::format;
@@ -67,7 +67,7 @@ fn comparison_lines(lines: &mut Lines, metric: &str, row: &ComparisonRow, alpha:
             row.delta_confidence * 100.0
         ),
     );
-    let unit = if row.name.ends_with(BOOT_ROW_MARK) {
+    let unit = if row.sampling_unit == SamplingUnit::Boot {
         " boots"
     } else {
         ""

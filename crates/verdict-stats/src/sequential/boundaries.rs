@@ -47,6 +47,20 @@ pub enum Spending {
         /// Shape parameter γ.
         gamma: f64,
     },
+    /// Two stages added: a share of α spent by Hwang–Shih–DeCani
+    /// `early_gamma` over the first `horizon` of the fraction, and the rest
+    /// by Hwang–Shih–DeCani `gamma` over the whole fraction (a sum of
+    /// spending functions is one: non-decreasing, α at 1). The form the
+    /// information-based design's early stage takes when information is
+    /// proportional to runs (`information::EarlySpending`, `verdict plan`).
+    Staged {
+        /// Share of α in the early stage.
+        share: f64,
+        /// Fraction by which the early stage has spent its share.
+        horizon: f64,
+        early_gamma: f64,
+        gamma: f64,
+    },
 }
 
 impl Spending {
@@ -65,12 +79,18 @@ impl Spending {
                 let z = normal_quantile(1.0 - alpha / 4.0);
                 4.0 * normal_cdf(-z / fraction.sqrt())
             }
-            Self::HwangShihDeCani { gamma } => {
-                if gamma.abs() < 1e-9 {
-                    alpha * fraction
-                } else {
-                    alpha * (-(-gamma * fraction).exp_m1()) / (-(-gamma).exp_m1())
-                }
+            Self::HwangShihDeCani { gamma } => hwang_shih_decani(alpha, gamma, fraction),
+            Self::Staged {
+                share,
+                horizon,
+                early_gamma,
+                gamma,
+            } => {
+                hwang_shih_decani(
+                    share * alpha,
+                    early_gamma,
+                    (fraction / horizon.max(f64::MIN_POSITIVE)).min(1.0),
+                ) + hwang_shih_decani((1.0 - share) * alpha, gamma, fraction)
             }
         };
         spent.clamp(0.0, alpha)
@@ -84,7 +104,26 @@ impl Spending {
             Self::HwangShihDeCani { gamma } => {
                 format!("Hwang–Shih–DeCani spending (γ = {gamma})")
             }
+            Self::Staged {
+                share,
+                horizon,
+                early_gamma,
+                gamma,
+            } => format!(
+                "Hwang–Shih–DeCani spending (γ = {gamma}) of {}% of alpha, and {}% by {horizon:.3} of the information (γ = {early_gamma})",
+                (1.0 - share) * 100.0,
+                share * 100.0
+            ),
         }
+    }
+}
+
+/// Hwang–Shih–DeCani's α(1 − e^{−γt})/(1 − e^{−γ}), α·t at γ = 0.
+fn hwang_shih_decani(alpha: f64, gamma: f64, fraction: f64) -> f64 {
+    if gamma.abs() < 1e-9 {
+        alpha * fraction
+    } else {
+        alpha * (-(-gamma * fraction).exp_m1()) / (-(-gamma).exp_m1())
     }
 }
 

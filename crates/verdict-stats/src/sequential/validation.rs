@@ -272,6 +272,8 @@ pub struct Variant {
     pub look_information: super::LookInformation,
     /// Spending of the decrease side.
     pub decrease: super::DecreaseSpending,
+    /// A share of α spent by runs rather than by information.
+    pub early: Option<super::EarlySpending>,
 }
 
 impl Default for Variant {
@@ -281,9 +283,10 @@ impl Default for Variant {
         Self {
             spending: settings.spending,
             inflation: settings.inflation,
-            design_alpha: settings.alpha,
+            design_alpha: settings.design_alpha(),
             look_information: settings.look_information,
             decrease: settings.decrease,
+            early: settings.early,
         }
     }
 }
@@ -321,6 +324,27 @@ impl Variant {
                     }
                 }
                 "alpha" => variant.design_alpha = number()?,
+                "early" => {
+                    // SHARE:HORIZON:GAMMA, or `none`.
+                    variant.early = if value == "none" {
+                        None
+                    } else {
+                        let fields: Vec<&str> = value.split(':').collect();
+                        let field = |index: usize| -> Result<f64, String> {
+                            fields
+                                .get(index)
+                                .and_then(|field| field.parse::<f64>().ok())
+                                .ok_or_else(|| {
+                                    format!("variant `{spec}`: early is SHARE:HORIZON:GAMMA")
+                                })
+                        };
+                        Some(super::EarlySpending {
+                            share: field(0)?,
+                            horizon: field(1)? as usize,
+                            spending: super::Spending::HwangShihDeCani { gamma: field(2)? },
+                        })
+                    }
+                }
                 "looks" => {
                     variant.look_information = match value {
                         "runs" => super::LookInformation::Runs,
@@ -355,9 +379,23 @@ impl Variant {
             super::DecreaseSpending::Matched => ", decrease side matched".to_string(),
             super::DecreaseSpending::Same => String::new(),
         };
+        let early = match self.early {
+            Some(early) => format!(
+                ", {}·α by {} runs ({})",
+                early.share,
+                early.horizon,
+                early
+                    .spending
+                    .describe()
+                    .replace("Hwang–Shih–DeCani spending (γ = ", "γ = ")
+                    .replace(')', "")
+            ),
+            None => String::new(),
+        };
         format!(
-            "{gamma}, ×{}, design α {}{looks}{decrease}",
-            self.inflation, self.design_alpha
+            "{gamma}, ×{}, design α {}{looks}{decrease}{early}",
+            self.inflation,
+            super::information::rounded(self.design_alpha)
         )
     }
 
@@ -378,9 +416,19 @@ impl Variant {
             super::DecreaseSpending::Matched => ",decrease=matched".to_string(),
             _ => String::new(),
         };
+        let early = match self.early {
+            Some(super::EarlySpending {
+                share,
+                horizon,
+                spending: super::Spending::HwangShihDeCani { gamma },
+            }) => format!(",early={share}:{horizon}:{gamma}"),
+            Some(_) => String::new(),
+            None => ",early=none".to_string(),
+        };
         format!(
-            "gamma={gamma},inflation={},alpha={},looks={looks}{decrease}",
-            self.inflation, self.design_alpha
+            "gamma={gamma},inflation={},alpha={},looks={looks}{decrease}{early}",
+            self.inflation,
+            super::information::rounded(self.design_alpha)
         )
     }
 
@@ -390,9 +438,24 @@ impl Variant {
         settings.spending = self.spending;
         settings.inflation = self.inflation;
         settings.alpha = self.design_alpha;
+        settings.alpha_margin = 1.0;
         settings.look_information = self.look_information;
         settings.decrease = self.decrease;
+        settings.early = self.early;
         Candidate::Information(InformationDesign::new(settings).expect("valid settings"))
+    }
+}
+
+impl Variant {
+    /// The design before issue 29: all of α by the information fraction,
+    /// ×1.2, no α margin.
+    pub fn before_early_stage() -> Self {
+        Self {
+            inflation: super::CAP_INFLATION,
+            design_alpha: 0.05,
+            early: None,
+            ..Self::default()
+        }
     }
 }
 
@@ -430,8 +493,12 @@ pub fn uncapped_report(trials: usize, seed: u64) -> String {
          in interleaved order and replays them, as `verdict compare --sequential` does, through: \
          *information* — verdict's design when no cap is given (`--until-decided` without `-n`, \
          `compare --sequential` without `--max`): looks from 6 runs per arm until the \
-         information to detect the threshold with power 0.9 (x1.2), the variance re-estimated \
-         at every look from the pooled logs of both arms (labels ignored); *cap = plan's* — the planned-cap design \
+         information to detect the threshold with power 0.9 (x1.3), the variance re-estimated \
+         at every look from the pooled logs of both arms (labels ignored), half of alpha spent \
+         evenly over the first 60 runs per arm whatever the threshold and the other half by \
+         the information, boundaries for 0.9 alpha; *information before issue 29* — the same \
+         without the early half (all of alpha by the information, x1.2, boundaries for alpha); \
+         *cap = plan's* — the planned-cap design \
          with the cap `verdict plan` gives for the threshold (`cap_for_power`); *cap = length* — \
          the planned-cap design with the cap at the sequence length ({SEQUENCE_LENGTH}), what \
          `compare --sequential` did without `--max`; *confidence sequence* — the asymptotic \
@@ -450,6 +517,10 @@ pub fn uncapped_report(trials: usize, seed: u64) -> String {
     let plan_cap = cap_for_power(cv, threshold, 0.05, 0.9).unwrap_or(76);
     let candidates = [
         ("information (no cap)", information(threshold)),
+        (
+            "information before issue 29",
+            Variant::before_early_stage().candidate(threshold),
+        ),
         ("cap = plan's", capped(plan_cap, threshold)),
         ("cap = length", capped(SEQUENCE_LENGTH, threshold)),
         ("confidence sequence", confidence(cv, threshold)),
@@ -490,7 +561,7 @@ pub fn uncapped_report(trials: usize, seed: u64) -> String {
         })
         .collect();
     for (row, (name, _)) in candidates.iter().enumerate() {
-        let name = if row == 1 {
+        let name = if row == 2 {
             format!("cap = plan's ({plan_cap})")
         } else {
             (*name).to_string()
@@ -524,6 +595,19 @@ pub fn uncapped_report(trials: usize, seed: u64) -> String {
         target.regression_rate(),
         if met { "**met**" } else { "**not met**" }
     );
+    let _ = writeln!(
+        out,
+        "### A change ten times the threshold: a true -19% at CV 30%, thresholds 2%, 5%, 19%\n\n\
+         Targets (issue 29): at most 45 runs per arm (a fixed-N rank test's figure for power \
+         0.9) at power >= 0.9 with the threshold at 2% and 5%, about 38 or fewer at 19%, power \
+         >= 0.9 at +19% with the threshold at 19%, A/A false alarms <= alpha.\n"
+    );
+    out.push_str(&uncapped_thresholds_report(
+        trials,
+        seed,
+        &[Variant::default(), Variant::before_early_stage()],
+    ));
+    let _ = writeln!(out);
 
     let _ = writeln!(
         out,
@@ -619,7 +703,7 @@ pub fn uncapped_precise_report(trials: usize, seed: u64, variant: Option<Variant
     let mut out = String::new();
     let chosen = variant.unwrap_or_default();
     let (argument, name) = match variant {
-        None => (String::new(), chosen.spending.describe()),
+        None => (String::new(), chosen.describe()),
         Some(variant) => (
             format!(" {}", variant.spec()),
             format!(
@@ -656,30 +740,41 @@ pub fn uncapped_precise_report(trials: usize, seed: u64, variant: Option<Variant
          with power >= 0.9. A true -19% is a regression of the threshold on this \
          higher-is-better metric; a true +19% is the direction the information is planned \
          for (an improvement here, a regression of a lower-is-better metric such as a run \
-         time).\n"
+         time). The rows at 5% and 2% (the default threshold) are a change four and ten \
+         times the threshold: the early half of alpha lets them stop about when a fixed \
+         design would have decided.\n"
     );
     let _ = writeln!(
         out,
-        "| true change | regression | improvement | equivalent | undecided | mean runs per arm (p95) |"
+        "| true change | threshold | regression | improvement | equivalent | undecided | mean runs per arm (p95) |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
     let rate = |count: usize| count as f64 / trials.max(1) as f64;
-    let mut target = None;
-    for (index, change) in [-0.19, 0.19].into_iter().enumerate() {
+    // (true change, threshold, seed offset): the seeds of the grid and
+    // thresholds sections, so their lines replay the same draws.
+    let scenarios = [
+        (-0.19, 0.19, 200),
+        (0.19, 0.19, 201),
+        (-0.19, 0.05, 501),
+        (-0.19, 0.02, 500),
+    ];
+    let mut tallies = Vec::with_capacity(scenarios.len());
+    for (change, threshold, offset) in scenarios {
         let tally = replay_trials(
-            &[chosen.candidate(0.19)],
+            &[chosen.candidate(threshold)],
             Noise {
                 shape: Shape::Lognormal,
                 cv: 0.30,
             },
             change,
             trials,
-            seed.wrapping_add(200 + index as u64),
+            seed.wrapping_add(offset),
         )[0];
         let _ = writeln!(
             out,
-            "| {:+.0}% | {:.4} | {:.4} | {:.4} | {:.4} | {:.2} ({}) |",
+            "| {:+.0}% | {:.0}% | {:.4} | {:.4} | {:.4} | {:.4} | {:.2} ({}) |",
             change * 100.0,
+            threshold * 100.0,
             rate(tally.regression),
             rate(tally.improvement),
             rate(tally.equivalent),
@@ -687,21 +782,25 @@ pub fn uncapped_precise_report(trials: usize, seed: u64, variant: Option<Variant
             tally.mean_runs,
             tally.p95_runs
         );
-        if index == 0 {
-            target = Some(tally);
-        }
+        tallies.push(tally);
     }
-    if let Some(tally) = target {
-        let met = tally.mean_runs <= 36.0 && tally.regression_rate() >= 0.9;
-        let _ = writeln!(
-            out,
-            "\nAt a true -19%: mean {:.2} runs per arm at power {:.4}; target (<= 36 at >= 0.9) \
-             {}.\n",
-            tally.mean_runs,
-            tally.regression_rate(),
-            if met { "**met**" } else { "**not met**" }
-        );
-    }
+    let met = |tally: &Tally, runs: f64| tally.mean_runs <= runs && tally.regression_rate() >= 0.9;
+    let verdict = |met: bool| if met { "**met**" } else { "**not met**" };
+    let _ = writeln!(
+        out,
+        "\nAt a true -19%: mean {:.2} runs per arm at power {:.4} with the threshold at 19% \
+         (target <= 38 at >= 0.9: {}); {:.2} at power {:.4} with the threshold at 5% and \
+         {:.2} at power {:.4} at 2%, the default (target <= 45, a fixed-N rank test's runs, \
+         at >= 0.9: {}).\n",
+        tallies[0].mean_runs,
+        tallies[0].regression_rate(),
+        verdict(met(&tallies[0], 38.0)),
+        tallies[2].mean_runs,
+        tallies[2].regression_rate(),
+        tallies[3].mean_runs,
+        tallies[3].regression_rate(),
+        verdict(met(&tallies[2], 45.0) && met(&tallies[3], 45.0))
+    );
     let _ = writeln!(
         out,
         "A/A, CV 13%, threshold 10%: a regression or improvement called is a false alarm. \
@@ -786,6 +885,32 @@ fn judged_scenarios() -> [(&'static str, Noise, f64, f64, u64); 4] {
     ]
 }
 
+/// Every variant replayed on each scenario (noise, true change, threshold,
+/// seed offset), the same draws for every variant: one column of tallies
+/// per scenario, one entry per variant.
+fn replay_columns(
+    variants: &[Variant],
+    scenarios: &[(Noise, f64, f64, u64)],
+    trials: usize,
+    seed: u64,
+) -> Vec<Vec<Tally>> {
+    scenarios
+        .iter()
+        .map(|&(noise, change, threshold, offset)| {
+            let designs: Vec<Candidate> = variants
+                .iter()
+                .map(|variant| variant.candidate(threshold))
+                .collect();
+            replay_trials(&designs, noise, change, trials, seed.wrapping_add(offset))
+        })
+        .collect()
+}
+
+/// A power cell: `rate, mean runs (p95)`.
+fn power(tally: &Tally, rate: f64) -> String {
+    format!("{rate:.4}, {:.2} ({})", tally.mean_runs, tally.p95_runs)
+}
+
 /// Every variant on the same draws, `trials` per line: power and mean runs
 /// per arm (p95) at a true -19% and +19% (lognormal CV 30%, threshold 19%)
 /// and A/A false alarms (lognormal and bimodal, CV 13%, threshold 10%),
@@ -805,20 +930,10 @@ pub fn uncapped_grid_report(trials: usize, seed: u64, variants: &[Variant]) -> S
         "| variant | -19%: power, mean runs (p95) | +19%: power, mean runs (p95) | A/A lognormal: false alarms, mean runs | A/A bimodal: false alarms, mean runs |"
     );
     let _ = writeln!(out, "|---|---|---|---|---|");
-    let columns: Vec<Vec<Tally>> = judged_scenarios()
-        .iter()
-        .map(|&(_, noise, change, threshold, offset)| {
-            let designs: Vec<Candidate> = variants
-                .iter()
-                .map(|variant| variant.candidate(threshold))
-                .collect();
-            replay_trials(&designs, noise, change, trials, seed.wrapping_add(offset))
-        })
-        .collect();
+    let scenarios = judged_scenarios()
+        .map(|(_, noise, change, threshold, offset)| (noise, change, threshold, offset));
+    let columns = replay_columns(variants, &scenarios, trials, seed);
     for (row, variant) in variants.iter().enumerate() {
-        let power = |tally: &Tally, rate: f64| {
-            format!("{rate:.4}, {:.2} ({})", tally.mean_runs, tally.p95_runs)
-        };
         let (down, up) = (&columns[0][row], &columns[1][row]);
         let null = |tally: &Tally| format!("{:.4}, {:.1}", tally.change_rate(), tally.mean_runs);
         let _ = writeln!(
@@ -830,6 +945,70 @@ pub fn uncapped_grid_report(trials: usize, seed: u64, variants: &[Variant]) -> S
             power(up, up.improvement as f64 / trials.max(1) as f64),
             null(&columns[2][row]),
             null(&columns[3][row])
+        );
+    }
+    out
+}
+
+/// Every variant at a true −19% (lognormal CV 30%) with the threshold at
+/// 2%, 5% and 19% (a change ten times the threshold, a few times it, and
+/// the threshold itself), power at +19% with the threshold at 19% (the
+/// change the information is planned for), and A/A false alarms and the
+/// share ending equivalent (lognormal and bimodal CV 13%, threshold 10%),
+/// `trials` per line, the same draws for every variant. A fixed-N rank test
+/// needs about 43 runs per arm for power 0.9 at −19% (`plan::runs_per_cell`).
+pub fn uncapped_thresholds_report(trials: usize, seed: u64, variants: &[Variant]) -> String {
+    let mut out = String::new();
+    let specs: Vec<String> = variants.iter().map(Variant::spec).collect();
+    // A true -19% is a log shift of ln(1/0.81), a relative shift of 1/0.81 - 1.
+    let fixed = runs_per_cell(log_sd_from_cv(0.30), 1.0 / 0.81 - 1.0, 0.05, 0.9).unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "Reproduce: `cargo run --release -p verdict-stats --example uncapped_validation -- \
+         {trials} {seed} thresholds {}` ({trials} trials per line, the same draws for every \
+         variant). A fixed-N rank test needs {fixed} runs per arm for power 0.9 at -19%.\n",
+        specs.join(" ")
+    );
+    let _ = writeln!(
+        out,
+        "| variant | -19%, threshold 2%: power, mean runs (p95) | -19%, threshold 5% | -19%, threshold 19% | +19%, threshold 19% | A/A lognormal: false alarms, equivalent | A/A bimodal: false alarms, equivalent |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    let lognormal = |cv: f64| Noise {
+        shape: Shape::Lognormal,
+        cv,
+    };
+    let scenarios: [(Noise, f64, f64, u64); 6] = [
+        (lognormal(0.30), -0.19, 0.02, 500),
+        (lognormal(0.30), -0.19, 0.05, 501),
+        (lognormal(0.30), -0.19, 0.19, 100),
+        (lognormal(0.30), 0.19, 0.19, 101),
+        (lognormal(0.13), 0.0, 0.10, 300),
+        (
+            Noise {
+                shape: Shape::Bimodal,
+                cv: 0.13,
+            },
+            0.0,
+            0.10,
+            301,
+        ),
+    ];
+    let columns = replay_columns(variants, &scenarios, trials, seed);
+    for (row, variant) in variants.iter().enumerate() {
+        let null =
+            |tally: &Tally| format!("{:.4}, {:.4}", tally.change_rate(), tally.equivalent_rate());
+        let up = &columns[3][row];
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            variant.describe(),
+            power(&columns[0][row], columns[0][row].regression_rate()),
+            power(&columns[1][row], columns[1][row].regression_rate()),
+            power(&columns[2][row], columns[2][row].regression_rate()),
+            power(up, up.improvement as f64 / trials.max(1) as f64),
+            null(&columns[4][row]),
+            null(&columns[5][row])
         );
     }
     out
@@ -1025,14 +1204,12 @@ mod tests {
     fn precise_report_names_its_design_and_both_changes_of_the_threshold() {
         let report = uncapped_precise_report(8, 3, None);
         assert!(
-            report.contains(&format!(
-                "with {}, replayed",
-                super::super::information::INFORMATION_SPENDING.describe()
-            )),
+            report.contains(&format!("with {}, replayed", Variant::default().describe())),
             "{report}"
         );
         assert!(report.contains("near 0.9: 0.1061."), "{report}");
-        assert!(report.contains("| -19% |") && report.contains("| +19% |"));
+        assert!(report.contains("| -19% | 19% |") && report.contains("| +19% | 19% |"));
+        assert!(report.contains("| -19% | 2% |") && report.contains("| -19% | 5% |"));
         assert_eq!(report.matches("| lognormal, CV 13% |").count(), 1);
     }
 
@@ -1056,9 +1233,15 @@ mod tests {
 
     #[test]
     fn grid_names_every_variant_on_the_same_draws() {
-        let variants = [Variant::default(), Variant::parse("decrease=0").unwrap()];
+        let variants = [
+            Variant::before_early_stage(),
+            Variant::parse("early=none,inflation=1.2,alpha=0.05,decrease=0").unwrap(),
+        ];
         let report = uncapped_grid_report(4, 2, &variants);
-        assert!(report.contains("grid gamma=-2,inflation=1.2,alpha=0.05,looks=runs "));
+        assert!(
+            report.contains("grid gamma=-2,inflation=1.2,alpha=0.05,looks=runs,early=none "),
+            "{report}"
+        );
         assert!(
             report.contains("| γ = -2, ×1.2, design α 0.05 |"),
             "{report}"

@@ -173,6 +173,7 @@ impl BootScenario {
             better: Better::Lower,
             alpha: self.alpha,
             family_size: 1,
+            power: crate::plan::DEFAULT_POWER,
         }
     }
 }

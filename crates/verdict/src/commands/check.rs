@@ -166,6 +166,7 @@ fn measure_and_compare(
         unit: metric.unit.clone(),
         better: verdict_report::compare::better_of(metric.direction),
         threshold,
+        power: verdict_stats::plan::DEFAULT_POWER,
         baseline,
         candidate,
     };

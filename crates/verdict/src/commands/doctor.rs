@@ -27,9 +27,10 @@ pub(crate) struct DoctorArgs {
     /// Calibrate for about a minute (drift, rare interference).
     #[arg(long)]
     long: bool,
-    /// Smallest relative change to detect (0.05 or 5%).
-    #[arg(long, default_value_t = 0.05, value_parser = crate::common::parse_fraction)]
-    threshold: f64,
+    /// Smallest relative change to detect (0.05 or 5%; default: the
+    /// experiment's with --experiment, else 5%).
+    #[arg(long, value_parser = crate::common::parse_fraction)]
+    threshold: Option<f64>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = DoctorFormat::Text)]
     format: DoctorFormat,
@@ -46,11 +47,25 @@ pub(crate) struct DoctorArgs {
     target: crate::common::TargetArgs,
 }
 
-fn resolve(args: &DoctorArgs) -> Result<DoctorOptions, CliError> {
-    if !(args.threshold.is_finite() && args.threshold > 0.0 && args.threshold < 1.0) {
+/// The options from the flags; with an experiment, its threshold (unless
+/// `--threshold`), α and power, so doctor plans the run the experiment
+/// will be (the same settings its report plans with).
+fn resolve(
+    args: &DoctorArgs,
+    experiment: Option<&verdict_model::Experiment>,
+) -> Result<DoctorOptions, CliError> {
+    let defaults = DoctorOptions::default();
+    let threshold = args.threshold.unwrap_or_else(|| {
+        experiment.map_or(defaults.threshold, |experiment| {
+            experiment
+                .primary_metric()
+                .threshold
+                .unwrap_or(experiment.sampling.threshold)
+        })
+    });
+    if !(threshold.is_finite() && threshold > 0.0 && threshold < 1.0) {
         return Err(CliError::input(format!(
-            "--threshold must be a fraction between 0 and 1 (0.05 = 5%), got {}",
-            args.threshold
+            "--threshold must be a fraction between 0 and 1 (0.05 = 5%), got {threshold}"
         )));
     }
     let length = if args.quick {
@@ -62,22 +77,26 @@ fn resolve(args: &DoctorArgs) -> Result<DoctorOptions, CliError> {
     };
     Ok(DoctorOptions {
         length,
-        threshold: args.threshold,
-        ..DoctorOptions::default()
+        threshold,
+        alpha: experiment.map_or(defaults.alpha, |experiment| experiment.sampling.alpha),
+        power: experiment.map_or(defaults.power, |experiment| experiment.sampling.power),
     })
 }
 
 pub(crate) fn run(args: &DoctorArgs) -> Result<ExitCode, CliError> {
-    let options = resolve(args)?;
+    let experiment = match &args.experiment {
+        Some(path) => Some(crate::common::load_experiment(path, None, false)?.0),
+        None => None,
+    };
+    let options = resolve(args, experiment.as_ref())?;
     if args.target.remote() {
         return on_hosts(args);
     }
     let mut report = verdict_doctor::run_doctor(&options);
-    if let Some(path) = &args.experiment {
-        let (experiment, _) = crate::common::load_experiment(path, None, false)?;
+    if let Some(experiment) = &experiment {
         let calibration = verdict_engine::calibrate::calibrate(
             &verdict_exec::SystemExecutor,
-            &experiment,
+            experiment,
             args.iterations,
             &verdict_exec::Cancel::new(),
             &mut crate::progress::Progress::new(&experiment.primary_metric().name),
@@ -213,9 +232,10 @@ fn on_hosts(args: &DoctorArgs) -> Result<ExitCode, CliError> {
     if args.long {
         argv.push("--long".to_string());
     }
+    if let Some(threshold) = args.threshold {
+        argv.extend(["--threshold".to_string(), threshold.to_string()]);
+    }
     argv.extend([
-        "--threshold".to_string(),
-        args.threshold.to_string(),
         "--format".to_string(),
         match args.format {
             DoctorFormat::Text => "text",

@@ -1,6 +1,7 @@
 //! `verdict history SELECTION` and `verdict history --file F --column C`:
 //! the series of one median per stored run (per host) or per CSV row, its
-//! change points (E-divisive means with Otava's t-test) with verdict's
+//! change points (ranks by default, or Otava's E-divisive means with its
+//! t-test, `--method`) with verdict's
 //! shift interval, and with `--bisect N` the `verdict bisect` command for
 //! change point N. Parses arguments, calls verdict-engine `history`
 //! (`file_history`, `selection_history`, `bisect_command`) and renders.
@@ -21,7 +22,7 @@ use verdict_engine::history_source::parse_history_selection;
 use verdict_report::escape::{shell_word, text as plain_text};
 use verdict_report::format::{percent, value};
 use verdict_report::time::format_time;
-use verdict_stats::changepoint::Settings;
+use verdict_stats::changepoint::{Method, Settings};
 use verdict_stats::shift::Interval;
 
 #[derive(Debug, clap::Args)]
@@ -45,12 +46,22 @@ pub(crate) struct HistoryArgs {
     /// CSV column labelling each row (a time, a commit).
     #[arg(long, value_name = "T", requires = "file")]
     pub(crate) time_column: Option<String>,
-    /// Sliding window length in points (windows step by half a window).
+    /// How change points are found: `ranks` (binary segmentation on ranks,
+    /// every point tested between its neighbouring segments; robust to
+    /// heavy tails) or `otava` (Apache Otava's E-divisive means with its
+    /// t-test, as Otava computes it).
+    #[arg(long, default_value = "ranks", value_parser = ["ranks", "otava"])]
+    pub(crate) method: String,
+    /// Sliding window length in points (windows step by half a window;
+    /// `--method otava` only).
     #[arg(long, default_value_t = 50)]
     pub(crate) window: usize,
-    /// Significance threshold of the change points.
-    #[arg(short = 'P', long = "pvalue", default_value_t = 0.001)]
-    pub(crate) p_value: f64,
+    /// Significance threshold of the change points (default: 0.05 for
+    /// ranks, whose p-values count every split examined, so this is the
+    /// chance that a series without a change reports one; 0.001 for
+    /// otava, whose p-values are its t-test's).
+    #[arg(short = 'P', long = "pvalue")]
+    pub(crate) p_value: Option<f64>,
     /// Minimum relative magnitude of a change point (0.05 = 5%).
     #[arg(long, default_value_t = 0.0)]
     pub(crate) magnitude: f64,
@@ -72,10 +83,16 @@ pub(crate) struct HistoryArgs {
 }
 
 pub(crate) fn run(args: &HistoryArgs) -> Result<ExitCode, CliError> {
+    let defaults = if args.method == "otava" {
+        Settings::otava()
+    } else {
+        Settings::default()
+    };
     let settings = Settings {
         window: args.window,
-        max_p_value: args.p_value,
+        max_p_value: args.p_value.unwrap_or(defaults.max_p_value),
         min_magnitude: args.magnitude,
+        method: defaults.method,
     };
     match &args.file {
         Some(path) => file(args, path, &settings),
@@ -300,10 +317,16 @@ fn count(number: usize, one: &str, many: &str) -> String {
 }
 
 fn settings_text(settings: &Settings) -> String {
-    format!(
-        "window {}, p <= {}, magnitude > {}",
-        settings.window, settings.max_p_value, settings.min_magnitude
-    )
+    match settings.method {
+        Method::Ranks => format!(
+            "ranks, p <= {}, magnitude > {}",
+            settings.max_p_value, settings.min_magnitude
+        ),
+        Method::Otava => format!(
+            "otava, window {}, p <= {}, magnitude > {}",
+            settings.window, settings.max_p_value, settings.min_magnitude
+        ),
+    }
 }
 
 fn settings_json(settings: &Settings) -> Value {
@@ -311,7 +334,8 @@ fn settings_json(settings: &Settings) -> Value {
         "window": settings.window,
         "pvalue": settings.max_p_value,
         "magnitude": settings.min_magnitude,
-        "method": "e-divisive means, Student's t-test (Otava)",
+        "method": settings.method.describe(),
+        "method_name": settings.method.as_str(),
     })
 }
 

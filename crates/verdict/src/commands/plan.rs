@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use verdict_engine::plan;
 use verdict_model::{Experiment, RunId};
 use verdict_report::Format;
-use verdict_stats::plan::{log_sd_from_cv, runs_per_cell};
+use verdict_stats::plan::{PlannedTest, Spread, log_sd_from_cv, runs_needed, runs_per_cell};
 use verdict_stats::sequential::{
     Better, InformationSettings, SequentialSettings, cap_for_power, operating_characteristics,
 };
@@ -29,13 +29,16 @@ pub(crate) struct PlanArgs {
     /// Run-to-run coefficient of variation (0.13 or 13%).
     #[arg(long, value_parser = parse_fraction, required_unless_present = "run")]
     pub(crate) cv: Option<f64>,
-    /// Take the CV (median over cells) and the iteration time from a stored pilot run.
+    /// Take the noise (the log-scale spread pooled over cells, with the
+    /// range it leaves), the iteration time and the run's own threshold,
+    /// alpha, power and comparisons from a stored pilot run.
     #[arg(long, value_name = "RUN_ID")]
     pub(crate) run: Option<i64>,
     /// Take the threshold, alpha, power and number of cells from an experiment file.
     #[arg(long, value_name = "FILE")]
     pub(crate) experiment: Option<std::path::PathBuf>,
-    /// Smallest relative change worth detecting (0.05 or 5%; default: the experiment's, else 5%).
+    /// Smallest relative change worth detecting (0.05 or 5%; default: the
+    /// experiment's, else the pilot run's, else 5%).
     #[arg(long, value_parser = parse_fraction)]
     pub(crate) threshold: Option<f64>,
     /// Two-sided error rate (0.05 or 5%; default: the experiment's, else 0.05).
@@ -73,15 +76,18 @@ pub(crate) struct PlanArgs {
     pub(crate) db: DbArgs,
 }
 
-/// Settings resolved from flags, then the experiment file, then defaults.
+/// Settings resolved from flags, then the experiment file, then the pilot
+/// run's own experiment, then defaults.
 struct Resolved {
     threshold: f64,
     alpha: f64,
     power: f64,
     cells: Option<usize>,
+    /// The comparisons the report will make: each is tested at α/k.
+    comparisons: usize,
 }
 
-fn resolve(args: &PlanArgs) -> Result<Resolved, CliError> {
+fn resolve(args: &PlanArgs, pilot: Option<&plan::Pilot>) -> Result<Resolved, CliError> {
     let experiment = match &args.experiment {
         Some(path) => Some(Experiment::load(path).map_err(CliError::input)?),
         None => None,
@@ -95,13 +101,24 @@ fn resolve(args: &PlanArgs) -> Result<Resolved, CliError> {
                     .as_ref()
                     .map(|e| e.primary_metric().threshold.unwrap_or(e.sampling.threshold))
             })
+            .or(pilot.map(|pilot| pilot.threshold))
             .unwrap_or(0.05),
-        alpha: args.alpha.or(sampling.map(|s| s.alpha)).unwrap_or(0.05),
+        alpha: args
+            .alpha
+            .or(sampling.map(|s| s.alpha))
+            .or(pilot.map(|pilot| pilot.alpha))
+            .unwrap_or(0.05),
         power: args
             .power
             .or(sampling.map(|s| s.power))
+            .or(pilot.map(|pilot| pilot.power))
             .unwrap_or(verdict_stats::plan::DEFAULT_POWER),
         cells: args.cells.or(experiment.as_ref().map(|e| e.cells().len())),
+        comparisons: experiment
+            .as_ref()
+            .map(|e| e.comparisons().len().max(1))
+            .or(pilot.map(|pilot| pilot.comparisons))
+            .unwrap_or(1),
     })
 }
 
@@ -110,31 +127,67 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         TextOrJson::Text => Format::Text,
         TextOrJson::Json => Format::Json,
     };
-    let resolved = resolve(args)?;
-    let (threshold, alpha, power) = (resolved.threshold, resolved.alpha, resolved.power);
-    let (cv, seconds, cells, source) = match args.run {
-        Some(run) => {
-            let store = args.db.open_read_only()?;
-            let pilot = plan::pilot(&store, RunId(run))?;
+    let pilot = match args.run {
+        Some(run) => Some(plan::pilot(&args.db.open_read_only()?, RunId(run))?),
+        None => None,
+    };
+    let resolved = resolve(args, pilot.as_ref())?;
+    let (threshold, power) = (resolved.threshold, resolved.power);
+    // Each of the report's k comparisons is tested at α/k (Bonferroni):
+    // plan at that level, as the report's "N runs would tell" does.
+    let alpha = resolved.alpha / resolved.comparisons as f64;
+    let (cv, spread, seconds, cells, source) = match (&pilot, args.cv) {
+        (Some(pilot), measured) => (
+            measured.unwrap_or(pilot.cv),
+            match measured {
+                Some(cv) => Spread {
+                    sd: log_sd_from_cv(cv),
+                    degrees: f64::INFINITY,
+                },
+                None => Spread {
+                    sd: pilot.log_sd,
+                    degrees: pilot.degrees as f64,
+                },
+            },
+            args.seconds.unwrap_or(pilot.wall_seconds),
+            resolved.cells.unwrap_or(pilot.cells),
+            format!(
+                "run {}: log-scale spread pooled over {} cells, {} degrees of freedom",
+                args.run.unwrap_or_default(),
+                pilot.cells,
+                pilot.degrees
+            ),
+        ),
+        (None, cv) => {
+            let cv = cv.expect("clap requires --cv without --run");
             (
-                args.cv.unwrap_or(pilot.cv),
-                args.seconds.unwrap_or(pilot.wall_seconds),
-                resolved.cells.unwrap_or(pilot.cells),
-                format!("run {run}"),
+                cv,
+                Spread {
+                    sd: log_sd_from_cv(cv),
+                    degrees: f64::INFINITY,
+                },
+                args.seconds.unwrap_or(0.0),
+                resolved.cells.unwrap_or(2),
+                "--cv".to_string(),
             )
         }
-        None => (
-            args.cv.expect("clap requires --cv without --run"),
-            args.seconds.unwrap_or(0.0),
-            resolved.cells.unwrap_or(2),
-            "--cv".to_string(),
-        ),
     };
-    let fixed = runs_per_cell(log_sd_from_cv(cv), threshold, alpha, power).ok_or_else(|| {
+    // The one planner behind every "N runs would tell" (reports, compare,
+    // doctor), with the range the pilot's spread leaves.
+    let needed = runs_needed(
+        PlannedTest::RankTwoSample,
+        spread,
+        threshold.abs().ln_1p(),
+        alpha,
+        power,
+        0,
+    )
+    .ok_or_else(|| {
         CliError::input(
             "cannot plan with these settings (check --cv, --threshold, --alpha, --power)",
         )
     })?;
+    let fixed = needed.runs;
     let time = |runs: f64| {
         if seconds > 0.0 {
             let total = runs * cells as f64 * seconds;
@@ -149,15 +202,27 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     };
     if format != Format::Json {
         // The fixed design first, at once: everything after it is extra.
+        let level = if resolved.comparisons > 1 {
+            format!(
+                "alpha {} over {} comparisons ({alpha:.4} each)",
+                resolved.alpha, resolved.comparisons
+            )
+        } else {
+            format!("alpha {alpha}")
+        };
         outln!(
-            "noise: CV {:.1}% (from {source}); detect +-{:.1}% at alpha {} with power {}",
+            "noise: CV {:.1}% (from {source}); detect +-{:.1}% at {level} with power {}",
             cv * 100.0,
             threshold * 100.0,
-            alpha,
             power
         );
+        let range = if needed.low == needed.high {
+            String::new()
+        } else {
+            format!(" [{}-{}: 80% range of the spread]", needed.low, needed.high)
+        };
         outln!(
-            "fixed design:    {fixed} runs per cell{}",
+            "fixed design:    {fixed} runs per cell{range}{}",
             time(fixed as f64)
         );
         let _ = std::io::stdout().flush();
@@ -184,9 +249,10 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         (runs.ceil() as usize).max(uncapped.min)
     };
     let uncapped_figures = |change: f64| {
-        let mut settings = SequentialSettings::new(uncapped_end(change), threshold, Better::Lower);
-        settings.alpha = alpha;
-        settings.spending = uncapped.spending;
+        let end = uncapped_end(change);
+        let mut settings = SequentialSettings::new(end, threshold, Better::Lower);
+        settings.alpha = uncapped.design_alpha();
+        settings.spending = uncapped.capped_spending(end);
         operating_characteristics(&settings, cv, change)
     };
     let uncapped_threshold = uncapped_figures(threshold).map_err(CliError::input)?;
@@ -242,11 +308,13 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
             "source": source,
             "cv": cv,
             "threshold": threshold,
-            "alpha": alpha,
+            "alpha": resolved.alpha,
+            "comparisons": resolved.comparisons,
+            "level": alpha,
             "power": power,
             "cells": cells,
             "seconds_per_iteration": seconds,
-            "fixed": { "runs_per_cell": fixed, "wall_hours": hours(fixed as f64) },
+            "fixed": { "runs_per_cell": fixed, "range": [needed.low, needed.high], "wall_hours": hours(fixed as f64) },
             "adaptive": {
                 "procedure": verdict_report::escape::text(&settings.describe()),
                 "method": method,
