@@ -562,8 +562,6 @@ impl View<'_> {
         // Each line escaped once, for its format (a backslash is spelled
         // `\\`: escaping twice would spell it twice).
         for note in notes {
-            // Each form escapes the raw note once (text spells a backslash
-            // `\\`, so escaping twice would double it).
             output.push_str(&if markdown && note.starts_with("  ") {
                 format!("- {}\n", escape::markdown(note.trim()))
             } else {
