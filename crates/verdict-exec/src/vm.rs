@@ -256,7 +256,10 @@ mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t debugfs debugfs /sys/kernel/debug
+# Programs put at host paths under /tmp stay: kept aside over the mount.
+if [ -n "$(ls -A /tmp 2>/dev/null)" ]; then mkdir -p /.verdict-tmp && cp -a /tmp/. /.verdict-tmp/; fi
 mount -t tmpfs tmpfs /tmp
+if [ -d /.verdict-tmp ]; then cp -a /.verdict-tmp/. /tmp/ && rm -rf /.verdict-tmp; fi
 while read -r module; do insmod "/lib/modules/$module" || echo "verdict-vm: insmod $module failed"; done < /etc/verdict/modules
 if [ -e /etc/verdict/share ]; then
   mkdir -p /mnt/verdict

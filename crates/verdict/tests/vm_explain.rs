@@ -22,8 +22,8 @@ fn a_planted_function_is_named_first_inside_a_tcg_guest() {
     if verdict_testkit::require_program("gcc", "gcc").is_none() {
         return;
     }
-    // Outside /tmp: the guest mounts a fresh tmpfs there, over the
-    // programs the initramfs put at their host paths.
+    // Under the target directory, wherever the checkout is (also under
+    // /tmp: the guest keeps what the initramfs put there over its tmpfs).
     let directory = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let program = compile(
         directory.path(),
