@@ -223,7 +223,7 @@ fn rows_table(rows: &[ExplainRow], symbols: bool) -> Table {
 }
 
 /// What a comparison with nothing to show says instead of a table.
-fn empty_line(comparison: &ExplainComparison, what: &str, all: bool) -> String {
+pub(crate) fn empty_line(comparison: &ExplainComparison, what: &str, all: bool) -> String {
     if comparison.tested == 0 {
         format!("  no {what} to compare")
     } else if all {

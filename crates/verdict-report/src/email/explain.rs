@@ -7,7 +7,7 @@
 
 use super::{Lines, provenance_block};
 use crate::explain::{
-    ExplainReport, ExplainRow, ROW_COLUMNS, comparison_header, header, row_cells,
+    ExplainReport, ExplainRow, ROW_COLUMNS, comparison_header, empty_line, header, row_cells,
 };
 use crate::provenance::Provenance;
 
@@ -34,14 +34,7 @@ pub fn explain(report: &ExplainReport, provenance: Option<&Provenance>) -> Strin
         ] {
             lines.blank();
             if rows.is_empty() {
-                let empty = if comparison.tested == 0 {
-                    format!("no {what} to compare")
-                } else if report.all {
-                    format!("no {what} tested")
-                } else {
-                    format!("no {what} changed at q")
-                };
-                lines.line(2, &empty);
+                lines.line(2, empty_line(comparison, what, report.all).trim());
                 continue;
             }
             lines.line(2, what);
