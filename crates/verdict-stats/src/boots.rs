@@ -30,7 +30,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::StatsError;
-use crate::plan::{PlannedTest, Spread, runs_needed};
+use crate::plan::{PlannedTest, RunsNeeded, Spread, runs_needed};
 use crate::shift::{Interval, Shift};
 use crate::summary::{median_of_sorted, regularized_incomplete_beta};
 use crate::verdict::{
@@ -242,26 +242,8 @@ pub fn compare_boots(
     settings.check()?;
     check_level(baseline, "baseline")?;
     check_level(candidate, "candidate")?;
-    let positive = baseline
-        .iter()
-        .chain(candidate)
-        .flatten()
-        .all(|value| *value > 0.0);
-    let scale = if positive {
-        Scale::Relative
-    } else {
-        Scale::Absolute
-    };
-    let transform = |boots: &[Vec<f64>]| -> Vec<Vec<f64>> {
-        boots
-            .iter()
-            .map(|boot| match scale {
-                Scale::Relative => boot.iter().map(|value| value.ln()).collect(),
-                Scale::Absolute => boot.clone(),
-            })
-            .collect()
-    };
-    let (baseline_logs, candidate_logs) = (transform(baseline), transform(candidate));
+    let scale = boot_scale(baseline, candidate);
+    let (baseline_logs, candidate_logs) = (on_scale(baseline, scale), on_scale(candidate, scale));
     let summarise = |boots: &[Vec<f64>]| -> Vec<f64> {
         boots
             .iter()
@@ -270,105 +252,33 @@ pub fn compare_boots(
     };
     let (baseline_summaries, candidate_summaries) =
         (summarise(&baseline_logs), summarise(&candidate_logs));
-    let back = |value: f64| match scale {
-        Scale::Relative => value.exp(),
-        Scale::Absolute => value,
-    };
-    let shift_back: fn(f64) -> f64 = match scale {
-        Scale::Relative => f64::exp_m1,
-        Scale::Absolute => |value| value,
-    };
-    let confidence = settings.interval_confidence();
     let test_level = level(settings);
     let boots = (baseline.len(), candidate.len());
-    // One boot of a level, or every boot of each level alike while the
-    // values vary (a coarse grid): no spread between boots can be
-    // estimated, so no test or interval is honest. A metric that does not
-    // vary at all (0 allocations in every iteration) keeps its exact
-    // answer.
     let spread = pooled_sd(&baseline_summaries, &candidate_summaries);
-    let varies = baseline_logs
-        .iter()
-        .chain(&candidate_logs)
-        .any(|boot| boot.iter().any(|value| *value != boot[0]));
-    let undecided = if boots.0 < 2 || boots.1 < 2 {
-        Some(Undecided::OneBoot {
-            minimum: match options.method.test {
-                BootTest::Welch => 2,
-                BootTest::Rank => rank_minimum_boots(test_level),
-            },
-        })
-    } else if spread == 0.0 && varies {
-        Some(Undecided::NoSpreadBetweenBoots)
-    } else {
-        None
-    };
-    let (shift, p_value, minimum_boots, smallest_p_value) = match options.method.test {
-        BootTest::Welch => {
-            let welch = welch(&baseline_summaries, &candidate_summaries, confidence)
-                .filter(|_| undecided.is_none());
-            let shift = match welch {
-                Some(welch) => Shift {
-                    estimate: shift_back(welch.difference),
-                    interval: Some(Interval {
-                        low: shift_back(welch.low),
-                        high: shift_back(welch.high),
-                        confidence,
-                    }),
-                },
-                None => Shift {
-                    estimate: shift_back(mean(&candidate_summaries) - mean(&baseline_summaries)),
-                    interval: None,
-                },
-            };
-            let smallest = if boots.0 >= 2 && boots.1 >= 2 {
-                0.0
-            } else {
-                1.0
-            };
-            (shift, welch.map_or(1.0, |welch| welch.p_value), 2, smallest)
-        }
-        BootTest::Rank => {
-            let naturals = |summaries: &[f64]| -> Vec<f64> {
-                summaries.iter().map(|value| back(*value)).collect()
-            };
-            // The two-sample comparison of the boot summaries: the same
-            // test and tie-inverting interval as for two cells.
-            let compared = compare(
-                &naturals(&baseline_summaries),
-                &naturals(&candidate_summaries),
-                settings,
-            )?;
-            let (shift, p_value) = match undecided {
-                None => (compared.shift, compared.p_value),
-                Some(_) => (
-                    Shift {
-                        estimate: compared.shift.estimate,
-                        interval: None,
-                    },
-                    1.0,
-                ),
-            };
-            (
-                shift,
-                p_value,
-                rank_minimum_boots(test_level),
-                rank_smallest_p_value(boots.0, boots.1),
-            )
-        }
+    let undecided = undecided_reason(
+        &baseline_logs,
+        &candidate_logs,
+        spread,
+        options.method.test,
+        test_level,
+    );
+    let summaries = (&baseline_summaries[..], &candidate_summaries[..]);
+    let tested = match options.method.test {
+        BootTest::Welch => welch_over_boots(summaries, scale, settings, undecided.is_none()),
+        BootTest::Rank => rank_over_boots(summaries, scale, settings, undecided.is_some())?,
     };
     let baseline_median = {
         let mut sorted: Vec<f64> = baseline_summaries
             .iter()
-            .map(|value| back(*value))
+            .map(|value| from_scale(*value, scale))
             .collect();
         sorted.sort_unstable_by(f64::total_cmp);
         median_of_sorted(&sorted)
     };
     let absolute_threshold =
         (scale == Scale::Absolute).then(|| settings.threshold * baseline_median.abs());
-    let (verdict, magnitude) = match (absolute_threshold, shift.interval) {
-        (Some(tolerance), Some(_)) => decide_absolute(&shift, tolerance, settings.better),
+    let (verdict, magnitude) = match (absolute_threshold, tested.shift.interval) {
+        (Some(tolerance), Some(_)) => decide_absolute(&tested.shift, tolerance, settings.better),
         (None, Some(interval)) => classify(
             interval.low,
             interval.high,
@@ -379,55 +289,230 @@ pub fn compare_boots(
     };
     let boots_needed = (verdict == Verdict::Inconclusive && undecided.is_none())
         .then(|| {
-            let effect = match absolute_threshold {
-                Some(tolerance) => tolerance,
-                None => settings.threshold.ln_1p(),
-            };
-            let test = match options.method.test {
-                BootTest::Welch => PlannedTest::Welch,
-                BootTest::Rank => PlannedTest::RankTwoSample,
-            };
-            runs_needed(
-                test,
-                Spread {
-                    sd: spread,
-                    degrees: (boots.0 + boots.1 - 2) as f64,
-                },
-                effect,
-                test_level,
-                settings.power,
-                minimum_boots.max(boots.0.max(boots.1) + 1),
+            boots_needed(
+                options.method.test,
+                settings,
+                absolute_threshold,
+                spread,
+                boots,
+                tested.minimum_boots,
             )
         })
         .flatten();
     let relative = scale == Scale::Relative;
+    let naturals = |summaries: &[f64]| -> Vec<f64> {
+        summaries
+            .iter()
+            .map(|value| from_scale(*value, scale))
+            .collect()
+    };
     Ok(BootComparison {
         verdict,
         magnitude,
-        shift,
+        shift: tested.shift,
         scale,
         absolute_threshold,
-        p_value,
+        p_value: tested.p_value,
         boots,
-        baseline_boots: baseline_summaries
-            .iter()
-            .map(|value| back(*value))
-            .collect(),
-        candidate_boots: candidate_summaries
-            .iter()
-            .map(|value| back(*value))
-            .collect(),
+        baseline_boots: naturals(&baseline_summaries),
+        candidate_boots: naturals(&candidate_summaries),
         components: nested_components(&[&baseline_logs, &candidate_logs], relative),
         baseline_components: nested_components(&[&baseline_logs], relative),
         candidate_components: nested_components(&[&candidate_logs], relative),
         level: test_level,
-        minimum_boots,
-        smallest_p_value,
+        minimum_boots: tested.minimum_boots,
+        smallest_p_value: tested.smallest_p_value,
         boots_needed: boots_needed.map(|needed| needed.runs),
         boots_needed_range: boots_needed.map(|needed| (needed.low, needed.high)),
         undecided,
         method: options.method,
     })
+}
+
+/// The relative (log) scale when every value is above 0, else the
+/// absolute scale in the metric's unit.
+fn boot_scale(baseline: &[Vec<f64>], candidate: &[Vec<f64>]) -> Scale {
+    let positive = baseline
+        .iter()
+        .chain(candidate)
+        .flatten()
+        .all(|value| *value > 0.0);
+    if positive {
+        Scale::Relative
+    } else {
+        Scale::Absolute
+    }
+}
+
+/// Every boot's values on `scale`: logs on the relative scale.
+fn on_scale(boots: &[Vec<f64>], scale: Scale) -> Vec<Vec<f64>> {
+    boots
+        .iter()
+        .map(|boot| match scale {
+            Scale::Relative => boot.iter().map(|value| value.ln()).collect(),
+            Scale::Absolute => boot.clone(),
+        })
+        .collect()
+}
+
+/// A value on `scale` back in the metric's unit.
+fn from_scale(value: f64, scale: Scale) -> f64 {
+    match scale {
+        Scale::Relative => value.exp(),
+        Scale::Absolute => value,
+    }
+}
+
+/// A difference on `scale` as the reported shift: C/B − 1 on the relative
+/// scale, C − B on the absolute one.
+fn shift_from_scale(difference: f64, scale: Scale) -> f64 {
+    match scale {
+        Scale::Relative => difference.exp_m1(),
+        Scale::Absolute => difference,
+    }
+}
+
+/// Why no test or interval is honest for these boots: one boot of a
+/// level, or every boot of each level alike while the values vary (a
+/// coarse grid), so no spread between boots can be estimated. A metric
+/// that does not vary at all (0 allocations in every iteration) keeps its
+/// exact answer.
+fn undecided_reason(
+    baseline_logs: &[Vec<f64>],
+    candidate_logs: &[Vec<f64>],
+    spread: f64,
+    test: BootTest,
+    test_level: f64,
+) -> Option<Undecided> {
+    let varies = baseline_logs
+        .iter()
+        .chain(candidate_logs)
+        .any(|boot| boot.iter().any(|value| *value != boot[0]));
+    if baseline_logs.len() < 2 || candidate_logs.len() < 2 {
+        Some(Undecided::OneBoot {
+            minimum: match test {
+                BootTest::Welch => 2,
+                BootTest::Rank => rank_minimum_boots(test_level),
+            },
+        })
+    } else if spread == 0.0 && varies {
+        Some(Undecided::NoSpreadBetweenBoots)
+    } else {
+        None
+    }
+}
+
+/// What a test over the boot summaries gives.
+struct BootTestResult {
+    shift: Shift,
+    p_value: f64,
+    minimum_boots: usize,
+    smallest_p_value: f64,
+}
+
+/// Welch's t over the boot summaries (baseline, candidate); without an
+/// interval (and p = 1) when `decidable` is false.
+fn welch_over_boots(
+    (baseline, candidate): (&[f64], &[f64]),
+    scale: Scale,
+    settings: &CompareSettings,
+    decidable: bool,
+) -> BootTestResult {
+    let confidence = settings.interval_confidence();
+    let welch = welch(baseline, candidate, confidence).filter(|_| decidable);
+    let shift = match welch {
+        Some(welch) => Shift {
+            estimate: shift_from_scale(welch.difference, scale),
+            interval: Some(Interval {
+                low: shift_from_scale(welch.low, scale),
+                high: shift_from_scale(welch.high, scale),
+                confidence,
+            }),
+        },
+        None => Shift {
+            estimate: shift_from_scale(mean(candidate) - mean(baseline), scale),
+            interval: None,
+        },
+    };
+    let smallest_p_value = if baseline.len() >= 2 && candidate.len() >= 2 {
+        0.0
+    } else {
+        1.0
+    };
+    BootTestResult {
+        shift,
+        p_value: welch.map_or(1.0, |welch| welch.p_value),
+        minimum_boots: 2,
+        smallest_p_value,
+    }
+}
+
+/// The exact Mann–Whitney test over the boot summaries (baseline,
+/// candidate) in the metric's unit: the same test and tie-inverting
+/// interval as for two cells; without an interval (and p = 1) when
+/// `undecided`.
+fn rank_over_boots(
+    (baseline, candidate): (&[f64], &[f64]),
+    scale: Scale,
+    settings: &CompareSettings,
+    undecided: bool,
+) -> Result<BootTestResult, StatsError> {
+    let naturals = |summaries: &[f64]| -> Vec<f64> {
+        summaries
+            .iter()
+            .map(|value| from_scale(*value, scale))
+            .collect()
+    };
+    let compared = compare(&naturals(baseline), &naturals(candidate), settings)?;
+    let (shift, p_value) = if undecided {
+        (
+            Shift {
+                estimate: compared.shift.estimate,
+                interval: None,
+            },
+            1.0,
+        )
+    } else {
+        (compared.shift, compared.p_value)
+    };
+    Ok(BootTestResult {
+        shift,
+        p_value,
+        minimum_boots: rank_minimum_boots(level(settings)),
+        smallest_p_value: rank_smallest_p_value(baseline.len(), candidate.len()),
+    })
+}
+
+/// Boots per level that would detect ±t (or the absolute threshold) at the
+/// observed `spread` of the boot summaries, at least `minimum_boots` and
+/// more than there are (`plan::runs_needed`).
+fn boots_needed(
+    test: BootTest,
+    settings: &CompareSettings,
+    absolute_threshold: Option<f64>,
+    spread: f64,
+    boots: (usize, usize),
+    minimum_boots: usize,
+) -> Option<RunsNeeded> {
+    let effect = match absolute_threshold {
+        Some(tolerance) => tolerance,
+        None => settings.threshold.ln_1p(),
+    };
+    let test = match test {
+        BootTest::Welch => PlannedTest::Welch,
+        BootTest::Rank => PlannedTest::RankTwoSample,
+    };
+    runs_needed(
+        test,
+        Spread {
+            sd: spread,
+            degrees: (boots.0 + boots.1 - 2) as f64,
+        },
+        effect,
+        level(settings),
+        settings.power,
+        minimum_boots.max(boots.0.max(boots.1) + 1),
+    )
 }
 
 /// Groups one level's samples `(boot, value)` by boot: one `Vec` per boot
