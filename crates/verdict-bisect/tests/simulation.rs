@@ -40,7 +40,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::Distribution;
 use verdict_bisect::{Config, Culprit, LookDesign};
 /// Clopper–Pearson (1934) one-sided upper 95% bound of a rate.
-use verdict_stats::sequential::validation::upper_bound_95;
+use verdict_stats::simulate::upper_bound_95;
 
 const COMMITS: usize = 200;
 const TRIALS: u64 = 200;

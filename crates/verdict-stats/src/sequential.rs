@@ -18,7 +18,6 @@
 mod boundaries;
 pub mod information;
 pub mod operating;
-pub mod validation;
 
 use serde::Serialize;
 use thiserror::Error;

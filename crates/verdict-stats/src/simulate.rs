@@ -14,22 +14,20 @@
 //! Must not: do I/O or read a clock.
 //!
 //! Complexity per trial: O(R·log R) to draw R runs per arm plus O(L·R) for
-//! L looks (counts over sorted logs, `fast.rs`).
+//! L looks (counts over sorted logs, `fast.rs`). The reports of
+//! docs/validation*.md built on these simulations live in the research
+//! crate verdict-lab, outside the product.
 
 pub mod boots;
-pub mod changepoints;
-pub mod edges;
 mod fast;
 mod noise;
-pub mod paired;
-pub mod validation;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::Serialize;
 
-pub use noise::{Noise, Shape};
+pub use noise::{Noise, Shape, standard_normal};
 
 use crate::sequential::{Better, Decision, SequentialDesign};
 use fast::{FastDesign, NullTables, RankInterval, SortedArms};
@@ -304,7 +302,7 @@ impl<'a> Prepared<'a> {
 
 /// SplitMix64 finaliser (Steele, Lea & Flood 2014) over seed and trial, so
 /// neighbouring trials get unrelated ChaCha8 keys.
-fn trial_seed(seed: u64, trial: u64) -> u64 {
+pub fn trial_seed(seed: u64, trial: u64) -> u64 {
     let mut z = seed ^ trial.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -342,6 +340,35 @@ pub fn simulate(scenario: &Scenario, procedure: &Procedure, trials: usize, seed:
         p95_runs: runs.get(p95_index).copied().unwrap_or(0),
         max_runs: runs.last().copied().unwrap_or(0),
     }
+}
+
+/// Clopper–Pearson (1934) one-sided upper 95% bound of a rate from
+/// `events` in `trials`, by bisection on the binomial tail. O(trials·60).
+pub fn upper_bound_95(events: usize, trials: usize) -> f64 {
+    if events >= trials {
+        return 1.0;
+    }
+    // P(X <= events | p) for X ~ Binomial(trials, p), summed in logs.
+    let tail = |p: f64| -> f64 {
+        let (log_p, log_q) = (p.ln(), (-p).ln_1p());
+        let mut log_term = trials as f64 * log_q;
+        let mut sum = log_term.exp();
+        for k in 0..events {
+            log_term += ((trials - k) as f64 / (k + 1) as f64).ln() + log_p - log_q;
+            sum += log_term.exp();
+        }
+        sum
+    };
+    let (mut low, mut high) = (events as f64 / trials as f64, 1.0);
+    for _ in 0..60 {
+        let middle = 0.5 * (low + high);
+        if tail(middle) > 0.05 {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
+    high
 }
 
 #[cfg(test)]
@@ -403,5 +430,14 @@ mod tests {
         assert!(summary.regression_rate() > 0.95, "{summary:?}");
         assert!(summary.mean_runs < 12.0, "{summary:?}");
         assert!(summary.coverage() > 0.93, "{summary:?}");
+    }
+
+    #[test]
+    fn upper_bound_matches_clopper_pearson() {
+        // Clopper-Pearson: 0 of 100 -> 1 - 0.05^(1/100) = 0.02951,
+        // 500 of 10000 -> 0.05373 (the binomial tail solved exactly).
+        assert!((upper_bound_95(0, 100) - 0.029_52).abs() < 1e-4);
+        assert!((upper_bound_95(500, 10_000) - 0.053_73).abs() < 1e-4);
+        assert_eq!(upper_bound_95(5, 5), 1.0);
     }
 }

@@ -227,7 +227,9 @@ fn median_in_place(values: &mut [f64]) -> f64 {
     }
 }
 
-pub(crate) fn median_of_sorted(sorted: &[f64]) -> f64 {
+/// The median of values sorted ascending (the mean of the middle two for
+/// an even count). O(1).
+pub fn median_of_sorted(sorted: &[f64]) -> f64 {
     let n = sorted.len();
     if n % 2 == 1 {
         sorted[n / 2]

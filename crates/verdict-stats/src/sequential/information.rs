@@ -198,7 +198,7 @@ pub struct InformationSettings {
 
 /// `value` to 6 decimals, for printing (0.05·0.9 is 0.045000000000000005
 /// in binary).
-pub(crate) fn rounded(value: f64) -> f64 {
+pub fn rounded(value: f64) -> f64 {
     (value * 1e6).round() / 1e6
 }
 

@@ -109,7 +109,7 @@ impl Noise {
     /// rest scaled by 1 + `change`), in the execution order the shape
     /// implies: interleaved slot = run·arms + arm, sequential slot =
     /// arm·runs + run. Values are returned per arm in run order.
-    pub(crate) fn draw<R: Rng>(
+    pub fn draw<R: Rng>(
         &self,
         rng: &mut R,
         arms: usize,
@@ -164,7 +164,7 @@ impl Noise {
 }
 
 /// A standard normal variate (Box–Muller, one of the pair).
-pub(crate) fn standard_normal<R: Rng>(rng: &mut R) -> f64 {
+pub fn standard_normal<R: Rng>(rng: &mut R) -> f64 {
     // 1 − U lies in (0, 1], so the logarithm is finite.
     let uniform: f64 = 1.0 - rng.random::<f64>();
     let angle: f64 = rng.random::<f64>() * std::f64::consts::TAU;

@@ -1,5 +1,5 @@
 //! Prints the change point section of docs/validation-history.md:
-//! `cargo run --release -p verdict-stats --example changepoint_validation
+//! `cargo run --release -p verdict-lab --bin changepoint_validation
 //! -- [TRIALS] [SEED]` (defaults 2000, 1): false change points on
 //! no-change series with heavy tails, steps found, and precision and
 //! recall on series with several steps, for the rank method and Otava's;
@@ -12,9 +12,10 @@ use verdict_stats::changepoint::{Method, Settings, detect};
 /// The TigerBeetle series with Otava's expected change points, both
 /// methods side by side, as a markdown table.
 fn tigerbeetle() -> String {
-    let fixture: serde_json::Value =
-        serde_json::from_str(include_str!("../tests/fixtures/tigerbeetle.json"))
-            .expect("tigerbeetle.json is JSON");
+    let fixture: serde_json::Value = serde_json::from_str(include_str!(
+        "../../../verdict-stats/tests/fixtures/tigerbeetle.json"
+    ))
+    .expect("tigerbeetle.json is JSON");
     let series: Vec<f64> = fixture["series"]
         .as_array()
         .expect("series array")
@@ -81,7 +82,7 @@ fn main() {
         .map_or(1, |value| value.parse().expect("SEED: a whole number"));
     print!(
         "{}",
-        verdict_stats::simulate::changepoints::changepoints_report(trials, seed)
+        verdict_lab::changepoints::changepoints_report(trials, seed)
     );
     print!("{}", tigerbeetle());
 }

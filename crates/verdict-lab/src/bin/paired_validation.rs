@@ -1,6 +1,6 @@
 //! Prints the "Paired blocks against two independent samples" section of
-//! docs/validation-paired.md: `cargo run --release -p verdict-stats
-//! --example paired_validation -- [TRIALS] [SEED]` (defaults 2000, 1); with
+//! docs/validation-paired.md: `cargo run --release -p verdict-lab
+//! --bin paired_validation -- [TRIALS] [SEED]` (defaults 2000, 1); with
 //! a third argument `null`, only the paired analysis's A/A false alarms
 //! beside their exact rate.
 //! Must not: write files (scripts/validate.sh redirects its output).
@@ -14,8 +14,8 @@ fn main() {
         .next()
         .map_or(1, |value| value.parse().expect("SEED: a whole number"));
     let report = match arguments.next().as_deref() {
-        None => verdict_stats::simulate::paired::paired_report(trials, seed),
-        Some("null") => verdict_stats::simulate::paired::paired_null_report(trials, seed),
+        None => verdict_lab::paired::paired_report(trials, seed),
+        Some("null") => verdict_lab::paired::paired_null_report(trials, seed),
         Some(other) => panic!("unknown section `{other}` (expected `null`)"),
     };
     print!("{report}");

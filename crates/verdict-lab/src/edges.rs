@@ -14,12 +14,14 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use super::noise::{Noise, Shape, standard_normal};
-use crate::boots::{BootOptions, BootTest, compare_boots};
-use crate::paired::{compare_paired, walsh_shift};
-use crate::plan::{DEFAULT_POWER, PlannedTest, Spread, log_sd_from_cv, normal_cdf, runs_needed};
-use crate::shift::Interval;
-use crate::verdict::{Better, CompareSettings, Undecided, Verdict, compare};
+use verdict_stats::boots::{BootOptions, BootTest, compare_boots};
+use verdict_stats::paired::{compare_paired, walsh_shift};
+use verdict_stats::plan::{
+    DEFAULT_POWER, PlannedTest, Spread, log_sd_from_cv, normal_cdf, runs_needed,
+};
+use verdict_stats::shift::Interval;
+use verdict_stats::simulate::{Noise, Shape, standard_normal};
+use verdict_stats::verdict::{Better, CompareSettings, Undecided, Verdict, compare};
 
 /// A rate with its Monte-Carlo standard error.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -104,9 +106,9 @@ fn paired_before(differences: &[f64], level: f64) -> (f64, bool) {
         start = end;
     }
     let n = count as f64;
-    if correction == 0.0 && count <= crate::paired::EXACT_LIMIT {
+    if correction == 0.0 && count <= verdict_stats::paired::EXACT_LIMIT {
         // Untied: the exact test, as the statistic's own (unchanged) path.
-        return (crate::paired::signed_rank(&nonzero).p_value, untied);
+        return (verdict_stats::paired::signed_rank(&nonzero).p_value, untied);
     }
     let variance = n * (n + 1.0) * (2.0 * n + 1.0) / 24.0 - correction / 48.0;
     let distance = ((positive - n * (n + 1.0) / 4.0).abs() - 0.5).max(0.0);
@@ -338,7 +340,7 @@ fn coverage_row(
         .map(|plan| plan.runs as f64 / needed as f64)
         .collect();
     ratios.sort_by(f64::total_cmp);
-    let count = |predicate: &dyn Fn(&crate::plan::RunsNeeded) -> bool| {
+    let count = |predicate: &dyn Fn(&verdict_stats::plan::RunsNeeded) -> bool| {
         Rate::of(
             planned.iter().filter(|plan| predicate(plan)).count(),
             trials,
@@ -379,7 +381,7 @@ fn boot_summary(rng: &mut ChaCha8Rng, iterations: usize) -> f64 {
         .map(|_| boot + within * standard_normal(rng))
         .collect();
     logs.sort_by(f64::total_cmp);
-    crate::summary::median_of_sorted(&logs)
+    verdict_stats::summary::median_of_sorted(&logs)
 }
 
 /// The coverage scenarios: runs per cell from a two-cell A/A pilot
@@ -447,7 +449,7 @@ pub fn coverage(trials: usize, seed: u64) -> Vec<CoverageRow> {
 pub fn edges_report(trials: usize, seed: u64) -> String {
     let mut out = format!(
         "## The edges: ties, single runs and boots, and \"N runs would tell\"\n\n\
-         `cargo run --release -p verdict-stats --example edges_validation -- {trials} {seed}` \
+         `cargo run --release -p verdict-lab --bin edges_validation -- {trials} {seed}` \
          (seeded; standard errors in parentheses).\n\n\
          ### The interval is the inversion of the printed test\n\n\
          Random integer data (values on a grid of 1 around 100, or around 0 with negative \

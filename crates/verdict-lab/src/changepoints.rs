@@ -10,9 +10,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use super::edges::Rate;
-use super::noise::standard_normal;
-use crate::changepoint::{Method, Settings, detect};
+use crate::edges::Rate;
+use verdict_stats::changepoint::{Method, Settings, detect};
+use verdict_stats::simulate::standard_normal;
 
 /// Length of the no-change and one-step series.
 pub const LENGTH: usize = 200;
@@ -50,7 +50,7 @@ impl Tail {
     fn value(self, rng: &mut ChaCha8Rng) -> f64 {
         match self {
             Tail::Lognormal => {
-                100.0 * (crate::plan::log_sd_from_cv(0.05) * standard_normal(rng)).exp()
+                100.0 * (verdict_stats::plan::log_sd_from_cv(0.05) * standard_normal(rng)).exp()
             }
             Tail::StudentTwo => {
                 let chi_square: f64 = (0..2).map(|_| standard_normal(rng).powi(2)).sum();
@@ -62,7 +62,9 @@ impl Tail {
             }
             Tail::Outliers => {
                 let outlier = if rng.random::<f64>() < 0.05 { 3.0 } else { 1.0 };
-                100.0 * outlier * (crate::plan::log_sd_from_cv(0.03) * standard_normal(rng)).exp()
+                100.0
+                    * outlier
+                    * (verdict_stats::plan::log_sd_from_cv(0.03) * standard_normal(rng)).exp()
             }
         }
     }
@@ -134,7 +136,7 @@ pub struct StepRow {
 /// a uniform position in [10, 190), and that position.
 fn step_series(rng: &mut ChaCha8Rng) -> (Vec<f64>, usize) {
     let at = rng.random_range(10..LENGTH - 10);
-    let log_sd = crate::plan::log_sd_from_cv(0.03);
+    let log_sd = verdict_stats::plan::log_sd_from_cv(0.03);
     let series = (0..LENGTH)
         .map(|index| {
             let level = if index >= at { 110.0 } else { 100.0 };
@@ -271,7 +273,7 @@ pub fn several(trials: usize, seed: u64) -> Vec<SeveralRow> {
 pub fn changepoints_report(trials: usize, seed: u64) -> String {
     let mut out = format!(
         "## Change points: ranks against Otava's method\n\n\
-         `cargo run --release -p verdict-stats --example changepoint_validation -- {trials} {seed}` \
+         `cargo run --release -p verdict-lab --bin changepoint_validation -- {trials} {seed}` \
          (seeded; standard errors in parentheses). verdict's default (`ranks`, p ≤ 0.05 over the \
          series) and Otava's (`--method otava`, window 50, p ≤ 0.001), both at their defaults, on \
          the same series.\n\n\

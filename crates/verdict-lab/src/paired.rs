@@ -21,11 +21,10 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use std::fmt::Write as _;
 
-use super::noise::standard_normal;
-use super::trial_seed;
-use crate::paired::{Analysis, compare_paired};
-use crate::plan::log_sd_from_cv;
-use crate::verdict::{Better, CompareSettings, Verdict, compare};
+use verdict_stats::paired::{Analysis, compare_paired};
+use verdict_stats::plan::log_sd_from_cv;
+use verdict_stats::simulate::{standard_normal, trial_seed};
+use verdict_stats::verdict::{Better, CompareSettings, Verdict, compare};
 
 /// How the machine's speed behaves over time.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -237,7 +236,7 @@ pub fn paired_report(trials: usize, seed: u64) -> String {
     let _ = writeln!(out, "\n## Paired blocks against two independent samples\n");
     let _ = writeln!(
         out,
-        "Reproduce: `cargo run --release -p verdict-stats --example paired_validation -- {trials} {seed}` \
+        "Reproduce: `cargo run --release -p verdict-lab --bin paired_validation -- {trials} {seed}` \
          ({trials} trials per point, seed {seed}; scripts/validate.sh appends it here).\n"
     );
     let _ = writeln!(
@@ -298,10 +297,10 @@ fn paired_false_alarms(machine: Machine, trials: usize, seed: u64) -> f64 {
 /// within-block differences whose null is symmetric (every continuous
 /// noise with A and B exchangeable within a block): its interval is dual to
 /// the exact signed-rank test, so it excludes 0 with probability
-/// 2·P(T⁺ ≤ c) for the critical count c ([`crate::paired::critical_count`];
+/// 2·P(T⁺ ≤ c) for the critical count c ([`verdict_stats::paired::critical_count`];
 /// Hollander & Wolfe 2014, §3.3). `None` when no interval is possible.
 pub fn paired_exact_size(blocks: usize, alpha: f64) -> Option<f64> {
-    crate::paired::critical_count(blocks, alpha / 2.0).map(|(_, tail)| 2.0 * tail)
+    verdict_stats::paired::critical_count(blocks, alpha / 2.0).map(|(_, tail)| 2.0 * tail)
 }
 
 /// A/A false alarms of the paired analysis alone, at [`FALSE_ALARM_RUNS`]
@@ -315,7 +314,7 @@ pub fn paired_null_report(trials: usize, seed: u64) -> String {
     let _ = writeln!(
         out,
         "### Paired A/A at {trials} trials\n\n\
-         Reproduce: `cargo run --release -p verdict-stats --example paired_validation -- \
+         Reproduce: `cargo run --release -p verdict-lab --bin paired_validation -- \
          {trials} {seed} null`. A/A, {FALSE_ALARM_RUNS} blocks, the paired analysis only. Its \
          interval is dual to the exact signed-rank test, so on continuous noise (no tied \
          differences) its false-alarm rate is exactly 2·P(T+ <= c) = {:.3}% at \

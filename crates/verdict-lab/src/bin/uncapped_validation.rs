@@ -1,6 +1,6 @@
 //! Prints the "Adaptive stopping without a cap" section of
-//! docs/validation-uncapped.md: `cargo run --release -p verdict-stats
-//! --example uncapped_validation -- [TRIALS] [SEED]` (defaults 1000, 1), or
+//! docs/validation-uncapped.md: `cargo run --release -p verdict-lab
+//! --bin uncapped_validation -- [TRIALS] [SEED]` (defaults 1000, 1), or
 //! with a third argument
 //! - `precise [VARIANT]`: the section that replays only verdict's design
 //!   without a cap (with VARIANT, that variant instead: a bare number is a
@@ -15,7 +15,7 @@
 //!
 //! Must not: write files (scripts/replay-uncapped.sh redirects its output).
 
-use verdict_stats::sequential::validation::{
+use verdict_lab::uncapped::{
     Variant, uncapped_alarm_histogram, uncapped_grid_report, uncapped_precise_report,
     uncapped_report, uncapped_threshold_report, uncapped_thresholds_report,
 };

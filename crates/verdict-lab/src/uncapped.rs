@@ -1,15 +1,19 @@
 //! Monte-Carlo replay of fresh sequences through the adaptive designs when
 //! the user gives no cap: the information-based design
-//! (`super::information`), the planned-cap design with the cap `plan`
-//! would give, the planned-cap design with the cap set to the sequence
-//! length (what `compare --sequential` did without `--max`), and an
-//! anytime-valid confidence sequence, on the noise shapes of
-//! docs/validation.md. Prints the markdown section scripts/validate.sh
-//! appends to docs/validation.md.
+//! (`verdict_stats::sequential::information`), the planned-cap design with
+//! the cap `plan` would give, the planned-cap design with the cap set to
+//! the sequence length (what `compare --sequential` did without `--max`),
+//! and an anytime-valid confidence sequence, on the noise shapes of
+//! docs/validation.md; and [`Variant`]s of the information-based design
+//! (spending, target, design α, look information, per-side spending),
+//! written in a small `KEY=VALUE,...` language on the command line of the
+//! `uncapped_validation` program. Only verdict's own design is the
+//! product; the rest is the record of docs/research/sequential-lab-log.md.
+//! Prints the markdown of docs/validation-uncapped.md.
 //!
 //! What it does: each trial draws 300 runs per arm (interleaved execution
-//! order, `crate::simulate::Noise`), replays them through each procedure
-//! with the same code path `verdict compare --sequential` uses
+//! order, `verdict_stats::simulate::Noise`), replays them through each
+//! procedure with the same code path `verdict compare --sequential` uses
 //! (`replay`, `replay_information`), and records where it stopped and
 //! what it said. Same draws for every procedure (common random numbers).
 //! Must not: do I/O or read the clock; deterministic for a seed whatever
@@ -33,12 +37,12 @@ use std::fmt::Write;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{
+use verdict_stats::plan::{log_sd_from_cv, runs_per_cell};
+use verdict_stats::sequential::{
     Better, Decision, InformationDesign, InformationSettings, SequentialDesign, SequentialSettings,
     cap_for_power, replay, replay_information,
 };
-use crate::plan::{log_sd_from_cv, runs_per_cell};
-use crate::simulate::{Noise, Shape};
+use verdict_stats::simulate::{Noise, Shape, upper_bound_95};
 
 /// The interleaved noise shapes the A/A replays run on (every shape but
 /// sequential-order drift, which no test can tell from a change).
@@ -263,17 +267,17 @@ pub fn replay_outcomes(
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Variant {
     /// Spending function.
-    pub spending: super::Spending,
+    pub spending: verdict_stats::sequential::Spending,
     /// Target information over the fixed design's.
     pub inflation: f64,
     /// Two-sided α the boundaries are computed for.
     pub design_alpha: f64,
     /// Look information of the boundary recursion.
-    pub look_information: super::LookInformation,
+    pub look_information: verdict_stats::sequential::LookInformation,
     /// Spending of the decrease side.
-    pub decrease: super::DecreaseSpending,
+    pub decrease: verdict_stats::sequential::DecreaseSpending,
     /// A share of α spent by runs rather than by information.
-    pub early: Option<super::EarlySpending>,
+    pub early: Option<verdict_stats::sequential::EarlySpending>,
 }
 
 impl Default for Variant {
@@ -299,7 +303,7 @@ impl Variant {
     pub fn parse(spec: &str) -> Result<Self, String> {
         let mut variant = Self::default();
         if let Ok(gamma) = spec.parse::<f64>() {
-            variant.spending = super::Spending::HwangShihDeCani { gamma };
+            variant.spending = verdict_stats::sequential::Spending::HwangShihDeCani { gamma };
             return Ok(variant);
         }
         for part in spec.split(',').filter(|part| !part.is_empty()) {
@@ -312,15 +316,20 @@ impl Variant {
                     .map_err(|_| format!("variant `{spec}`: `{value}` is not a number"))
             };
             match key {
-                "gamma" => variant.spending = super::Spending::HwangShihDeCani { gamma: number()? },
+                "gamma" => {
+                    variant.spending =
+                        verdict_stats::sequential::Spending::HwangShihDeCani { gamma: number()? }
+                }
                 "inflation" => variant.inflation = number()?,
                 "decrease" => {
                     variant.decrease = match value {
-                        "same" => super::DecreaseSpending::Same,
-                        "matched" => super::DecreaseSpending::Matched,
-                        _ => super::DecreaseSpending::Given(super::Spending::HwangShihDeCani {
-                            gamma: number()?,
-                        }),
+                        "same" => verdict_stats::sequential::DecreaseSpending::Same,
+                        "matched" => verdict_stats::sequential::DecreaseSpending::Matched,
+                        _ => verdict_stats::sequential::DecreaseSpending::Given(
+                            verdict_stats::sequential::Spending::HwangShihDeCani {
+                                gamma: number()?,
+                            },
+                        ),
                     }
                 }
                 "alpha" => variant.design_alpha = number()?,
@@ -338,17 +347,19 @@ impl Variant {
                                     format!("variant `{spec}`: early is SHARE:HORIZON:GAMMA")
                                 })
                         };
-                        Some(super::EarlySpending {
+                        Some(verdict_stats::sequential::EarlySpending {
                             share: field(0)?,
                             horizon: field(1)? as usize,
-                            spending: super::Spending::HwangShihDeCani { gamma: field(2)? },
+                            spending: verdict_stats::sequential::Spending::HwangShihDeCani {
+                                gamma: field(2)?,
+                            },
                         })
                     }
                 }
                 "looks" => {
                     variant.look_information = match value {
-                        "runs" => super::LookInformation::Runs,
-                        "rank" => super::LookInformation::RankExact,
+                        "runs" => verdict_stats::sequential::LookInformation::Runs,
+                        "rank" => verdict_stats::sequential::LookInformation::RankExact,
                         _ => return Err(format!("variant `{spec}`: looks is `runs` or `rank`")),
                     }
                 }
@@ -361,23 +372,27 @@ impl Variant {
     /// Short name for a table row.
     pub fn describe(&self) -> String {
         let gamma = match self.spending {
-            super::Spending::HwangShihDeCani { gamma } => format!("γ = {gamma}"),
+            verdict_stats::sequential::Spending::HwangShihDeCani { gamma } => {
+                format!("γ = {gamma}")
+            }
             other => other.describe(),
         };
         let looks = match self.look_information {
-            super::LookInformation::Runs => "",
-            super::LookInformation::RankExact => ", rank looks",
+            verdict_stats::sequential::LookInformation::Runs => "",
+            verdict_stats::sequential::LookInformation::RankExact => ", rank looks",
         };
         let decrease = match self.decrease {
-            super::DecreaseSpending::Given(other) => format!(
+            verdict_stats::sequential::DecreaseSpending::Given(other) => format!(
                 ", decrease side {}",
                 other
                     .describe()
                     .replace("Hwang–Shih–DeCani spending (γ = ", "γ = ")
                     .replace(')', "")
             ),
-            super::DecreaseSpending::Matched => ", decrease side matched".to_string(),
-            super::DecreaseSpending::Same => String::new(),
+            verdict_stats::sequential::DecreaseSpending::Matched => {
+                ", decrease side matched".to_string()
+            }
+            verdict_stats::sequential::DecreaseSpending::Same => String::new(),
         };
         let early = match self.early {
             Some(early) => format!(
@@ -395,32 +410,34 @@ impl Variant {
         format!(
             "{gamma}, ×{}, design α {}{looks}{decrease}{early}",
             self.inflation,
-            super::information::rounded(self.design_alpha)
+            verdict_stats::sequential::information::rounded(self.design_alpha)
         )
     }
 
     /// The command-line form [`Variant::parse`] reads back.
     pub fn spec(&self) -> String {
         let gamma = match self.spending {
-            super::Spending::HwangShihDeCani { gamma } => gamma,
+            verdict_stats::sequential::Spending::HwangShihDeCani { gamma } => gamma,
             _ => f64::NAN,
         };
         let looks = match self.look_information {
-            super::LookInformation::Runs => "runs",
-            super::LookInformation::RankExact => "rank",
+            verdict_stats::sequential::LookInformation::Runs => "runs",
+            verdict_stats::sequential::LookInformation::RankExact => "rank",
         };
         let decrease = match self.decrease {
-            super::DecreaseSpending::Given(super::Spending::HwangShihDeCani { gamma }) => {
+            verdict_stats::sequential::DecreaseSpending::Given(
+                verdict_stats::sequential::Spending::HwangShihDeCani { gamma },
+            ) => {
                 format!(",decrease={gamma}")
             }
-            super::DecreaseSpending::Matched => ",decrease=matched".to_string(),
+            verdict_stats::sequential::DecreaseSpending::Matched => ",decrease=matched".to_string(),
             _ => String::new(),
         };
         let early = match self.early {
-            Some(super::EarlySpending {
+            Some(verdict_stats::sequential::EarlySpending {
                 share,
                 horizon,
-                spending: super::Spending::HwangShihDeCani { gamma },
+                spending: verdict_stats::sequential::Spending::HwangShihDeCani { gamma },
             }) => format!(",early={share}:{horizon}:{gamma}"),
             Some(_) => String::new(),
             None => ",early=none".to_string(),
@@ -428,7 +445,7 @@ impl Variant {
         format!(
             "gamma={gamma},inflation={},alpha={},looks={looks}{decrease}{early}",
             self.inflation,
-            super::information::rounded(self.design_alpha)
+            verdict_stats::sequential::information::rounded(self.design_alpha)
         )
     }
 
@@ -451,7 +468,7 @@ impl Variant {
     /// ×1.2, no α margin.
     pub fn before_early_stage() -> Self {
         Self {
-            inflation: super::CAP_INFLATION,
+            inflation: verdict_stats::sequential::CAP_INFLATION,
             design_alpha: 0.05,
             early: None,
             ..Self::default()
@@ -485,6 +502,27 @@ fn confidence(cv: f64, threshold: f64) -> Candidate {
 pub fn uncapped_report(trials: usize, seed: u64) -> String {
     let mut out = String::new();
     let standard_error = (0.05f64 * 0.95 / trials as f64).sqrt();
+    uncapped_heading(&mut out, trials, seed, standard_error);
+    power_table(&mut out, trials, seed);
+    let _ = writeln!(
+        out,
+        "### A change ten times the threshold: a true -19% at CV 30%, thresholds 2%, 5%, 19%\n\n\
+         Targets (issue 29): at most 45 runs per arm (a fixed-N rank test's figure for power \
+         0.9) at power >= 0.9 with the threshold at 2% and 5%, about 38 or fewer at 19%, power \
+         >= 0.9 at +19% with the threshold at 19%, A/A false alarms <= alpha.\n"
+    );
+    out.push_str(&uncapped_thresholds_report(
+        trials,
+        seed,
+        &[Variant::default(), Variant::before_early_stage()],
+    ));
+    let _ = writeln!(out);
+    null_table(&mut out, trials, seed, standard_error);
+    out
+}
+
+/// The section's heading and what each replayed procedure is.
+fn uncapped_heading(out: &mut String, trials: usize, seed: u64, standard_error: f64) {
     let _ = writeln!(out, "## Adaptive stopping without a cap\n");
     let _ = writeln!(
         out,
@@ -507,6 +545,12 @@ pub fn uncapped_report(trials: usize, seed: u64) -> String {
          cap. Two-sided alpha 0.05, higher-is-better metric (a negative change is a \
          regression). Monte-Carlo standard error of a rate near 0.05: {standard_error:.4}.\n"
     );
+}
+
+/// Power and runs of every procedure at true changes of −30%, −19%, −10%
+/// and 0 (lognormal CV 30%, threshold 19%), and whether the run target at
+/// −19% is met.
+fn power_table(out: &mut String, trials: usize, seed: u64) {
     let _ = writeln!(
         out,
         "### Power and runs: lognormal CV 30%, threshold 19%\n\n\
@@ -595,20 +639,11 @@ pub fn uncapped_report(trials: usize, seed: u64) -> String {
         target.regression_rate(),
         if met { "**met**" } else { "**not met**" }
     );
-    let _ = writeln!(
-        out,
-        "### A change ten times the threshold: a true -19% at CV 30%, thresholds 2%, 5%, 19%\n\n\
-         Targets (issue 29): at most 45 runs per arm (a fixed-N rank test's figure for power \
-         0.9) at power >= 0.9 with the threshold at 2% and 5%, about 38 or fewer at 19%, power \
-         >= 0.9 at +19% with the threshold at 19%, A/A false alarms <= alpha.\n"
-    );
-    out.push_str(&uncapped_thresholds_report(
-        trials,
-        seed,
-        &[Variant::default(), Variant::before_early_stage()],
-    ));
-    let _ = writeln!(out);
+}
 
+/// A/A false alarms of the information-based design and the confidence
+/// sequence on every interleaved noise shape (CV 13%, threshold 10%).
+fn null_table(out: &mut String, trials: usize, seed: u64, standard_error: f64) {
     let _ = writeln!(
         out,
         "### A/A false alarms on every interleaved noise shape: CV 13%, threshold 10%\n\n\
@@ -659,36 +694,6 @@ pub fn uncapped_report(trials: usize, seed: u64) -> String {
         "\nLargest A/A false-alarm rate of the information-based design: {worst:.3} (alpha 0.05, \
          Monte-Carlo standard error {standard_error:.4}).\n"
     );
-    out
-}
-
-/// Clopper–Pearson (1934) one-sided upper 95% bound of a rate from
-/// `events` in `trials`, by bisection on the binomial tail. O(trials·60).
-pub fn upper_bound_95(events: usize, trials: usize) -> f64 {
-    if events >= trials {
-        return 1.0;
-    }
-    // P(X <= events | p) for X ~ Binomial(trials, p), summed in logs.
-    let tail = |p: f64| -> f64 {
-        let (log_p, log_q) = (p.ln(), (-p).ln_1p());
-        let mut log_term = trials as f64 * log_q;
-        let mut sum = log_term.exp();
-        for k in 0..events {
-            log_term += ((trials - k) as f64 / (k + 1) as f64).ln() + log_p - log_q;
-            sum += log_term.exp();
-        }
-        sum
-    };
-    let (mut low, mut high) = (events as f64 / trials as f64, 1.0);
-    for _ in 0..60 {
-        let middle = 0.5 * (low + high);
-        if tail(middle) > 0.05 {
-            low = middle;
-        } else {
-            high = middle;
-        }
-    }
-    high
 }
 
 /// The precise section for docs/validation.md: verdict's design without a
@@ -712,17 +717,32 @@ pub fn uncapped_precise_report(trials: usize, seed: u64, variant: Option<Variant
                 variant.inflation,
                 variant.design_alpha,
                 match variant.look_information {
-                    super::LookInformation::Runs => "n",
-                    super::LookInformation::RankExact => "n^2/(2n+1)",
+                    verdict_stats::sequential::LookInformation::Runs => "n",
+                    verdict_stats::sequential::LookInformation::RankExact => "n^2/(2n+1)",
                 }
             ),
         ),
     };
     let standard_error = (0.05f64 * 0.95 / trials as f64).sqrt();
+    precise_heading(&mut out, trials, seed, &argument, &name, standard_error);
+    precise_power_table(&mut out, trials, seed, chosen);
+    precise_null_table(&mut out, trials, seed, chosen, standard_error);
+    out
+}
+
+/// The precise section's heading and what a change of the threshold is.
+fn precise_heading(
+    out: &mut String,
+    trials: usize,
+    seed: u64,
+    argument: &str,
+    name: &str,
+    standard_error: f64,
+) {
     let _ = writeln!(
         out,
         "### Verdict's design without a cap, {trials} trials per line\n\n\
-         Reproduce: `cargo run --release -p verdict-stats --example uncapped_validation -- \
+         Reproduce: `cargo run --release -p verdict-lab --bin uncapped_validation -- \
          {trials} {seed} precise{argument}` (scripts/replay-uncapped.sh runs it after the table \
          above when PRECISE_TRIALS is set). Only the information-based design \
          (`--until-decided` without `-n`, `compare --sequential` without `--max`) with {name}, \
@@ -744,6 +764,11 @@ pub fn uncapped_precise_report(trials: usize, seed: u64, variant: Option<Variant
          times the threshold: the early half of alpha lets them stop about when a fixed \
          design would have decided.\n"
     );
+}
+
+/// Power and runs of `chosen` at ±19% (threshold 19%) and at −19% with
+/// thresholds 5% and 2%, lognormal CV 30%, with the run targets.
+fn precise_power_table(out: &mut String, trials: usize, seed: u64, chosen: Variant) {
     let _ = writeln!(
         out,
         "| true change | threshold | regression | improvement | equivalent | undecided | mean runs per arm (p95) |"
@@ -801,6 +826,18 @@ pub fn uncapped_precise_report(trials: usize, seed: u64, variant: Option<Variant
         tallies[3].regression_rate(),
         verdict(met(&tallies[2], 45.0) && met(&tallies[3], 45.0))
     );
+}
+
+/// A/A false alarms of `chosen` on every interleaved noise shape (CV 13%,
+/// threshold 10%) with their one-sided upper 95% bounds.
+fn precise_null_table(
+    out: &mut String,
+    trials: usize,
+    seed: u64,
+    chosen: Variant,
+    standard_error: f64,
+) {
+    let rate = |count: usize| count as f64 / trials.max(1) as f64;
     let _ = writeln!(
         out,
         "A/A, CV 13%, threshold 10%: a regression or improvement called is a false alarm. \
@@ -848,7 +885,6 @@ pub fn uncapped_precise_report(trials: usize, seed: u64, variant: Option<Variant
             "is **not** at or below alpha"
         }
     );
-    out
 }
 
 /// The four scenarios a variant is judged on, with the seeds of the precise
@@ -921,7 +957,7 @@ pub fn uncapped_grid_report(trials: usize, seed: u64, variants: &[Variant]) -> S
     let specs: Vec<String> = variants.iter().map(Variant::spec).collect();
     let _ = writeln!(
         out,
-        "Reproduce: `cargo run --release -p verdict-stats --example uncapped_validation -- \
+        "Reproduce: `cargo run --release -p verdict-lab --bin uncapped_validation -- \
          {trials} {seed} grid {}` ({trials} trials per line, the same draws for every variant).\n",
         specs.join(" ")
     );
@@ -964,7 +1000,7 @@ pub fn uncapped_thresholds_report(trials: usize, seed: u64, variants: &[Variant]
     let fixed = runs_per_cell(log_sd_from_cv(0.30), 1.0 / 0.81 - 1.0, 0.05, 0.9).unwrap_or(0);
     let _ = writeln!(
         out,
-        "Reproduce: `cargo run --release -p verdict-stats --example uncapped_validation -- \
+        "Reproduce: `cargo run --release -p verdict-lab --bin uncapped_validation -- \
          {trials} {seed} thresholds {}` ({trials} trials per line, the same draws for every \
          variant). A fixed-N rank test needs {fixed} runs per arm for power 0.9 at -19%.\n",
         specs.join(" ")
@@ -1030,7 +1066,7 @@ pub fn uncapped_threshold_report(
     let percent = threshold * 100.0;
     let _ = writeln!(
         out,
-        "Reproduce: `cargo run --release -p verdict-stats --example uncapped_validation -- \
+        "Reproduce: `cargo run --release -p verdict-lab --bin uncapped_validation -- \
          {trials} {seed} threshold {threshold} {cv} {}` (lognormal CV {:.0}%, threshold {percent}%, \
          {trials} trials per line).\n",
         specs.join(" "),
@@ -1075,7 +1111,7 @@ fn decrease_gammas(variant: &Variant) -> String {
         .iter()
         .filter_map(|&threshold| match variant.candidate(threshold) {
             Candidate::Information(design) => match design.decrease_spending() {
-                Some(super::Spending::HwangShihDeCani { gamma }) => {
+                Some(verdict_stats::sequential::Spending::HwangShihDeCani { gamma }) => {
                     Some(format!("{:.0}%: {gamma}", threshold * 100.0))
                 }
                 _ => None,
@@ -1109,7 +1145,7 @@ pub fn uncapped_alarm_histogram(trials: usize, seed: u64, variant: Variant) -> S
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Reproduce: `cargo run --release -p verdict-stats --example uncapped_validation -- \
+        "Reproduce: `cargo run --release -p verdict-lab --bin uncapped_validation -- \
          {trials} {seed} histogram {}`. False alarms (and all stops) by runs per arm at the stop, \
          {}.\n",
         variant.spec(),
@@ -1192,15 +1228,6 @@ mod tests {
     }
 
     #[test]
-    fn upper_bound_matches_clopper_pearson() {
-        // Clopper-Pearson: 0 of 100 -> 1 - 0.05^(1/100) = 0.02951,
-        // 500 of 10000 -> 0.05373 (the binomial tail solved exactly).
-        assert!((upper_bound_95(0, 100) - 0.029_52).abs() < 1e-4);
-        assert!((upper_bound_95(500, 10_000) - 0.053_73).abs() < 1e-4);
-        assert_eq!(upper_bound_95(5, 5), 1.0);
-    }
-
-    #[test]
     fn precise_report_names_its_design_and_both_changes_of_the_threshold() {
         let report = uncapped_precise_report(8, 3, None);
         assert!(
@@ -1220,11 +1247,14 @@ mod tests {
             Variant::parse("gamma=-0.5,inflation=1.3,alpha=0.047,looks=rank,decrease=matched")
                 .unwrap();
         assert_eq!(Variant::parse(&variant.spec()).unwrap(), variant);
-        assert_eq!(variant.decrease, super::super::DecreaseSpending::Matched);
+        assert_eq!(
+            variant.decrease,
+            verdict_stats::sequential::DecreaseSpending::Matched
+        );
         let bare = Variant::parse("-1").unwrap();
         assert_eq!(
             bare.spending,
-            super::super::Spending::HwangShihDeCani { gamma: -1.0 }
+            verdict_stats::sequential::Spending::HwangShihDeCani { gamma: -1.0 }
         );
         assert!(Variant::parse("gamma=x").is_err());
         assert!(Variant::parse("looks=weekly").is_err());

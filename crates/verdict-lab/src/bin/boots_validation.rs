@@ -1,7 +1,6 @@
 //! Prints the "Boot-to-boot variation" section of docs/validation.md
-//! (docs/validation-boots.md): `cargo run --release -p verdict-stats
-//! --example boots_validation -- [TRIALS] [SEED]` (defaults 2000, 1); the
-//! same text as `verdict simulate --validate-boots`.
+//! (docs/validation-boots.md): `cargo run --release -p verdict-lab
+//! --bin boots_validation -- [TRIALS] [SEED]` (defaults 2000, 1).
 //! Must not: write files (scripts/validate.sh redirects its output).
 
 fn main() {
@@ -12,8 +11,5 @@ fn main() {
     let seed = arguments
         .next()
         .map_or(1, |value| value.parse().expect("SEED: a whole number"));
-    print!(
-        "{}",
-        verdict_stats::simulate::boots::boots_report(trials, seed)
-    );
+    print!("{}", verdict_lab::boots::boots_report(trials, seed));
 }
