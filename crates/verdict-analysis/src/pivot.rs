@@ -7,6 +7,7 @@
 
 use crate::compare::{ComparisonInput, ComparisonRow, SideSummary, comparisons_if_any};
 use crate::run::RunInfo;
+use schemars::JsonSchema;
 use serde::Serialize;
 use verdict_model::{Experiment, Sample};
 
@@ -35,7 +36,7 @@ pub struct PivotOptions {
 }
 
 /// One row: a combination of the non-column factors.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PivotRow {
     pub label: String,
     /// One per column level; `None` for an empty cell.
@@ -46,7 +47,7 @@ pub struct PivotRow {
 
 /// The ratio row: A vs B of the ratio factor in each column, and the
 /// difference of ratios between each column and the baseline column.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct RatioRow {
     pub label: String,
     /// Per column: A vs B (relative, with interval and verdict).
@@ -55,7 +56,7 @@ pub struct RatioRow {
     pub differences: Vec<RatioDifferenceRow>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct RatioDifferenceRow {
     pub column: String,
     pub estimate: f64,
@@ -67,7 +68,7 @@ pub struct RatioDifferenceRow {
     pub resamples: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PivotReport {
     pub schema: &'static str,
     pub run: RunInfo,

@@ -9,6 +9,7 @@ use crate::compare::{
     CompareReport, ComparisonInput, comparisons_if_any, paired_comparisons_if_any,
 };
 use rayon::prelude::*;
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use verdict_model::{
@@ -22,7 +23,7 @@ use crate::samples::SampleTable;
 pub const REPORT_SCHEMA: &str = "verdict.report/v1";
 
 /// Facts about the run, as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct RunInfo {
     pub id: i64,
     pub name: String,
@@ -46,7 +47,7 @@ pub struct RunInfo {
 }
 
 /// The metric a report is about.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct MetricInfo {
     pub name: String,
     pub unit: String,
@@ -54,7 +55,7 @@ pub struct MetricInfo {
 }
 
 /// One cell's summary.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct CellRow {
     pub levels: BTreeMap<String, String>,
     pub label: String,
@@ -76,7 +77,7 @@ pub struct CellRow {
 }
 
 /// A failed iteration, shown, never used as data.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct FailureRow {
     pub sequence: u32,
     pub cell: String,
@@ -86,7 +87,7 @@ pub struct FailureRow {
 
 /// A metric some successful iterations could not measure (perf's `<not
 /// supported>`): those iterations count, without a value for it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct MissingRow {
     pub metric: String,
     /// Successful measured iterations without a value.
@@ -96,7 +97,7 @@ pub struct MissingRow {
 }
 
 /// An iteration that left processes running in its process group.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct LeftoverRow {
     pub sequence: u32,
     pub cell: String,
@@ -107,7 +108,7 @@ pub struct LeftoverRow {
 }
 
 /// One metric's summary in every cell, for the side-by-side table.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct MetricColumn {
     pub name: String,
     pub unit: String,
@@ -120,7 +121,7 @@ pub struct MetricColumn {
 }
 
 /// A metric in one cell.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct MetricCell {
     pub n: usize,
     pub median: Option<f64>,
@@ -157,7 +158,7 @@ impl MetricCell {
 }
 
 /// How the text and markdown report lay out the cells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Layout {
     /// The side-by-side table of `metrics`, then the detailed table of
@@ -168,7 +169,7 @@ pub enum Layout {
 }
 
 /// The whole report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct RunReport {
     pub schema: &'static str,
     pub run: RunInfo,
@@ -219,7 +220,7 @@ pub struct ComparedValues {
 }
 
 /// One more declared metric's comparisons.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct MetricVerdicts {
     pub metric: String,
     pub unit: String,

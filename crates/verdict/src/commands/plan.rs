@@ -16,6 +16,11 @@ use crate::common::{DbArgs, TextOrJson, parse_fraction};
 use crate::error::CliError;
 use std::io::Write;
 use std::process::ExitCode;
+use verdict_analysis::plan::{
+    AdaptivePlan, AtThreshold, FixedPlan, MonteCarloCheck, NoChange, PLAN_SCHEMA, PairedPlan,
+    PlanDocument, SimulatedAtThreshold, SimulatedNoChange, UncappedPlan,
+};
+use verdict_analysis::schema::sorted;
 use verdict_engine::plan;
 use verdict_model::{Experiment, RunId};
 use verdict_report::Format;
@@ -303,44 +308,80 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         at_threshold.looks_evaluated
     );
     if format == Format::Json {
-        let document = serde_json::json!({
-            "schema": "verdict.plan/v1",
-            "source": source,
-            "cv": cv,
-            "threshold": threshold,
-            "alpha": resolved.alpha,
-            "comparisons": resolved.comparisons,
-            "level": alpha,
-            "power": power,
-            "cells": cells,
-            "seconds_per_iteration": seconds,
-            "fixed": { "runs_per_cell": fixed, "range": [needed.low, needed.high], "wall_hours": hours(fixed as f64) },
-            "adaptive": {
-                "procedure": verdict_report::escape::text(&settings.describe()),
-                "method": method,
-                "cap_per_cell": settings.max,
-                "if_change_is_threshold": { "mean_runs": at_threshold.mean_runs, "p95_runs": at_threshold.p95_runs, "power": at_threshold.regression, "wall_hours": hours(at_threshold.mean_runs) },
-                "if_no_change": { "mean_runs": no_change.mean_runs, "p95_runs": no_change.p95_runs, "equivalent": no_change.equivalent, "false_alarms": no_change.change_rate(), "wall_hours": hours(no_change.mean_runs) },
-                "trials": args.trials,
-                "monte_carlo": check.as_ref().map(|(at_threshold, no_change)| serde_json::json!({
-                    "if_change_is_threshold": { "mean_runs": at_threshold.mean_runs, "p95_runs": at_threshold.p95_runs, "power": at_threshold.regression_rate() },
-                    "if_no_change": { "mean_runs": no_change.mean_runs, "p95_runs": no_change.p95_runs, "equivalent": no_change.equivalent_rate(), "false_alarms": no_change.change_rate() },
-                })),
+        let document = PlanDocument {
+            schema: PLAN_SCHEMA,
+            source,
+            cv,
+            threshold,
+            alpha: resolved.alpha,
+            comparisons: resolved.comparisons,
+            level: alpha,
+            power,
+            cells,
+            seconds_per_iteration: seconds,
+            fixed: FixedPlan {
+                runs_per_cell: fixed,
+                range: [needed.low, needed.high],
+                wall_hours: hours(fixed as f64),
             },
-            "adaptive_without_cap": {
-                "procedure": verdict_report::escape::text(&uncapped.describe()),
-                "method": "normal theory with the variance known: the planned-cap design with the cap at the target information in runs (its pooled variance estimate includes the shift)",
-                "planned_end_if_no_change": uncapped_end(0.0),
-                "if_change_is_threshold": { "mean_runs": uncapped_threshold.mean_runs, "p95_runs": uncapped_threshold.p95_runs, "power": uncapped_threshold.regression, "wall_hours": hours(uncapped_threshold.mean_runs) },
-                "if_no_change": { "mean_runs": uncapped_none.mean_runs, "p95_runs": uncapped_none.p95_runs, "equivalent": uncapped_none.equivalent, "false_alarms": uncapped_none.change_rate(), "wall_hours": hours(uncapped_none.mean_runs) },
+            adaptive: AdaptivePlan {
+                procedure: verdict_report::escape::text(&settings.describe()),
+                method,
+                cap_per_cell: settings.max,
+                if_change_is_threshold: AtThreshold {
+                    mean_runs: at_threshold.mean_runs,
+                    p95_runs: at_threshold.p95_runs,
+                    power: at_threshold.regression,
+                    wall_hours: hours(at_threshold.mean_runs),
+                },
+                if_no_change: NoChange {
+                    mean_runs: no_change.mean_runs,
+                    p95_runs: no_change.p95_runs,
+                    equivalent: no_change.equivalent,
+                    false_alarms: no_change.change_rate(),
+                    wall_hours: hours(no_change.mean_runs),
+                },
+                trials: args.trials,
+                monte_carlo: check.as_ref().map(|(at_threshold, no_change)| MonteCarloCheck {
+                    if_change_is_threshold: SimulatedAtThreshold {
+                        mean_runs: at_threshold.mean_runs,
+                        p95_runs: at_threshold.p95_runs,
+                        power: at_threshold.regression_rate(),
+                    },
+                    if_no_change: SimulatedNoChange {
+                        mean_runs: no_change.mean_runs,
+                        p95_runs: no_change.p95_runs,
+                        equivalent: no_change.equivalent_rate(),
+                        false_alarms: no_change.change_rate(),
+                    },
+                }),
             },
-            "paired": {
-                "correlation": correlation,
-                "correlation_source": correlation_source,
-                "runs_per_cell": paired,
-                "wall_hours": hours(paired as f64),
+            adaptive_without_cap: UncappedPlan {
+                procedure: verdict_report::escape::text(&uncapped.describe()),
+                method: "normal theory with the variance known: the planned-cap design with the cap at the target information in runs (its pooled variance estimate includes the shift)".to_string(),
+                planned_end_if_no_change: uncapped_end(0.0),
+                if_change_is_threshold: AtThreshold {
+                    mean_runs: uncapped_threshold.mean_runs,
+                    p95_runs: uncapped_threshold.p95_runs,
+                    power: uncapped_threshold.regression,
+                    wall_hours: hours(uncapped_threshold.mean_runs),
+                },
+                if_no_change: NoChange {
+                    mean_runs: uncapped_none.mean_runs,
+                    p95_runs: uncapped_none.p95_runs,
+                    equivalent: uncapped_none.equivalent,
+                    false_alarms: uncapped_none.change_rate(),
+                    wall_hours: hours(uncapped_none.mean_runs),
+                },
             },
-        });
+            paired: PairedPlan {
+                correlation,
+                correlation_source,
+                runs_per_cell: paired,
+                wall_hours: hours(paired as f64),
+            },
+        };
+        let document = sorted(&document).map_err(CliError::internal)?;
         outln!(
             "{}",
             serde_json::to_string_pretty(&document).map_err(CliError::internal)?
