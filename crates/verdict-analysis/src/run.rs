@@ -509,45 +509,8 @@ impl RunReport {
             Ok(comparisons) => (comparisons, None),
             Err(error) => (None, Some(error)),
         };
-        let compared_values = experiment
-            .comparisons()
-            .iter()
-            .filter(|comparison| {
-                values[comparison.baseline_cell].len() >= 2
-                    && values[comparison.candidate_cell].len() >= 2
-            })
-            .map(|comparison| ComparedValues {
-                name: comparison_name(&cells, comparison),
-                baseline: values[comparison.baseline_cell].clone(),
-                candidate: values[comparison.candidate_cell].clone(),
-            })
-            .collect();
-        // Every other declared metric's verdicts, side by side with the
-        // detailed one's (an experiment that declares wall and sys asks
-        // about both).
-        let metric_verdicts = if experiment.metrics.len() >= 2 {
-            available
-                .iter()
-                .filter(|other| other.builtin.is_none() && other.name != metric.name)
-                .map(|other| {
-                    let values = table.cell_values(&other.name);
-                    let (comparisons, error) =
-                        match comparisons_of(experiment, &cells, table, other, &values, options) {
-                            Ok(comparisons) => (comparisons, None),
-                            Err(error) => (None, Some(error)),
-                        };
-                    MetricVerdicts {
-                        metric: other.name.clone(),
-                        unit: other.unit.clone(),
-                        better: better_name(other.direction).to_string(),
-                        comparisons,
-                        error,
-                    }
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let compared_values = compared_values_of(experiment, &cells, &values);
+        let metric_verdicts = metric_verdicts_of(experiment, &cells, table, metric, options);
         let label = |index: usize| {
             cells
                 .get(index)
@@ -683,6 +646,62 @@ fn cell_rows(
 /// the metric's values cannot be compared (a zero on the log scale of the
 /// shift estimate, e.g. `sys` of a quick command), which the report shows
 /// instead.
+/// The values behind each comparison with enough of them (two a side),
+/// for the plots.
+fn compared_values_of(
+    experiment: &Experiment,
+    cells: &[verdict_model::Cell],
+    values: &[Vec<f64>],
+) -> Vec<ComparedValues> {
+    experiment
+        .comparisons()
+        .iter()
+        .filter(|comparison| {
+            values[comparison.baseline_cell].len() >= 2
+                && values[comparison.candidate_cell].len() >= 2
+        })
+        .map(|comparison| ComparedValues {
+            name: comparison_name(cells, comparison),
+            baseline: values[comparison.baseline_cell].clone(),
+            candidate: values[comparison.candidate_cell].clone(),
+        })
+        .collect()
+}
+
+/// Every other declared metric's verdicts, side by side with the detailed
+/// one's (an experiment that declares wall and sys asks about both).
+fn metric_verdicts_of(
+    experiment: &Experiment,
+    cells: &[verdict_model::Cell],
+    table: &SampleTable,
+    metric: &Available,
+    options: &RunReportOptions,
+) -> Vec<MetricVerdicts> {
+    if experiment.metrics.len() < 2 {
+        return Vec::new();
+    }
+    table
+        .metrics()
+        .iter()
+        .filter(|other| other.builtin.is_none() && other.name != metric.name)
+        .map(|other| {
+            let values = table.cell_values(&other.name);
+            let (comparisons, error) =
+                match comparisons_of(experiment, cells, table, other, &values, options) {
+                    Ok(comparisons) => (comparisons, None),
+                    Err(error) => (None, Some(error)),
+                };
+            MetricVerdicts {
+                metric: other.name.clone(),
+                unit: other.unit.clone(),
+                better: better_name(other.direction).to_string(),
+                comparisons,
+                error,
+            }
+        })
+        .collect()
+}
+
 fn comparisons_of(
     experiment: &Experiment,
     cells: &[verdict_model::Cell],
