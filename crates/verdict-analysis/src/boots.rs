@@ -16,6 +16,7 @@
 use crate::compare::{ComparisonInput, SamplingUnit, better_of, comparisons_if_any};
 use crate::run::{RunReport, RunReportOptions, comparison_label};
 use crate::samples::SampleTable;
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use verdict_model::{Environment, Experiment, KernelBuildRecord};
@@ -41,7 +42,7 @@ pub struct ReportBoot {
 }
 
 /// The boots section of a run report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct BootsSection {
     /// Accelerators of the proven boots (`tcg`, `kvm`).
     pub accelerators: Vec<String>,
@@ -58,7 +59,7 @@ pub struct BootsSection {
 }
 
 /// The environment the proven boots of one boot level showed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct LevelEnvironment {
     /// `preempt=full` (the boot factors' levels), `(all)` without any.
     pub level_key: String,
@@ -69,7 +70,7 @@ pub struct LevelEnvironment {
 
 /// One fact of a booted machine (`kernel release`, `command line`, `cpu`,
 /// ...) over the boots of one level.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct BootFact {
     pub name: String,
     /// Each value seen, with the boots that showed it (first seen first);
@@ -83,7 +84,7 @@ pub struct BootFact {
 }
 
 /// A fact's value and the boots that showed it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct FactValue {
     pub value: String,
     pub boots: Vec<u32>,
@@ -201,7 +202,7 @@ fn level_environments(boots: &[ReportBoot]) -> Vec<LevelEnvironment> {
 }
 
 /// Boot-to-boot variation of one cell's primary metric.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct BootSpreadRow {
     pub cell: String,
     /// Boots with data in this cell.
@@ -225,7 +226,7 @@ pub struct BootSpreadRow {
 }
 
 /// A boot that did not prove itself (never data).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct FailedBoot {
     pub id: u32,
     pub level_key: String,

@@ -2,6 +2,7 @@
 //! samples with verdict-stats (multiplicity handled across the family).
 //! verdict-report renders it.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 pub use verdict_stats::StatsError;
 use verdict_stats::multiplicity::holm;
@@ -22,7 +23,7 @@ pub const fn better_of(direction: verdict_model::Direction) -> Better {
 }
 
 /// One side of a comparison.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SideSummary {
     pub n: usize,
     pub median: f64,
@@ -33,7 +34,7 @@ pub struct SideSummary {
 }
 
 /// One comparison, as in the JSON schema `verdict.compare/v1`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ComparisonRow {
     pub name: String,
     pub unit: String,
@@ -78,7 +79,7 @@ pub struct ComparisonRow {
 }
 
 /// What one unit of a comparison's `n` is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SamplingUnit {
     /// A run (iteration) of a cell.
@@ -111,7 +112,7 @@ impl SamplingUnit {
 pub const BOOT_ROW_MARK: &str = " (per-boot medians)";
 
 /// A set of comparisons shown together.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct CompareReport {
     pub schema: &'static str,
     /// `fixed`: every sample at once; `sequential` documents (from
@@ -132,8 +133,25 @@ pub struct CompareReport {
     family: usize,
 }
 
+/// `verdict compare --format json`: the comparisons, then what the
+/// command adds after them: the kernel configurations' difference
+/// (`--config-diff`) and where each side came from.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CompareDocument<'a> {
+    #[serde(flatten)]
+    pub report: &'a CompareReport,
+    /// The options that differ between the two sides' kernel
+    /// configurations, as `verdict kconfig diff` reports them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_diff: Option<serde_json::Value>,
+    /// Each side's keys in alphabetical order, as they have always printed.
+    #[serde(serialize_with = "crate::schema::serialize_sorted")]
+    #[schemars(with = "Vec<crate::sources::Source>")]
+    pub sources: &'a [crate::sources::Source],
+}
+
 /// How the block-paired comparisons were formed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PairedBlocks {
     /// The procedure, for people.
     pub procedure: &'static str,

@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use verdict_model::profile::counter_unit;
 use verdict_model::{Experiment, Sample, SampleDetails};
@@ -67,7 +68,7 @@ impl Default for ExplainOptions {
 }
 
 /// A run explained.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ExplainReport {
     pub schema: &'static str,
     pub experiment: String,
@@ -85,7 +86,7 @@ pub struct ExplainReport {
 }
 
 /// A run and the host it measured.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct RunRef {
     pub run: i64,
     pub host: String,
@@ -93,7 +94,7 @@ pub struct RunRef {
 
 /// The main metric's change in a comparison (unadjusted, on the unit of
 /// analysis of the rows).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct MainChange {
     pub baseline: f64,
     pub candidate: f64,
@@ -105,7 +106,7 @@ pub struct MainChange {
 }
 
 /// What one side of a comparison captured.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Captured {
     /// Data iterations.
     pub iterations: usize,
@@ -117,7 +118,7 @@ pub struct Captured {
 }
 
 /// One comparison explained.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ExplainComparison {
     /// As `verdict report` prints it.
     pub name: String,
@@ -144,7 +145,7 @@ pub struct ExplainComparison {
 }
 
 /// Which share of a symbol a row is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ShareKind {
     /// Samples in the symbol itself.
@@ -164,7 +165,7 @@ impl ShareKind {
 }
 
 /// Which way a discovery moved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Change {
     Increase,
@@ -174,7 +175,7 @@ pub enum Change {
 }
 
 /// One row: a monitor, or a symbol's self or inclusive share.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ExplainRow {
     /// The monitor, or the symbol (raw: renderers escape it).
     pub name: String,

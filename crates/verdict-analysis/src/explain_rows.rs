@@ -10,6 +10,7 @@
 //! factor; several hosts each within itself, combined by the weighted
 //! Z-method (hosts are blocks, never replicates). Pure; must not render.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use verdict_stats::boots::{BootOptions, compare_boots};
 use verdict_stats::combine::{Stratum, one_sided, weighted_z};
@@ -19,7 +20,7 @@ use verdict_stats::summary::summarize;
 use verdict_stats::verdict::{Better, CompareSettings, Scale, compare};
 
 /// What one side of a row is, per unit of analysis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AnalysisUnit {
     /// Every iteration (the independent analysis).
@@ -54,7 +55,7 @@ pub(crate) struct HostValues {
 }
 
 /// A row tested on one host.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct HostTest {
     pub host: String,
     /// Medians of the row's values (of the boot summaries over boots).

@@ -5,17 +5,97 @@
 //! (warmups and failures included), one at a time as the store streams
 //! them, with its iteration within its cell (`Iterations`) and the host it
 //! ran on. Pure data built from what the store returned; verdict-report
-//! renders it as CSV or `verdict.export/v1` JSON. Must not compute
-//! statistics or change a value it exports.
+//! renders it as CSV or `verdict.export/v1` JSON ([`ExportDocument`],
+//! one [`ExportSample`] at a time). Must not compute statistics or change
+//! a value it exports.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use verdict_model::{Environment, Experiment, Sample};
 
 use crate::compare::{Better, better_of};
 
+/// The schema of an export.
+pub const EXPORT_SCHEMA: &str = "verdict.export/v1";
+
+/// The `verdict.export/v1` document, fields in documented order (the
+/// samples last: verdict-report writes them one by one).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExportDocument<'a> {
+    pub schema: &'static str,
+    pub run: &'a ExportRun,
+    pub factors: &'a [String],
+    pub metrics: Vec<ExportMetricHead<'a>>,
+    pub environment_start: &'a Environment,
+    pub environment_end: Option<&'a Environment>,
+    pub samples: Vec<ExportSample<'a>>,
+}
+
+/// A metric column as the document declares it. Its keys are in the
+/// order the document has always printed them.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExportMetricHead<'a> {
+    /// `higher` or `lower`; null when the experiment does not declare it.
+    pub better: Option<&'static str>,
+    pub name: &'a str,
+    pub unit: Option<&'a str>,
+}
+
+/// One raw sample of the document.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExportSample<'a> {
+    pub sequence: u32,
+    /// 1-based position among its cell's samples in execution order.
+    pub iteration: usize,
+    pub block: u32,
+    pub cell: usize,
+    pub host: &'a str,
+    /// Each factor's level in the sample's cell.
+    pub levels: BTreeMap<String, String>,
+    pub warmup: bool,
+    pub failed: bool,
+    pub started_at_ms: i64,
+    /// The start as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+    pub started_at: String,
+    pub wall_seconds: f64,
+    pub user_seconds: f64,
+    pub sys_seconds: f64,
+    pub max_rss_kib: u64,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub failure_reason: Option<&'a str>,
+    pub failure_output_tail: Option<&'a str>,
+    pub metrics: &'a BTreeMap<String, f64>,
+}
+
+impl RunExport {
+    /// The document with `samples` (none: its head, the samples written
+    /// after it one by one).
+    pub fn document<'r>(&'r self, samples: Vec<ExportSample<'r>>) -> ExportDocument<'r> {
+        ExportDocument {
+            schema: EXPORT_SCHEMA,
+            run: &self.run,
+            factors: &self.factors,
+            metrics: self
+                .metrics
+                .iter()
+                .map(|metric| ExportMetricHead {
+                    better: metric.better.map(|better| better.as_str()),
+                    name: &metric.name,
+                    unit: metric.unit.as_deref(),
+                })
+                .collect(),
+            environment_start: &self.environment_start,
+            environment_end: self.environment_end.as_ref(),
+            samples,
+        }
+    }
+}
+
 /// The run's header, fields in the JSON document's order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ExportRun {
     pub id: i64,
     pub name: String,

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::explain::{Change, ExplainHost, ExplainRow, ShareKind};
@@ -17,7 +18,7 @@ use crate::explain::{Change, ExplainHost, ExplainRow, ShareKind};
 pub const FLAME_FLOOR: f64 = 0.002;
 
 /// One frame of the merged call tree.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct FlameNode {
     /// The frame's symbol (the command at the first level; `all` at the
     /// root). Raw: the renderer escapes it.

@@ -7,6 +7,7 @@
 //! `combine::stratified_shift`). Samples are never pooled: each host is
 //! compared within itself first.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use verdict_stats::combine::{Stratum, one_sided, stratified_shift, weighted_z};
 pub use verdict_stats::shift::Shift as CombinedShift;
@@ -25,7 +26,7 @@ pub struct HostComparisons {
 }
 
 /// What the combined one-sided tests say, each at `alpha / 2`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AcrossHosts {
     Worse,
@@ -45,7 +46,7 @@ impl AcrossHosts {
 }
 
 /// One comparison combined over the hosts that have it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct HostCombination {
     pub name: String,
     /// Each verdict with the number of hosts that gave it, most frequent
@@ -143,13 +144,51 @@ pub fn combine_hosts(per_host: &[HostComparisons], alpha: f64) -> Vec<HostCombin
     combinations
 }
 
+/// The schema of `verdict report RUN --rows host --format json`.
+pub const HOSTS_SCHEMA: &str = "verdict.hosts/v1";
+
+/// One row per host: each cell's median and each comparison's delta and
+/// verdict. Its keys print in alphabetical order (see
+/// [`crate::schema::sorted`]).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct HostsDocument {
+    pub schema: &'static str,
+    pub metric: String,
+    pub hosts: Vec<HostsRow>,
+}
+
+/// One host's row of a [`HostsDocument`].
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct HostsRow {
+    pub host: String,
+    pub run: i64,
+    pub cells: Vec<HostsCell>,
+    pub comparisons: Vec<HostsComparison>,
+}
+
+/// A cell's median on one host.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct HostsCell {
+    pub label: String,
+    pub median: Option<f64>,
+}
+
+/// A comparison's result on one host.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct HostsComparison {
+    pub name: String,
+    pub delta: f64,
+    pub p_value: f64,
+    pub verdict: Verdict,
+}
+
 /// The schema of a host group's report document.
 pub const GROUP_SCHEMA: &str = "verdict.group/v1";
 
 /// A host group's report (`verdict report --format json` of a run made on
 /// several hosts): each host's `verdict.report/v1` document, then the
 /// comparisons combined across them.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct GroupReport<'a> {
     pub schema: &'static str,
     pub hosts: Vec<GroupHost<'a>>,
@@ -157,7 +196,7 @@ pub struct GroupReport<'a> {
 }
 
 /// One host of a [`GroupReport`].
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct GroupHost<'a> {
     pub host: &'a str,
     pub run: i64,

@@ -7,8 +7,10 @@
 
 use crate::compare::{ComparisonInput, ComparisonRow, SideSummary, comparisons_if_any};
 use crate::run::RunInfo;
+use schemars::JsonSchema;
 use serde::Serialize;
-use verdict_model::{Experiment, Sample};
+use verdict_model::{Cell, Experiment, Factor, MetricSpec, Sample};
+use verdict_stats::verdict::Better;
 
 use crate::samples::SampleTable;
 use verdict_stats::bootstrap::{FourCells, ratio_difference};
@@ -18,6 +20,17 @@ use verdict_stats::verdict::Verdict;
 pub const PIVOT_SCHEMA: &str = "verdict.pivot/v1";
 const BOOTSTRAP_RESAMPLES: usize = 10_000;
 
+/// `--ratio FACTOR=A/B`: the ratio of level A to level B of a row factor
+/// in each column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RatioSpec {
+    pub factor: String,
+    /// A: the ratio's numerator (the candidate side of its comparisons).
+    pub numerator: String,
+    /// B: the denominator (the baseline side).
+    pub denominator: String,
+}
+
 /// What to pivot.
 #[derive(Debug, Clone, Default)]
 pub struct PivotOptions {
@@ -25,8 +38,8 @@ pub struct PivotOptions {
     pub cols: Option<String>,
     /// `FACTOR=LEVEL`: the column factor's baseline.
     pub baseline: Option<String>,
-    /// `FACTOR=A/B`.
-    pub ratio: Option<String>,
+    /// `--ratio FACTOR=A/B`.
+    pub ratio: Option<RatioSpec>,
     pub metric: Option<String>,
     pub threshold: Option<f64>,
     pub alpha: f64,
@@ -35,7 +48,7 @@ pub struct PivotOptions {
 }
 
 /// One row: a combination of the non-column factors.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PivotRow {
     pub label: String,
     /// One per column level; `None` for an empty cell.
@@ -46,7 +59,7 @@ pub struct PivotRow {
 
 /// The ratio row: A vs B of the ratio factor in each column, and the
 /// difference of ratios between each column and the baseline column.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct RatioRow {
     pub label: String,
     /// Per column: A vs B (relative, with interval and verdict).
@@ -55,7 +68,7 @@ pub struct RatioRow {
     pub differences: Vec<RatioDifferenceRow>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct RatioDifferenceRow {
     pub column: String,
     pub estimate: f64,
@@ -67,7 +80,7 @@ pub struct RatioDifferenceRow {
     pub resamples: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PivotReport {
     pub schema: &'static str,
     pub run: RunInfo,
@@ -103,98 +116,165 @@ impl PivotReport {
         )
     }
 
-    /// Build from a run's samples as columns.
+    /// Build from a run's samples as columns: resolve the factors the
+    /// options name (`Axes::of`), compare every delta and ratio at once
+    /// (so multiplicity covers the whole table), then lay the rows out.
     pub fn build_from(
         run: RunInfo,
         experiment: &Experiment,
         table: &SampleTable,
         options: &PivotOptions,
     ) -> Result<PivotReport, String> {
+        let axes = Axes::of(experiment, options)?;
+        let grid = Grid::new(experiment, &axes, table.cell_values(&axes.metric.name));
+        let (mut inputs, owners) = grid.delta_inputs(experiment, &axes);
+        let ratio_keys = grid.ratio_keys(experiment, &axes)?;
+        let ratio_start = inputs.len();
+        if let Some((_, spec)) = axes.ratio {
+            for (column, a, b) in &ratio_keys {
+                let name = format!(
+                    "{}/{} in {}",
+                    spec.numerator, spec.denominator, grid.columns[*column]
+                );
+                inputs.push(grid.input(experiment, &axes, name, *b, *a));
+            }
+        }
+        let compared = comparisons_if_any(&inputs, options.alpha, options.adjust)?;
+        let compared_rows = compared
+            .as_ref()
+            .map(|report| report.comparisons.clone())
+            .unwrap_or_default();
+        let adjustment = compared
+            .as_ref()
+            .map_or_else(|| "none".to_string(), |report| report.adjustment.clone());
+        // Each delta goes to the row its input came from: paired once.
+        let mut deltas: Vec<Vec<ComparisonRow>> = vec![Vec::new(); grid.row_keys.len()];
+        for (row, owner) in compared_rows.iter().zip(&owners) {
+            deltas[*owner].push(row.clone());
+        }
+        let rows = grid
+            .row_keys
+            .iter()
+            .zip(deltas)
+            .map(|(key, deltas)| PivotRow {
+                label: grid.row_label(&axes, key),
+                cells: (0..grid.columns.len())
+                    .map(|column| {
+                        grid.cell_of(&axes, key, column)
+                            .and_then(|cell| summarize(&grid.values[cell]))
+                            .map(|summary| SideSummary {
+                                n: summary.n,
+                                median: summary.median,
+                                ci_low: summary.median_ci.map(|interval| interval.low),
+                                ci_high: summary.median_ci.map(|interval| interval.high),
+                                cv: summary.cv,
+                            })
+                    })
+                    .collect(),
+                deltas,
+            })
+            .collect();
+        let ratio = axes.ratio.map(|(_, spec)| {
+            let ratios: Vec<ComparisonRow> = compared_rows
+                .get(ratio_start..)
+                .map(<[ComparisonRow]>::to_vec)
+                .unwrap_or_default();
+            let confidence = ratios.first().map_or(0.95, |row| row.delta_confidence);
+            RatioRow {
+                label: format!("{}/{}", spec.numerator, spec.denominator),
+                ratios,
+                differences: grid.ratio_differences(
+                    experiment,
+                    &axes,
+                    &ratio_keys,
+                    confidence,
+                    options.bootstrap_seed,
+                ),
+            }
+        });
+        let column_factor = &experiment.factors[axes.column];
+        Ok(PivotReport {
+            schema: PIVOT_SCHEMA,
+            run,
+            metric: axes.metric.name.clone(),
+            unit: axes.metric.unit.clone(),
+            better: axes.better.as_str().to_string(),
+            row_factors: axes
+                .row_factors
+                .iter()
+                .map(|index| axes.factor_names[*index].to_string())
+                .collect(),
+            column_factor: column_factor.name.clone(),
+            baseline_column: grid.columns[axes.baseline_level].clone(),
+            compared: column_factor.compare,
+            columns: grid.columns,
+            threshold: axes.threshold,
+            alpha: options.alpha,
+            adjustment,
+            rows,
+            ratio,
+        })
+    }
+
+    /// Every verdict in the table (for `--fail-on`).
+    pub fn verdicts(&self) -> Vec<Verdict> {
+        self.rows
+            .iter()
+            .flat_map(|row| row.deltas.iter().map(|delta| delta.verdict))
+            .collect()
+    }
+}
+
+/// The factors and metric a pivot's options name, checked against the
+/// experiment.
+struct Axes<'e> {
+    factor_names: Vec<&'e str>,
+    /// The ratio's row factor (its index) and levels.
+    ratio: Option<(usize, &'e RatioSpec)>,
+    column: usize,
+    /// The column factor's baseline level.
+    baseline_level: usize,
+    /// Row factors in order: `--rows` first, then the others.
+    row_factors: Vec<usize>,
+    metric: &'e MetricSpec,
+    better: Better,
+    threshold: f64,
+}
+
+impl<'e> Axes<'e> {
+    fn of(experiment: &'e Experiment, options: &'e PivotOptions) -> Result<Axes<'e>, String> {
         let factor_names: Vec<&str> = experiment
             .factors
             .iter()
             .map(|factor| factor.name.as_str())
             .collect();
-        let known = |name: &str| -> Result<usize, String> {
-            factor_names
-                .iter()
-                .position(|factor| *factor == name)
-                .ok_or_else(|| {
-                    format!(
-                        "the run has no factor `{name}`; it has: {}",
-                        factor_names.join(", ")
-                    )
-                })
+        let known = |name: &str| factor_index(&factor_names, name);
+        let ratio = match &options.ratio {
+            None => None,
+            Some(spec) => Some((ratio_factor(experiment, &factor_names, spec)?, spec)),
         };
-        let (ratio_factor, ratio_a, ratio_b) = match &options.ratio {
-            None => (None, String::new(), String::new()),
-            Some(text) => {
-                let (factor, levels) = text
-                    .split_once('=')
-                    .ok_or_else(|| format!("--ratio `{text}`: expected FACTOR=A/B"))?;
-                let (a, b) = levels
-                    .split_once('/')
-                    .ok_or_else(|| format!("--ratio `{text}`: expected FACTOR=A/B"))?;
-                let index = known(factor)?;
-                if !experiment.factors[index].compare {
-                    return Err(format!(
-                        "--ratio: factor `{factor}` has compare = false in the experiment; its levels are not compared"
-                    ));
-                }
-                for level in [a, b] {
-                    if !experiment.factors[index]
-                        .levels
-                        .iter()
-                        .any(|candidate| candidate.value == level)
-                    {
-                        return Err(format!("--ratio: factor `{factor}` has no level `{level}`"));
-                    }
-                }
-                (Some(index), a.to_string(), b.to_string())
-            }
-        };
-        let column_index = match &options.cols {
+        let ratio_index = ratio.map(|(index, _)| index);
+        let column = match &options.cols {
             Some(name) => known(name)?,
             None => {
                 // Default: the last factor that is not the row or ratio factor.
                 let row = options.rows.as_deref().map(known).transpose()?;
                 (0..factor_names.len())
                     .rev()
-                    .find(|index| Some(*index) != row && Some(*index) != ratio_factor)
+                    .find(|index| Some(*index) != row && Some(*index) != ratio_index)
                     .ok_or("a pivot needs a column factor (--cols); the run has too few factors")?
             }
         };
-        if ratio_factor == Some(column_index) {
+        if ratio_index == Some(column) {
             return Err("--ratio must name a row factor, not the column factor".to_string());
         }
-        let column_factor = &experiment.factors[column_index];
-        let baseline_level = match &options.baseline {
-            None => column_factor.baseline,
-            Some(text) => {
-                let (factor, level) = text
-                    .split_once('=')
-                    .ok_or_else(|| format!("--baseline `{text}`: expected FACTOR=LEVEL"))?;
-                if factor != column_factor.name {
-                    return Err(format!(
-                        "--baseline names `{factor}` but the columns are `{}`",
-                        column_factor.name
-                    ));
-                }
-                column_factor
-                    .levels
-                    .iter()
-                    .position(|candidate| candidate.value == level)
-                    .ok_or_else(|| {
-                        format!("--baseline: factor `{factor}` has no level `{level}`")
-                    })?
-            }
-        };
+        let baseline_level = baseline_level(&experiment.factors[column], options)?;
         let mut row_factors: Vec<usize> = (0..factor_names.len())
-            .filter(|index| *index != column_index)
+            .filter(|index| *index != column)
             .collect();
         if let Some(rows) = &options.rows {
             let first = known(rows)?;
-            if first == column_index {
+            if first == column {
                 return Err("--rows and --cols name the same factor".to_string());
             }
             row_factors.retain(|index| *index != first);
@@ -208,23 +288,98 @@ impl PivotReport {
                 .find(|metric| &metric.name == name)
                 .ok_or_else(|| format!("the run has no metric `{name}`"))?,
         };
-        let better = crate::compare::better_of(metric.direction);
-        let threshold = options
-            .threshold
-            .or(metric.threshold)
-            .unwrap_or(experiment.sampling.threshold);
-        let cells = experiment.cells();
-        let values = table.cell_values(&metric.name);
-        let find_cell = |fixed: &[(usize, String)]| -> Option<usize> {
-            cells.iter().position(|cell| {
-                fixed
-                    .iter()
-                    .all(|(factor, level)| &cell.levels[*factor].1 == level)
-            })
-        };
-        // Row keys: every combination of the row factors' levels, in order.
+        Ok(Axes {
+            factor_names,
+            ratio,
+            column,
+            baseline_level,
+            row_factors,
+            metric,
+            better: crate::compare::better_of(metric.direction),
+            threshold: options
+                .threshold
+                .or(metric.threshold)
+                .unwrap_or(experiment.sampling.threshold),
+        })
+    }
+}
+
+fn factor_index(factor_names: &[&str], name: &str) -> Result<usize, String> {
+    factor_names
+        .iter()
+        .position(|factor| *factor == name)
+        .ok_or_else(|| {
+            format!(
+                "the run has no factor `{name}`; it has: {}",
+                factor_names.join(", ")
+            )
+        })
+}
+
+/// The index of the ratio's factor, which must be compared and have both
+/// levels.
+fn ratio_factor(
+    experiment: &Experiment,
+    factor_names: &[&str],
+    spec: &RatioSpec,
+) -> Result<usize, String> {
+    let factor = &spec.factor;
+    let index = factor_index(factor_names, factor)?;
+    if !experiment.factors[index].compare {
+        return Err(format!(
+            "--ratio: factor `{factor}` has compare = false in the experiment; its levels are not compared"
+        ));
+    }
+    for level in [&spec.numerator, &spec.denominator] {
+        if !experiment.factors[index]
+            .levels
+            .iter()
+            .any(|candidate| &candidate.value == level)
+        {
+            return Err(format!("--ratio: factor `{factor}` has no level `{level}`"));
+        }
+    }
+    Ok(index)
+}
+
+/// The column factor's baseline level: `--baseline FACTOR=LEVEL`, else
+/// the experiment's.
+fn baseline_level(column_factor: &Factor, options: &PivotOptions) -> Result<usize, String> {
+    let Some(text) = &options.baseline else {
+        return Ok(column_factor.baseline);
+    };
+    let (factor, level) = text
+        .split_once('=')
+        .ok_or_else(|| format!("--baseline `{text}`: expected FACTOR=LEVEL"))?;
+    if factor != column_factor.name {
+        return Err(format!(
+            "--baseline names `{factor}` but the columns are `{}`",
+            column_factor.name
+        ));
+    }
+    column_factor
+        .levels
+        .iter()
+        .position(|candidate| candidate.value == level)
+        .ok_or_else(|| format!("--baseline: factor `{factor}` has no level `{level}`"))
+}
+
+/// The table's rows (every combination of the row factors' levels) and
+/// columns, with the metric's values per cell.
+struct Grid {
+    cells: Vec<Cell>,
+    values: Vec<Vec<f64>>,
+    row_keys: Vec<Vec<(usize, String)>>,
+    columns: Vec<String>,
+    /// The columns compared with the baseline column.
+    candidate_columns: Vec<usize>,
+}
+
+impl Grid {
+    fn new(experiment: &Experiment, axes: &Axes, values: Vec<Vec<f64>>) -> Grid {
+        let column_factor = &experiment.factors[axes.column];
         let mut row_keys: Vec<Vec<(usize, String)>> = vec![Vec::new()];
-        for factor in &row_factors {
+        for factor in &axes.row_factors {
             row_keys = row_keys
                 .into_iter()
                 .flat_map(|key| {
@@ -241,205 +396,184 @@ impl PivotReport {
             .iter()
             .map(|level| level.value.clone())
             .collect();
-        let candidate_columns: Vec<usize> = (0..columns.len())
-            .filter(|index| column_factor.compare && *index != baseline_level)
+        let candidate_columns = (0..columns.len())
+            .filter(|index| column_factor.compare && *index != axes.baseline_level)
             .collect();
-        let cell_of = |key: &[(usize, String)], column: usize| -> Option<usize> {
-            let mut fixed = key.to_vec();
-            fixed.push((column_index, columns[column].clone()));
-            find_cell(&fixed)
-        };
-        let row_label = |key: &[(usize, String)]| -> String {
-            if key.is_empty() {
-                metric.name.clone()
-            } else if key.len() == 1 {
-                key[0].1.clone()
-            } else {
-                key.iter()
-                    .map(|(factor, level)| format!("{}={level}", factor_names[*factor]))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            }
-        };
-        // All comparisons together, so multiplicity covers the whole table.
-        let mut inputs = Vec::new();
-        for key in &row_keys {
-            for column in &candidate_columns {
-                if let (Some(base), Some(candidate)) =
-                    (cell_of(key, baseline_level), cell_of(key, *column))
-                    && !values[base].is_empty()
-                    && !values[candidate].is_empty()
-                {
-                    inputs.push(ComparisonInput {
-                        name: format!(
-                            "{} {} vs {}",
-                            row_label(key),
-                            columns[*column],
-                            columns[baseline_level]
-                        ),
-                        unit: metric.unit.clone(),
-                        better,
-                        threshold,
-                        power: experiment.sampling.power,
-                        baseline: values[base].clone(),
-                        candidate: values[candidate].clone(),
-                    });
-                }
-            }
-        }
-        let ratio_keys: Vec<(usize, usize, usize)> = match ratio_factor {
-            None => Vec::new(),
-            Some(factor) => {
-                let others: Vec<usize> = row_factors
-                    .iter()
-                    .copied()
-                    .filter(|index| *index != factor)
-                    .collect();
-                if others
-                    .iter()
-                    .any(|index| experiment.factors[*index].levels.len() > 1)
-                {
-                    return Err("--ratio needs the row factors other than the ratio factor to have one level each".to_string());
-                }
-                let fixed_others: Vec<(usize, String)> = others
-                    .iter()
-                    .map(|index| (*index, experiment.factors[*index].levels[0].value.clone()))
-                    .collect();
-                (0..columns.len())
-                    .filter_map(|column| {
-                        let mut a = fixed_others.clone();
-                        a.push((factor, ratio_a.clone()));
-                        a.push((column_index, columns[column].clone()));
-                        let mut b = fixed_others.clone();
-                        b.push((factor, ratio_b.clone()));
-                        b.push((column_index, columns[column].clone()));
-                        Some((column, find_cell(&a)?, find_cell(&b)?))
-                    })
-                    .collect()
-            }
-        };
-        let ratio_start = inputs.len();
-        for (column, a, b) in &ratio_keys {
-            inputs.push(ComparisonInput {
-                name: format!("{ratio_a}/{ratio_b} in {}", columns[*column]),
-                unit: metric.unit.clone(),
-                better,
-                threshold,
-                power: experiment.sampling.power,
-                baseline: values[*b].clone(),
-                candidate: values[*a].clone(),
-            });
-        }
-        let compared = comparisons_if_any(&inputs, options.alpha, options.adjust)?;
-        let compared_rows = compared
-            .as_ref()
-            .map(|report| report.comparisons.clone())
-            .unwrap_or_default();
-        let adjustment = compared
-            .as_ref()
-            .map_or_else(|| "none".to_string(), |report| report.adjustment.clone());
-        let mut used = compared_rows[..ratio_start.min(compared_rows.len())].iter();
-        let rows = row_keys
-            .iter()
-            .map(|key| {
-                let cells_in_row = (0..columns.len())
-                    .map(|column| {
-                        cell_of(key, column).and_then(|cell| {
-                            summarize(&values[cell]).map(|summary| SideSummary {
-                                n: summary.n,
-                                median: summary.median,
-                                ci_low: summary.median_ci.map(|interval| interval.low),
-                                ci_high: summary.median_ci.map(|interval| interval.high),
-                                cv: summary.cv,
-                            })
-                        })
-                    })
-                    .collect();
-                let deltas = candidate_columns
-                    .iter()
-                    .filter(|column| {
-                        matches!((cell_of(key, baseline_level), cell_of(key, **column)), (Some(base), Some(candidate)) if values[base].len() >= 2 && values[candidate].len() >= 2)
-                    })
-                    .filter_map(|_| used.next().cloned())
-                    .collect();
-                PivotRow {
-                    label: row_label(key),
-                    cells: cells_in_row,
-                    deltas,
-                }
-            })
-            .collect();
-        let ratio = ratio_factor.map(|_| {
-            let ratios: Vec<ComparisonRow> = compared_rows
-                .get(ratio_start..)
-                .map(<[ComparisonRow]>::to_vec)
-                .unwrap_or_default();
-            let base = ratio_keys
-                .iter()
-                .find(|(column, _, _)| *column == baseline_level);
-            let confidence = ratios.first().map_or(0.95, |row| row.delta_confidence);
-            let differences = ratio_keys
-                .iter()
-                .filter(|(column, _, _)| column_factor.compare && *column != baseline_level)
-                .filter_map(|(column, a, b)| {
-                    let (_, base_a, base_b) = base?;
-                    let result = ratio_difference(
-                        FourCells {
-                            first_baseline: &values[*b],
-                            first_candidate: &values[*a],
-                            second_baseline: &values[*base_b],
-                            second_candidate: &values[*base_a],
-                        },
-                        confidence,
-                        BOOTSTRAP_RESAMPLES,
-                        options.bootstrap_seed,
-                    )
-                    .ok()?;
-                    Some(RatioDifferenceRow {
-                        column: columns[*column].clone(),
-                        estimate: result.estimate,
-                        ci_low: result.interval.low,
-                        ci_high: result.interval.high,
-                        confidence: result.interval.confidence,
-                        method: "percentile bootstrap of ratio of medians".to_string(),
-                        seed: result.seed,
-                        resamples: result.resamples,
-                    })
-                })
-                .collect();
-            RatioRow {
-                label: format!("{ratio_a}/{ratio_b}"),
-                ratios,
-                differences,
-            }
-        });
-        Ok(PivotReport {
-            schema: PIVOT_SCHEMA,
-            run,
-            metric: metric.name.clone(),
-            unit: metric.unit.clone(),
-            better: better.as_str().to_string(),
-            row_factors: row_factors
-                .iter()
-                .map(|index| factor_names[*index].to_string())
-                .collect(),
-            column_factor: column_factor.name.clone(),
-            baseline_column: columns[baseline_level].clone(),
-            compared: column_factor.compare,
+        Grid {
+            cells: experiment.cells(),
+            values,
+            row_keys,
             columns,
-            threshold,
-            alpha: options.alpha,
-            adjustment,
-            rows,
-            ratio,
+            candidate_columns,
+        }
+    }
+
+    /// The cell whose levels include every one of `fixed`.
+    fn find_cell(&self, fixed: &[(usize, String)]) -> Option<usize> {
+        self.cells.iter().position(|cell| {
+            fixed
+                .iter()
+                .all(|(factor, level)| &cell.levels[*factor].1 == level)
         })
     }
 
-    /// Every verdict in the table (for `--fail-on`).
-    pub fn verdicts(&self) -> Vec<Verdict> {
-        self.rows
+    fn cell_of(&self, axes: &Axes, key: &[(usize, String)], column: usize) -> Option<usize> {
+        let mut fixed = key.to_vec();
+        fixed.push((axes.column, self.columns[column].clone()));
+        self.find_cell(&fixed)
+    }
+
+    fn row_label(&self, axes: &Axes, key: &[(usize, String)]) -> String {
+        if key.is_empty() {
+            axes.metric.name.clone()
+        } else if key.len() == 1 {
+            key[0].1.clone()
+        } else {
+            key.iter()
+                .map(|(factor, level)| format!("{}={level}", axes.factor_names[*factor]))
+                .collect::<Vec<_>>()
+                .join(",")
+        }
+    }
+
+    fn input(
+        &self,
+        experiment: &Experiment,
+        axes: &Axes,
+        name: String,
+        baseline: usize,
+        candidate: usize,
+    ) -> ComparisonInput {
+        ComparisonInput {
+            name,
+            unit: axes.metric.unit.clone(),
+            better: axes.better,
+            threshold: axes.threshold,
+            power: experiment.sampling.power,
+            baseline: self.values[baseline].clone(),
+            candidate: self.values[candidate].clone(),
+        }
+    }
+
+    /// Each row's deltas against the baseline column where both cells
+    /// have values, with the index of the row each belongs to.
+    fn delta_inputs(
+        &self,
+        experiment: &Experiment,
+        axes: &Axes,
+    ) -> (Vec<ComparisonInput>, Vec<usize>) {
+        let mut inputs = Vec::new();
+        let mut owners = Vec::new();
+        for (row, key) in self.row_keys.iter().enumerate() {
+            for column in &self.candidate_columns {
+                if let (Some(base), Some(candidate)) = (
+                    self.cell_of(axes, key, axes.baseline_level),
+                    self.cell_of(axes, key, *column),
+                ) && !self.values[base].is_empty()
+                    && !self.values[candidate].is_empty()
+                {
+                    let name = format!(
+                        "{} {} vs {}",
+                        self.row_label(axes, key),
+                        self.columns[*column],
+                        self.columns[axes.baseline_level]
+                    );
+                    inputs.push(self.input(experiment, axes, name, base, candidate));
+                    owners.push(row);
+                }
+            }
+        }
+        (inputs, owners)
+    }
+
+    /// Per column, the cells of the ratio's two levels: (column, A's
+    /// cell, B's cell). The other row factors must have one level each.
+    fn ratio_keys(
+        &self,
+        experiment: &Experiment,
+        axes: &Axes,
+    ) -> Result<Vec<(usize, usize, usize)>, String> {
+        let Some((factor, spec)) = axes.ratio else {
+            return Ok(Vec::new());
+        };
+        let others: Vec<usize> = axes
+            .row_factors
             .iter()
-            .flat_map(|row| row.deltas.iter().map(|delta| delta.verdict))
+            .copied()
+            .filter(|index| *index != factor)
+            .collect();
+        if others
+            .iter()
+            .any(|index| experiment.factors[*index].levels.len() > 1)
+        {
+            return Err(
+                "--ratio needs the row factors other than the ratio factor to have one level each"
+                    .to_string(),
+            );
+        }
+        let fixed_others: Vec<(usize, String)> = others
+            .iter()
+            .map(|index| (*index, experiment.factors[*index].levels[0].value.clone()))
+            .collect();
+        let cell = |level: &str, column: usize| {
+            let mut fixed = fixed_others.clone();
+            fixed.push((factor, level.to_string()));
+            fixed.push((axes.column, self.columns[column].clone()));
+            self.find_cell(&fixed)
+        };
+        Ok((0..self.columns.len())
+            .filter_map(|column| {
+                Some((
+                    column,
+                    cell(&spec.numerator, column)?,
+                    cell(&spec.denominator, column)?,
+                ))
+            })
+            .collect())
+    }
+
+    /// Each compared column's ratio against the baseline column's: the
+    /// difference of the two ratios of medians, by bootstrap.
+    fn ratio_differences(
+        &self,
+        experiment: &Experiment,
+        axes: &Axes,
+        ratio_keys: &[(usize, usize, usize)],
+        confidence: f64,
+        seed: u64,
+    ) -> Vec<RatioDifferenceRow> {
+        let compare = experiment.factors[axes.column].compare;
+        let base = ratio_keys
+            .iter()
+            .find(|(column, _, _)| *column == axes.baseline_level);
+        ratio_keys
+            .iter()
+            .filter(|(column, _, _)| compare && *column != axes.baseline_level)
+            .filter_map(|(column, a, b)| {
+                let (_, base_a, base_b) = base?;
+                let result = ratio_difference(
+                    FourCells {
+                        first_baseline: &self.values[*b],
+                        first_candidate: &self.values[*a],
+                        second_baseline: &self.values[*base_b],
+                        second_candidate: &self.values[*base_a],
+                    },
+                    confidence,
+                    BOOTSTRAP_RESAMPLES,
+                    seed,
+                )
+                .ok()?;
+                Some(RatioDifferenceRow {
+                    column: self.columns[*column].clone(),
+                    estimate: result.estimate,
+                    ci_low: result.interval.low,
+                    ci_high: result.interval.high,
+                    confidence: result.interval.confidence,
+                    method: "percentile bootstrap of ratio of medians".to_string(),
+                    seed: result.seed,
+                    resamples: result.resamples,
+                })
+            })
             .collect()
     }
 }

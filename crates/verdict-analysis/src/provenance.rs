@@ -9,11 +9,12 @@
 //! Must not: read anything, render, or compute statistics.
 
 use crate::boots::ReportBoot;
+use schemars::JsonSchema;
 use serde::Serialize;
 use verdict_model::{BuildProvenance, CpuFeature, CpuIdentity, Environment};
 
 /// Which part a machine played in a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MachineRole {
     /// The machine the workload ran on (this one, or an ssh host).
@@ -36,7 +37,7 @@ impl MachineRole {
 }
 
 /// One machine's provenance facts.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct MachineProvenance {
     pub role: MachineRole,
     /// A guest's boot level (`preempt=full`); `None` for a host.
@@ -168,7 +169,7 @@ pub fn cpus_line(environment: &Environment) -> Option<String> {
 }
 
 /// The command that reproduces a run and the experiment it ran.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Reproduce {
     /// The verdict command line as it was given (the program as `verdict`,
     /// every argument shell-quoted where needed).
@@ -180,7 +181,7 @@ pub struct Reproduce {
 }
 
 /// Everything a maintainer asks about a run before trusting it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Provenance {
     /// The commit the run measured, when recorded.
     pub commit: Option<String>,

@@ -9,6 +9,7 @@ use crate::compare::{
     CompareReport, ComparisonInput, comparisons_if_any, paired_comparisons_if_any,
 };
 use rayon::prelude::*;
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use verdict_model::{
@@ -22,7 +23,7 @@ use crate::samples::SampleTable;
 pub const REPORT_SCHEMA: &str = "verdict.report/v1";
 
 /// Facts about the run, as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct RunInfo {
     pub id: i64,
     pub name: String,
@@ -46,7 +47,7 @@ pub struct RunInfo {
 }
 
 /// The metric a report is about.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct MetricInfo {
     pub name: String,
     pub unit: String,
@@ -54,7 +55,7 @@ pub struct MetricInfo {
 }
 
 /// One cell's summary.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct CellRow {
     pub levels: BTreeMap<String, String>,
     pub label: String,
@@ -76,7 +77,7 @@ pub struct CellRow {
 }
 
 /// A failed iteration, shown, never used as data.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct FailureRow {
     pub sequence: u32,
     pub cell: String,
@@ -86,7 +87,7 @@ pub struct FailureRow {
 
 /// A metric some successful iterations could not measure (perf's `<not
 /// supported>`): those iterations count, without a value for it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct MissingRow {
     pub metric: String,
     /// Successful measured iterations without a value.
@@ -96,7 +97,7 @@ pub struct MissingRow {
 }
 
 /// An iteration that left processes running in its process group.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct LeftoverRow {
     pub sequence: u32,
     pub cell: String,
@@ -107,7 +108,7 @@ pub struct LeftoverRow {
 }
 
 /// One metric's summary in every cell, for the side-by-side table.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct MetricColumn {
     pub name: String,
     pub unit: String,
@@ -120,7 +121,7 @@ pub struct MetricColumn {
 }
 
 /// A metric in one cell.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct MetricCell {
     pub n: usize,
     pub median: Option<f64>,
@@ -157,7 +158,7 @@ impl MetricCell {
 }
 
 /// How the text and markdown report lay out the cells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Layout {
     /// The side-by-side table of `metrics`, then the detailed table of
@@ -168,7 +169,7 @@ pub enum Layout {
 }
 
 /// The whole report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct RunReport {
     pub schema: &'static str,
     pub run: RunInfo,
@@ -219,7 +220,7 @@ pub struct ComparedValues {
 }
 
 /// One more declared metric's comparisons.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct MetricVerdicts {
     pub metric: String,
     pub unit: String,
@@ -508,45 +509,8 @@ impl RunReport {
             Ok(comparisons) => (comparisons, None),
             Err(error) => (None, Some(error)),
         };
-        let compared_values = experiment
-            .comparisons()
-            .iter()
-            .filter(|comparison| {
-                values[comparison.baseline_cell].len() >= 2
-                    && values[comparison.candidate_cell].len() >= 2
-            })
-            .map(|comparison| ComparedValues {
-                name: comparison_name(&cells, comparison),
-                baseline: values[comparison.baseline_cell].clone(),
-                candidate: values[comparison.candidate_cell].clone(),
-            })
-            .collect();
-        // Every other declared metric's verdicts, side by side with the
-        // detailed one's (an experiment that declares wall and sys asks
-        // about both).
-        let metric_verdicts = if experiment.metrics.len() >= 2 {
-            available
-                .iter()
-                .filter(|other| other.builtin.is_none() && other.name != metric.name)
-                .map(|other| {
-                    let values = table.cell_values(&other.name);
-                    let (comparisons, error) =
-                        match comparisons_of(experiment, &cells, table, other, &values, options) {
-                            Ok(comparisons) => (comparisons, None),
-                            Err(error) => (None, Some(error)),
-                        };
-                    MetricVerdicts {
-                        metric: other.name.clone(),
-                        unit: other.unit.clone(),
-                        better: better_name(other.direction).to_string(),
-                        comparisons,
-                        error,
-                    }
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let compared_values = compared_values_of(experiment, &cells, &values);
+        let metric_verdicts = metric_verdicts_of(experiment, &cells, table, metric, options);
         let label = |index: usize| {
             cells
                 .get(index)
@@ -682,6 +646,62 @@ fn cell_rows(
 /// the metric's values cannot be compared (a zero on the log scale of the
 /// shift estimate, e.g. `sys` of a quick command), which the report shows
 /// instead.
+/// The values behind each comparison with enough of them (two a side),
+/// for the plots.
+fn compared_values_of(
+    experiment: &Experiment,
+    cells: &[verdict_model::Cell],
+    values: &[Vec<f64>],
+) -> Vec<ComparedValues> {
+    experiment
+        .comparisons()
+        .iter()
+        .filter(|comparison| {
+            values[comparison.baseline_cell].len() >= 2
+                && values[comparison.candidate_cell].len() >= 2
+        })
+        .map(|comparison| ComparedValues {
+            name: comparison_name(cells, comparison),
+            baseline: values[comparison.baseline_cell].clone(),
+            candidate: values[comparison.candidate_cell].clone(),
+        })
+        .collect()
+}
+
+/// Every other declared metric's verdicts, side by side with the detailed
+/// one's (an experiment that declares wall and sys asks about both).
+fn metric_verdicts_of(
+    experiment: &Experiment,
+    cells: &[verdict_model::Cell],
+    table: &SampleTable,
+    metric: &Available,
+    options: &RunReportOptions,
+) -> Vec<MetricVerdicts> {
+    if experiment.metrics.len() < 2 {
+        return Vec::new();
+    }
+    table
+        .metrics()
+        .iter()
+        .filter(|other| other.builtin.is_none() && other.name != metric.name)
+        .map(|other| {
+            let values = table.cell_values(&other.name);
+            let (comparisons, error) =
+                match comparisons_of(experiment, cells, table, other, &values, options) {
+                    Ok(comparisons) => (comparisons, None),
+                    Err(error) => (None, Some(error)),
+                };
+            MetricVerdicts {
+                metric: other.name.clone(),
+                unit: other.unit.clone(),
+                better: better_name(other.direction).to_string(),
+                comparisons,
+                error,
+            }
+        })
+        .collect()
+}
+
 fn comparisons_of(
     experiment: &Experiment,
     cells: &[verdict_model::Cell],

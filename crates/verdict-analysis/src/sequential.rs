@@ -3,6 +3,7 @@
 //! planned-cap design with a cap, the information-based one without) and
 //! the point where it stops. verdict-report renders the rows.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use verdict_stats::sequential::{
     InformationDesign, InformationSettings, ReplayState, SequentialDesign, SequentialError,
@@ -13,7 +14,7 @@ use verdict_stats::verdict::{Magnitude, Verdict};
 use crate::compare::ComparisonInput;
 
 /// One comparison replayed: where the procedure stopped and what it said.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SequentialRow {
     pub name: String,
     pub available: usize,
@@ -35,6 +36,19 @@ pub struct SequentialRow {
     pub runs_to_end: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs_to_end_range: Option<(usize, usize)>,
+}
+
+/// `verdict compare --sequential --format json` (`verdict.compare/v1`,
+/// mode `sequential`). Its keys print in alphabetical order (see
+/// [`crate::schema::sorted`]).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SequentialCompareReport {
+    pub schema: &'static str,
+    /// `sequential`.
+    pub mode: &'static str,
+    pub alpha: f64,
+    pub comparisons: Vec<SequentialRow>,
+    pub sources: Vec<crate::sources::Source>,
 }
 
 /// Replay every input; with `adjust`, each at alpha / k (Bonferroni over

@@ -5,13 +5,14 @@
 //! the `verdict.simulate/v1` and `verdict.simulate_boots/v1` schemas;
 //! verdict-report renders them as text. Never renders.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 pub use verdict_stats::simulate::boots::{BootAnalysis, BootScenario, BootTally};
 pub use verdict_stats::simulate::{Procedure, Scenario, Summary};
 use verdict_stats::simulate::{boots::simulate_boots, simulate};
 
 /// The `verdict.simulate/v1` document.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct SimulateOutput<'a> {
     pub schema: &'static str,
     pub seed: u64,
@@ -21,7 +22,7 @@ pub struct SimulateOutput<'a> {
 }
 
 /// One procedure's tally over the trials, with its rates.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct ProcedureResult {
     pub procedure: String,
     pub description: String,
@@ -69,7 +70,7 @@ pub fn procedure_results(
 }
 
 /// The `verdict.simulate_boots/v1` document.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct BootOutput<'a> {
     pub schema: &'static str,
     pub seed: u64,
@@ -79,7 +80,7 @@ pub struct BootOutput<'a> {
 }
 
 /// One analysis's tally over the trials, with its rates.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct BootResult {
     pub label: &'static str,
     pub description: &'static str,

@@ -4,10 +4,11 @@
 //! form is the JSON document's `sources` entries. Pure data; verdict-report
 //! renders it as text or markdown lines.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// One side of a comparison, as the JSON document's `sources` lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Source {
     /// `baseline` or `candidate`.
     pub side: String,
@@ -18,7 +19,7 @@ pub struct Source {
 }
 
 /// A file, or a stored selection with what it pooled.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SourceKind {
     File,

@@ -4,12 +4,13 @@
 //! the run's report (`RunReport::with_work`). Pure: the store's record in,
 //! the section out; must not render or read a clock.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::run::RunReport;
 
 /// A block one controller took over from another.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct TakeoverRow {
     pub block: u32,
     /// When, in milliseconds since the epoch.
@@ -24,7 +25,7 @@ pub struct TakeoverRow {
 }
 
 /// The shared work of a detached run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct WorkSection {
     /// The machine the run was detached from (its recorded host).
     pub detached_on: String,

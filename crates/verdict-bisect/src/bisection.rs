@@ -116,6 +116,7 @@ const INTERMEDIATE_HIGH: f64 = 0.75;
 
 /// Error rates and run caps of a bisection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct Config {
     /// Bound on the probability that one commit is classified on the wrong
@@ -173,6 +174,7 @@ pub struct Config {
 
 /// How the looks at a candidate are designed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum LookDesign {
     /// Until 2026-11: every candidate measured in blocks G, X, B; looks at
@@ -260,6 +262,7 @@ impl Config {
 /// One recorded fact. The store keeps these in order; replaying them
 /// rebuilds the state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Event {
     /// Measured values (all finite and > 0) of one commit, in run order.
@@ -270,6 +273,7 @@ pub enum Event {
 
 /// Which way the bad endpoint moved the metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Direction {
     /// Values at the bad endpoint are higher (run time up, throughput up).
@@ -280,6 +284,7 @@ pub enum Direction {
 
 /// The phase-1 comparison of the endpoints: B/G − 1.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EndpointComparison {
     pub direction: Direction,
     pub shift: Shift,
@@ -289,6 +294,7 @@ pub struct EndpointComparison {
 
 /// The class a commit was put in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Class {
     /// Distributed like the good endpoint.
@@ -303,6 +309,7 @@ pub enum Class {
 
 /// Why and how a commit was classified.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Decision {
     pub class: Class,
     /// Runs of this commit's current round (the ones the decision used;
@@ -330,6 +337,7 @@ pub struct Decision {
 
 /// A classification, in the order they happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Step {
     pub commit: CommitId,
     /// Index in the order (0 = good endpoint, last = bad endpoint).
@@ -350,6 +358,7 @@ pub struct Step {
 /// undecided commits make one impossible (oldest first; the last one is
 /// the first commit known to be bad).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", content = "commits", rename_all = "kebab-case")]
 pub enum Culprit {
     Single(CommitId),
@@ -358,6 +367,7 @@ pub enum Culprit {
 
 /// Non-monotonic evidence: `bad` is earlier in the order than `good`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Conflict {
     pub bad: CommitId,
     pub good: CommitId,
@@ -365,6 +375,7 @@ pub struct Conflict {
 
 /// The result of a finished bisection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Outcome {
     pub culprit: Culprit,
     /// The last commit classified like-good before the culprit (the good
@@ -384,6 +395,7 @@ pub struct Outcome {
 
 /// Why a bisection cannot go on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum AbortReason {
     /// After `good_runs`/`bad_runs` runs the endpoints are not shown to
@@ -399,6 +411,7 @@ pub enum AbortReason {
 
 /// What the caller should do next.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Action {
     /// Check out `commit`, run the workload `runs` more times and feed the
@@ -415,6 +428,7 @@ pub enum Action {
 
 /// Where the bisection is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
     Endpoints,
@@ -425,6 +439,7 @@ pub enum Phase {
 
 /// What is known about one commit, for `verdict bisect log`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CommitEvidence {
     pub commit: CommitId,
     pub position: usize,
@@ -435,6 +450,7 @@ pub struct CommitEvidence {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct CommitState {
     samples: Vec<f64>,
     /// For each sample, the number of runs (all commits) recorded before
@@ -501,6 +517,7 @@ struct CommitState {
 /// A visit to a commit in the `search-confirm` design (every visit
 /// continues the commit's one pooled test).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 enum TestKind {
     /// Until the provisional boundary (`search_error`) or the strict one
@@ -543,6 +560,7 @@ impl CommitState {
 /// The state of one statistical bisection (serde: store it or rebuild it
 /// with `replay`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Bisection {
     config: Config,
     /// Good endpoint, candidates oldest first, bad endpoint last.
@@ -598,6 +616,7 @@ pub struct Bisection {
 /// A block in progress: `max_batch` runs of each commit in `turns`, in
 /// that order, back to back.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct OpenBlock {
     candidate: usize,
     turns: Vec<usize>,

@@ -132,6 +132,7 @@ pub(crate) fn sign_shift(differences: &[f64], confidence: f64) -> Option<Shift> 
 
 /// Which one-sample test a bisection runs on block differences.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum BlockTest {
     /// Wilcoxon signed-rank (Walsh averages): best for noise near normal.

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// A commit's full identifier (40 or 64 hex digits for git).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct CommitId(pub String);
 
@@ -39,6 +40,7 @@ impl fmt::Display for CommitId {
 
 /// A commit with its subject (first line of the message).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Commit {
     pub id: CommitId,
     pub subject: String,

@@ -37,6 +37,7 @@ const SEARCH_GROWTH: f64 = 1.25;
 
 /// Looks of one comparison and the nominal two-sided confidence of each.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub(crate) struct CandidateDesign {
     /// Block counts of the comparison at which it is evaluated.
     pub(crate) looks: Vec<usize>,

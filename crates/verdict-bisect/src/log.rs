@@ -11,6 +11,7 @@ use crate::commit::Commit;
 
 /// What `git bisect` is told about one commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum LogVerdict {
     Good,
@@ -39,6 +40,7 @@ impl LogVerdict {
 
 /// One `git bisect good|bad|skip` line with its comment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LogEntry {
     pub commit: Commit,
     pub verdict: LogVerdict,

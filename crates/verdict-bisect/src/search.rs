@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 /// One call of a finished test, for the posterior.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub(crate) struct Call {
     /// Position in the order (0 = good endpoint).
     pub(crate) position: usize,

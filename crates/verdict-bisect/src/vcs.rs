@@ -12,6 +12,7 @@ use crate::error::{BisectError, Result};
 
 /// What was checked out before bisecting, to restore at the end.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Head {
     pub commit: CommitId,
     /// The branch HEAD pointed to (`main`), or `None` when detached.

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 /// A check's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Nothing to change.
@@ -37,6 +38,7 @@ impl Status {
 
 /// One check's line in the report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Check {
     /// Stable identifier, e.g. `smt`, `steal`.
     pub id: String,
@@ -85,6 +87,7 @@ pub struct Window<'a> {
 
 /// A process's CPU use over the window.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProcessUse {
     pub pid: u32,
     pub name: String,
@@ -94,6 +97,7 @@ pub struct ProcessUse {
 
 /// What happened on the machine during the window.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WindowUsage {
     pub seconds: f64,
     /// Steal over all CPUs as a fraction of all CPU time.

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// The outcome of reading one file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case", tag = "state", content = "detail")]
 pub enum FileRead {
     /// The file's bytes.

@@ -92,6 +92,7 @@ pub const BIMODALITY_THRESHOLD: f64 = 5.0 / 9.0;
 
 /// One probe iteration as measured.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Iteration {
     /// Wall time of the fixed work, seconds.
     pub seconds: f64,
@@ -103,6 +104,7 @@ pub struct Iteration {
 
 /// The calibration result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NoiseSummary {
     pub iterations: usize,
     pub median_seconds: f64,

@@ -24,6 +24,7 @@ pub const SCHEMA: &str = "verdict.doctor/v1";
 
 /// How long to calibrate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ProbeLength {
     /// About 3 seconds in all.
@@ -55,6 +56,7 @@ impl ProbeLength {
 
 /// Resolved doctor settings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DoctorOptions {
     pub length: ProbeLength,
     /// The smallest relative change the user wants to detect (0.05 = 5%).
@@ -78,6 +80,7 @@ impl Default for DoctorOptions {
 
 /// The probe's measurements and their summary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Calibration {
     /// What was measured: a fixed in-process CPU-bound loop.
     pub probe: String,
@@ -92,6 +95,7 @@ pub struct Calibration {
 /// A user workload measured by doctor (`--experiment FILE`): the same
 /// noise statistics as the probe, over the workload's own wall times.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkloadCalibration {
     pub name: String,
     pub summary: Option<NoiseSummary>,
@@ -101,6 +105,7 @@ pub struct WorkloadCalibration {
 
 /// Whose noise a recommendation is planned from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NoiseSource {
     /// doctor's CPU probe: the machine's floor.
@@ -111,6 +116,7 @@ pub enum NoiseSource {
 
 /// What doctor advises.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Recommendation {
     pub threshold: f64,
     pub alpha: f64,
@@ -133,6 +139,7 @@ pub struct Recommendation {
 
 /// Everything doctor found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DoctorReport {
     pub schema: String,
     pub tool_version: String,

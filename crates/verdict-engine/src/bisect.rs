@@ -31,7 +31,7 @@ use verdict_store::{BisectId, BisectRecord, NewBisect, Store};
 
 use crate::bisect_boots::{BootBuild, BootCosts, BootSite};
 use crate::boots::BootRunner;
-use crate::runner::{Engine, Observer, RunSummary, StartOptions, now_ms};
+use crate::runner::{Engine, Observer, RunOutcome, StartOptions, now_ms};
 
 /// Errors that end a bisection command.
 #[derive(Debug, thiserror::Error)]
@@ -785,7 +785,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
     fn event_of(
         &mut self,
         commit: &CommitId,
-        summary: &RunSummary,
+        summary: &RunOutcome,
     ) -> Result<Option<Event>, BisectRunError> {
         let store = self.driver.store;
         if summary.status == RunStatus::Interrupted {

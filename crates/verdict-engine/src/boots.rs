@@ -22,7 +22,7 @@
 //! do), or store a sample of a boot that did not prove itself.
 
 use crate::runner::{
-    Engine, EngineError, Levels, LoopContext, LoopEnd, Observer, RunSummary, StartOptions,
+    Engine, EngineError, Levels, LoopContext, LoopEnd, Observer, RunOutcome, StartOptions,
     check_design, now_ms, planned_iterations, stored_experiment,
 };
 use crate::schedule::{Slot, block_order};
@@ -211,7 +211,7 @@ impl BootRunner<'_> {
         options: &StartOptions,
         annotations: &[(&str, serde_json::Value)],
         observer: &mut dyn Observer,
-    ) -> Result<RunSummary, EngineError> {
+    ) -> Result<RunOutcome, EngineError> {
         check_design(&options.experiment)?;
         let environment = (self.environment)();
         let host = match (&options.experiment.vm, self.booter.host_name()) {
@@ -253,7 +253,7 @@ impl BootRunner<'_> {
         &mut self,
         run: RunId,
         observer: &mut dyn Observer,
-    ) -> Result<RunSummary, EngineError> {
+    ) -> Result<RunOutcome, EngineError> {
         let record = self.store.run(run)?;
         if record.status == RunStatus::Complete {
             return Err(EngineError::NotResumable {
@@ -283,7 +283,7 @@ impl BootRunner<'_> {
         experiment: &Experiment,
         seed: u64,
         observer: &mut dyn Observer,
-    ) -> Result<RunSummary, EngineError> {
+    ) -> Result<RunOutcome, EngineError> {
         self.store.put_annotation(
             run,
             "process",
@@ -368,7 +368,7 @@ impl BootRunner<'_> {
             .iter()
             .filter(|sample| sample.failure.is_some())
             .count();
-        let summary = |status| RunSummary {
+        let summary = |status| RunOutcome {
             run,
             status,
             recorded: samples.len(),

@@ -8,7 +8,7 @@
 //! Must not: share a store connection between threads (each opens its own),
 //! or pool samples of different hosts.
 
-use crate::runner::{Engine, EngineError, Observer, RunSummary, StartOptions};
+use crate::runner::{Engine, EngineError, Observer, RunOutcome, StartOptions};
 use verdict_exec::{Cancel, Target};
 use verdict_model::{Environment, RunId};
 use verdict_store::{Store, StoreError};
@@ -50,7 +50,7 @@ pub fn run_on_hosts(
     open_store: &StoreOpener<'_>,
     cancel: &Cancel,
     observer: &ObserverFactory<'_>,
-) -> Vec<Result<RunSummary, EngineError>> {
+) -> Vec<Result<RunOutcome, EngineError>> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = work
             .into_iter()

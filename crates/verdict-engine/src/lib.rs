@@ -37,7 +37,7 @@ pub use boots::{BootCapture, BootRunner, BootSlot, boot_plan, boot_schedule};
 pub use hosts::{HostPart, HostWork, run_on_hosts};
 pub use kernel_build::{BuiltKernel, KernelBuildError, KernelBuilder};
 pub use runner::{
-    Engine, EngineError, Observer, RunSummary, Silent, StartOptions, check_design,
+    Engine, EngineError, Observer, RunOutcome, Silent, StartOptions, check_design,
     planned_iterations,
 };
 pub use work::{WorkOptions, WorkSummary, Worker, detach};

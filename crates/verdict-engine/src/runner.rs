@@ -70,7 +70,7 @@ impl Observer for Silent {
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RunSummary {
+pub struct RunOutcome {
     pub run: RunId,
     pub status: RunStatus,
     /// Samples stored (including warmups and failures).
@@ -278,7 +278,7 @@ impl Engine<'_> {
         &self,
         options: &StartOptions,
         observer: &mut dyn Observer,
-    ) -> Result<RunSummary, EngineError> {
+    ) -> Result<RunOutcome, EngineError> {
         self.start_annotated(options, &[], observer)
     }
 
@@ -290,7 +290,7 @@ impl Engine<'_> {
         options: &StartOptions,
         annotations: &[(&str, serde_json::Value)],
         observer: &mut dyn Observer,
-    ) -> Result<RunSummary, EngineError> {
+    ) -> Result<RunOutcome, EngineError> {
         check_design(&options.experiment)?;
         if options.experiment.runs_by_boot() {
             return Err(EngineError::NeedsBooter { run: None });
@@ -329,7 +329,7 @@ impl Engine<'_> {
         &self,
         run: RunId,
         observer: &mut dyn Observer,
-    ) -> Result<RunSummary, EngineError> {
+    ) -> Result<RunOutcome, EngineError> {
         let record = self.store.run(run)?;
         if record.status == RunStatus::Complete {
             return Err(EngineError::NotResumable {
@@ -417,7 +417,7 @@ impl Engine<'_> {
         seed: u64,
         existing: Vec<Sample>,
         observer: &mut dyn Observer,
-    ) -> Result<RunSummary, EngineError> {
+    ) -> Result<RunOutcome, EngineError> {
         let cells = experiment.cells();
         let planned = planned_iterations(experiment);
         let adaptive = AdaptivePlan::for_experiment(experiment)?;
@@ -499,7 +499,7 @@ impl Engine<'_> {
                     now_ms(),
                     Some(&finished_environment),
                 )?;
-                Ok(RunSummary {
+                Ok(RunOutcome {
                     run,
                     status: RunStatus::Complete,
                     recorded: samples.len(),
@@ -514,7 +514,7 @@ impl Engine<'_> {
                     now_ms(),
                     Some(&finished_environment),
                 )?;
-                Ok(RunSummary {
+                Ok(RunOutcome {
                     run,
                     status: RunStatus::Interrupted,
                     recorded: samples.len(),

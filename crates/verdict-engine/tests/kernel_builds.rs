@@ -359,7 +359,7 @@ fn start_boots(
     store: &dyn Store,
     kernels: Option<&KernelBuilder>,
     options: &StartOptions,
-) -> Result<verdict_engine::RunSummary, EngineError> {
+) -> Result<verdict_engine::RunOutcome, EngineError> {
     BootRunner {
         booter,
         store,

@@ -10,6 +10,7 @@ pub use verdict_stats::verdict::Verdict;
 
 /// Where a comparison stands after a look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ComparisonState {
     /// Not decided: another block runs.
@@ -33,6 +34,7 @@ impl ComparisonState {
 
 /// The state of one comparison after a look.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ComparisonStatus {
     pub factor: String,
     pub baseline_cell: usize,
@@ -65,6 +67,7 @@ impl ComparisonStatus {
 /// What a run recorded about its adaptive stopping; empty for a run with a
 /// fixed number of iterations.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AdaptiveRecord {
     /// The design, as `AdaptivePlan::describe` words it (recorded when the
     /// run starts).

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 /// How the guest's CPU is emulated (`accel`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Accelerator {
     /// KVM when it works (probed with a timeout), otherwise TCG.
@@ -31,6 +32,7 @@ pub enum Accelerator {
 
 /// `[target] vm`: the virtual machine verdict boots itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct VmSpec {
     /// The default kernel image of every boot (a level's `boot.kernel`
     /// replaces it); `None` when `build` makes it.
@@ -63,6 +65,7 @@ pub struct VmSpec {
 
 /// How a level's command line combines with the VM's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CmdlineMode {
     /// After the VM's `cmdline` (and earlier factors' options).
@@ -73,6 +76,7 @@ pub enum CmdlineMode {
 
 /// A level that takes a boot to enter.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LevelBoot {
     pub cmdline: String,
     pub cmdline_mode: CmdlineMode,
@@ -97,6 +101,7 @@ pub struct LevelBoot {
 /// `[target] boot`: how verdict boots the ssh hosts of an experiment with
 /// boot levels (kexec by default, a level's `hook` otherwise).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HostBoot {
     /// The kernel kexec loads (a path on the host) unless a level names
     /// one.
@@ -117,6 +122,7 @@ pub struct HostBoot {
 /// level is entered, before anything is measured; its standard output must
 /// match `matches` (a regular expression, searched anywhere).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Verify {
     pub command: CommandSpec,
     pub matches: String,
@@ -124,6 +130,7 @@ pub struct Verify {
 
 /// What a run does when a boot fails after its retries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum OnBootFailure {
     /// The run stops (status failed, exit 1); `--resume` tries again.
@@ -475,6 +482,7 @@ pub(crate) fn verify_from(value: toml::Value) -> Result<Verify, String> {
 /// command line (or the hook) the levels (in factor order) and the target
 /// make together.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BootPlan {
     /// Always set on a VM; on an ssh host, the kernel kexec loads (`None`
     /// with a hook, or when neither the target nor a level names one).

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// Facts about the machine and kernel at one moment (start or end of a run).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Environment {
     /// Host name (`/proc/sys/kernel/hostname`).
     pub hostname: Option<String>,

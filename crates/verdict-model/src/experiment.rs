@@ -16,6 +16,7 @@ use toml::Spanned;
 /// A command as the user wrote it: an argv vector run without a shell, or a
 /// shell string the user explicitly asked for with `shell = true`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CommandSpec {
     Argv(Vec<String>),
@@ -100,6 +101,7 @@ fn placeholders(text: &str) -> Vec<String> {
 
 /// One level of a factor, with what it takes to switch the machine into it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Level {
     pub value: String,
     /// Replaces the experiment's command in this level's cells (`verdict ab`
@@ -122,6 +124,7 @@ pub struct Level {
 /// A factor: a named dimension of the experiment with its levels, the first
 /// (or the declared `baseline`) being the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Factor {
     pub name: String,
     pub levels: Vec<Level>,
@@ -139,6 +142,7 @@ fn compared_by_default() -> bool {
 
 /// Order of iterations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Order {
     /// Randomized complete blocks: every cell once per block, in a random
@@ -156,6 +160,7 @@ pub use verdict_stats::paired::Analysis;
 
 /// Fixed number of iterations or adaptive stopping.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case", tag = "mode")]
 pub enum SamplingMode {
     Fixed,
@@ -183,6 +188,7 @@ impl SamplingMode {
 
 /// How the experiment samples.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Sampling {
     /// Iterations per cell (the cap in adaptive mode is `mode.max`).
     pub iterations: u32,
@@ -235,6 +241,7 @@ fn kill_leftovers_default() -> bool {
 
 /// A validated experiment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Experiment {
     /// Hosts to run on over ssh (`[target] hosts`); empty: this machine.
     #[serde(default)]
@@ -266,6 +273,7 @@ pub struct Experiment {
 
 /// One cell: a level of every factor, in factor order.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Cell {
     pub levels: Vec<(String, String)>,
 }
@@ -1568,6 +1576,7 @@ impl RawMetric {
 /// A comparison the experiment defines: a non-baseline level of one factor
 /// against that factor's baseline level, the other factors held fixed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ComparisonSpec {
     pub factor: String,
     /// Index into `Experiment::cells()`.

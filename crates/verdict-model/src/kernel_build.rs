@@ -24,6 +24,7 @@ pub const VERDICT_FRAGMENT_PREFIX: &str = "verdict:";
 
 /// `build = { … }`: a kernel verdict builds before it boots it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BuildSpec {
     /// A git repository, or a tarball of a tree (`.tar`, `.tar.xz`,
     /// `.tar.gz`, `.tar.bz2`, `.tgz`) that verdict imports once into a git
@@ -49,6 +50,7 @@ pub struct BuildSpec {
 
 /// Where a build's config starts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ConfigBase {
     /// A `make` target writing a whole config (`tinyconfig`, `defconfig`,
@@ -60,6 +62,7 @@ pub enum ConfigBase {
 
 /// A config fragment merged into the base.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Fragment {
     /// A fragment of the tree, merged by its own `make` target
@@ -292,6 +295,7 @@ fn check_make_argument(argument: &str, key: &str) -> Result<(), String> {
 /// A patch a build applied, by the name the experiment gave and the
 /// SHA-256 of its bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AppliedPatch {
     pub name: String,
     pub sha256: String,
@@ -300,6 +304,7 @@ pub struct AppliedPatch {
 /// What a kernel built from source is: stored with every boot that booted
 /// it (the boot's environment) and in the cache beside the image.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct KernelBuild {
     /// The tree as the experiment named it (a repository or a tarball).
     pub source: String,
@@ -381,6 +386,7 @@ impl KernelBuild {
 
 /// How a run's build of one kernel ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum KernelBuildStatus {
     /// Built by this run.
@@ -403,6 +409,7 @@ impl KernelBuildStatus {
 
 /// The step a build failed at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum BuildStep {
     /// The tree, its revision or a tarball's import.
@@ -435,6 +442,7 @@ impl BuildStep {
 
 /// Why a build did not yield a kernel.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BuildFailure {
     pub step: BuildStep,
     pub message: String,
@@ -450,6 +458,7 @@ impl std::fmt::Display for BuildFailure {
 /// What a run recorded about one kernel it needed (the `kernel_builds`
 /// annotation holds a list of these, in the order they were built).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct KernelBuildRecord {
     /// The boot levels that boot this kernel (`patch=with`), `(all)`
     /// without boot factors.

@@ -7,6 +7,7 @@ pub use verdict_parse::{Direction, Extractor, Stream};
 
 /// A value verdict measures itself, from the iteration's process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Builtin {
     /// Wall-clock seconds of the iteration (monotonic clock).
@@ -46,6 +47,7 @@ impl Builtin {
 /// Where an iteration's metric comes from: measured by verdict, or parsed
 /// from the workload's output by a verdict-parse extractor.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MetricSource {
     Builtin(Builtin),
@@ -71,6 +73,7 @@ impl MetricSource {
 
 /// A declared metric.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MetricSpec {
     pub name: String,
     pub source: MetricSource,

@@ -14,6 +14,7 @@ pub use verdict_parse::{Stack, SymbolWeight};
 
 /// `[monitors]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Monitors {
     /// Snapshot /proc/stat, /proc/interrupts, /proc/softirqs and
     /// /proc/vmstat around each iteration (default: on).
@@ -35,6 +36,7 @@ impl Monitors {
 
 /// How `perf record` collects call chains (`--call-graph`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CallGraph {
     /// Frame pointers (`-g`): cheap; needs code built with frame pointers
@@ -66,6 +68,7 @@ impl CallGraph {
 /// `perf record -e EVENT -F FREQUENCY`, right after its measured iteration;
 /// that extra iteration's timing is never data (see docs/explain.md).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProfileSpec {
     /// A perf event: `cpu-clock` (software, works without a PMU),
     /// `cycles`, ...

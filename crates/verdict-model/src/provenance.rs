@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 /// on powerpc the `revision` (PVR) line as the stepping. Each field is as
 /// printed, never decoded or guessed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CpuIdentity {
     /// `GenuineIntel`, `AuthenticAMD`; arm64 `CPU implementer` (`0x41`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,6 +67,7 @@ impl CpuIdentity {
 /// pointer authentication and BTI; powerpc: the radix MMU), and whether
 /// the CPU (as the kernel lists it) has it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CpuFeature {
     pub name: String,
     pub present: bool,
@@ -91,6 +93,7 @@ pub fn features_line(features: &[CpuFeature]) -> String {
 /// named. A kernel built from source per boot level records the same
 /// shape in its boot's environment (with its patches and config).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BuildProvenance {
     /// The full commit id that was built.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 /// Identifier of a stored run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunId(pub i64);
 
 impl std::fmt::Display for RunId {
@@ -16,6 +17,7 @@ impl std::fmt::Display for RunId {
 
 /// Lifecycle of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Running,
@@ -47,6 +49,7 @@ impl RunStatus {
 
 /// Why an iteration does not count as data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Failure {
     /// e.g. "exit status 1", "timed out after 5s", "metric `bogo-ops/s`: no
     /// stress-ng metrics row for stressor `kill`".
@@ -57,6 +60,7 @@ pub struct Failure {
 
 /// One iteration, as recorded the moment it ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Sample {
     /// Index of the cell in `Experiment::cells()`.
     pub cell: usize,

@@ -28,6 +28,7 @@ use crate::time::{
 /// `{ kind = "stress-ng", stressor = "kill", field = "bogo-ops-per-second-real-time" }`
 /// or `{ kind = "regex", pattern = 'ops: (?P<value>\d+)' }`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Extractor {
     /// stress-ng `--metrics-brief`/`--metrics` text. `stressor` may be left
@@ -80,6 +81,7 @@ fn default_stress_ng_field() -> String {
 
 /// Which way is better for a metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     HigherIsBetter,
@@ -91,6 +93,7 @@ pub enum Direction {
 /// `stream`/`file` a metric declares (verdict-model's `MetricSpec::stream`,
 /// stored with every run's experiment under these serde names).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Stream {
     Stdout,

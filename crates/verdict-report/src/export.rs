@@ -8,52 +8,16 @@
 //! characters visibly (`\n`, `\x1b`) as every verdict CSV does; JSON
 //! keeps them exactly.
 
-use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use verdict_model::Environment;
 
-pub use verdict_analysis::export::{ExportMetric, ExportRun, Iterations, RunExport};
+pub use verdict_analysis::export::{
+    ExportDocument, ExportMetric, ExportRun, ExportSample, Iterations, RunExport,
+};
 use verdict_model::Sample;
 
 use crate::time::format_timestamp;
-
-/// The `verdict.export/v1` document, fields in documented order (the
-/// samples last: `Json` writes them one by one).
-#[derive(Debug, Serialize)]
-struct Document<'a> {
-    schema: &'static str,
-    run: &'a ExportRun,
-    factors: &'a [String],
-    metrics: Vec<Value>,
-    environment_start: &'a Environment,
-    environment_end: Option<&'a Environment>,
-    samples: Vec<SampleRow<'a>>,
-}
-
-#[derive(Debug, Serialize)]
-struct SampleRow<'a> {
-    sequence: u32,
-    iteration: usize,
-    block: u32,
-    cell: usize,
-    host: &'a str,
-    levels: serde_json::Map<String, Value>,
-    warmup: bool,
-    failed: bool,
-    started_at_ms: i64,
-    started_at: String,
-    wall_seconds: f64,
-    user_seconds: f64,
-    sys_seconds: f64,
-    max_rss_kib: u64,
-    exit_code: Option<i32>,
-    signal: Option<i32>,
-    timed_out: bool,
-    failure_reason: Option<&'a str>,
-    failure_output_tail: Option<&'a str>,
-    metrics: &'a BTreeMap<String, f64>,
-}
 
 /// `verdict.export/v1` JSON, written as it goes: `head`, then `sample`
 /// for each sample in order, then `end`. The pieces make the same bytes as
@@ -71,37 +35,10 @@ impl<'a> Json<'a> {
 
     /// Everything before the first sample.
     pub fn head(&self) -> String {
-        let text = serde_json::to_string_pretty(&self.document(Vec::new())).unwrap_or_default();
+        let text =
+            serde_json::to_string_pretty(&self.export.document(Vec::new())).unwrap_or_default();
         // `  "samples": []\n}` is where the samples go.
         text.strip_suffix("[]\n}").unwrap_or(&text).to_string()
-    }
-
-    /// The whole document with `samples`.
-    fn document<'r>(&self, samples: Vec<SampleRow<'r>>) -> Document<'r>
-    where
-        'a: 'r,
-    {
-        let export = self.export;
-        let metrics: Vec<Value> = export
-            .metrics
-            .iter()
-            .map(|metric| {
-                json!({
-                    "name": metric.name,
-                    "unit": metric.unit,
-                    "better": metric.better.map(|better| better.as_str()),
-                })
-            })
-            .collect();
-        Document {
-            schema: "verdict.export/v1",
-            run: &export.run,
-            factors: &export.factors,
-            metrics,
-            environment_start: &export.environment_start,
-            environment_end: export.environment_end.as_ref(),
-            samples,
-        }
     }
 
     /// One sample (its 1-based `iteration` in its cell, the `host` it ran
@@ -122,18 +59,18 @@ impl<'a> Json<'a> {
         piece
     }
 
-    fn row<'r>(&self, sample: &'r Sample, iteration: usize, host: &'r str) -> SampleRow<'r> {
+    fn row<'r>(&self, sample: &'r Sample, iteration: usize, host: &'r str) -> ExportSample<'r> {
         let export = self.export;
-        let levels: serde_json::Map<String, Value> = export
+        let levels: BTreeMap<String, String> = export
             .factors
             .iter()
             .filter_map(|factor| {
                 export
                     .level(sample, factor)
-                    .map(|level| (factor.clone(), Value::from(level)))
+                    .map(|level| (factor.clone(), level.to_string()))
             })
             .collect();
-        SampleRow {
+        ExportSample {
             sequence: sample.sequence,
             iteration,
             block: sample.block,
@@ -386,7 +323,7 @@ mod tests {
                 .iter()
                 .map(|sample| json.row(sample, iterations.next(sample.cell), "h"))
                 .collect();
-            let whole = serde_json::to_string_pretty(&json.document(rows)).unwrap() + "\n";
+            let whole = serde_json::to_string_pretty(&export.document(rows)).unwrap() + "\n";
             assert_eq!(text, whole, "{count} samples");
             let value: Value = serde_json::from_str(&text).unwrap();
             assert_eq!(value["samples"].as_array().unwrap().len(), count as usize);

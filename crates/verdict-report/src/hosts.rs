@@ -10,6 +10,7 @@ pub use verdict_analysis::hosts::{AcrossHosts, HostCombination, HostComparisons,
 use crate::compare::{ComparisonRow, Verdict};
 use crate::table::Table;
 use crate::{Format, RunReport};
+use verdict_analysis::hosts::{HOSTS_SCHEMA, HostsCell, HostsComparison, HostsDocument, HostsRow};
 
 /// `Across hosts` lines: per comparison, the verdict counts, the
 /// weighted Z-method p-values for "worse" and "better", each tested at
@@ -148,12 +149,27 @@ pub fn host_rows(
                 None => "-".to_string(),
             });
         }
-        json_rows.push(serde_json::json!({
-            "host": host,
-            "run": run,
-            "cells": report.cells.iter().map(|cell| serde_json::json!({"label": cell.label, "median": cell.median})).collect::<Vec<_>>(),
-            "comparisons": rows.iter().map(|row| serde_json::json!({"name": row.name, "delta": row.delta, "p_value": row.p_value, "verdict": row.verdict})).collect::<Vec<_>>(),
-        }));
+        json_rows.push(HostsRow {
+            host: host.clone(),
+            run: *run,
+            cells: report
+                .cells
+                .iter()
+                .map(|cell| HostsCell {
+                    label: cell.label.clone(),
+                    median: cell.median,
+                })
+                .collect(),
+            comparisons: rows
+                .iter()
+                .map(|row| HostsComparison {
+                    name: row.name.clone(),
+                    delta: row.delta,
+                    p_value: row.p_value,
+                    verdict: row.verdict,
+                })
+                .collect(),
+        });
         table.push(row);
         per_host.push(HostComparisons {
             host: host.clone(),
@@ -169,11 +185,13 @@ pub fn host_rows(
         Format::Csv => table.csv(),
         Format::Json => format!(
             "{}\n",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "schema": "verdict.hosts/v1",
-                "metric": first.metric.name,
-                "hosts": json_rows,
-            }))
+            // Keys in alphabetical order, as the document has always had them.
+            verdict_analysis::schema::sorted(&HostsDocument {
+                schema: HOSTS_SCHEMA,
+                metric: first.metric.name.clone(),
+                hosts: json_rows,
+            })
+            .and_then(|document| serde_json::to_string_pretty(&document))
             .unwrap_or_default()
         ),
     };

@@ -243,7 +243,11 @@ fn pivot_page_has_the_ratio_row_and_a_forest_plot() {
         &PivotOptions {
             rows: Some("selinux".to_string()),
             cols: Some("kernel".to_string()),
-            ratio: Some("selinux=disabled/enforcing".to_string()),
+            ratio: Some(verdict_report::pivot::RatioSpec {
+                factor: "selinux".to_string(),
+                numerator: "disabled".to_string(),
+                denominator: "enforcing".to_string(),
+            }),
             alpha: 0.05,
             adjust: true,
             bootstrap_seed: 1,

@@ -96,7 +96,11 @@ fn story_one_pivot_with_the_selinux_tax() {
     let options = PivotOptions {
         rows: Some("selinux".to_string()),
         cols: Some("kernel".to_string()),
-        ratio: Some("selinux=enforcing/disabled".to_string()),
+        ratio: Some(verdict_report::pivot::RatioSpec {
+            factor: "selinux".to_string(),
+            numerator: "enforcing".to_string(),
+            denominator: "disabled".to_string(),
+        }),
         alpha: 0.05,
         adjust: true,
         bootstrap_seed: 1,

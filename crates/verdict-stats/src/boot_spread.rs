@@ -29,6 +29,7 @@ pub fn boot_medians(per_boot: &[Vec<f64>]) -> Vec<f64> {
 
 /// The boot-to-boot spread of one level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BootSpread {
     /// Boots with a finite value (see [`boot_medians`]).
     pub boots: usize,

@@ -40,6 +40,7 @@ use crate::verdict::{
 
 /// How one boot's iterations are summarised before boots are compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum BootSummary {
     /// The median of the boot's logs (its geometric median): robust to the
@@ -54,6 +55,7 @@ pub enum BootSummary {
 
 /// The two-sample test applied to the boot summaries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum BootTest {
     /// Welch's t on the boot summaries; its interval is the Welch interval
@@ -68,6 +70,7 @@ pub enum BootTest {
 
 /// The summary and the test together: the analysis's name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BootMethod {
     pub summary: BootSummary,
     pub test: BootTest,
@@ -105,6 +108,7 @@ impl BootMethod {
 
 /// How to compare boots. Build with [`BootOptions::new`] for the defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BootOptions {
     /// Threshold t, direction, α and family size, as for two cells.
     pub settings: CompareSettings,
@@ -124,6 +128,7 @@ impl BootOptions {
 /// Within-boot and between-boot spread of one level or of a pair of levels
 /// (boots nested in levels), by the method of moments.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct VarianceComponents {
     /// Boots (with at least one value).
     pub boots: usize,
@@ -149,6 +154,7 @@ pub struct VarianceComponents {
 /// Everything verdict reports for a comparison of levels measured across
 /// boots (schema verdict.compare_boots/v1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BootComparison {
     pub verdict: Verdict,
     /// Present for regressions and improvements.

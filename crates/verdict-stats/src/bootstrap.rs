@@ -25,6 +25,7 @@ pub struct FourCells<'a> {
 
 /// Result of [`ratio_difference`]; record `seed` and `resamples` with it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RatioDifference {
     /// (median C₁/median B₁) − (median C₂/median B₂) on the data.
     pub estimate: f64,

@@ -47,6 +47,7 @@ pub const DEFAULT_MIN_MAGNITUDE: f64 = 0.0;
 
 /// How change points are found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
     /// verdict's default: binary segmentation on ranks, each point's
@@ -82,6 +83,7 @@ impl Method {
 
 /// Settings of one detection.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Settings {
     /// Sliding window length, at least 2; windows step by `window / 2`
     /// (Otava's method only).
@@ -154,6 +156,7 @@ pub enum ChangePointError {
 /// Student's t-test of the two segments around a change point, computed
 /// as Otava's `TTestSignificanceTester.compare` does.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TTest {
     pub mean_before: f64,
     pub mean_after: f64,
@@ -195,6 +198,7 @@ impl TTest {
 /// One change point: `index` is the 0-based position of the first value
 /// of the new regime.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChangePoint {
     pub index: usize,
     /// Student's t-test of the two segments around the point (Otava's
@@ -225,6 +229,7 @@ impl ChangePoint {
 /// significance and the weak change points of the split step (keep them
 /// to pass to [`detect_incremental`] when points are appended).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Detection {
     pub change_points: Vec<ChangePoint>,
     pub weak_change_points: Vec<ChangePoint>,
@@ -656,6 +661,7 @@ impl ColumnPrefix {
 /// relative shift of after against before with its distribution-free
 /// interval (see [`relative_shift`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Described {
     pub index: usize,
     /// First index of the segment before (the previous change point or 0).

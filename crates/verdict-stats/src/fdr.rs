@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 /// Which false-discovery procedure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum FdrMethod {
     /// Benjamini–Hochberg (1995): independent or positively dependent tests.

@@ -50,6 +50,7 @@ pub const EXACT_LIMIT: usize = 50;
 /// How two cells are analysed, chosen by the experiment's design before the
 /// data are seen (`[sampling] analysis`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Analysis {
     /// Two independent samples: Mann–Whitney and the Moses/Bauer interval.
@@ -138,6 +139,7 @@ pub fn block_pairs(baseline: &[(u64, f64)], candidate: &[(u64, f64)]) -> BlockPa
 
 /// Result of a two-sided Wilcoxon signed-rank test.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SignedRankTest {
     /// T⁺: the sum of the (mid)ranks of |d| over the positive differences
     /// (zeros ranked with the others, Pratt 1959).

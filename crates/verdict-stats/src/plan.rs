@@ -172,6 +172,7 @@ pub enum PlannedTest {
 /// threshold: the estimate at the observed spread and the range from its
 /// sampling uncertainty.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunsNeeded {
     /// At the observed spread.
     pub runs: usize,

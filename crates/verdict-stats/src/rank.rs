@@ -25,6 +25,7 @@ pub(crate) const EXACT_LIMIT_WITH_TIES: usize = 25;
 
 /// Result of a two-sided Mann–Whitney U test.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RankTest {
     /// U of the baseline: #(b > c) + ½·#(b = c) over all pairs, i.e. the
     /// baseline rank sum minus m(m+1)/2 (benchstat's U1 with the baseline

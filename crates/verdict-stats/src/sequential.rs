@@ -37,6 +37,7 @@ pub use crate::verdict::{Better, Magnitude};
 /// The verdict a sequential comparison stopped with (a [`Verdict`] that
 /// cannot be `Inconclusive`: undecided looks say `Continue` or `Cap`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     /// The interval lies entirely on the bad side of 0.
@@ -96,6 +97,7 @@ pub enum SequentialError {
 
 /// Settings of a sequential design, before its critical values are computed.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SequentialSettings {
     /// Runs per arm at the first look (at least 2; 6 or more is needed
     /// before the rank interval can reach the first look's confidence).
@@ -220,6 +222,7 @@ pub fn cap_for_equivalence(
 
 /// One planned look: its size and the nominal confidence of its interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlannedLook {
     /// Runs per arm at this look.
     pub runs: usize,
@@ -235,6 +238,7 @@ pub struct PlannedLook {
 
 /// A group-sequential design with its computed looks.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SequentialDesign {
     settings: SequentialSettings,
     looks: Vec<PlannedLook>,
@@ -242,6 +246,7 @@ pub struct SequentialDesign {
 
 /// What the caller should do after a look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum LookState {
     /// Not decided yet: run another block.
@@ -406,6 +411,7 @@ impl SequentialDesign {
 
 /// The interval reported at a stop.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StopInterval {
     /// Lower end, relative.
     pub low: f64,
@@ -418,6 +424,7 @@ pub struct StopInterval {
 
 /// Outcome of replaying stored sequences through a design.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReplayOutcome {
     /// Runs per arm at the stop.
     pub stopped_at: usize,
@@ -450,6 +457,7 @@ pub struct ReplayOutcome {
 
 /// How a replay ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ReplayState {
     /// A verdict region was reached.

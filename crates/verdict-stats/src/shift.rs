@@ -15,6 +15,7 @@ use crate::rank::{EXACT_LIMIT_WITHOUT_TIES, untied_lower_half};
 /// A two-sided interval with the confidence it actually achieves
 /// (order-statistic intervals have discrete coverage).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Interval {
     pub low: f64,
     pub high: f64,
@@ -24,6 +25,7 @@ pub struct Interval {
 
 /// Relative shift of candidate against baseline: `C/B - 1`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Shift {
     /// Hodges–Lehmann point estimate, as a relative change (e.g. -0.186).
     pub estimate: f64,

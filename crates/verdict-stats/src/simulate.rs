@@ -34,6 +34,7 @@ use fast::{FastDesign, NullTables, RankInterval, SortedArms};
 
 /// A decision procedure to simulate.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "procedure", rename_all = "snake_case")]
 pub enum Procedure {
     /// benchstat: `runs` per arm, two-sided Mann–Whitney, a change when
@@ -82,6 +83,7 @@ impl Procedure {
 
 /// One simulated configuration.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Scenario {
     /// Noise shape and spread.
     pub noise: Noise,
@@ -105,6 +107,7 @@ pub struct Scenario {
 
 /// Tallies over all trials of one scenario and procedure.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Summary {
     /// Trials run.
     pub trials: usize,

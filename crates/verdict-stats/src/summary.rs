@@ -21,6 +21,7 @@ const DRIFT_ALPHA: f64 = 0.05;
 
 /// Descriptive statistics of one cell, values in execution order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Summary {
     pub n: usize,
     pub median: f64,
@@ -44,6 +45,7 @@ pub struct Summary {
 
 /// Spearman rank correlation of the values with their position.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Drift {
     /// Spearman's ρ (positive: values grow during the run).
     pub rho: f64,

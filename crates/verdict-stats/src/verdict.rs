@@ -20,6 +20,7 @@ use crate::tied;
 
 /// Which direction of the metric is good.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Better {
     /// Throughput-like (bogo-ops/s): a drop is a regression.
@@ -30,6 +31,7 @@ pub enum Better {
 
 /// The decision for one comparison (schema verdict.compare/v1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The interval lies entirely on the bad side of 0.
@@ -44,6 +46,7 @@ pub enum Verdict {
 
 /// Size of a regression or improvement relative to the threshold t.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Magnitude {
     /// The interval lies entirely beyond ±t: the change is at least t.
@@ -102,6 +105,7 @@ impl Magnitude {
 
 /// How to compare. Build with [`CompareSettings::new`] for the defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CompareSettings {
     /// Practical threshold t as a relative change (0.02 = 2%).
     pub threshold: f64,
@@ -181,6 +185,7 @@ type Transform = fn(f64) -> f64;
 
 /// The scale a comparison's shift is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Scale {
     /// C/B − 1 (every value above 0).
@@ -193,6 +198,7 @@ pub enum Scale {
 
 /// Everything verdict reports for one comparison (schema verdict.compare/v1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Comparison {
     pub baseline: Summary,
     pub candidate: Summary,
@@ -228,6 +234,7 @@ pub struct Comparison {
 /// what would decide it: the report prints it instead of "N runs would
 /// tell" (every comparison gets a row, docs/statistics.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum Undecided {
     /// One run in each cell: no spread to test against or plan from;

@@ -4,6 +4,7 @@
 //! the HTML page's model. Must not: read the store, run git, or compute
 //! statistics (verdict-engine's `bisect` module hands over typed results).
 
+use verdict_analysis::bisect_log::{BISECT_LOG_SCHEMA, BisectLogCommit, BisectLogDocument};
 use verdict_bisect::{Bisection, Class, CommitId, Culprit};
 use verdict_engine::bisect::{BisectLog, Settings};
 use verdict_engine::bisect_boots::BootCosts;
@@ -269,43 +270,49 @@ pub(crate) fn log_page(log: &BisectLog) -> verdict_report::html::BisectLog {
     }
 }
 
-/// `verdict bisect log --format json` (`verdict.bisect-log/v1`).
-pub(crate) fn log_json(log: &BisectLog) -> serde_json::Value {
+/// `verdict bisect log --format json` (`verdict.bisect-log/v1`), keys in
+/// alphabetical order as it has always printed them.
+pub(crate) fn log_json(
+    log: &BisectLog,
+    measured_on: Option<verdict_report::provenance::Provenance>,
+) -> Result<serde_json::Value, serde_json::Error> {
     let record = &log.record;
-    let commits: Vec<serde_json::Value> = log
+    let boots_of = |commit| log.boots.as_ref().map(|boots| boots.of(commit));
+    let commits = log
         .commits
         .iter()
         .filter(|logged| logged.is_measured())
         .map(|logged| {
             let evidence = &logged.evidence;
-            serde_json::json!({
-                "commit": evidence.commit.to_string(),
-                "subject": logged.subject,
-                "position": evidence.position,
-                "n": evidence.samples.len(),
-                "median": logged.median,
-                "ci_low": logged.ci_low,
-                "ci_high": logged.ci_high,
-                "class": evidence.class.map(class_word),
-                "decision": evidence.decision,
-                "boots": log.boots.as_ref().map(|boots| boots.of(&evidence.commit).0),
-                "failed_boots": log.boots.as_ref().map(|boots| boots.of(&evidence.commit).1),
-            })
+            BisectLogCommit {
+                commit: evidence.commit.to_string(),
+                subject: logged.subject.clone(),
+                position: evidence.position,
+                n: evidence.samples.len(),
+                median: logged.median,
+                ci_low: logged.ci_low,
+                ci_high: logged.ci_high,
+                class: evidence.class.map(|class| class_word(class).to_string()),
+                decision: evidence.decision.clone(),
+                boots: boots_of(&evidence.commit).map(|(boots, _)| boots),
+                failed_boots: boots_of(&evidence.commit).map(|(_, failed)| failed),
+            }
         })
         .collect();
-    serde_json::json!({
-        "schema": "verdict.bisect-log/v1",
-        "id": record.id.0,
-        "repo": record.repo,
-        "good": record.good,
-        "bad": record.bad,
-        "status": record.status.as_str(),
-        "started": format_time(record.started_at_ms),
-        "total_runs": log.bisection.total_runs(),
-        "total_boots": log.boots.as_ref().map(|boots| boots.total),
-        "failed_boots": log.boots.as_ref().map(|boots| boots.failed),
-        "commits": commits,
-        "result": record.result,
+    verdict_analysis::schema::sorted(&BisectLogDocument {
+        schema: BISECT_LOG_SCHEMA,
+        id: record.id.0,
+        repo: record.repo.clone(),
+        good: record.good.clone(),
+        bad: record.bad.clone(),
+        status: record.status.as_str().to_string(),
+        started: format_time(record.started_at_ms),
+        total_runs: log.bisection.total_runs(),
+        total_boots: log.boots.as_ref().map(|boots| boots.total),
+        failed_boots: log.boots.as_ref().map(|boots| boots.failed),
+        commits,
+        result: record.result.clone(),
+        measured_on,
     })
 }
 

@@ -16,7 +16,7 @@ use crate::error::CliError;
 use crate::run_report::{ReportOptionsArgs, build_report, print_run_report};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use verdict_engine::{HostPart, HostWork, Observer, RunSummary, StartOptions};
+use verdict_engine::{HostPart, HostWork, Observer, RunOutcome, StartOptions};
 use verdict_exec::{Cancel, SshTarget, Target};
 use verdict_model::{Cell, Experiment, RunId, RunStatus, Sample};
 use verdict_report::hosts::{combined_lines, comparison_rows_of, host_comparisons};
@@ -252,7 +252,7 @@ fn execute(
 fn render(
     store: &Database,
     connected: &[SshTarget],
-    results: &[Result<RunSummary, verdict_engine::EngineError>],
+    results: &[Result<RunOutcome, verdict_engine::EngineError>],
     report: &ReportOptionsArgs,
 ) -> Result<ExitCode, CliError> {
     let mut members = Vec::new();

@@ -11,7 +11,7 @@ use crate::progress::Progress;
 use crate::run_report::{ReportOptionsArgs, print_run_report};
 use std::path::Path;
 use std::process::ExitCode;
-use verdict_engine::{Engine, RunSummary, StartOptions};
+use verdict_engine::{Engine, RunOutcome, StartOptions};
 use verdict_model::RunStatus;
 use verdict_store::{Database, Store};
 
@@ -20,7 +20,7 @@ pub(crate) fn start(
     engine: &Engine<'_>,
     options: &StartOptions,
     doctor: Option<serde_json::Value>,
-) -> Result<RunSummary, CliError> {
+) -> Result<RunOutcome, CliError> {
     let mut progress = Progress::new(&options.experiment.primary_metric().name);
     let summary = engine
         .start(options, &mut progress)
@@ -38,7 +38,7 @@ pub(crate) fn start(
 /// Print the report and map the run's end to an exit code.
 pub(crate) fn finish(
     store: &dyn Store,
-    summary: &RunSummary,
+    summary: &RunOutcome,
     db: &DbArgs,
     report: &ReportOptionsArgs,
 ) -> Result<ExitCode, CliError> {

@@ -18,7 +18,7 @@ use crate::progress::Progress;
 use crate::run_report::{ReportOptionsArgs, print_run_report};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use verdict_engine::{BootRunner, EngineError, KernelBuilder, RunSummary, StartOptions};
+use verdict_engine::{BootRunner, EngineError, KernelBuilder, RunOutcome, StartOptions};
 use verdict_exec::{
     Acceleration, Booter, Cancel, SshBootOptions, SshBooter, SshOptions, VmBooter, VmOptions,
 };
@@ -301,7 +301,7 @@ fn run_booted(
 
 fn finish(
     store: &dyn Store,
-    result: Result<RunSummary, EngineError>,
+    result: Result<RunOutcome, EngineError>,
     db: &DbArgs,
     report: &ReportOptionsArgs,
 ) -> Result<ExitCode, CliError> {

@@ -36,6 +36,7 @@ pub fn checked_features(architecture: &str) -> &'static [&'static str] {
 
 /// The facts doctor uses from /proc/cpuinfo.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CpuInfo {
     /// Number of `processor` stanzas.
     pub processors: u32,

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 /// The parsed lparcfg.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Lparcfg {
     /// Every `key=value` line, verbatim.
     pub fields: BTreeMap<String, String>,

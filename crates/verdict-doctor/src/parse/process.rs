@@ -9,6 +9,7 @@ use serde::Serialize;
 
 /// One process's identity and cumulative CPU time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProcessTimes {
     pub pid: u32,
     pub name: String,

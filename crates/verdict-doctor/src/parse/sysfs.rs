@@ -64,6 +64,7 @@ pub fn vmstat_counter(text: &str, name: &str) -> Option<u64> {
 
 /// An active swap area from /proc/swaps.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SwapArea {
     pub name: String,
     pub size_kib: u64,

@@ -34,6 +34,7 @@ pub struct Evidence<'a> {
 
 /// What detection concluded, with the evidence for the report.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Detection {
     /// `kvm`, `powervm`, `xen`, `vmware`, `hyperv`, `virtualbox`,
     /// `unknown-hypervisor`; `None` when no hypervisor was detected.

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 /// CPU time by state, in clock ticks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CpuTimes {
     pub user: u64,
     pub nice: u64,
@@ -64,6 +65,7 @@ impl CpuTimes {
 
 /// The parts of /proc/stat doctor uses.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProcStat {
     /// The aggregate `cpu` line.
     pub total: CpuTimes,

@@ -28,6 +28,7 @@ use crate::plan::{normal_cdf, normal_quantile};
 /// A two-sided Lan–DeMets alpha-spending function: the cumulative false-alarm
 /// probability α(t) allowed by information fraction t ∈ [0, 1], α(1) = α.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "family", rename_all = "snake_case")]
 pub enum Spending {
     /// Pocock-type, α·ln(1 + (e − 1)·t) (Lan & DeMets 1983): spends early,

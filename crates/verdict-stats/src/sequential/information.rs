@@ -162,6 +162,7 @@ pub const INFORMATION_SPENDING: Spending = super::DEFAULT_SPENDING;
 
 /// Settings of an information-based design.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InformationSettings {
     /// Runs per arm at the first look (at least 2).
     pub min: usize,
@@ -236,6 +237,7 @@ pub const INFORMATION_INFLATION: f64 = 1.3;
 /// about the test (Lan & DeMets 1983: any spending of α over a time that
 /// does not depend on the statistic).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EarlySpending {
     /// Share of α (0 to 1) spent on the run schedule.
     pub share: f64,
@@ -249,6 +251,7 @@ pub struct EarlySpending {
 /// spends its α/2. Separate spending functions for the two sides: Kim &
 /// DeMets (1987, Biometrics 43:857); Jennison & Turnbull (2000, §7.2.2).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DecreaseSpending {
     /// As the increase side: symmetric boundaries.
@@ -343,6 +346,7 @@ pub fn matched_decrease_gamma(settings: &InformationSettings) -> Option<f64> {
 /// the scale on which the canonical joint distribution of the looks,
 /// Cov(Z_j, Z_k) = sqrt(I_j / I_k), is computed (`boundaries::Monitor`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LookInformation {
     /// I = n: the normal-theory form, which the Mann–Whitney statistic
@@ -535,6 +539,7 @@ impl InformationSettings {
 
 /// An information-based design (no cap: it ends at the target information).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InformationDesign {
     settings: InformationSettings,
     target: f64,
@@ -544,6 +549,7 @@ pub struct InformationDesign {
 
 /// One look as it happened.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InformationLook {
     /// Runs per arm at this look.
     pub runs: usize,

@@ -43,6 +43,7 @@ pub const MAX_EVALUATED_LOOKS: usize = 200;
 
 /// What the adaptive design does under one true change, by integration.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct OperatingCharacteristics {
     /// True relative change C/B − 1 assumed.
     pub change: f64,

@@ -29,6 +29,7 @@ use crate::verdict::{Better, CompareSettings, Verdict, compare};
 
 /// One simulated design with a boot effect.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BootScenario {
     /// Within-boot noise (shape and CV).
     pub noise: Noise,
@@ -48,6 +49,7 @@ pub struct BootScenario {
 
 /// An analysis of the simulated levels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "analysis", rename_all = "snake_case")]
 pub enum BootAnalysis {
     /// All K·N iterations of a level pooled as one sample of independent
@@ -101,6 +103,7 @@ impl BootAnalysis {
 
 /// Tallies of one analysis over all trials of a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BootTally {
     pub analysis: BootAnalysis,
     pub trials: usize,

@@ -17,6 +17,7 @@ use crate::plan::log_sd_from_cv;
 
 /// A noise shape of the validation matrix (docs/validation.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Shape {
     /// Normal with the given coefficient of variation (values clamped > 0).
@@ -94,6 +95,7 @@ impl Shape {
 
 /// A shape with its spread.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Noise {
     /// The shape.
     pub shape: Shape,

@@ -409,11 +409,9 @@ fn log(
         return Ok(ExitCode::SUCCESS);
     }
     if format == Format::Json {
-        let mut document = crate::bisect_render::log_json(&log);
-        if let Some(provenance) = measured_on(&store, log.record.id)? {
-            document["measured_on"] =
-                serde_json::to_value(&provenance).map_err(CliError::internal)?;
-        }
+        let provenance = measured_on(&store, log.record.id)?;
+        let document =
+            crate::bisect_render::log_json(&log, provenance).map_err(CliError::internal)?;
         outln!(
             "{}",
             serde_json::to_string_pretty(&document).map_err(CliError::internal)?

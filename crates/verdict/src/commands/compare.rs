@@ -15,6 +15,9 @@ use crate::error::CliError;
 use crate::fail_on::{FailOn, exit_code};
 use crate::warnings::{Warning, print_with_warnings, side_warnings};
 use std::process::ExitCode;
+use verdict_analysis::compare::{COMPARE_SCHEMA, CompareDocument};
+use verdict_analysis::schema::sorted;
+use verdict_analysis::sequential::SequentialCompareReport;
 use verdict_engine::compare::{
     is_stored, load_side, named_run, source, stored_configs, stored_source,
 };
@@ -157,7 +160,6 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
             }
             None => None,
         };
-        let mut extra = serde_json::Map::new();
         let mut rendered = match format {
             Format::Json => String::new(),
             Format::Email => verdict_report::email::compare(
@@ -170,22 +172,26 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
             ),
             _ => verdict_report::compare::render_within(&report, format, args.width.columns()),
         };
-        if let Some(difference) = config_diff {
-            extra.insert("config_diff".to_string(), difference.document);
+        let config_diff = config_diff.map(|difference| {
             if format != Format::Email {
                 rendered = format!("{rendered}\n{}", difference.text);
             }
-        }
+            difference.document
+        });
         if format != Format::Email {
             rendered.push_str(&verdict_report::sources::render(&sources, format));
         }
-        extra.insert("sources".to_string(), sources_json(&sources)?);
+        let document = CompareDocument {
+            report: &report,
+            config_diff,
+            sources: &sources,
+        };
         print_with_warnings(
             &rendered,
-            &report,
+            &document,
             format,
             &warnings,
-            extra,
+            serde_json::Map::new(),
             args.output.as_deref(),
         )?;
     }
@@ -238,10 +244,6 @@ fn side_provenance(
     Ok(sides)
 }
 
-fn sources_json(sources: &[Source]) -> Result<serde_json::Value, CliError> {
-    serde_json::to_value(sources).map_err(CliError::internal)
-}
-
 /// The recorded environments of the sides that name a stored run
 /// (`RUN` or `RUN:factor=level`), for the HTML page's side-by-side table.
 fn side_environments(
@@ -281,8 +283,17 @@ fn sequential(
         verdict_report::sequential::sequential_rows(inputs, args.max, args.alpha, !args.no_adjust)
             .map_err(CliError::input)?;
     let (rendered, document) = if format == Format::Json {
-        let document = serde_json::json!({ "schema": "verdict.compare/v1", "mode": "sequential", "alpha": args.alpha, "comparisons": rows, "sources": sources_json(sources)? });
-        (String::new(), document)
+        let document = SequentialCompareReport {
+            schema: COMPARE_SCHEMA,
+            mode: "sequential",
+            alpha: args.alpha,
+            comparisons: rows.clone(),
+            sources: sources.to_vec(),
+        };
+        (
+            String::new(),
+            sorted(&document).map_err(CliError::internal)?,
+        )
     } else {
         let heading = rows.first().map_or(String::new(), |first| {
             format!("sequential replay: {}\n\n", first.procedure)

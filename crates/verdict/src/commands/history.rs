@@ -10,10 +10,14 @@
 
 use crate::common::DbArgs;
 use crate::error::CliError;
-use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use verdict_analysis::history::{
+    ChangeAt, ChangeFigures, HISTORY_SCHEMA, HistoryChange, HistoryDocument, HistoryPoint,
+    HistorySeries, HistorySettings, HistorySource,
+};
+use verdict_analysis::schema::sorted;
 use verdict_engine::history::{
     BisectCommand, Change, FileHistory, HostSeries, Order, Point, SelectionHistory, bisect_command,
     file_history, selection_history,
@@ -117,28 +121,49 @@ fn file(
     } = file_history(path, column, args.time_column.as_deref(), settings)?;
     let label = |index: usize| labels.get(index).cloned().unwrap_or_default();
     if args.format == crate::common::TextJsonOrEmail::Json {
-        let document = json!({
-            "schema": "verdict.history/v1",
-            "source": {"file": path.display().to_string(), "column": column},
-            "metric": column,
-            "by": if args.time_column.is_some() { "time" } else { "row" },
-            "settings": settings_json(settings),
-            "runs_without_commit": 0,
-            "series": [{
-                "host": Value::Null,
-                "points": values.iter().enumerate().map(|(index, value)| json!({
-                    "index": index, "label": label(index), "n": 1, "median": value,
-                })).collect::<Vec<_>>(),
-                "change_points": changes.iter().map(|change| {
-                    let mut entry = change_json(change);
-                    entry["label"] = json!(label(change.index));
-                    entry["label_before"] = json!(label(change.index - 1));
-                    entry
-                }).collect::<Vec<_>>(),
-                "reused_points": 0,
-                "windows_examined": Value::Null,
+        let document = HistoryDocument {
+            schema: HISTORY_SCHEMA,
+            source: HistorySource::File {
+                file: path.display().to_string(),
+                column: column.to_string(),
+            },
+            metric: column.to_string(),
+            unit: None,
+            by: if args.time_column.is_some() {
+                "time"
+            } else {
+                "row"
+            }
+            .to_string(),
+            settings: settings_document(settings),
+            runs_without_commit: 0,
+            series: vec![HistorySeries {
+                host: None,
+                points: values
+                    .iter()
+                    .enumerate()
+                    .map(|(index, &median)| HistoryPoint::Row {
+                        index,
+                        label: label(index),
+                        n: 1,
+                        median,
+                    })
+                    .collect(),
+                change_points: changes
+                    .iter()
+                    .map(|change| HistoryChange {
+                        figures: change_figures(change),
+                        at: ChangeAt::Row {
+                            label: label(change.index),
+                            label_before: label(change.index - 1),
+                        },
+                    })
+                    .collect(),
+                reused_points: 0,
+                windows_examined: None,
             }],
-        });
+        };
+        let document = sorted(&document).map_err(CliError::internal)?;
         outln!(
             "{}",
             serde_json::to_string_pretty(&document).map_err(CliError::internal)?
@@ -206,16 +231,20 @@ fn stored(args: &HistoryArgs, spec: &str, settings: &Settings) -> Result<ExitCod
         return bisect(&command, number);
     }
     if args.format == crate::common::TextJsonOrEmail::Json {
-        let document = json!({
-            "schema": "verdict.history/v1",
-            "source": {"selection": spec, "experiment": experiment},
-            "metric": metric,
-            "unit": unit,
-            "by": order.as_str(),
-            "settings": settings_json(settings),
-            "runs_without_commit": history.runs_without_commit,
-            "series": history.series.iter().map(series_json).collect::<Vec<_>>(),
-        });
+        let document = HistoryDocument {
+            schema: HISTORY_SCHEMA,
+            source: HistorySource::Selection {
+                selection: spec.to_string(),
+                experiment,
+            },
+            metric,
+            unit: Some(unit),
+            by: order.as_str().to_string(),
+            settings: settings_document(settings),
+            runs_without_commit: history.runs_without_commit,
+            series: history.series.iter().map(series_document).collect(),
+        };
+        let document = sorted(&document).map_err(CliError::internal)?;
         outln!(
             "{}",
             serde_json::to_string_pretty(&document).map_err(CliError::internal)?
@@ -329,14 +358,14 @@ fn settings_text(settings: &Settings) -> String {
     }
 }
 
-fn settings_json(settings: &Settings) -> Value {
-    json!({
-        "window": settings.window,
-        "pvalue": settings.max_p_value,
-        "magnitude": settings.min_magnitude,
-        "method": settings.method.describe(),
-        "method_name": settings.method.as_str(),
-    })
+fn settings_document(settings: &Settings) -> HistorySettings {
+    HistorySettings {
+        window: settings.window,
+        pvalue: settings.max_p_value,
+        magnitude: settings.min_magnitude,
+        method: settings.method.describe().to_string(),
+        method_name: settings.method.as_str().to_string(),
+    }
 }
 
 fn p_text(p: f64) -> String {
@@ -397,56 +426,62 @@ fn short(commit: &str) -> &str {
     commit.get(..12).unwrap_or(commit)
 }
 
-fn interval_json(interval: Option<Interval>) -> Value {
-    interval.map_or(Value::Null, |interval| {
-        json!({"low": interval.low, "high": interval.high, "confidence": interval.confidence})
-    })
+fn change_figures(change: &Change) -> ChangeFigures {
+    ChangeFigures {
+        index: change.index,
+        median_before: change.median_before,
+        median_after: change.median_after,
+        change: change.change,
+        interval: change.interval,
+        pvalue: change.p_value,
+        mean_before: change.mean_before,
+        mean_after: change.mean_after,
+        mean_change: mean_change(change),
+        segment_start: change.segment_start,
+        segment_end: change.segment_end,
+    }
 }
 
-fn change_json(change: &Change) -> Value {
-    json!({
-        "index": change.index,
-        "median_before": change.median_before,
-        "median_after": change.median_after,
-        "change": change.change,
-        "interval": interval_json(change.interval),
-        "pvalue": change.p_value,
-        "mean_before": change.mean_before,
-        "mean_after": change.mean_after,
-        "mean_change": mean_change(change),
-        "segment_start": change.segment_start,
-        "segment_end": change.segment_end,
-    })
+fn point_document(index: usize, point: &Point) -> HistoryPoint {
+    HistoryPoint::Runs {
+        index,
+        runs: point.runs.iter().map(|run| run.0).collect(),
+        started_at_ms: point.started_at_ms,
+        commit: point.commit.clone(),
+        n: point.n,
+        median: point.median,
+        interval: point.interval,
+    }
 }
 
-fn point_json(index: usize, point: &Point) -> Value {
-    json!({
-        "index": index,
-        "runs": point.runs.iter().map(|run| run.0).collect::<Vec<_>>(),
-        "started_at_ms": point.started_at_ms,
-        "commit": point.commit,
-        "n": point.n,
-        "median": point.median,
-        "interval": interval_json(point.interval),
-    })
-}
-
-fn series_json(series: &HostSeries) -> Value {
-    json!({
-        "host": series.host,
-        "points": series.points.iter().enumerate().map(|(index, point)| point_json(index, point)).collect::<Vec<_>>(),
-        "change_points": series.changes.iter().map(|change| {
-            let mut entry = change_json(change);
-            let before = &series.points[change.index - 1];
-            let after = &series.points[change.index];
-            entry["run"] = json!(after.runs.first().map(|run| run.0));
-            entry["run_before"] = json!(before.runs.last().map(|run| run.0));
-            entry["started_at_ms"] = json!(after.started_at_ms);
-            entry["commit"] = json!(after.commit);
-            entry["commit_before"] = json!(before.commit);
-            entry
-        }).collect::<Vec<_>>(),
-        "reused_points": series.reused_points,
-        "windows_examined": series.windows_examined,
-    })
+fn series_document(series: &HostSeries) -> HistorySeries {
+    HistorySeries {
+        host: Some(series.host.clone()),
+        points: series
+            .points
+            .iter()
+            .enumerate()
+            .map(|(index, point)| point_document(index, point))
+            .collect(),
+        change_points: series
+            .changes
+            .iter()
+            .map(|change| {
+                let before = &series.points[change.index - 1];
+                let after = &series.points[change.index];
+                HistoryChange {
+                    figures: change_figures(change),
+                    at: ChangeAt::Runs {
+                        run: after.runs.first().map(|run| run.0),
+                        run_before: before.runs.last().map(|run| run.0),
+                        started_at_ms: after.started_at_ms,
+                        commit: after.commit.clone(),
+                        commit_before: before.commit.clone(),
+                    },
+                }
+            })
+            .collect(),
+        reused_points: series.reused_points,
+        windows_examined: Some(series.windows_examined),
+    }
 }

@@ -16,13 +16,22 @@ use crate::common::{DbArgs, TextOrJson, parse_fraction};
 use crate::error::CliError;
 use std::io::Write;
 use std::process::ExitCode;
+use verdict_analysis::plan::{
+    AdaptivePlan, AtThreshold, FixedPlan, MonteCarloCheck, NoChange, PLAN_SCHEMA, PairedPlan,
+    PlanDocument, SimulatedAtThreshold, SimulatedNoChange, UncappedPlan,
+};
+use verdict_analysis::schema::sorted;
 use verdict_engine::plan;
 use verdict_model::{Experiment, RunId};
 use verdict_report::Format;
-use verdict_stats::plan::{PlannedTest, Spread, log_sd_from_cv, runs_needed, runs_per_cell};
-use verdict_stats::sequential::{
-    Better, InformationSettings, SequentialSettings, cap_for_power, operating_characteristics,
+use verdict_stats::plan::{
+    PlannedTest, RunsNeeded, Spread, log_sd_from_cv, runs_needed, runs_per_cell,
 };
+use verdict_stats::sequential::{
+    Better, InformationSettings, OperatingCharacteristics, SequentialSettings, cap_for_power,
+    operating_characteristics,
+};
+use verdict_stats::simulate::Summary;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct PlanArgs {
@@ -136,42 +145,7 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     // Each of the report's k comparisons is tested at α/k (Bonferroni):
     // plan at that level, as the report's "N runs would tell" does.
     let alpha = resolved.alpha / resolved.comparisons as f64;
-    let (cv, spread, seconds, cells, source) = match (&pilot, args.cv) {
-        (Some(pilot), measured) => (
-            measured.unwrap_or(pilot.cv),
-            match measured {
-                Some(cv) => Spread {
-                    sd: log_sd_from_cv(cv),
-                    degrees: f64::INFINITY,
-                },
-                None => Spread {
-                    sd: pilot.log_sd,
-                    degrees: pilot.degrees as f64,
-                },
-            },
-            args.seconds.unwrap_or(pilot.wall_seconds),
-            resolved.cells.unwrap_or(pilot.cells),
-            format!(
-                "run {}: log-scale spread pooled over {} cells, {} degrees of freedom",
-                args.run.unwrap_or_default(),
-                pilot.cells,
-                pilot.degrees
-            ),
-        ),
-        (None, cv) => {
-            let cv = cv.expect("clap requires --cv without --run");
-            (
-                cv,
-                Spread {
-                    sd: log_sd_from_cv(cv),
-                    degrees: f64::INFINITY,
-                },
-                args.seconds.unwrap_or(0.0),
-                resolved.cells.unwrap_or(2),
-                "--cv".to_string(),
-            )
-        }
-    };
+    let (cv, spread, seconds, cells, source) = noise(args, pilot.as_ref(), &resolved);
     // The one planner behind every "N runs would tell" (reports, compare,
     // doctor), with the range the pilot's spread leaves.
     let needed = runs_needed(
@@ -188,18 +162,7 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         )
     })?;
     let fixed = needed.runs;
-    let time = |runs: f64| {
-        if seconds > 0.0 {
-            let total = runs * cells as f64 * seconds;
-            if total >= 3600.0 {
-                format!(", ~{:.1} h for {cells} cells", total / 3600.0)
-            } else {
-                format!(", ~{:.0} min for {cells} cells", total / 60.0)
-            }
-        } else {
-            String::new()
-        }
-    };
+    let time = |runs: f64| wall_time(runs, cells, seconds);
     if format != Format::Json {
         // The fixed design first, at once: everything after it is extra.
         let level = if resolved.comparisons > 1 {
@@ -257,26 +220,7 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     };
     let uncapped_threshold = uncapped_figures(threshold).map_err(CliError::input)?;
     let uncapped_none = uncapped_figures(0.0).map_err(CliError::input)?;
-    let (correlation, correlation_source) = match (args.correlation, &args.doctor) {
-        (Some(correlation), _) => (correlation, "--correlation".to_string()),
-        (None, Some(path)) => {
-            let found = plan::doctor_correlation(path)?;
-            (
-                found.correlation,
-                format!(
-                    "doctor report {}: lag-1 autocorrelation of {} probe iterations' log times",
-                    verdict_report::escape::text(&path.display().to_string()),
-                    found.iterations
-                ),
-            )
-        }
-        (None, None) => (0.0, "default: independent noise".to_string()),
-    };
-    if !(0.0..1.0).contains(&correlation) {
-        return Err(CliError::input(format!(
-            "--correlation {correlation} is not in [0, 1): the within-block correlation of the two cells' log values"
-        )));
-    }
+    let (correlation, correlation_source) = within_block_correlation(args)?;
     // Block-paired: the within-block log ratio has variance 2σ²(1 − ρ);
     // the signed-rank test's efficiency is also 3/π (Lehmann 1975, §3.3),
     // so the two-sample planner at spread σ·sqrt(1 − ρ) gives its runs.
@@ -297,56 +241,199 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     } else {
         None
     };
-    let hours = |runs: f64| runs * cells as f64 * seconds / 3600.0;
     let method = format!(
         "normal-theory numerical integration (Armitage, McPherson & Rowe 1969; Jennison & Turnbull 2000, ch. 19), lognormal noise, rank test efficiency 3/pi, {} looks evaluated",
         at_threshold.looks_evaluated
     );
+    let designs = Designs {
+        source,
+        cv,
+        seconds,
+        cells,
+        needed,
+        settings,
+        method,
+        at_threshold,
+        no_change,
+        check,
+        uncapped,
+        uncapped_end: uncapped_end(0.0),
+        uncapped_threshold,
+        uncapped_none,
+        correlation,
+        correlation_source,
+        paired,
+    };
     if format == Format::Json {
-        let document = serde_json::json!({
-            "schema": "verdict.plan/v1",
-            "source": source,
-            "cv": cv,
-            "threshold": threshold,
-            "alpha": resolved.alpha,
-            "comparisons": resolved.comparisons,
-            "level": alpha,
-            "power": power,
-            "cells": cells,
-            "seconds_per_iteration": seconds,
-            "fixed": { "runs_per_cell": fixed, "range": [needed.low, needed.high], "wall_hours": hours(fixed as f64) },
-            "adaptive": {
-                "procedure": verdict_report::escape::text(&settings.describe()),
-                "method": method,
-                "cap_per_cell": settings.max,
-                "if_change_is_threshold": { "mean_runs": at_threshold.mean_runs, "p95_runs": at_threshold.p95_runs, "power": at_threshold.regression, "wall_hours": hours(at_threshold.mean_runs) },
-                "if_no_change": { "mean_runs": no_change.mean_runs, "p95_runs": no_change.p95_runs, "equivalent": no_change.equivalent, "false_alarms": no_change.change_rate(), "wall_hours": hours(no_change.mean_runs) },
-                "trials": args.trials,
-                "monte_carlo": check.as_ref().map(|(at_threshold, no_change)| serde_json::json!({
-                    "if_change_is_threshold": { "mean_runs": at_threshold.mean_runs, "p95_runs": at_threshold.p95_runs, "power": at_threshold.regression_rate() },
-                    "if_no_change": { "mean_runs": no_change.mean_runs, "p95_runs": no_change.p95_runs, "equivalent": no_change.equivalent_rate(), "false_alarms": no_change.change_rate() },
-                })),
-            },
-            "adaptive_without_cap": {
-                "procedure": verdict_report::escape::text(&uncapped.describe()),
-                "method": "normal theory with the variance known: the planned-cap design with the cap at the target information in runs (its pooled variance estimate includes the shift)",
-                "planned_end_if_no_change": uncapped_end(0.0),
-                "if_change_is_threshold": { "mean_runs": uncapped_threshold.mean_runs, "p95_runs": uncapped_threshold.p95_runs, "power": uncapped_threshold.regression, "wall_hours": hours(uncapped_threshold.mean_runs) },
-                "if_no_change": { "mean_runs": uncapped_none.mean_runs, "p95_runs": uncapped_none.p95_runs, "equivalent": uncapped_none.equivalent, "false_alarms": uncapped_none.change_rate(), "wall_hours": hours(uncapped_none.mean_runs) },
-            },
-            "paired": {
-                "correlation": correlation,
-                "correlation_source": correlation_source,
-                "runs_per_cell": paired,
-                "wall_hours": hours(paired as f64),
-            },
-        });
+        let document = plan_document(args, &resolved, designs);
+        let document = sorted(&document).map_err(CliError::internal)?;
         outln!(
             "{}",
             serde_json::to_string_pretty(&document).map_err(CliError::internal)?
         );
         return Ok(ExitCode::SUCCESS);
     }
+    print_designs(args, &resolved, &designs);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every design's figures, as `run` computed them.
+struct Designs {
+    source: String,
+    cv: f64,
+    seconds: f64,
+    cells: usize,
+    needed: RunsNeeded,
+    settings: SequentialSettings,
+    method: String,
+    at_threshold: OperatingCharacteristics,
+    no_change: OperatingCharacteristics,
+    check: Option<(Summary, Summary)>,
+    uncapped: InformationSettings,
+    uncapped_end: usize,
+    uncapped_threshold: OperatingCharacteristics,
+    uncapped_none: OperatingCharacteristics,
+    correlation: f64,
+    correlation_source: String,
+    paired: usize,
+}
+
+/// `verdict.plan/v1` from the figures.
+fn plan_document(args: &PlanArgs, resolved: &Resolved, designs: Designs) -> PlanDocument {
+    let Designs {
+        source,
+        cv,
+        seconds,
+        cells,
+        needed,
+        settings,
+        method,
+        at_threshold,
+        no_change,
+        check,
+        uncapped,
+        uncapped_end,
+        uncapped_threshold,
+        uncapped_none,
+        correlation,
+        correlation_source,
+        paired,
+    } = designs;
+    let (threshold, power) = (resolved.threshold, resolved.power);
+    let alpha = resolved.alpha / resolved.comparisons as f64;
+    let fixed = needed.runs;
+    let hours = |runs: f64| runs * cells as f64 * seconds / 3600.0;
+    PlanDocument {
+        schema: PLAN_SCHEMA,
+        source,
+        cv,
+        threshold,
+        alpha: resolved.alpha,
+        comparisons: resolved.comparisons,
+        level: alpha,
+        power,
+        cells,
+        seconds_per_iteration: seconds,
+        fixed: FixedPlan {
+            runs_per_cell: fixed,
+            range: [needed.low, needed.high],
+            wall_hours: hours(fixed as f64),
+        },
+        adaptive: AdaptivePlan {
+            procedure: verdict_report::escape::text(&settings.describe()),
+            method,
+            cap_per_cell: settings.max,
+            if_change_is_threshold: AtThreshold {
+                mean_runs: at_threshold.mean_runs,
+                p95_runs: at_threshold.p95_runs,
+                power: at_threshold.regression,
+                wall_hours: hours(at_threshold.mean_runs),
+            },
+            if_no_change: NoChange {
+                mean_runs: no_change.mean_runs,
+                p95_runs: no_change.p95_runs,
+                equivalent: no_change.equivalent,
+                false_alarms: no_change.change_rate(),
+                wall_hours: hours(no_change.mean_runs),
+            },
+            trials: args.trials,
+            monte_carlo: check.as_ref().map(|(at_threshold, no_change)| MonteCarloCheck {
+                if_change_is_threshold: SimulatedAtThreshold {
+                    mean_runs: at_threshold.mean_runs,
+                    p95_runs: at_threshold.p95_runs,
+                    power: at_threshold.regression_rate(),
+                },
+                if_no_change: SimulatedNoChange {
+                    mean_runs: no_change.mean_runs,
+                    p95_runs: no_change.p95_runs,
+                    equivalent: no_change.equivalent_rate(),
+                    false_alarms: no_change.change_rate(),
+                },
+            }),
+        },
+        adaptive_without_cap: UncappedPlan {
+            procedure: verdict_report::escape::text(&uncapped.describe()),
+            method: "normal theory with the variance known: the planned-cap design with the cap at the target information in runs (its pooled variance estimate includes the shift)".to_string(),
+            planned_end_if_no_change: uncapped_end,
+            if_change_is_threshold: AtThreshold {
+                mean_runs: uncapped_threshold.mean_runs,
+                p95_runs: uncapped_threshold.p95_runs,
+                power: uncapped_threshold.regression,
+                wall_hours: hours(uncapped_threshold.mean_runs),
+            },
+            if_no_change: NoChange {
+                mean_runs: uncapped_none.mean_runs,
+                p95_runs: uncapped_none.p95_runs,
+                equivalent: uncapped_none.equivalent,
+                false_alarms: uncapped_none.change_rate(),
+                wall_hours: hours(uncapped_none.mean_runs),
+            },
+        },
+        paired: PairedPlan {
+            correlation,
+            correlation_source,
+            runs_per_cell: paired,
+            wall_hours: hours(paired as f64),
+        },
+    }
+}
+
+/// `, ~N min for C cells` (or hours): the wall time of `runs` per cell,
+/// when the seconds per iteration are known.
+fn wall_time(runs: f64, cells: usize, seconds: f64) -> String {
+    if seconds > 0.0 {
+        let total = runs * cells as f64 * seconds;
+        if total >= 3600.0 {
+            format!(", ~{:.1} h for {cells} cells", total / 3600.0)
+        } else {
+            format!(", ~{:.0} min for {cells} cells", total / 60.0)
+        }
+    } else {
+        String::new()
+    }
+}
+
+/// The adaptive and block-paired designs as text (the fixed design is
+/// printed first, before the slower figures are computed).
+fn print_designs(args: &PlanArgs, resolved: &Resolved, designs: &Designs) {
+    let Designs {
+        cells,
+        seconds,
+        settings,
+        method,
+        at_threshold,
+        no_change,
+        check,
+        uncapped_end,
+        uncapped_threshold,
+        uncapped_none,
+        correlation,
+        correlation_source,
+        paired,
+        ..
+    } = designs;
+    let threshold = resolved.threshold;
+    let time = |runs: f64| wall_time(runs, *cells, *seconds);
     outln!(
         "adaptive design: cap {} per cell; if the change is {:.1}%: mean {:.1}, 95th pct {} runs per cell (power {:.2}){}",
         settings.max,
@@ -381,7 +468,7 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     );
     outln!(
         "adaptive, no cap: ends by ~{} runs per cell; if the change is {:.1}%: mean {:.1}, 95th pct {} runs per cell (power {:.2}){}",
-        uncapped_end(0.0),
+        uncapped_end,
         threshold * 100.0,
         uncapped_threshold.mean_runs,
         uncapped_threshold.p95_runs,
@@ -399,7 +486,78 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         "block-paired:    {paired} runs per cell at within-block correlation {:.2} (from {}; fixed N, signed-rank on within-block log ratios){}",
         correlation,
         correlation_source,
-        time(paired as f64)
+        time(*paired as f64)
     );
-    Ok(ExitCode::SUCCESS)
+}
+
+/// The noise to plan for (the CV, the log-scale spread with its degrees
+/// of freedom), the seconds per iteration, the cells and where the noise
+/// came from: `--cv`, else the pilot run.
+fn noise(
+    args: &PlanArgs,
+    pilot: Option<&plan::Pilot>,
+    resolved: &Resolved,
+) -> (f64, Spread, f64, usize, String) {
+    match (pilot, args.cv) {
+        (Some(pilot), measured) => (
+            measured.unwrap_or(pilot.cv),
+            match measured {
+                Some(cv) => Spread {
+                    sd: log_sd_from_cv(cv),
+                    degrees: f64::INFINITY,
+                },
+                None => Spread {
+                    sd: pilot.log_sd,
+                    degrees: pilot.degrees as f64,
+                },
+            },
+            args.seconds.unwrap_or(pilot.wall_seconds),
+            resolved.cells.unwrap_or(pilot.cells),
+            format!(
+                "run {}: log-scale spread pooled over {} cells, {} degrees of freedom",
+                args.run.unwrap_or_default(),
+                pilot.cells,
+                pilot.degrees
+            ),
+        ),
+        (None, cv) => {
+            let cv = cv.expect("clap requires --cv without --run");
+            (
+                cv,
+                Spread {
+                    sd: log_sd_from_cv(cv),
+                    degrees: f64::INFINITY,
+                },
+                args.seconds.unwrap_or(0.0),
+                resolved.cells.unwrap_or(2),
+                "--cv".to_string(),
+            )
+        }
+    }
+}
+
+/// The within-block correlation of the two cells' log values and where
+/// it came from: `--correlation`, else a doctor report, else 0.
+fn within_block_correlation(args: &PlanArgs) -> Result<(f64, String), CliError> {
+    let (correlation, correlation_source) = match (args.correlation, &args.doctor) {
+        (Some(correlation), _) => (correlation, "--correlation".to_string()),
+        (None, Some(path)) => {
+            let found = plan::doctor_correlation(path)?;
+            (
+                found.correlation,
+                format!(
+                    "doctor report {}: lag-1 autocorrelation of {} probe iterations' log times",
+                    verdict_report::escape::text(&path.display().to_string()),
+                    found.iterations
+                ),
+            )
+        }
+        (None, None) => (0.0, "default: independent noise".to_string()),
+    };
+    if !(0.0..1.0).contains(&correlation) {
+        return Err(CliError::input(format!(
+            "--correlation {correlation} is not in [0, 1): the within-block correlation of the two cells' log values"
+        )));
+    }
+    Ok((correlation, correlation_source))
 }

@@ -10,7 +10,7 @@ use crate::stored_run::{loaded, run_info};
 use crate::warnings::{overlaps_of, print_with_warnings};
 use std::process::ExitCode;
 use verdict_model::RunId;
-use verdict_report::pivot::{PivotOptions, PivotReport};
+use verdict_report::pivot::{PivotOptions, PivotReport, RatioSpec};
 use verdict_store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -62,6 +62,18 @@ pub(crate) fn run(args: &ReportArgs) -> Result<ExitCode, CliError> {
     print_run_report(&store, run, &args.options)
 }
 
+/// `--ratio FACTOR=A/B` as the pivot takes it.
+fn ratio_spec(text: &str) -> Result<RatioSpec, CliError> {
+    let expected = || CliError::input(format!("--ratio `{text}`: expected FACTOR=A/B"));
+    let (factor, levels) = text.split_once('=').ok_or_else(expected)?;
+    let (numerator, denominator) = levels.split_once('/').ok_or_else(expected)?;
+    Ok(RatioSpec {
+        factor: factor.to_string(),
+        numerator: numerator.to_string(),
+        denominator: denominator.to_string(),
+    })
+}
+
 fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitCode, CliError> {
     let html = args.options.format == ReportFormat::Html;
     let format = args
@@ -75,7 +87,7 @@ fn print_pivot(store: &dyn Store, run: RunId, args: &ReportArgs) -> Result<ExitC
         rows: args.rows.clone(),
         cols: args.cols.clone(),
         baseline: args.baseline.clone(),
-        ratio: args.ratio.clone(),
+        ratio: args.ratio.as_deref().map(ratio_spec).transpose()?,
         metric: args.options.metric.clone(),
         threshold: args.options.threshold,
         alpha: args.options.alpha.unwrap_or(experiment.sampling.alpha),

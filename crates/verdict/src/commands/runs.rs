@@ -6,6 +6,8 @@ use crate::common::{DbArgs, TableFormat};
 use crate::error::CliError;
 use crate::warnings::{all_overlaps, print_with_warnings};
 use std::process::ExitCode;
+use verdict_analysis::runs::{RUNS_SCHEMA, RunEntry, RunsDocument};
+use verdict_analysis::schema::sorted;
 use verdict_report::Format;
 use verdict_report::table::Table;
 use verdict_report::time::format_time;
@@ -57,23 +59,8 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
             .map(|(summary, _)| summary.id.0)
     };
     if format == Format::Json {
-        let runs: Vec<serde_json::Value> = runs
-            .iter()
-            .zip(&work)
-            .map(|(run, work)| {
-                let mut value = serde_json::json!({
-                    "id": run.id.0, "name": run.name, "kind": run.kind, "status": run.status.as_str(),
-                    "planned": run.planned, "done": run.done, "failed": run.failed,
-                    "started_at_ms": run.started_at_ms, "finished_at_ms": run.finished_at_ms, "host": run.host,
-                    "bisect": bisection_of(run.id),
-                });
-                if let Some(work) = work {
-                    value["work"] = serde_json::to_value(work).unwrap_or_default();
-                }
-                value
-            })
-            .collect();
-        let document = serde_json::json!({"schema": "verdict.runs/v1", "runs": runs});
+        let document = runs_document(&runs, work, bisection_of);
+        let document = sorted(&document).map_err(CliError::internal)?;
         print_with_warnings(
             "",
             &document,
@@ -175,6 +162,36 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
         None,
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `verdict.runs/v1`: every run listed, with the bisection it measured
+/// for and where a detached run's blocks ran.
+fn runs_document(
+    runs: &[verdict_store::RunSummary],
+    work: Vec<Option<verdict_report::work::WorkSection>>,
+    bisection_of: impl Fn(verdict_model::RunId) -> Option<i64>,
+) -> RunsDocument {
+    RunsDocument {
+        schema: RUNS_SCHEMA,
+        runs: runs
+            .iter()
+            .zip(work)
+            .map(|(run, work)| RunEntry {
+                id: run.id.0,
+                name: run.name.clone(),
+                kind: run.kind.clone(),
+                status: run.status.as_str().to_string(),
+                planned: run.planned,
+                done: run.done,
+                failed: run.failed,
+                started_at_ms: run.started_at_ms,
+                finished_at_ms: run.finished_at_ms,
+                host: run.host.clone(),
+                bisect: bisection_of(run.id),
+                work,
+            })
+            .collect(),
+    }
 }
 
 /// Every bisection with the runs that measured for it.
