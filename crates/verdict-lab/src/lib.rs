@@ -18,9 +18,37 @@ pub mod matrix;
 pub mod paired;
 pub mod uncapped;
 
+/// A program's whole front end: reads (trials, seed) from the command line
+/// (defaults `default_trials`, 1), hands them and the remaining arguments
+/// to `report`, prints what it returns; a bad argument is named on stderr
+/// with exit 2.
+pub fn run_report(
+    program: &str,
+    default_trials: usize,
+    report: impl FnOnce(usize, u64, &mut dyn Iterator<Item = String>) -> Result<String, String>,
+) -> std::process::ExitCode {
+    let mut arguments = std::env::args().skip(1);
+    let text = trials_and_seed(&mut arguments, default_trials).and_then(|(trials, seed)| {
+        if trials == 0 {
+            return Err("TRIALS must be at least 1".to_string());
+        }
+        report(trials, seed, &mut arguments)
+    });
+    match text {
+        Ok(text) => {
+            print!("{text}");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("{program}: {error}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
 /// The first two command-line arguments as (trials, seed), with defaults;
-/// the programs' shared front end. Errors name the argument that failed.
-pub fn trials_and_seed(
+/// [`run_report`]'s reading of them. Errors name the argument that failed.
+fn trials_and_seed(
     arguments: &mut impl Iterator<Item = String>,
     default_trials: usize,
 ) -> Result<(usize, u64), String> {

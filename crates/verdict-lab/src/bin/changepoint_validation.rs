@@ -72,17 +72,9 @@ fn tigerbeetle() -> String {
     out
 }
 
-fn main() {
-    let mut arguments = std::env::args().skip(1);
-    let trials = arguments
-        .next()
-        .map_or(2000, |value| value.parse().expect("TRIALS: a whole number"));
-    let seed = arguments
-        .next()
-        .map_or(1, |value| value.parse().expect("SEED: a whole number"));
-    print!(
-        "{}",
-        verdict_lab::changepoints::changepoints_report(trials, seed)
-    );
-    print!("{}", tigerbeetle());
+fn main() -> std::process::ExitCode {
+    verdict_lab::run_report("changepoint_validation", 2000, |trials, seed, _| {
+        let report = verdict_lab::changepoints::changepoints_report(trials, seed);
+        Ok(report + &tigerbeetle())
+    })
 }

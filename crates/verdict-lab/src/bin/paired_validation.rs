@@ -5,18 +5,12 @@
 //! beside their exact rate.
 //! Must not: write files (scripts/validate.sh redirects its output).
 
-fn main() {
-    let mut arguments = std::env::args().skip(1);
-    let trials = arguments
-        .next()
-        .map_or(2000, |value| value.parse().expect("TRIALS: a whole number"));
-    let seed = arguments
-        .next()
-        .map_or(1, |value| value.parse().expect("SEED: a whole number"));
-    let report = match arguments.next().as_deref() {
-        None => verdict_lab::paired::paired_report(trials, seed),
-        Some("null") => verdict_lab::paired::paired_null_report(trials, seed),
-        Some(other) => panic!("unknown section `{other}` (expected `null`)"),
-    };
-    print!("{report}");
+fn main() -> std::process::ExitCode {
+    verdict_lab::run_report("paired_validation", 2000, |trials, seed, rest| {
+        match rest.next().as_deref() {
+            None => Ok(verdict_lab::paired::paired_report(trials, seed)),
+            Some("null") => Ok(verdict_lab::paired::paired_null_report(trials, seed)),
+            Some(other) => Err(format!("unknown section `{other}` (expected `null`)")),
+        }
+    })
 }
