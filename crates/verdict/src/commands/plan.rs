@@ -343,19 +343,8 @@ fn plan_document(args: &PlanArgs, resolved: &Resolved, designs: Designs) -> Plan
             procedure: verdict_report::escape::text(&settings.describe()),
             method,
             cap_per_cell: settings.max,
-            if_change_is_threshold: AtThreshold {
-                mean_runs: at_threshold.mean_runs,
-                p95_runs: at_threshold.p95_runs,
-                power: at_threshold.regression,
-                wall_hours: hours(at_threshold.mean_runs),
-            },
-            if_no_change: NoChange {
-                mean_runs: no_change.mean_runs,
-                p95_runs: no_change.p95_runs,
-                equivalent: no_change.equivalent,
-                false_alarms: no_change.change_rate(),
-                wall_hours: hours(no_change.mean_runs),
-            },
+            if_change_is_threshold: at_threshold_figures(&at_threshold, hours),
+            if_no_change: no_change_figures(&no_change, hours),
             trials: args.trials,
             monte_carlo: check.as_ref().map(|(at_threshold, no_change)| MonteCarloCheck {
                 if_change_is_threshold: SimulatedAtThreshold {
@@ -375,19 +364,8 @@ fn plan_document(args: &PlanArgs, resolved: &Resolved, designs: Designs) -> Plan
             procedure: verdict_report::escape::text(&uncapped.describe()),
             method: "normal theory with the variance known: the planned-cap design with the cap at the target information in runs (its pooled variance estimate includes the shift)".to_string(),
             planned_end_if_no_change: uncapped_end,
-            if_change_is_threshold: AtThreshold {
-                mean_runs: uncapped_threshold.mean_runs,
-                p95_runs: uncapped_threshold.p95_runs,
-                power: uncapped_threshold.regression,
-                wall_hours: hours(uncapped_threshold.mean_runs),
-            },
-            if_no_change: NoChange {
-                mean_runs: uncapped_none.mean_runs,
-                p95_runs: uncapped_none.p95_runs,
-                equivalent: uncapped_none.equivalent,
-                false_alarms: uncapped_none.change_rate(),
-                wall_hours: hours(uncapped_none.mean_runs),
-            },
+            if_change_is_threshold: at_threshold_figures(&uncapped_threshold, hours),
+            if_no_change: no_change_figures(&uncapped_none, hours),
         },
         paired: PairedPlan {
             correlation,
@@ -395,6 +373,30 @@ fn plan_document(args: &PlanArgs, resolved: &Resolved, designs: Designs) -> Plan
             runs_per_cell: paired,
             wall_hours: hours(paired as f64),
         },
+    }
+}
+
+/// A design's figures when the change is the threshold.
+fn at_threshold_figures(
+    figures: &OperatingCharacteristics,
+    hours: impl Fn(f64) -> f64,
+) -> AtThreshold {
+    AtThreshold {
+        mean_runs: figures.mean_runs,
+        p95_runs: figures.p95_runs,
+        power: figures.regression,
+        wall_hours: hours(figures.mean_runs),
+    }
+}
+
+/// A design's figures when nothing changed.
+fn no_change_figures(figures: &OperatingCharacteristics, hours: impl Fn(f64) -> f64) -> NoChange {
+    NoChange {
+        mean_runs: figures.mean_runs,
+        p95_runs: figures.p95_runs,
+        equivalent: figures.equivalent,
+        false_alarms: figures.change_rate(),
+        wall_hours: hours(figures.mean_runs),
     }
 }
 
