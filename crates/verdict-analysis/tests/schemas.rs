@@ -11,7 +11,8 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use verdict_analysis::schema::{Difference, compare, file_name, generate, schemas, validate};
+use verdict_analysis::schema::{file_name, generate, schemas};
+use verdict_testkit::json_schema::{Difference, compare, validate};
 
 fn directory() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schemas")

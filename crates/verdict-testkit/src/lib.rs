@@ -15,6 +15,7 @@
 //! which starts a throwaway PostgreSQL cluster in a temporary directory
 //! for the test that asks (and stops it when dropped).
 
+pub mod json_schema;
 pub mod kernel_tree;
 pub mod postgres;
 

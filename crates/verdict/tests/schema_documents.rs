@@ -26,7 +26,7 @@ fn conforms(name: &str, output: &str) {
     let document: Value =
         serde_json::from_str(output).unwrap_or_else(|error| panic!("{name}: {error}\n{output}"));
     assert_eq!(document["schema"], name, "{output}");
-    let errors = verdict_analysis::schema::validate(&schema(name), &document);
+    let errors = verdict_testkit::json_schema::validate(&schema(name), &document);
     assert!(errors.is_empty(), "{name}:\n{}", errors.join("\n"));
 }
 
