@@ -62,7 +62,8 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
             .zip(&work)
             .map(|(run, work)| {
                 let mut value = serde_json::json!({
-                    "id": run.id.0, "name": run.name, "kind": run.kind, "status": run.status.as_str(),
+                    "id": run.id.0, "name": run.name, "kind": run.kind.as_str(), "status": run.status.as_str(),
+                    "placement": run.placement.as_str(),
                     "planned": run.planned, "done": run.done, "failed": run.failed,
                     "started_at_ms": run.started_at_ms, "finished_at_ms": run.finished_at_ms, "host": run.host,
                     "bisect": bisection_of(run.id),
@@ -108,7 +109,7 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
             _ => table.push(vec![
                 run.id.to_string(),
                 run.name.clone(),
-                run.kind.clone(),
+                run.kind.as_str().to_string(),
                 run.status.as_str().to_string(),
                 run.host.clone(),
                 run.planned.to_string(),
@@ -152,7 +153,7 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
         for run in &runs {
             // A database older than the boots table has none.
             let boots = store.boots(run.id).unwrap_or_default();
-            let failed = boots.iter().filter(|boot| boot.status == "failed").count();
+            let failed = boots.iter().filter(|boot| !boot.status.booted()).count();
             if failed > 0 {
                 rendered.push_str(&format!(
                     "\nrun {}: {failed} of {} boot(s) failed, never data (`verdict report {}` shows their console tails)",
