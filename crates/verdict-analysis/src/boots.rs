@@ -19,7 +19,7 @@ use crate::samples::SampleTable;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use verdict_model::{Environment, Experiment, KernelBuildRecord};
+use verdict_model::{BootStatus, Environment, Experiment, KernelBuildRecord};
 use verdict_stats::boot_spread::{boot_medians, boot_spread};
 use verdict_stats::boots::{BootMethod, BootOptions, compare_boots, variance_components};
 
@@ -31,8 +31,7 @@ type BootGroups = Vec<Vec<f64>>;
 pub struct ReportBoot {
     pub id: u32,
     pub level_key: String,
-    /// `complete`, `proven`, `failed`, `interrupted`, `booting`.
-    pub status: String,
+    pub status: BootStatus,
     pub accelerator: Option<String>,
     pub kernel_release: Option<String>,
     pub message: Option<String>,
@@ -152,7 +151,7 @@ type BootFacts = (u32, Vec<(&'static str, Option<String>)>);
 /// Per boot level, the environments of its boots that recorded one.
 fn level_environments(boots: &[ReportBoot]) -> Vec<LevelEnvironment> {
     let mut levels: Vec<(String, Vec<BootFacts>)> = Vec::new();
-    for boot in boots.iter().filter(|boot| boot.status != "failed") {
+    for boot in boots.iter().filter(|boot| boot.status.booted()) {
         let Some(environment) = &boot.environment else {
             continue;
         };
@@ -278,7 +277,7 @@ impl RunReport {
             .collect();
         let mut accelerators: Vec<String> = boots
             .iter()
-            .filter(|boot| boot.status != "failed")
+            .filter(|boot| boot.status.booted())
             .filter_map(|boot| boot.accelerator.clone())
             .collect();
         accelerators.sort();
@@ -317,7 +316,7 @@ impl RunReport {
         );
         let failed = boots
             .iter()
-            .filter(|boot| boot.status == "failed")
+            .filter(|boot| !boot.status.booted())
             .map(|boot| FailedBoot {
                 id: boot.id,
                 level_key: boot.level_key.clone(),
@@ -359,7 +358,7 @@ impl RunReport {
             .map(|section| section.kernel_builds)
             .unwrap_or_default();
         self.boots = Some(BootsSection {
-            proven: boots.iter().filter(|boot| boot.status != "failed").count(),
+            proven: boots.iter().filter(|boot| boot.status.booted()).count(),
             accelerators,
             spread,
             failed,
@@ -725,7 +724,7 @@ mod tests {
             .map(|id| ReportBoot {
                 id,
                 level_key: format!("mode={}", if id % 2 == 0 { "a" } else { "b" }),
-                status: "complete".into(),
+                status: BootStatus::Complete,
                 accelerator: Some("tcg".into()),
                 kernel_release: None,
                 message: None,
@@ -847,15 +846,16 @@ mod tests {
     }
 
     fn booted(id: u32, level: &str, status: &str, cpu: &str, cmdline: &str) -> ReportBoot {
+        let status = status.parse::<BootStatus>().unwrap();
         ReportBoot {
             id,
             level_key: level.into(),
-            status: status.into(),
+            status,
             accelerator: Some("kexec".into()),
             kernel_release: Some("6.1.0-57-amd64".into()),
             message: None,
             console_tail: None,
-            environment: (status != "failed").then(|| Environment {
+            environment: status.booted().then(|| Environment {
                 kernel_release: Some("6.1.0-57-amd64".into()),
                 kernel_cmdline: Some(cmdline.into()),
                 cpu_model: Some(cpu.into()),

@@ -210,7 +210,7 @@ pub struct ProvenanceInput<'a> {
 impl Provenance {
     pub fn build(input: ProvenanceInput<'_>) -> Provenance {
         let mut guests: Vec<MachineProvenance> = Vec::new();
-        for boot in input.boots.iter().filter(|boot| boot.status != "failed") {
+        for boot in input.boots.iter().filter(|boot| boot.status.booted()) {
             let Some(environment) = &boot.environment else {
                 continue;
             };
@@ -300,7 +300,7 @@ mod tests {
         ReportBoot {
             id,
             level_key: level.to_string(),
-            status: "complete".to_string(),
+            status: verdict_model::BootStatus::Complete,
             accelerator: Some("tcg".to_string()),
             kernel_release: Some(release.to_string()),
             message: None,

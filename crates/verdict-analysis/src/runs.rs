@@ -7,6 +7,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use verdict_model::Placement;
+
 use crate::work::WorkSection;
 
 /// The schema of a run listing.
@@ -26,6 +28,8 @@ pub struct RunEntry {
     pub name: String,
     pub kind: String,
     pub status: String,
+    /// Where the run measured: `local`, `hosts`, `vm` or `booted_host`.
+    pub placement: Placement,
     pub planned: u64,
     /// Stored samples: data, failed and warmup.
     pub done: u64,

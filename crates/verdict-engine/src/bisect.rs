@@ -751,7 +751,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             experiment_text,
             experiment,
             seed: self.settings.seed,
-            kind: "bisect".to_string(),
+            kind: verdict_model::RunKind::Bisect,
             command_line: self.driver.command_line.clone(),
             tool_version: self.driver.tool_version.clone(),
             bisect: Some(self.id),
@@ -802,10 +802,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             // experiment's `boot_retries`); its boots and their console
             // tails are in the run's `boots`.
             let boots = store.boots(summary.run).map_err(BisectRunError::internal)?;
-            let failed: Vec<_> = boots
-                .iter()
-                .filter(|boot| boot.status == "failed")
-                .collect();
+            let failed: Vec<_> = boots.iter().filter(|boot| !boot.status.booted()).collect();
             if let Some(last) = failed.last() {
                 let reason = format!(
                     "kernel did not boot ({} failed boot(s), run {}): {}",

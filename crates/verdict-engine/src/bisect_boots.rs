@@ -289,7 +289,7 @@ pub(crate) fn boot_costs(
     let mut named = Vec::new();
     for run in store.bisect_runs(id).map_err(internal)? {
         let boots = store.boots(run.id).map_err(internal)?;
-        let failed = boots.iter().filter(|boot| boot.status == "failed").count();
+        let failed = boots.iter().filter(|boot| !boot.status.booted()).count();
         let short = run.name.rsplit(' ').next().unwrap_or_default().to_string();
         let event = store
             .annotations(run.id)
@@ -580,7 +580,8 @@ mod tests {
             let run = store
                 .create_run(&NewRun {
                     name: format!("bisect {} {}", id.0, ids[commit].short()),
-                    kind: "bisect".into(),
+                    kind: verdict_model::RunKind::Bisect,
+                    placement: verdict_model::Placement::Vm,
                     experiment_text: String::new(),
                     experiment_sha256: String::new(),
                     experiment_json: String::new(),
@@ -606,7 +607,11 @@ mod tests {
                 };
                 let boot_id = store.create_boot(run, &new).unwrap();
                 let mut row = store.boots(run).unwrap()[boot_id as usize].clone();
-                row.status = if boot < failed { "failed" } else { "proven" }.into();
+                row.status = if boot < failed {
+                    verdict_model::BootStatus::Failed
+                } else {
+                    verdict_model::BootStatus::Proven
+                };
                 store.update_boot(run, &row).unwrap();
             }
             store

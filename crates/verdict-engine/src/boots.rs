@@ -32,7 +32,10 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
 use verdict_doctor::environment::KernelConfig;
 use verdict_exec::{BootSpec, Booter, Cancel, ExecError, Target};
-use verdict_model::{BootPlan, Environment, Experiment, OnBootFailure, RunId, RunStatus, Sample};
+use verdict_model::{
+    BootPlan, BootStatus, Environment, Experiment, OnBootFailure, Placement, RunId, RunStatus,
+    Sample,
+};
 use verdict_store::{BootRow, NewBoot, NewRun, Store};
 
 use crate::boot_builds::{RunKernels, build_kernels};
@@ -228,7 +231,13 @@ impl BootRunner<'_> {
         };
         let run = self.store.create_run(&NewRun {
             name: options.experiment.name.clone(),
-            kind: options.kind.clone(),
+            kind: options.kind,
+            // The booter is a VM's or an ssh host's (kexec or reboot).
+            placement: if options.experiment.vm.is_some() {
+                Placement::Vm
+            } else {
+                Placement::BootedHost
+            },
             experiment_text: options.experiment_text.clone(),
             experiment_sha256: Experiment::text_hash(&options.experiment_text),
             experiment_json: serde_json::to_string(&options.experiment).unwrap_or_default(),
@@ -266,8 +275,8 @@ impl BootRunner<'_> {
         // A boot the controller left behind (killed while booting or
         // measuring) ended with it.
         for mut row in self.store.boots(run)? {
-            if row.status == "booting" || row.status == "proven" {
-                row.status = "interrupted".to_string();
+            if row.status.unfinished() {
+                row.status = BootStatus::Interrupted;
                 row.message = Some("the controller stopped during this boot".to_string());
                 row.finished_at_ms = Some(now_ms());
                 self.store.update_boot(run, &row)?;
@@ -422,7 +431,7 @@ impl BootRunner<'_> {
         let boots = self.store.boots(run)?;
         let failures = boots
             .iter()
-            .filter(|boot| boot.slot == slot.slot && boot.status == "failed")
+            .filter(|boot| boot.slot == slot.slot && boot.status == BootStatus::Failed)
             .count() as u32;
         let retries = experiment.sampling.boot_retries;
         if experiment.sampling.on_boot_failure == OnBootFailure::Skip && failures > retries {
@@ -475,7 +484,7 @@ impl BootRunner<'_> {
                 attempt,
                 level_key: slot.level_key.clone(),
                 first_sequence,
-                status: "booting".to_string(),
+                status: BootStatus::Booting,
                 kernel: kernel.clone(),
                 command_line: plan.cmdline.clone(),
                 ..BootRow::default()
@@ -494,7 +503,7 @@ impl BootRunner<'_> {
             ));
             let failure = match self.booter.boot(&spec) {
                 Ok(record) => {
-                    row.status = "proven".to_string();
+                    row.status = BootStatus::Proven;
                     row.nonce = record.nonce.clone();
                     row.boot_id = Some(record.boot_id.clone());
                     row.kernel_release = Some(record.kernel_release.clone());
@@ -522,13 +531,13 @@ impl BootRunner<'_> {
                         run, experiment, &remaining, cells, planned, samples, observer,
                     ) {
                         Ok(LoopEnd::Finished) => {
-                            row.status = "complete".to_string();
+                            row.status = BootStatus::Complete;
                             row.finished_at_ms = Some(now_ms());
                             self.store.update_boot(run, &row)?;
                             return Ok(SlotEnd::Measured);
                         }
                         Ok(LoopEnd::Cancelled) => {
-                            row.status = "interrupted".to_string();
+                            row.status = BootStatus::Interrupted;
                             row.finished_at_ms = Some(now_ms());
                             self.store.update_boot(run, &row)?;
                             return Ok(SlotEnd::Cancelled);
@@ -542,7 +551,7 @@ impl BootRunner<'_> {
                             (error.to_string(), self.booter.console_tail())
                         }
                         Err(error) => {
-                            row.status = "interrupted".to_string();
+                            row.status = BootStatus::Interrupted;
                             row.message = Some(error.to_string());
                             row.finished_at_ms = Some(now_ms());
                             self.store.update_boot(run, &row)?;
@@ -555,13 +564,13 @@ impl BootRunner<'_> {
                     console_tail,
                 }) => (message, console_tail),
                 Err(ExecError::Cancelled) => {
-                    row.status = "interrupted".to_string();
+                    row.status = BootStatus::Interrupted;
                     row.finished_at_ms = Some(now_ms());
                     self.store.update_boot(run, &row)?;
                     return Ok(SlotEnd::Cancelled);
                 }
                 Err(source) => {
-                    row.status = "failed".to_string();
+                    row.status = BootStatus::Failed;
                     row.message = Some(source.to_string());
                     row.finished_at_ms = Some(now_ms());
                     self.store.update_boot(run, &row)?;
@@ -573,7 +582,7 @@ impl BootRunner<'_> {
             };
             let (message, console_tail) = failure;
             self.booter.shut_down();
-            row.status = "failed".to_string();
+            row.status = BootStatus::Failed;
             row.message = Some(message.clone());
             row.console_tail = Some(console_tail.clone());
             row.finished_at_ms = Some(now_ms());

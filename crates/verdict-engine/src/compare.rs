@@ -656,7 +656,8 @@ mod tests {
         let run = store
             .create_run(&NewRun {
                 name: "k".into(),
-                kind: "run".into(),
+                kind: verdict_model::RunKind::Run,
+                placement: verdict_model::Placement::Vm,
                 experiment_text: String::new(),
                 experiment_sha256: String::new(),
                 experiment_json: String::new(),
@@ -696,7 +697,7 @@ mod tests {
                 .put_kernel_config(&sha256, "kernel build", config)
                 .unwrap();
             let mut row = store.boots(run).unwrap()[id as usize].clone();
-            row.status = "complete".into();
+            row.status = verdict_model::BootStatus::Complete;
             // The guest had no /proc/config.gz: the build's config.
             row.environment = Some(verdict_model::Environment {
                 kernel_build: Some(verdict_model::KernelBuild {

@@ -41,7 +41,7 @@ pub fn load(store: &dyn Store, run: RunId) -> Result<RunExport, ExportError> {
         id: record.id.0,
         status: record.status.as_str().to_string(),
         name: record.name,
-        kind: record.kind,
+        kind: record.kind.as_str().to_string(),
         host: record.host,
         seed: record.seed,
         tool_version: record.tool_version,

@@ -219,7 +219,7 @@ pub struct StartOptions {
     pub experiment: Experiment,
     pub experiment_text: String,
     pub seed: u64,
-    pub kind: String,
+    pub kind: verdict_model::RunKind,
     pub command_line: Vec<String>,
     pub tool_version: String,
     /// The bisection the run measures a commit for (`verdict bisect`).
@@ -305,7 +305,11 @@ impl Engine<'_> {
         };
         let run = self.store.create_run(&NewRun {
             name: options.experiment.name.clone(),
-            kind: options.kind.clone(),
+            kind: options.kind,
+            placement: match self.executor.target_name() {
+                "local" => verdict_model::Placement::Local,
+                _ => verdict_model::Placement::Hosts,
+            },
             experiment_text: options.experiment_text.clone(),
             experiment_sha256: Experiment::text_hash(&options.experiment_text),
             experiment_json: serde_json::to_string(&options.experiment).unwrap_or_default(),

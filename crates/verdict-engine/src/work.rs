@@ -79,7 +79,9 @@ pub fn detach(
     let schedule = schedule_of(&options.experiment, options.seed);
     let run = store.create_run(&NewRun {
         name: options.experiment.name.clone(),
-        kind: options.kind.clone(),
+        kind: options.kind,
+        // Each controller (`verdict work`) measures on its own machine.
+        placement: verdict_model::Placement::Local,
         experiment_text: options.experiment_text.clone(),
         experiment_sha256: Experiment::text_hash(&options.experiment_text),
         experiment_json: serde_json::to_string(&options.experiment).unwrap_or_default(),

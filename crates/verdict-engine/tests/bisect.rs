@@ -96,7 +96,7 @@ fn the_driver_names_the_culprit_and_links_its_runs_by_the_column() {
                 experiment: decoy,
                 experiment_text: String::new(),
                 seed: 1,
-                kind: "bisect".to_string(),
+                kind: verdict_model::RunKind::Bisect,
                 command_line: Vec::new(),
                 tool_version: "test".to_string(),
                 bisect: None,

@@ -106,7 +106,7 @@ fn options(policy: &str, full_verify: &str) -> StartOptions {
         experiment: Experiment::parse(&text, "b.toml").unwrap(),
         experiment_text: text,
         seed: 3,
-        kind: "run".into(),
+        kind: verdict_model::RunKind::Run,
         command_line: Vec::new(),
         tool_version: "test".into(),
         bisect: None,
@@ -142,7 +142,7 @@ fn a_boot_that_fails_twice_is_skipped_and_recorded() {
     // Each proven boot's machine environment is stored in its row; a
     // failed boot has none.
     for boot in &boots {
-        if boot.status == "complete" {
+        if boot.status == verdict_model::BootStatus::Complete {
             let environment = boot
                 .environment
                 .as_ref()
@@ -162,7 +162,10 @@ fn a_boot_that_fails_twice_is_skipped_and_recorded() {
     assert_eq!(samples.len(), 6);
     for sample in &samples {
         let boot = verdict_store::BootRow::of_sample(&boots, sample.sequence).unwrap();
-        assert_eq!(boots[boot as usize].status, "complete");
+        assert_eq!(
+            boots[boot as usize].status,
+            verdict_model::BootStatus::Complete
+        );
     }
     // The command lines the booter got: each slot's level.
     assert!(
@@ -241,7 +244,7 @@ fn a_verify_that_does_not_match_refuses_the_boot() {
         .collect();
     assert_eq!(refused.len(), 4);
     for boot in refused {
-        assert_eq!(boot.status, "failed");
+        assert_eq!(boot.status, verdict_model::BootStatus::Failed);
         assert!(
             boot.message
                 .as_deref()

@@ -15,7 +15,7 @@ fn options(text: &str, seed: u64) -> StartOptions {
         experiment: Experiment::parse(text, "test.toml").unwrap(),
         experiment_text: text.to_string(),
         seed,
-        kind: "run".to_string(),
+        kind: verdict_model::RunKind::Run,
         command_line: vec!["verdict".into(), "run".into()],
         tool_version: "verdict test".to_string(),
         bisect: None,

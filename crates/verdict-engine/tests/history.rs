@@ -15,7 +15,8 @@ fn store_run(store: &SqliteStore, host: &str, started_at_ms: i64, values: &[f64]
     let run = store
         .create_run(&NewRun {
             name: "kill".to_string(),
-            kind: "run".to_string(),
+            kind: verdict_model::RunKind::Run,
+            placement: verdict_model::Placement::Local,
             experiment_text: "name = \"kill\"\n".to_string(),
             experiment_sha256: "ef".repeat(32),
             experiment_json: "{}".to_string(),

@@ -342,7 +342,7 @@ fn run_options(repo: &Path, patch: &Path, policy: &str) -> StartOptions {
         experiment: Experiment::parse(&text, "k.toml").unwrap(),
         experiment_text: text,
         seed: 5,
-        kind: "run".into(),
+        kind: verdict_model::RunKind::Run,
         command_line: Vec::new(),
         tool_version: "test".into(),
         bisect: None,

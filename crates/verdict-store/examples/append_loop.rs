@@ -61,7 +61,8 @@ fn main() {
             let run = store
                 .create_run(&NewRun {
                     name: "append-loop".into(),
-                    kind: "run".into(),
+                    kind: verdict_model::RunKind::Run,
+                    placement: verdict_model::Placement::Local,
                     experiment_text: "name = \"append-loop\"\n".into(),
                     experiment_sha256: "0".repeat(64),
                     experiment_json: "{}".into(),

@@ -23,7 +23,8 @@ use verdict_testkit::postgres::PostgresServer;
 fn new_run() -> NewRun {
     NewRun {
         name: "bench".to_string(),
-        kind: "run".to_string(),
+        kind: verdict_model::RunKind::Run,
+        placement: verdict_model::Placement::Local,
         experiment_text: "name = \"bench\"\ncommand = [\"true\"]\n".to_string(),
         experiment_sha256: "00".repeat(32),
         experiment_json: "{}".to_string(),

@@ -35,7 +35,8 @@ fn new_run(planned: u64, host: &str) -> NewRun {
     let experiment = Experiment::parse(EXPERIMENT, "bench.toml").expect("bench experiment");
     NewRun {
         name: "bench".to_string(),
-        kind: "run".to_string(),
+        kind: verdict_model::RunKind::Run,
+        placement: verdict_model::Placement::Local,
         experiment_text: EXPERIMENT.to_string(),
         experiment_sha256: Experiment::text_hash(EXPERIMENT),
         experiment_json: serde_json::to_string(&experiment).unwrap(),

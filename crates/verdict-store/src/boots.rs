@@ -4,7 +4,7 @@
 //! Must not decide anything about boots (the engine does) or hold queries
 //! of other tables.
 
-use verdict_model::RunId;
+use verdict_model::{BootStatus, RunId};
 
 use crate::StoreError;
 use crate::rows::{BOOT_COLUMNS, boot_row};
@@ -43,7 +43,7 @@ pub(crate) fn create(
             &operation,
             "INSERT INTO boots (run_id, id, slot, attempt, level_key, first_sequence, status, \
                 kernel, command_line, started_at_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, 'booting', $7, $8, $9)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             params![
                 run.0,
                 id,
@@ -51,6 +51,7 @@ pub(crate) fn create(
                 boot.attempt,
                 &boot.level_key,
                 boot.first_sequence,
+                BootStatus::Booting,
                 &boot.kernel,
                 &boot.command_line,
                 boot.started_at_ms,
@@ -77,7 +78,7 @@ pub(crate) fn update(backend: &impl Backend, run: RunId, row: &BootRow) -> Resul
         params![
             run.0,
             row.id,
-            &row.status,
+            row.status,
             &row.nonce,
             &row.boot_id,
             &row.kernel_release,
@@ -146,7 +147,8 @@ mod tests {
         let run = store
             .create_run(&NewRun {
                 name: "b".into(),
-                kind: "run".into(),
+                kind: verdict_model::RunKind::Run,
+                placement: verdict_model::Placement::Vm,
                 experiment_text: String::new(),
                 experiment_sha256: String::new(),
                 experiment_json: "{}".into(),
@@ -178,7 +180,7 @@ mod tests {
         assert_eq!(store.create_boot(run, &new(1, 0, 2)).unwrap(), 1);
         let failed = BootRow {
             id: 1,
-            status: "failed".into(),
+            status: verdict_model::BootStatus::Failed,
             message: Some("no init".into()),
             console_tail: Some("Kernel panic".into()),
             finished_at_ms: Some(9),
@@ -189,7 +191,7 @@ mod tests {
         store.append_sample(run, &sample(2), &cell).unwrap();
         let boots = store.boots(run).unwrap();
         assert_eq!(boots.len(), 3);
-        assert_eq!(boots[1].status, "failed");
+        assert_eq!(boots[1].status, verdict_model::BootStatus::Failed);
         assert_eq!(boots[1].console_tail.as_deref(), Some("Kernel panic"));
         assert_eq!(boots[2].attempt, 1);
         let owners: Vec<_> = (0..3)

@@ -298,13 +298,15 @@ impl<B: Backend> RunIdentity for B {
             &operation,
             "INSERT INTO runs (name, kind, status, experiment_text, experiment_sha256, \
                 experiment_json, tool_version, seed, host, planned, started_at_ms, \
-                finished_at_ms, environment_start, environment_end, command_line, uuid, origin) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
+                finished_at_ms, environment_start, environment_end, command_line, uuid, origin, \
+                placement) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
+                $18) \
              RETURNING id",
             params![
                 &record.name,
-                &record.kind,
-                record.status.as_str(),
+                record.kind,
+                record.status,
                 &record.experiment_text,
                 &record.experiment_sha256,
                 &record.experiment_json,
@@ -319,6 +321,7 @@ impl<B: Backend> RunIdentity for B {
                 &to_json(&record.command_line),
                 uuid,
                 origin,
+                record.placement,
             ],
             |row| row.integer(0),
         )?

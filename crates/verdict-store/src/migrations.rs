@@ -83,6 +83,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sqlite: MIGRATION_14,
         postgres: POSTGRES_14,
     },
+    Migration {
+        sqlite: MIGRATION_15,
+        postgres: POSTGRES_15,
+    },
 ];
 
 /// The PostgreSQL table that marks a database (schema) as verdict's and
@@ -742,6 +746,110 @@ CREATE TABLE profile_symbols (
 );
 "#;
 
+/// Version 15 (typed statuses and kinds): where each run measured,
+/// `runs.placement` (`verdict_model::Placement`: `local`, `hosts`, `vm`,
+/// `booted_host`), and the closed sets of the stored words enforced by the
+/// database. Runs stored before get their placement from what they
+/// recorded, value for value: a `boot_host` annotation (an ssh host
+/// verdict booted) is `booted_host`; a host named `vm:…` (the name a VM
+/// run is stored under) is `vm`; a `target` annotation (a run of a host
+/// group, `--host`) is `hosts`; any other run measured here, `local`.
+/// (Shared work, `verdict work`, measures on each controller's own
+/// machine: `local`.) SQLite cannot add a CHECK constraint to an existing
+/// column without rebuilding the table, and rebuilding `runs` would
+/// cascade through every table that references it; triggers refuse the
+/// same values instead (the new column has its CHECK).
+const MIGRATION_15: &str = r#"
+ALTER TABLE runs ADD COLUMN placement TEXT NOT NULL DEFAULT 'local'
+    CHECK (placement IN ('local', 'hosts', 'vm', 'booted_host'));
+
+UPDATE runs SET placement = CASE
+    WHEN EXISTS (SELECT 1 FROM run_annotations a
+                 WHERE a.run_id = runs.id AND a.key = 'boot_host') THEN 'booted_host'
+    WHEN host LIKE 'vm:%' THEN 'vm'
+    WHEN EXISTS (SELECT 1 FROM run_annotations a
+                 WHERE a.run_id = runs.id AND a.key = 'target') THEN 'hosts'
+    ELSE 'local'
+END;
+
+CREATE TRIGGER runs_words_insert BEFORE INSERT ON runs
+WHEN NEW.kind NOT IN ('run', 'ab', 'check', 'bisect')
+  OR NEW.status NOT IN ('running', 'complete', 'interrupted', 'failed')
+BEGIN
+    SELECT RAISE(ABORT, 'CHECK constraint failed: runs kind or status');
+END;
+
+CREATE TRIGGER runs_words_update BEFORE UPDATE OF kind, status ON runs
+WHEN NEW.kind NOT IN ('run', 'ab', 'check', 'bisect')
+  OR NEW.status NOT IN ('running', 'complete', 'interrupted', 'failed')
+BEGIN
+    SELECT RAISE(ABORT, 'CHECK constraint failed: runs kind or status');
+END;
+
+CREATE TRIGGER boots_status_insert BEFORE INSERT ON boots
+WHEN NEW.status NOT IN ('booting', 'proven', 'complete', 'failed', 'interrupted')
+BEGIN
+    SELECT RAISE(ABORT, 'CHECK constraint failed: boots status');
+END;
+
+CREATE TRIGGER boots_status_update BEFORE UPDATE OF status ON boots
+WHEN NEW.status NOT IN ('booting', 'proven', 'complete', 'failed', 'interrupted')
+BEGIN
+    SELECT RAISE(ABORT, 'CHECK constraint failed: boots status');
+END;
+
+CREATE TRIGGER bisects_status_insert BEFORE INSERT ON bisects
+WHEN NEW.status NOT IN ('running', 'complete', 'interrupted', 'failed')
+BEGIN
+    SELECT RAISE(ABORT, 'CHECK constraint failed: bisects status');
+END;
+
+CREATE TRIGGER bisects_status_update BEFORE UPDATE OF status ON bisects
+WHEN NEW.status NOT IN ('running', 'complete', 'interrupted', 'failed')
+BEGIN
+    SELECT RAISE(ABORT, 'CHECK constraint failed: bisects status');
+END;
+
+CREATE TRIGGER work_blocks_state_insert BEFORE INSERT ON work_blocks
+WHEN NEW.state NOT IN ('pending', 'claimed', 'done')
+BEGIN
+    SELECT RAISE(ABORT, 'CHECK constraint failed: work_blocks state');
+END;
+
+CREATE TRIGGER work_blocks_state_update BEFORE UPDATE OF state ON work_blocks
+WHEN NEW.state NOT IN ('pending', 'claimed', 'done')
+BEGIN
+    SELECT RAISE(ABORT, 'CHECK constraint failed: work_blocks state');
+END;
+"#;
+
+/// Version 15 in PostgreSQL: the same column and placements; the stored
+/// words checked by CHECK constraints (which PostgreSQL adds to existing
+/// columns, validating the rows already there).
+const POSTGRES_15: &str = r#"
+ALTER TABLE runs ADD COLUMN placement TEXT NOT NULL DEFAULT 'local'
+    CONSTRAINT runs_placement CHECK (placement IN ('local', 'hosts', 'vm', 'booted_host'));
+
+UPDATE runs SET placement = CASE
+    WHEN EXISTS (SELECT 1 FROM run_annotations a
+                 WHERE a.run_id = runs.id AND a.key = 'boot_host') THEN 'booted_host'
+    WHEN host LIKE 'vm:%' THEN 'vm'
+    WHEN EXISTS (SELECT 1 FROM run_annotations a
+                 WHERE a.run_id = runs.id AND a.key = 'target') THEN 'hosts'
+    ELSE 'local'
+END;
+
+ALTER TABLE runs ADD CONSTRAINT runs_kind CHECK (kind IN ('run', 'ab', 'check', 'bisect'));
+ALTER TABLE runs ADD CONSTRAINT runs_status
+    CHECK (status IN ('running', 'complete', 'interrupted', 'failed'));
+ALTER TABLE boots ADD CONSTRAINT boots_status
+    CHECK (status IN ('booting', 'proven', 'complete', 'failed', 'interrupted'));
+ALTER TABLE bisects ADD CONSTRAINT bisects_status
+    CHECK (status IN ('running', 'complete', 'interrupted', 'failed'));
+ALTER TABLE work_blocks ADD CONSTRAINT work_blocks_state
+    CHECK (state IN ('pending', 'claimed', 'done'));
+"#;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -763,6 +871,51 @@ mod tests {
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap()
+    }
+
+    /// The database's lists of allowed words are the types' spellings.
+    #[test]
+    fn migration_15_allows_exactly_the_typed_spellings() {
+        use verdict_model::{BootStatus, Placement, RunKind, RunStatus};
+        let list = |words: &[&str]| {
+            let quoted: Vec<String> = words.iter().map(|word| format!("'{word}'")).collect();
+            format!("IN ({})", quoted.join(", "))
+        };
+        let lists = [
+            list(&RunKind::ALL.map(RunKind::as_str)),
+            list(&BootStatus::ALL.map(BootStatus::as_str)),
+            list(
+                &[
+                    RunStatus::Running,
+                    RunStatus::Complete,
+                    RunStatus::Interrupted,
+                    RunStatus::Failed,
+                ]
+                .map(RunStatus::as_str),
+            ),
+            list(
+                &[
+                    Placement::Local,
+                    Placement::Hosts,
+                    Placement::Vm,
+                    Placement::BootedHost,
+                ]
+                .map(Placement::as_str),
+            ),
+            list(
+                &[
+                    crate::BlockState::Pending,
+                    crate::BlockState::Claimed,
+                    crate::BlockState::Done,
+                ]
+                .map(crate::BlockState::as_str),
+            ),
+        ];
+        for migration in [MIGRATION_15, POSTGRES_15] {
+            for expected in &lists {
+                assert!(migration.contains(expected.as_str()), "{expected}");
+            }
+        }
     }
 
     #[test]

@@ -433,13 +433,14 @@ impl<B: Backend> Store for B {
                 "create a run",
                 "INSERT INTO runs (name, kind, status, experiment_text, experiment_sha256, \
                     experiment_json, tool_version, seed, host, planned, started_at_ms, \
-                    environment_start, command_line, uuid, bisect_id) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+                    environment_start, command_line, uuid, bisect_id, placement) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
+                    $16) \
                  RETURNING id",
                 params![
                     &run.name,
-                    &run.kind,
-                    RunStatus::Running.as_str(),
+                    run.kind,
+                    RunStatus::Running,
                     &run.experiment_text,
                     &run.experiment_sha256,
                     &run.experiment_json,
@@ -452,6 +453,7 @@ impl<B: Backend> Store for B {
                     &command_line,
                     &uuid,
                     run.bisect.map(|bisect| bisect.0),
+                    run.placement,
                 ],
                 |row| row.integer(0),
             )

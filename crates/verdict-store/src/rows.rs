@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use verdict_model::{Failure, RunId, RunStatus, Sample};
+use verdict_model::{BootStatus, Failure, Placement, RunId, RunKind, RunStatus, Sample};
 
 use crate::StoreError;
 use crate::sql::{RawError, Row};
@@ -17,7 +17,7 @@ use crate::store::{BisectId, BisectRecord, BootRow, RunRecord};
 /// The columns `RawRun::read` reads, in order, from `runs`.
 pub(crate) const RUN_COLUMNS: &str = "id, name, kind, status, experiment_text, \
     experiment_sha256, experiment_json, tool_version, seed, host, planned, started_at_ms, \
-    finished_at_ms, environment_start, environment_end, command_line, \
+    finished_at_ms, environment_start, environment_end, command_line, placement, \
     (SELECT COUNT(*) FROM samples WHERE run_id = runs.id), \
     (SELECT COUNT(*) FROM samples WHERE run_id = runs.id AND failed)";
 
@@ -52,8 +52,8 @@ pub(crate) type Corrupt<'a> = &'a dyn Fn(&str, String) -> StoreError;
 /// The columns of a run that `SELECT`s, in order: id, name, kind, status,
 /// experiment_text, experiment_sha256, experiment_json, tool_version, seed,
 /// host, planned, started_at_ms, finished_at_ms, environment_start,
-/// environment_end, command_line, then the counts of its samples and of
-/// its failed samples.
+/// environment_end, command_line, placement, then the counts of its
+/// samples and of its failed samples.
 pub(crate) struct RawRun {
     id: i64,
     name: String,
@@ -71,6 +71,7 @@ pub(crate) struct RawRun {
     environment_start: String,
     environment_end: Option<String>,
     command_line: String,
+    placement: String,
     done: i64,
     failed: i64,
 }
@@ -94,8 +95,9 @@ impl RawRun {
             environment_start: row.text(13)?,
             environment_end: row.optional_text(14)?,
             command_line: row.text(15)?,
-            done: row.integer(16)?,
-            failed: row.integer(17)?,
+            placement: row.text(16)?,
+            done: row.integer(17)?,
+            failed: row.integer(18)?,
         })
     }
 
@@ -110,8 +112,9 @@ impl RawRun {
             .transpose()?;
         Ok(RunRecord {
             id: RunId(self.id),
-            status: RunStatus::parse(&self.status)
-                .ok_or_else(|| corrupt(&what, format!("unknown status `{}`", self.status)))?,
+            status: spelled(&self.status, RunStatus::parse, &what, corrupt)?,
+            kind: spelled(&self.kind, RunKind::parse, &what, corrupt)?,
+            placement: spelled(&self.placement, Placement::parse, &what, corrupt)?,
             environment_start: serde_json::from_str(&self.environment_start)
                 .map_err(|error| corrupt(&what, format!("environment_start: {error}")))?,
             environment_end,
@@ -123,7 +126,6 @@ impl RawRun {
             failed: u64::try_from(self.failed).unwrap_or(0),
             seed: self.seed as u64,
             name: self.name,
-            kind: self.kind,
             experiment_text: self.experiment_text,
             experiment_sha256: self.experiment_sha256,
             experiment_json: self.experiment_json,
@@ -173,8 +175,7 @@ impl RawBisect {
         let what = format!("bisection {}", self.id);
         Ok(BisectRecord {
             id: BisectId(self.id),
-            status: RunStatus::parse(&self.status)
-                .ok_or_else(|| corrupt(&what, format!("unknown status `{}`", self.status)))?,
+            status: spelled(&self.status, RunStatus::parse, &what, corrupt)?,
             config: serde_json::from_str(&self.config_json)
                 .map_err(|error| corrupt(&what, format!("config: {error}")))?,
             result: self
@@ -287,11 +288,22 @@ impl RawSample {
     }
 }
 
+/// A stored word (a status, kind or placement) as its type; a word that
+/// names none of its values is a corrupt row of `what`.
+fn spelled<T>(
+    text: &str,
+    parse: fn(&str) -> Option<T>,
+    what: &str,
+    corrupt: Corrupt<'_>,
+) -> Result<T, StoreError> {
+    parse(text).ok_or_else(|| corrupt(what, format!("unknown value `{text}`")))
+}
+
 /// A boot from the columns id, slot, attempt, level_key, first_sequence,
 /// status, kernel, command_line, nonce, boot_id, kernel_release,
 /// accelerator, message, console_tail, started_at_ms, ready_at_ms,
 /// finished_at_ms, environment; `Ok(Err(why))` when a boot number is out of
-/// range or its environment does not decode.
+/// range, its status unknown or its environment does not decode.
 pub(crate) fn boot_row(row: Row<'_>) -> Result<Result<BootRow, String>, RawError> {
     let mut numbers = [0_u32; 4];
     for (slot, index) in numbers.iter_mut().zip([0, 1, 2, 4]) {
@@ -301,6 +313,10 @@ pub(crate) fn boot_row(row: Row<'_>) -> Result<Result<BootRow, String>, RawError
         }
     }
     let [id, slot, attempt, first_sequence] = numbers;
+    let text = row.text(5)?;
+    let Some(status) = BootStatus::parse(&text) else {
+        return Ok(Err(format!("boot {id} has an unknown status `{text}`")));
+    };
     let environment = match row
         .optional_text(17)?
         .map(|text| serde_json::from_str(&text))
@@ -315,7 +331,7 @@ pub(crate) fn boot_row(row: Row<'_>) -> Result<Result<BootRow, String>, RawError
         attempt,
         level_key: row.text(3)?,
         first_sequence,
-        status: row.text(5)?,
+        status,
         kernel: row.text(6)?,
         command_line: row.text(7)?,
         nonce: row.optional_text(8)?,

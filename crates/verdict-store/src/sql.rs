@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
-use verdict_model::{Cell, Environment, RunId};
+use verdict_model::{BootStatus, Cell, Environment, Placement, RunId, RunKind, RunStatus};
 
 use crate::StoreError;
 use crate::store::BisectId;
@@ -73,6 +73,20 @@ impl From<bool> for Param<'_> {
         Param::Boolean(value)
     }
 }
+
+/// The stored words (`runs.kind`, `runs.status`, `runs.placement`,
+/// `boots.status`) bound as their one spelling.
+macro_rules! spelled_params {
+    ($($type:ty),*) => {$(
+        impl From<$type> for Param<'_> {
+            fn from(value: $type) -> Self {
+                Param::Text(value.as_str())
+            }
+        }
+    )*};
+}
+
+spelled_params!(RunKind, RunStatus, Placement, BootStatus);
 
 impl<'a> From<&'a str> for Param<'a> {
     fn from(value: &'a str) -> Self {

@@ -8,7 +8,8 @@ use std::ops::ControlFlow;
 
 use serde_json::Value;
 use verdict_model::{
-    AdaptiveRecord, Cell, ComparisonStatus, Environment, RunId, RunStatus, Sample, SampleDetails,
+    AdaptiveRecord, BootStatus, Cell, ComparisonStatus, Environment, Placement, RunId, RunKind,
+    RunStatus, Sample, SampleDetails,
 };
 
 use crate::StoreError;
@@ -29,8 +30,10 @@ impl std::fmt::Display for BisectId {
 pub struct NewRun {
     /// Experiment name.
     pub name: String,
-    /// What started the run: "run", "ab", "bisect", "check", ...
-    pub kind: String,
+    /// What started the run.
+    pub kind: RunKind,
+    /// Where it measures.
+    pub placement: Placement,
     /// The experiment file exactly as read (for `ab`, a generated TOML).
     pub experiment_text: String,
     /// Hex SHA-256 of `experiment_text`.
@@ -66,8 +69,10 @@ pub struct BatchSample {
 pub struct RunSummary {
     pub id: RunId,
     pub name: String,
-    pub kind: String,
+    pub kind: RunKind,
     pub status: RunStatus,
+    /// Where it measured (schema 15; older runs from their annotations).
+    pub placement: Placement,
     pub planned: u64,
     /// Stored samples: data, failed and warmup.
     pub done: u64,
@@ -83,8 +88,10 @@ pub struct RunSummary {
 pub struct RunRecord {
     pub id: RunId,
     pub name: String,
-    pub kind: String,
+    pub kind: RunKind,
     pub status: RunStatus,
+    /// Where it measured (schema 15; older runs from their annotations).
+    pub placement: Placement,
     pub experiment_text: String,
     pub experiment_sha256: String,
     pub experiment_json: String,
@@ -164,8 +171,7 @@ pub struct BootRow {
     pub attempt: u32,
     pub level_key: String,
     pub first_sequence: u32,
-    /// `booting`, `proven`, `complete`, `failed` or `interrupted`.
-    pub status: String,
+    pub status: BootStatus,
     pub kernel: String,
     pub command_line: String,
     pub nonce: Option<String>,
@@ -191,7 +197,7 @@ impl BootRow {
     pub fn of_sample(boots: &[BootRow], sequence: u32) -> Option<u32> {
         boots
             .iter()
-            .filter(|boot| boot.status != "failed" && boot.first_sequence <= sequence)
+            .filter(|boot| boot.status.booted() && boot.first_sequence <= sequence)
             .max_by_key(|boot| (boot.first_sequence, boot.id))
             .map(|boot| boot.id)
     }
@@ -424,6 +430,7 @@ impl From<RunRecord> for RunSummary {
             name: record.name,
             kind: record.kind,
             status: record.status,
+            placement: record.placement,
             planned: record.planned,
             done: record.done,
             failed: record.failed,

@@ -165,6 +165,7 @@ on_both_backends! {
 /// detail tables; 12: without migration 13's takeovers, open-blocks index
 /// and sample hosts as well), as a store that version wrote.
 fn back_to(backend: &support::Backend, version: i64) {
+    backend.undo_migration_15();
     for table in ["profile_symbols", "sample_profiles", "sample_monitors"] {
         backend.raw_rows(&format!("DROP TABLE {table}"));
     }
@@ -193,6 +194,11 @@ fn migrates_from(backend: &support::Backend, version: i64) {
             store.append_sample(run, each, &level).unwrap();
         }
     }
+    // A run of a host group: migration 15 places it from its annotation.
+    backend
+        .open()
+        .put_annotation(run, "target", &serde_json::json!({"host": "h0"}))
+        .unwrap();
     back_to(backend, version);
     let version_now = || match backend.sqlite_path() {
         Some(_) => backend.raw_rows("PRAGMA user_version"),
@@ -201,8 +207,12 @@ fn migrates_from(backend: &support::Backend, version: i64) {
     assert_eq!(version_now(), [version.to_string()]);
     let store = backend.open();
     assert_eq!(version_now(), [Database::schema_version().to_string()]);
-    assert_eq!(Database::schema_version(), 14);
+    assert_eq!(Database::schema_version(), 15);
     assert_eq!(store.samples(run).unwrap(), written);
+    assert_eq!(
+        store.run(run).unwrap().placement,
+        verdict_model::Placement::Hosts
+    );
     assert!(store.sample_details(run).unwrap().is_empty());
     assert!(!store.detail_counts(run).unwrap().any());
     store.append_details(run, 1, &details(1)).unwrap();

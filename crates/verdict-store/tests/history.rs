@@ -16,7 +16,8 @@ use verdict_store::{HistoryCache, HistorySelection, HistoryStore, NewRun, Sqlite
 fn new_run(name: &str, host: &str, started_at_ms: i64) -> NewRun {
     NewRun {
         name: name.to_string(),
-        kind: "run".to_string(),
+        kind: verdict_model::RunKind::Run,
+        placement: verdict_model::Placement::Local,
         experiment_text: format!("name = \"{name}\"\n"),
         experiment_sha256: "cd".repeat(32),
         experiment_json: "{}".to_string(),

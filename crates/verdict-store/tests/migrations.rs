@@ -43,7 +43,7 @@ fn a_schema_v1_database_opens_and_migrates_with_its_data() {
 
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(user_version(&path), SqliteStore::schema_version());
-    assert_eq!(SqliteStore::schema_version(), 14);
+    assert_eq!(SqliteStore::schema_version(), 15);
 
     let runs = store.list_runs().unwrap();
     let summary: Vec<_> = runs
@@ -304,6 +304,7 @@ fn a_schema_v6_database_links_bisection_runs_by_their_old_names() {
         .create_run(&verdict_store::NewRun {
             name: new_run.name,
             kind: new_run.kind,
+            placement: new_run.placement,
             experiment_text: new_run.experiment_text,
             experiment_sha256: new_run.experiment_sha256,
             experiment_json: new_run.experiment_json,
@@ -465,7 +466,7 @@ fn a_schema_v11_database_moves_its_boot_environments_into_the_boot_rows() {
         );
         assert_eq!(environment.kernel_release, boot.kernel_release);
     }
-    assert_eq!(boots[1].status, "failed");
+    assert_eq!(boots[1].status, verdict_model::BootStatus::Failed);
     let keys: Vec<String> = store.annotations(RunId(1)).unwrap().into_keys().collect();
     assert!(
         keys.iter().all(|key| !key.starts_with("boot_environment.")),
@@ -664,6 +665,112 @@ fn a_schema_v13_database_keeps_its_hosts_and_takeovers_and_gains_empty_details()
         [(1, "w0", "w1", Some(2))]
     );
     gains_empty_details(&store, &[RunId(3), RunId(1), RunId(2)], 4);
+}
+
+/// tests/fixtures/schema-v14.db was written by verdict at schema version
+/// 14, built from commit 69281b6: `verdict run fixture.toml --seed 14`
+/// (`fixture-v14`: levels `mode=0` and `mode=1`, a regex metric `ops`, one
+/// warmup and three iterations each); `verdict ab true 'sleep 0.001' -n 3
+/// --seed 3`; the same experiment with `--host fixhost --ssh-config FILE
+/// --seed 15` (an OpenSSH server on this machine, reached by the name
+/// `fixhost`); and the experiment `fixture-v14-vm` (a `[target] vm` with
+/// Debian's kernel under KVM, two iterations of `true`), whose two boots
+/// failed (ssh never answered), so the run failed; VACUUMed. Migration 15 gives every run its placement from what it
+/// recorded (the local runs `local`, the host group's run `hosts` from its
+/// `target` annotation, the VM's run `vm` from its host `vm:…`), and the
+/// stored words read back as their types; the database refuses a kind,
+/// status or placement outside the sets.
+#[test]
+fn a_schema_v14_database_gets_placements_and_typed_words() {
+    use verdict_model::{BootStatus, Placement, RunKind};
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("v14.db");
+    std::fs::copy(fixture("schema-v14.db"), &path).unwrap();
+    assert_eq!(user_version(&path), 14);
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(user_version(&path), SqliteStore::schema_version());
+    let runs = store.list_runs().unwrap();
+    assert_eq!(
+        runs.iter()
+            .map(|run| (
+                run.id.0,
+                run.name.as_str(),
+                run.kind,
+                run.status,
+                run.placement,
+                run.done
+            ))
+            .collect::<Vec<_>>(),
+        [
+            (
+                1,
+                "fixture-v14",
+                RunKind::Run,
+                RunStatus::Complete,
+                Placement::Local,
+                8
+            ),
+            (
+                2,
+                "ab",
+                RunKind::Ab,
+                RunStatus::Complete,
+                Placement::Local,
+                6
+            ),
+            (
+                3,
+                "fixture-v14",
+                RunKind::Run,
+                RunStatus::Complete,
+                Placement::Hosts,
+                8
+            ),
+            (
+                4,
+                "fixture-v14-vm",
+                RunKind::Run,
+                RunStatus::Failed,
+                Placement::Vm,
+                0
+            ),
+        ]
+    );
+    for run in &runs {
+        let record = store.run(run.id).unwrap();
+        assert_eq!(
+            (record.kind, record.status, record.placement),
+            (run.kind, run.status, run.placement)
+        );
+    }
+    let vm = runs
+        .iter()
+        .find(|run| run.placement == Placement::Vm)
+        .expect("the VM's run");
+    let boots = store.boots(vm.id).unwrap();
+    assert_eq!(
+        boots.iter().map(|boot| boot.status).collect::<Vec<_>>(),
+        [BootStatus::Failed, BootStatus::Failed]
+    );
+    assert_eq!(verdict_store::BootRow::of_sample(&boots, 0), None);
+    assert!(runs.iter().all(|run| run.kind != RunKind::Bisect));
+    // The words outside the sets are refused by the database itself.
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    for statement in [
+        "UPDATE runs SET kind = 'group' WHERE id = 1",
+        "UPDATE runs SET status = 'done' WHERE id = 1",
+        "UPDATE runs SET placement = 'cloud' WHERE id = 1",
+        "UPDATE boots SET status = 'ok'",
+    ] {
+        let error = connection.execute(statement, []).unwrap_err();
+        assert!(
+            error.to_string().contains("CHECK constraint failed"),
+            "{statement}: {error}"
+        );
+    }
+    connection
+        .execute("UPDATE runs SET placement = 'booted_host' WHERE id = 1", [])
+        .unwrap();
 }
 
 #[test]

@@ -17,7 +17,8 @@ use verdict_testkit::postgres::PostgresServer;
 fn new_run(name: &str, host: &str) -> NewRun {
     NewRun {
         name: name.to_string(),
-        kind: "run".to_string(),
+        kind: verdict_model::RunKind::Run,
+        placement: verdict_model::Placement::Local,
         experiment_text: format!("name = \"{name}\"\n"),
         experiment_sha256: "cd".repeat(32),
         experiment_json: "{}".to_string(),

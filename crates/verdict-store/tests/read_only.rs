@@ -16,7 +16,8 @@ use verdict_store::{NewRun, ReadOnly, SqliteStore, Store, StoreError};
 fn new_run(name: &str, started_at_ms: i64) -> NewRun {
     NewRun {
         name: name.to_string(),
-        kind: "run".to_string(),
+        kind: verdict_model::RunKind::Run,
+        placement: verdict_model::Placement::Local,
         experiment_text: String::new(),
         experiment_sha256: "00".repeat(32),
         experiment_json: "{}".to_string(),

@@ -15,7 +15,8 @@ use verdict_store::{NewRun, Selection, Store};
 fn new_run(host: &str, kernel: &str) -> NewRun {
     NewRun {
         name: "lab".to_string(),
-        kind: "run".to_string(),
+        kind: verdict_model::RunKind::Run,
+        placement: verdict_model::Placement::Local,
         experiment_text: String::new(),
         experiment_sha256: String::new(),
         experiment_json: "{}".to_string(),

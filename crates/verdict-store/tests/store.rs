@@ -111,7 +111,7 @@ on_both_backends! {
         let expected = new_run("kill");
         assert_eq!(record.id, run);
         assert_eq!(record.name, "kill");
-        assert_eq!(record.kind, "run");
+        assert_eq!(record.kind, verdict_model::RunKind::Run);
         assert_eq!(record.status, RunStatus::Complete);
         assert_eq!(record.experiment_text, expected.experiment_text);
         assert_eq!(record.experiment_sha256, expected.experiment_sha256);
@@ -476,6 +476,7 @@ on_both_backends! {
         }
         // Back to version 10: without migration 11's table, 12's column
         // and 13's tables.
+        backend.undo_migration_15();
         undo_migration_14(backend);
         backend.raw_rows("DROP TABLE adaptive_runs");
         backend.raw_rows("ALTER TABLE boots DROP COLUMN environment");
@@ -695,7 +696,7 @@ on_both_backends! {
                 run,
                 &verdict_store::BootRow {
                     id: 1,
-                    status: "failed".into(),
+                    status: verdict_model::BootStatus::Failed,
                     message: Some("no working init found".into()),
                     console_tail: Some("Kernel panic - not syncing".into()),
                     finished_at_ms: Some(9),
@@ -708,9 +709,9 @@ on_both_backends! {
 
         let boots = store.boots(run).unwrap();
         assert_eq!(boots.iter().map(|boot| boot.id).collect::<Vec<_>>(), [0, 1, 2]);
-        assert_eq!(boots[0].status, "booting");
+        assert_eq!(boots[0].status, verdict_model::BootStatus::Booting);
         assert_eq!(boots[0].command_line, "preempt=full; DROP TABLE boots; --");
-        assert_eq!(boots[1].status, "failed");
+        assert_eq!(boots[1].status, verdict_model::BootStatus::Failed);
         assert_eq!(boots[1].console_tail.as_deref(), Some("Kernel panic - not syncing"));
         assert_eq!((boots[2].slot, boots[2].attempt), (1, 1));
         assert_eq!(verdict_store::BootRow::of_sample(&boots, 0), Some(0));
@@ -742,7 +743,7 @@ on_both_backends! {
         let booted = booted_environment("preempt=full verdict.boot=0123 x='; DROP TABLE boots; --'");
         let proven = verdict_store::BootRow {
             id: 1,
-            status: "proven".into(),
+            status: verdict_model::BootStatus::Proven,
             environment: Some(booted.clone()),
             ..verdict_store::BootRow::default()
         };
@@ -785,7 +786,7 @@ on_both_backends! {
                     id: 0,
                     slot: 0,
                     level_key: "preempt=0".into(),
-                    status: "failed".into(),
+                    status: verdict_model::BootStatus::Failed,
                     message: Some("not proven".into()),
                     console_tail: Some("0s: power_cycle on the controller".into()),
                     kernel: "/vmlinuz".into(),
@@ -797,7 +798,7 @@ on_both_backends! {
             .unwrap();
         source.create_boot(run, &new(0)).unwrap();
         let mut proven = source.boots(run).unwrap().remove(1);
-        proven.status = "complete".into();
+        proven.status = verdict_model::BootStatus::Complete;
         proven.environment = Some(booted_environment("preempt=full verdict.boot=1"));
         source.update_boot(run, &proven).unwrap();
         let target = backend.open();
@@ -856,6 +857,7 @@ on_both_backends! {
             }
             store.put_annotation(run, "boot_schedule", &json!(["preempt=full"])).unwrap();
         }
+        backend.undo_migration_15();
         undo_migration_14(backend);
         backend.raw_rows("ALTER TABLE boots DROP COLUMN environment");
         undo_migration_13(backend);

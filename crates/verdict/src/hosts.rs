@@ -75,7 +75,7 @@ pub(crate) fn start_on_hosts(
     // A workdir on this machine means nothing on another one: the agent
     // runs in the remote login directory unless the experiment names an
     // absolute one.
-    if options.kind == "ab" {
+    if options.kind == verdict_model::RunKind::Ab {
         options.experiment.workdir = None;
     }
     let group = serde_json::json!({

@@ -145,7 +145,7 @@ fn a_kernel_bisection_boots_each_commits_kernel_and_skips_one_that_does_not_boot
             let boot = BootRow::of_sample(&boots, sample.sequence)
                 .unwrap_or_else(|| panic!("sample {sample:?} of run {} in no boot", run.id));
             let boot = &boots[boot as usize];
-            assert_eq!(boot.status, "complete", "{boot:?}");
+            assert_eq!(boot.status, verdict_model::BootStatus::Complete, "{boot:?}");
             // Requested: the VM's, the flag's, then the spec file's options.
             let requested: Vec<&str> = boot.command_line.split_whitespace().collect();
             assert_eq!(requested[0], "no_timer_check", "{boot:?}");
@@ -188,7 +188,7 @@ fn a_kernel_bisection_boots_each_commits_kernel_and_skips_one_that_does_not_boot
     assert!(store.samples(broken_run.id).unwrap().is_empty());
     let broken_boots = store.boots(broken_run.id).unwrap();
     assert_eq!(broken_boots.len(), 1, "{broken_boots:?}");
-    assert_eq!(broken_boots[0].status, "failed");
+    assert_eq!(broken_boots[0].status, verdict_model::BootStatus::Failed);
     assert!(
         broken_boots[0]
             .console_tail

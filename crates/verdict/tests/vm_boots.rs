@@ -108,7 +108,7 @@ fn preempt_levels_boot_in_a_balanced_order_verified_and_compared_boot_by_boot() 
     // by default); the 4 slots are each measured in one proven boot.
     let proven: Vec<_> = boots
         .iter()
-        .filter(|boot| boot.status != "failed")
+        .filter(|boot| boot.status != verdict_model::BootStatus::Failed)
         .collect();
     assert_eq!(proven.len(), 4, "{boots:?}");
     // Balanced: each round boots each level once.
@@ -121,7 +121,7 @@ fn preempt_levels_boot_in_a_balanced_order_verified_and_compared_boot_by_boot() 
     for boot in &proven {
         // Proven: the nonce, the level's option, a new boot id, and the
         // accelerator that ran.
-        assert_eq!(boot.status, "complete", "{boot:?}");
+        assert_eq!(boot.status, verdict_model::BootStatus::Complete, "{boot:?}");
         assert_eq!(boot.nonce.as_deref().map(str::len), Some(32));
         assert!(boot.command_line.contains(&boot.level_key[8..]));
         assert_eq!(
@@ -141,7 +141,7 @@ fn preempt_levels_boot_in_a_balanced_order_verified_and_compared_boot_by_boot() 
     for sample in &samples {
         let boot = verdict_store::BootRow::of_sample(&boots, sample.sequence).unwrap();
         let boot = &boots[boot as usize];
-        assert_eq!(boot.status, "complete");
+        assert_eq!(boot.status, verdict_model::BootStatus::Complete);
         assert_eq!(boot.level_key, format!("preempt={}", cells[sample.cell]));
         assert!(sample.is_data(), "{sample:?}");
     }
@@ -274,7 +274,7 @@ fn the_preempt_modes_example_runs_as_shipped() {
     let boots = store(directory.path()).boots(RunId(1)).unwrap();
     let proven: Vec<_> = boots
         .iter()
-        .filter(|boot| boot.status != "failed")
+        .filter(|boot| boot.status != verdict_model::BootStatus::Failed)
         .collect();
     assert_eq!(proven.len(), 6, "{boots:?}");
     for round in proven.chunks(3) {
@@ -372,7 +372,7 @@ fn a_level_whose_command_line_is_not_what_it_claims_is_refused_as_a_failed_boot(
     let boots = store.boots(RunId(1)).unwrap();
     assert_eq!(boots.len(), 1, "{boots:?}");
     let boot = &boots[0];
-    assert_eq!(boot.status, "failed", "{boot:?}");
+    assert_eq!(boot.status, verdict_model::BootStatus::Failed, "{boot:?}");
     let message = boot.message.as_deref().unwrap_or("");
     assert!(
         message.contains("verify preempt=mislabeled") && message.contains("(none)"),
@@ -420,7 +420,7 @@ fn a_kernel_that_panics_stops_the_run_with_exit_1_and_its_console_tail() {
     let boots = store.boots(RunId(1)).unwrap();
     assert_eq!(boots.len(), 2, "{boots:?}");
     for boot in &boots {
-        assert_eq!(boot.status, "failed");
+        assert_eq!(boot.status, verdict_model::BootStatus::Failed);
         assert_eq!(boot.slot, 0);
         let tail = boot.console_tail.as_deref().unwrap_or("");
         assert!(tail.contains("Kernel panic"), "{tail}");
@@ -485,7 +485,7 @@ fn a_controller_killed_during_a_boot_resumes_without_lost_or_doubled_samples() {
         let store = store(directory.path());
         let boots = store.boots(RunId(1)).unwrap();
         assert_eq!(boots.len(), 1);
-        assert_eq!(boots[0].status, "booting");
+        assert_eq!(boots[0].status, verdict_model::BootStatus::Booting);
         assert!(store.samples(RunId(1)).unwrap().is_empty());
     }
     // QEMU died with its controller (parent-death signal).
@@ -519,8 +519,8 @@ fn a_controller_killed_during_a_boot_resumes_without_lost_or_doubled_samples() {
     let store = store(directory.path());
     let boots = store.boots(RunId(1)).unwrap();
     assert_eq!(boots.len(), 2, "{boots:?}");
-    assert_eq!(boots[0].status, "interrupted");
-    assert_eq!(boots[1].status, "complete");
+    assert_eq!(boots[0].status, verdict_model::BootStatus::Interrupted);
+    assert_eq!(boots[1].status, verdict_model::BootStatus::Complete);
     assert_eq!(boots[1].slot, 0);
     let samples = store.samples(RunId(1)).unwrap();
     let sequences: Vec<u32> = samples.iter().map(|sample| sample.sequence).collect();

@@ -100,7 +100,7 @@ fn a_tinyconfig_kernel_with_the_vm_guest_fragment_boots_with_no_module_files() {
     let boots = store.boots(first).unwrap();
     assert_eq!(boots.len(), 1);
     let boot = &boots[0];
-    assert_eq!(boot.status, "complete");
+    assert_eq!(boot.status, verdict_model::BootStatus::Complete);
     let environment = boot.environment.as_ref().unwrap();
     let build = environment.kernel_build.as_ref().unwrap();
     let release = boot.kernel_release.clone().unwrap();

@@ -162,7 +162,7 @@ fn levels_on_an_ssh_host_are_entered_by_kexec_and_by_a_hook_each_proven() {
     // timeout, and its boot is recorded as failed with the step log.
     let failed: Vec<_> = boots
         .iter()
-        .filter(|boot| boot.status == "failed")
+        .filter(|boot| boot.status == verdict_model::BootStatus::Failed)
         .collect();
     assert_eq!(failed.len(), 1, "{boots:?}");
     let hung = failed[0];
@@ -202,13 +202,20 @@ fn levels_on_an_ssh_host_are_entered_by_kexec_and_by_a_hook_each_proven() {
         .iter()
         .find(|boot| boot.slot == hung.slot && boot.attempt == 1)
         .unwrap_or_else(|| panic!("no retry: {boots:?}"));
-    assert_eq!(retry.status, "complete", "{retry:?}");
+    assert_eq!(
+        retry.status,
+        verdict_model::BootStatus::Complete,
+        "{retry:?}"
+    );
     assert_eq!(retry.first_sequence, hung.first_sequence);
     assert!(stderr.contains("trying boot slot"), "{stderr}");
 
     let mut boot_ids = vec![first_boot_id];
     assert_eq!(hung.environment, None, "{hung:?}");
-    for boot in boots.iter().filter(|boot| boot.status != "failed") {
+    for boot in boots
+        .iter()
+        .filter(|boot| boot.status != verdict_model::BootStatus::Failed)
+    {
         // The booted machine's own environment, read through the target
         // after the proof and stored with the boot: its command line is
         // this boot's.
@@ -229,7 +236,7 @@ fn levels_on_an_ssh_host_are_entered_by_kexec_and_by_a_hook_each_proven() {
         }
         assert!(environment.cpu_model.is_some(), "{environment:?}");
         assert_eq!(environment.cpu_count, Some(2), "{environment:?}");
-        assert_eq!(boot.status, "complete", "{boot:?}");
+        assert_eq!(boot.status, verdict_model::BootStatus::Complete, "{boot:?}");
         let id = boot.boot_id.clone().unwrap();
         assert!(
             !boot_ids.contains(&id),

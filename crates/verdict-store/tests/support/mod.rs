@@ -45,6 +45,39 @@ impl Backend {
         Database::open(&self.location).expect("open store")
     }
 
+    /// Takes the store back from schema 15 to 14: without the placement
+    /// column and the checks of the stored words.
+    pub fn undo_migration_15(&self) {
+        match self.sqlite_path() {
+            Some(_) => {
+                for trigger in [
+                    "runs_words_insert",
+                    "runs_words_update",
+                    "boots_status_insert",
+                    "boots_status_update",
+                    "bisects_status_insert",
+                    "bisects_status_update",
+                    "work_blocks_state_insert",
+                    "work_blocks_state_update",
+                ] {
+                    self.raw_rows(&format!("DROP TRIGGER {trigger}"));
+                }
+            }
+            None => {
+                for (table, constraint) in [
+                    ("runs", "runs_kind"),
+                    ("runs", "runs_status"),
+                    ("boots", "boots_status"),
+                    ("bisects", "bisects_status"),
+                    ("work_blocks", "work_blocks_state"),
+                ] {
+                    self.raw_rows(&format!("ALTER TABLE {table} DROP CONSTRAINT {constraint}"));
+                }
+            }
+        }
+        self.raw_rows("ALTER TABLE runs DROP COLUMN placement");
+    }
+
     /// How errors name the store: the path, or the URL.
     pub fn name(&self) -> String {
         self.location.redacted()

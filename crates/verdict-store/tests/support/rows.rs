@@ -18,7 +18,8 @@ pub fn cell(levels: &[(&str, &str)]) -> Cell {
 pub fn new_run(name: &str) -> NewRun {
     NewRun {
         name: name.to_string(),
-        kind: "run".to_string(),
+        kind: verdict_model::RunKind::Run,
+        placement: verdict_model::Placement::Local,
         experiment_text: format!("name = \"{name}\"\ncommand = [\"true\"]\n"),
         experiment_sha256: "ab".repeat(32),
         experiment_json: format!("{{\"name\":\"{name}\"}}"),

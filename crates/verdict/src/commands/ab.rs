@@ -73,7 +73,7 @@ pub(crate) fn run(args: &AbArgs) -> Result<ExitCode, CliError> {
         seed: args.seed.unwrap_or_else(crate::common::random_seed),
         experiment,
         experiment_text: text,
-        kind: "ab".to_string(),
+        kind: verdict_model::RunKind::Ab,
         command_line: std::env::args().collect(),
         tool_version: tool_version(),
         bisect: None,

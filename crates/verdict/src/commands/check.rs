@@ -132,7 +132,7 @@ fn measure_and_compare(
         seed: experiment.sampling.seed.unwrap_or_else(random_seed),
         experiment,
         experiment_text: text,
-        kind: "check".to_string(),
+        kind: verdict_model::RunKind::Check,
         command_line: std::env::args().collect(),
         tool_version: tool_version(),
         bisect: None,

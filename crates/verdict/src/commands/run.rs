@@ -159,7 +159,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
                 experiment,
                 experiment_text: text,
                 seed,
-                kind: "run".to_string(),
+                kind: verdict_model::RunKind::Run,
                 command_line: std::env::args().collect(),
                 tool_version: tool_version(),
                 bisect: None,

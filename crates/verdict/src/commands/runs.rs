@@ -95,7 +95,7 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
             _ => table.push(vec![
                 run.id.to_string(),
                 run.name.clone(),
-                run.kind.clone(),
+                run.kind.as_str().to_string(),
                 run.status.as_str().to_string(),
                 run.host.clone(),
                 run.planned.to_string(),
@@ -139,7 +139,7 @@ pub(crate) fn run(args: &RunsArgs) -> Result<ExitCode, CliError> {
         for run in &runs {
             // A database older than the boots table has none.
             let boots = store.boots(run.id).unwrap_or_default();
-            let failed = boots.iter().filter(|boot| boot.status == "failed").count();
+            let failed = boots.iter().filter(|boot| !boot.status.booted()).count();
             if failed > 0 {
                 rendered.push_str(&format!(
                     "\nrun {}: {failed} of {} boot(s) failed, never data (`verdict report {}` shows their console tails)",
@@ -179,8 +179,9 @@ fn runs_document(
             .map(|(run, work)| RunEntry {
                 id: run.id.0,
                 name: run.name.clone(),
-                kind: run.kind.clone(),
+                kind: run.kind.as_str().to_string(),
                 status: run.status.as_str().to_string(),
+                placement: run.placement,
                 planned: run.planned,
                 done: run.done,
                 failed: run.failed,
