@@ -23,7 +23,7 @@ use verdict_bisect::{
     AbortReason, Action, BisectError, Bisection, CommitEvidence, CommitId, Config, Event, Git,
     Outcome, Vcs,
 };
-use verdict_exec::{Cancel, Executor, Invocation, Program, Status};
+use verdict_exec::{Cancel, Invocation, Program, Status, Target};
 use verdict_model::{
     BuildProvenance, Environment, Experiment, OnBootFailure, RunId, RunStatus, SamplingMode,
 };
@@ -130,7 +130,7 @@ pub enum Request {
 /// output is copied to.
 pub trait Site {
     /// Runs the measured iterations.
-    fn executor(&self) -> &dyn Executor;
+    fn executor(&self) -> &dyn Target;
     /// The environment recorded with every measurement (read once per
     /// session: reading it for every one-run measurement would put
     /// milliseconds between the runs that are compared with each other).
@@ -150,7 +150,7 @@ pub trait Site {
 /// This machine as the site: the experiment runs in the tree it was built
 /// in.
 pub struct LocalSite {
-    pub executor: &'static dyn Executor,
+    pub executor: &'static dyn Target,
     pub environment: Environment,
 }
 
@@ -161,7 +161,7 @@ impl std::fmt::Debug for LocalSite {
 }
 
 impl Site for LocalSite {
-    fn executor(&self) -> &dyn Executor {
+    fn executor(&self) -> &dyn Target {
         self.executor
     }
 
@@ -233,7 +233,7 @@ pub struct Driver<'a> {
     /// another store may hold a bisection with the same id.
     pub store_location: &'a Path,
     /// Runs the build and install commands, here.
-    pub builder: &'a dyn Executor,
+    pub builder: &'a dyn Target,
     pub cancel: Cancel,
     /// Recorded with every measurement run.
     pub command_line: Vec<String>,

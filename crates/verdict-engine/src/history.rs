@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 use std::path::Path;
-use verdict_exec::{Cancel, Executor, Invocation, Status};
+use verdict_exec::{Cancel, Invocation, Status, Target};
 use verdict_model::RunId;
 use verdict_stats::changepoint::{self, ChangePoint, Described, Detection, Method, Settings};
 use verdict_stats::shift::Interval;
@@ -366,7 +366,7 @@ fn changes_of(described: Vec<Described>) -> Vec<Change> {
 /// `git rev-parse HEAD` in `directory` through `executor`: the commit, or
 /// `None` when the directory is not in a git work tree (or git is missing).
 pub fn repository_commit(
-    executor: &dyn Executor,
+    executor: &dyn Target,
     cancel: &Cancel,
     directory: &std::path::Path,
 ) -> Result<Option<(String, String)>, HistoryError> {

@@ -1,7 +1,7 @@
 //! verdict-engine: orchestration. The schedule (randomized complete blocks
 //! from a recorded seed), level switches with setup and teardown, warmups,
 //! adaptive stopping and resume. Processes go through verdict-exec's
-//! `Executor`, samples through verdict-store's `Store`, decisions through
+//! `Target`, samples through verdict-store's `Store`, decisions through
 //! verdict-stats; shared work on a PostgreSQL store (`work`: detached runs,
 //! controllers claiming blocks under host leases); a kernel tree's Kconfig
 //! toolchain probes run on a target (`kconfig_probes`); this crate prints

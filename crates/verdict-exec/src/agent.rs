@@ -23,8 +23,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    Cancel, ExecError, Executor, FileSnapshot, Invocation, Leftovers, MonitorRequest, Outcome,
-    Program, Snapshots, Status, SystemExecutor,
+    Cancel, ExecError, FileSnapshot, Invocation, Leftovers, MonitorRequest, Outcome, Program,
+    Snapshots, Status, SystemExecutor, Target,
 };
 
 /// One line from the controller.

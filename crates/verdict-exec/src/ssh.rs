@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use crate::agent::{Reply, Request, WireInvocation};
 use crate::remote::remote_command;
-use crate::{Cancel, ExecError, Executor, Invocation, Outcome, Status, SystemExecutor};
+use crate::{Cancel, ExecError, Invocation, Outcome, Status, SystemExecutor, Target};
 
 /// How the ssh client is run.
 #[derive(Debug, Clone)]
@@ -612,7 +612,7 @@ impl SshTarget {
     }
 }
 
-impl Executor for SshTarget {
+impl Target for SshTarget {
     fn run(&self, invocation: &Invocation, cancel: &Cancel) -> Result<Outcome, ExecError> {
         if cancel.is_cancelled() {
             return Err(ExecError::Cancelled);

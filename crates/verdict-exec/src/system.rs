@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use crate::spawn::{pipe, spawn};
 use crate::tail::TailBuffer;
-use crate::{Cancel, ExecError, Executor, Invocation, Leftovers, Outcome, Program, Status};
+use crate::{Cancel, ExecError, Invocation, Leftovers, Outcome, Program, Status, Target};
 
 /// How long a timed-out or cancelled process group gets between SIGTERM and
 /// SIGKILL, so workloads such as stress-ng can remove what they created.
@@ -51,7 +51,7 @@ const READ_CHUNK: usize = 64 * 1024;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemExecutor;
 
-impl Executor for SystemExecutor {
+impl Target for SystemExecutor {
     fn run(&self, invocation: &Invocation, cancel: &Cancel) -> Result<Outcome, ExecError> {
         run_process(invocation, cancel, ExitNotice::Pidfd)
     }

@@ -41,8 +41,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::{
-    AgentBinary, Cancel, ExecError, Executor, Invocation, Outcome, SshOptions, SshTarget, Status,
-    SystemExecutor,
+    AgentBinary, Cancel, ExecError, Invocation, Outcome, SshOptions, SshTarget, Status,
+    SystemExecutor, Target,
 };
 
 /// How the guest's CPU is emulated.
@@ -626,7 +626,7 @@ impl std::fmt::Debug for VmTarget {
     }
 }
 
-impl Executor for VmTarget {
+impl Target for VmTarget {
     fn run(&self, invocation: &Invocation, cancel: &Cancel) -> Result<Outcome, ExecError> {
         self.ssh().run(invocation, cancel)
     }
@@ -650,7 +650,7 @@ impl Executor for VmTarget {
 
 /// `/proc/cmdline`, the boot id and `uname -r` of a booted machine, read
 /// through its agent; the error names what could not be read.
-pub(crate) fn read_boot_facts(target: &dyn Executor) -> Result<BootFacts, String> {
+pub(crate) fn read_boot_facts(target: &dyn Target) -> Result<BootFacts, String> {
     let read = |path: &str| -> Result<String, String> {
         target
             .read_file(Path::new(path))

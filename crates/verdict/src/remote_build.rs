@@ -15,7 +15,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 pub(crate) use verdict_engine::bisect::RemoteBuild;
 use verdict_engine::bisect::{BisectRunError, Site};
-use verdict_exec::{Executor, SshTarget, Status};
+use verdict_exec::{SshTarget, Status, Target};
 use verdict_model::{Environment, Experiment, experiment::CommandSpec};
 
 /// Where a locally built tree is measured.
@@ -269,7 +269,7 @@ impl RemoteMachine {
 }
 
 impl Site for RemoteMachine {
-    fn executor(&self) -> &dyn Executor {
+    fn executor(&self) -> &dyn Target {
         &self.target
     }
 
