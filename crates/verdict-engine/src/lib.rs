@@ -4,8 +4,8 @@
 //! `Target`, samples through verdict-store's `Store`, decisions through
 //! verdict-stats; shared work on a PostgreSQL store (`work`: detached runs,
 //! controllers claiming blocks under host leases); a kernel tree's Kconfig
-//! toolchain probes run on a target (`kconfig_probes`); this crate prints
-//! nothing.
+//! toolchain probes run on a target (`kconfig_probes`); the commands'
+//! errors and their exit classes (`error`); this crate prints nothing.
 
 pub mod adaptive;
 pub mod bisect;
@@ -16,6 +16,7 @@ pub mod calibrate;
 mod capture;
 pub mod commit;
 pub mod compare;
+pub mod error;
 pub mod explain;
 pub mod export;
 pub mod history;
@@ -34,6 +35,7 @@ pub mod work;
 
 pub use adaptive::{AdaptivePlan, ComparisonStatus};
 pub use boots::{BootCapture, BootRunner, BootSlot, boot_plan, boot_schedule};
+pub use error::CommandError;
 pub use hosts::{HostPart, HostWork, run_on_hosts};
 pub use kernel_build::{BuiltKernel, KernelBuildError, KernelBuilder};
 pub use runner::{

@@ -13,8 +13,9 @@
 use crate::error::CliError;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
+use verdict_engine::CommandError;
 pub(crate) use verdict_engine::bisect::RemoteBuild;
-use verdict_engine::bisect::{BisectRunError, Site};
+use verdict_engine::bisect::Site;
 use verdict_exec::{SshTarget, Status, Target};
 use verdict_model::{Environment, Experiment, experiment::CommandSpec};
 
@@ -282,9 +283,9 @@ impl Site for RemoteMachine {
         experiment: &Experiment,
         tree: &Path,
         key: &str,
-    ) -> Result<Experiment, BisectRunError> {
+    ) -> Result<Experiment, CommandError> {
         RemoteMachine::stage(self, experiment, tree, key)
-            .map_err(|error| BisectRunError::Input(error.to_string()))
+            .map_err(|error| CommandError::Input(error.to_string()))
     }
 
     fn remove_all(&self) {

@@ -8,6 +8,7 @@
 use crate::error::CliError;
 use std::process::ExitCode;
 use verdict_doctor::{DoctorOptions, ProbeLength};
+use verdict_model::ExitClass;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum DoctorFormat {
@@ -269,7 +270,7 @@ fn on_hosts(args: &DoctorArgs) -> Result<ExitCode, CliError> {
                 target.target_name(),
                 outcome.status
             );
-            code = ExitCode::from(2);
+            code = ExitCode::from(ExitClass::Internal);
         }
     }
     Ok(code)
