@@ -552,7 +552,7 @@ fn config_string(config: &DotConfig, symbol: &str) -> Option<String> {
 
 fn kernel_image_version(image: &Path) -> Result<verdict_exec::ImageVersion, KernelBuildError> {
     verdict_exec::kernel_image_version(image)
-        .map_err(|message| KernelBuildError::failed(BuildStep::Make, message))
+        .map_err(|error| KernelBuildError::failed(BuildStep::Make, error.to_string()))
 }
 
 /// The make steps in the shared checkout and object directory.

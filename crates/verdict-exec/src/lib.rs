@@ -92,6 +92,6 @@ pub use ssh::{AgentBinary, SshOptions, SshTarget, valid_host};
 pub use ssh_boot::{SshBootOptions, SshBooter};
 pub use system::{SystemExecutor, TERMINATION_GRACE};
 pub use vm::{
-    Acceleration, BootExpectation, BootFacts, ImageVersion, VmOptions, VmTarget, boot_mismatches,
-    kernel_image_version, kernel_release,
+    Acceleration, BootExpectation, BootFacts, ImageError, ImageVersion, VmOptions, VmTarget,
+    boot_mismatches, kernel_image_version, kernel_release,
 };
