@@ -4,8 +4,10 @@
 //! `Target`, samples through verdict-store's `Store`, decisions through
 //! verdict-stats; shared work on a PostgreSQL store (`work`: detached runs,
 //! controllers claiming blocks under host leases); a kernel tree's Kconfig
-//! toolchain probes run on a target (`kconfig_probes`); the commands'
-//! errors and their exit classes (`error`); this crate prints nothing.
+//! toolchain probes run on a target (`kconfig_probes`); a local build
+//! measured on a host (`remote_site`) and doctor run on a host
+//! (`remote_doctor`); the commands' errors and their exit classes
+//! (`error`); this crate prints nothing.
 
 pub mod adaptive;
 pub mod bisect;
@@ -29,6 +31,8 @@ pub mod kernel_build;
 mod kernel_source;
 pub mod plan;
 pub mod profile;
+pub mod remote_doctor;
+pub mod remote_site;
 pub mod runner;
 pub mod schedule;
 pub mod work;
