@@ -1,5 +1,5 @@
 //! `Vcs` for git: runs the `git` binary in the repository (no shell, no
-//! libgit2) through a `verdict_exec::Executor`, with a fixed environment so
+//! libgit2) through a `verdict_exec::Target`, with a fixed environment so
 //! output does not depend on the user's configuration (no pager, C locale).
 //! Must not: edit refs other than HEAD, touch `git bisect` state, or
 //! discard local changes (checkout refuses on a dirty tree).
@@ -8,7 +8,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use verdict_exec::{Cancel, Executor, Invocation, Status, SystemExecutor};
+use verdict_exec::{Cancel, Invocation, Status, SystemExecutor, Target};
 
 use crate::commit::{Commit, CommitId};
 use crate::error::{BisectError, Result};
@@ -22,7 +22,7 @@ const OUTPUT_LIMIT: usize = 1 << 30;
 #[derive(Clone)]
 pub struct Git {
     repo: PathBuf,
-    executor: Arc<dyn Executor>,
+    executor: Arc<dyn Target>,
     cancel: Cancel,
 }
 
@@ -45,7 +45,7 @@ impl Git {
     /// git command in flight.
     pub fn with_executor(
         repo: impl Into<PathBuf>,
-        executor: Arc<dyn Executor>,
+        executor: Arc<dyn Target>,
         cancel: Cancel,
     ) -> Self {
         Git {

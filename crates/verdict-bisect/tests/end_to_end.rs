@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use repo::{commit_file, git, init};
 use verdict_bisect::{Action, Bisection, Class, CommitId, Config, Culprit, Event, Git, Vcs};
-use verdict_exec::{Cancel, Executor, Invocation, Status, SystemExecutor};
+use verdict_exec::{Cancel, Invocation, Status, SystemExecutor, Target};
 
 const COMMITS: usize = 30;
 const CULPRIT: usize = 19;

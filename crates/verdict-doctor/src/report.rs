@@ -422,15 +422,25 @@ impl DoctorReport {
 
     /// The report as text that fits 80 columns.
     pub fn render_text(&self) -> String {
-        const WIDTH: usize = 80;
         let mut out = String::new();
-        let environment = &self.environment;
-        let unknown = || "?".to_string();
         out.push_str(&format!(
             "verdict doctor ({}, {:.1} s)\n\n",
             self.options.length.word(),
             self.total_seconds
         ));
+        self.text_machine(&mut out);
+        self.text_checks(&mut out);
+        out.push('\n');
+        self.text_noise(&mut out);
+        self.text_workloads(&mut out);
+        out.push('\n');
+        self.text_recommendation(&mut out);
+        out
+    }
+
+    /// The text's `Machine` section: what the machine is.
+    fn text_machine(&self, out: &mut String) {
+        let environment = &self.environment;
         out.push_str("Machine\n");
         let machine = format!(
             "{} on {} {}, {} CPUs ({}), virtualization {}",
@@ -444,6 +454,11 @@ impl DoctorReport {
             environment.virtualization.clone().unwrap_or_else(unknown),
         );
         out.push_str(&wrap(&machine, WIDTH, "  ", "  "));
+    }
+
+    /// The text's `Checks` section: each check's status, finding, evidence
+    /// and fix.
+    fn text_checks(&self, out: &mut String) {
         out.push_str("\n\nChecks\n");
         for check in &self.checks {
             let head = format!("{}: {}", check.id, check.finding);
@@ -465,7 +480,10 @@ impl DoctorReport {
                 out.push('\n');
             }
         }
-        out.push('\n');
+    }
+
+    /// The text's `Noise` section: the fixed CPU probe's summary.
+    fn text_noise(&self, out: &mut String) {
         let calibration = &self.calibration;
         match &calibration.summary {
             Some(summary) => {
@@ -535,6 +553,10 @@ impl DoctorReport {
             }
             None => out.push_str("Noise: too few probe iterations to summarize\n"),
         }
+    }
+
+    /// The text's `Workload` sections, one per workload measured.
+    fn text_workloads(&self, out: &mut String) {
         for workload in &self.workloads {
             out.push_str(&format!("\nWorkload `{}`\n", workload.name));
             let line = match &workload.summary {
@@ -569,7 +591,11 @@ impl DoctorReport {
             out.push_str(&wrap(&line, WIDTH, "  ", "    "));
             out.push('\n');
         }
-        out.push('\n');
+    }
+
+    /// The text's `Recommendation` section: runs per cell, adaptive
+    /// sampling and the changes that would help most.
+    fn text_recommendation(&self, out: &mut String) {
         let recommendation = &self.recommendation;
         out.push_str(&format!(
             "Recommendation (threshold {:.1}%, alpha {}, power {})\n",
@@ -623,8 +649,15 @@ impl DoctorReport {
                 out.push('\n');
             }
         }
-        out
     }
+}
+
+/// Columns of the text report.
+const WIDTH: usize = 80;
+
+/// What the text shows for a fact that could not be read.
+fn unknown() -> String {
+    "?".to_string()
 }
 
 #[cfg(test)]

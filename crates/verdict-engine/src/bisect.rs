@@ -23,7 +23,7 @@ use verdict_bisect::{
     AbortReason, Action, BisectError, Bisection, CommitEvidence, CommitId, Config, Event, Git,
     Outcome, Vcs,
 };
-use verdict_exec::{Cancel, Executor, Invocation, Program, Status};
+use verdict_exec::{Cancel, Invocation, Program, Status, Target};
 use verdict_model::{
     BuildProvenance, Environment, Experiment, OnBootFailure, RunId, RunStatus, SamplingMode,
 };
@@ -31,31 +31,15 @@ use verdict_store::{BisectId, BisectRecord, NewBisect, Store};
 
 use crate::bisect_boots::{BootBuild, BootCosts, BootSite};
 use crate::boots::BootRunner;
+use crate::error::CommandError;
 use crate::runner::{Engine, Observer, RunOutcome, StartOptions, now_ms};
 
-/// Errors that end a bisection command.
-#[derive(Debug, thiserror::Error)]
-pub enum BisectRunError {
-    /// Input or surroundings the user can fix: a revision, a repository,
-    /// an experiment, a host.
-    #[error("{0}")]
-    Input(String),
-    /// The store or the stored state failed.
-    #[error("{0}")]
-    Internal(String),
-    /// Cancelled (Ctrl-C); everything measured is stored.
-    #[error("bisection {0} interrupted; resume with: verdict bisect --resume {0}")]
-    Interrupted(BisectId),
-}
-
-impl BisectRunError {
-    fn input(message: impl std::fmt::Display) -> Self {
-        Self::Input(message.to_string())
-    }
-
-    fn internal(message: impl std::fmt::Display) -> Self {
-        Self::Internal(message.to_string())
-    }
+/// A cancelled bisection (Ctrl-C): everything measured is stored, and
+/// the message says how to go on.
+fn interrupted(id: BisectId) -> CommandError {
+    CommandError::Interrupted(format!(
+        "bisection {id} interrupted; resume with: verdict bisect --resume {id}"
+    ))
 }
 
 /// The remote side of a measurement (`--host`): build here, measure there.
@@ -130,7 +114,7 @@ pub enum Request {
 /// output is copied to.
 pub trait Site {
     /// Runs the measured iterations.
-    fn executor(&self) -> &dyn Executor;
+    fn executor(&self) -> &dyn Target;
     /// The environment recorded with every measurement (read once per
     /// session: reading it for every one-run measurement would put
     /// milliseconds between the runs that are compared with each other).
@@ -142,7 +126,7 @@ pub trait Site {
         experiment: &Experiment,
         tree: &Path,
         key: &str,
-    ) -> Result<Experiment, BisectRunError>;
+    ) -> Result<Experiment, CommandError>;
     /// Removes what `stage` left there.
     fn remove_all(&self);
 }
@@ -150,7 +134,7 @@ pub trait Site {
 /// This machine as the site: the experiment runs in the tree it was built
 /// in.
 pub struct LocalSite {
-    pub executor: &'static dyn Executor,
+    pub executor: &'static dyn Target,
     pub environment: Environment,
 }
 
@@ -161,7 +145,7 @@ impl std::fmt::Debug for LocalSite {
 }
 
 impl Site for LocalSite {
-    fn executor(&self) -> &dyn Executor {
+    fn executor(&self) -> &dyn Target {
         self.executor
     }
 
@@ -174,7 +158,7 @@ impl Site for LocalSite {
         experiment: &Experiment,
         _: &Path,
         _: &str,
-    ) -> Result<Experiment, BisectRunError> {
+    ) -> Result<Experiment, CommandError> {
         Ok(experiment.clone())
     }
 
@@ -194,11 +178,11 @@ pub trait BisectObserver {
         &mut self,
         remote: Option<&RemoteBuild>,
         label: &str,
-    ) -> Result<Box<dyn Site>, BisectRunError>;
+    ) -> Result<Box<dyn Site>, CommandError>;
     /// The booter of `experiment`'s `[target] vm`, for a bisection that
     /// boots each commit's kernel (opened once per session).
-    fn open_booter(&mut self, experiment: &Experiment) -> Result<BootSite, BisectRunError> {
-        Err(BisectRunError::input(format!(
+    fn open_booter(&mut self, experiment: &Experiment) -> Result<BootSite, CommandError> {
+        Err(CommandError::input(format!(
             "experiment `{}` boots a VM, which this caller cannot start",
             experiment.name
         )))
@@ -233,7 +217,7 @@ pub struct Driver<'a> {
     /// another store may hold a bisection with the same id.
     pub store_location: &'a Path,
     /// Runs the build and install commands, here.
-    pub builder: &'a dyn Executor,
+    pub builder: &'a dyn Target,
     pub cancel: Cancel,
     /// Recorded with every measurement run.
     pub command_line: Vec<String>,
@@ -250,7 +234,7 @@ impl std::fmt::Debug for Driver<'_> {
     }
 }
 
-/// How a bisection ended (an interruption is `BisectRunError::Interrupted`).
+/// How a bisection ended (an interruption is `CommandError::Interrupted`).
 #[derive(Debug)]
 pub enum Finished {
     /// The outcome, stored as the bisection's result.
@@ -294,22 +278,22 @@ pub fn run<V: Vcs + Worktrees>(
     driver: &mut Driver<'_>,
     request: Request,
     open_vcs: impl Fn(&Path) -> V,
-) -> Result<Finished, BisectRunError> {
+) -> Result<Finished, CommandError> {
     let (id, settings, experiment) = match request {
         Request::Resume(requested) => {
             let record = match requested {
                 None => driver
                     .store
                     .latest_bisect()
-                    .map_err(BisectRunError::internal)?
-                    .ok_or_else(|| BisectRunError::input("no bisection to resume"))?,
-                Some(id) => driver.store.bisect(id).map_err(BisectRunError::input)?,
+                    .map_err(CommandError::internal)?
+                    .ok_or_else(|| CommandError::input("no bisection to resume"))?,
+                Some(id) => driver.store.bisect(id).map_err(CommandError::input)?,
             };
             let settings: Settings =
-                serde_json::from_value(record.config.clone()).map_err(BisectRunError::internal)?;
+                serde_json::from_value(record.config.clone()).map_err(CommandError::internal)?;
             let mut experiment =
                 Experiment::parse(&record.experiment_text, &settings.experiment_path)
-                    .map_err(BisectRunError::input)?;
+                    .map_err(CommandError::input)?;
             // A kernel build's files are named relative to the experiment
             // file (as when the bisection started).
             if let Some(directory) = Path::new(&settings.experiment_path).parent() {
@@ -348,25 +332,25 @@ fn start_new(
     driver: &mut Driver<'_>,
     vcs: &impl Vcs,
     request: NewBisection,
-) -> Result<(BisectId, Settings, Experiment), BisectRunError> {
+) -> Result<(BisectId, Settings, Experiment), CommandError> {
     let experiment = request.experiment;
     let path = request.experiment_path;
     if experiment.cells().len() != 1 {
-        return Err(BisectRunError::input(format!(
+        return Err(CommandError::input(format!(
             "{}: bisection measures one workload per commit; the experiment has {} cells (remove its factors or pin them to one level)",
             path.display(),
             experiment.cells().len()
         )));
     }
-    let good = vcs.resolve(&request.good).map_err(BisectRunError::input)?;
-    let bad = vcs.resolve(&request.bad).map_err(BisectRunError::input)?;
+    let good = vcs.resolve(&request.good).map_err(CommandError::input)?;
+    let bad = vcs.resolve(&request.bad).map_err(CommandError::input)?;
     let candidates: Vec<CommitId> = vcs
         .candidates(&good, &bad, request.first_parent)
-        .map_err(BisectRunError::input)?
+        .map_err(CommandError::input)?
         .into_iter()
         .map(|commit| commit.id)
         .collect();
-    request.config.validate().map_err(BisectRunError::input)?;
+    request.config.validate().map_err(CommandError::input)?;
     crate::bisect_boots::check(
         &experiment,
         &path,
@@ -397,10 +381,10 @@ fn start_new(
             good: settings.good.to_string(),
             bad: settings.bad.to_string(),
             experiment_text: request.experiment_text,
-            config: serde_json::to_value(&settings).map_err(BisectRunError::internal)?,
+            config: serde_json::to_value(&settings).map_err(CommandError::internal)?,
             started_at_ms: now_ms(),
         })
-        .map_err(BisectRunError::internal)?;
+        .map_err(CommandError::internal)?;
     driver.observer.note(&format!(
         "bisection {}: {} commits between {} and {}",
         id.0,
@@ -412,12 +396,12 @@ fn start_new(
 }
 
 /// The recorded events of bisection `id`, in order.
-fn events(store: &dyn Store, id: BisectId) -> Result<Vec<Event>, BisectRunError> {
+fn events(store: &dyn Store, id: BisectId) -> Result<Vec<Event>, CommandError> {
     store
         .bisect_events(id)
-        .map_err(BisectRunError::internal)?
+        .map_err(CommandError::internal)?
         .into_iter()
-        .map(|(_, value)| serde_json::from_value(value).map_err(BisectRunError::internal))
+        .map(|(_, value)| serde_json::from_value(value).map_err(CommandError::internal))
         .collect()
 }
 
@@ -427,9 +411,9 @@ fn drive<V: Vcs + Worktrees>(
     id: BisectId,
     settings: Settings,
     experiment: &Experiment,
-) -> Result<Finished, BisectRunError> {
+) -> Result<Finished, CommandError> {
     let store = driver.store;
-    let original = vcs.head().map_err(BisectRunError::input)?;
+    let original = vcs.head().map_err(CommandError::input)?;
     let recorded = events(store, id)?;
     let mut sequence = recorded.len() as u32;
     let mut bisection = Bisection::replay(
@@ -438,10 +422,10 @@ fn drive<V: Vcs + Worktrees>(
         settings.candidates.clone(),
         &recorded,
     )
-    .map_err(BisectRunError::internal)?;
+    .map_err(CommandError::internal)?;
     // A kill between a measurement's end and its event: the run is
     // complete in the store but its values are not in the bisection yet.
-    let runs = store.bisect_runs(id).map_err(BisectRunError::internal)?;
+    let runs = store.bisect_runs(id).map_err(CommandError::internal)?;
     if let Some(event) = orphan_measurement(store, &settings, experiment, &bisection, &runs)? {
         record_event(store, id, &mut sequence, &mut bisection, &event)?;
     }
@@ -476,7 +460,7 @@ fn drive<V: Vcs + Worktrees>(
     };
     let result = loop {
         if session.driver.cancel.is_cancelled() {
-            break Err(BisectRunError::Interrupted(id));
+            break Err(interrupted(id));
         }
         match bisection.next_action() {
             Action::Measure { commit, runs } => {
@@ -489,10 +473,10 @@ fn drive<V: Vcs + Worktrees>(
                 record_event(store, id, &mut sequence, &mut bisection, &event)?;
             }
             Action::Done(outcome) => {
-                let result = serde_json::to_value(&outcome).map_err(BisectRunError::internal)?;
+                let result = serde_json::to_value(&outcome).map_err(CommandError::internal)?;
                 store
                     .finish_bisect(id, RunStatus::Complete, now_ms(), &result)
-                    .map_err(BisectRunError::internal)?;
+                    .map_err(CommandError::internal)?;
                 let boots =
                     crate::bisect_boots::boot_costs(store, id, &settings, &events(store, id)?)?;
                 break Ok(Finished::Done(Box::new(Done {
@@ -505,10 +489,10 @@ fn drive<V: Vcs + Worktrees>(
                 })));
             }
             Action::Abort { reason } => {
-                let result = serde_json::to_value(&reason).map_err(BisectRunError::internal)?;
+                let result = serde_json::to_value(&reason).map_err(CommandError::internal)?;
                 store
                     .finish_bisect(id, RunStatus::Failed, now_ms(), &result)
-                    .map_err(BisectRunError::internal)?;
+                    .map_err(CommandError::internal)?;
                 break Ok(Finished::Aborted { id, reason });
             }
         }
@@ -557,7 +541,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
     /// Makes `commit` ready to run: checked out and built in the repository
     /// (or in its own worktree, once). `Err(skip)` when the build or
     /// install hook failed. Returns the directory to run in.
-    fn prepare(&mut self, commit: &CommitId) -> Result<Result<PathBuf, Event>, BisectRunError> {
+    fn prepare(&mut self, commit: &CommitId) -> Result<Result<PathBuf, Event>, CommandError> {
         let settings = self.settings;
         // verdict builds the kernel itself from the repository's objects:
         // nothing to check out or run here.
@@ -577,14 +561,14 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             }
             self.vcs
                 .add_worktree(commit, &path)
-                .map_err(BisectRunError::input)?;
+                .map_err(CommandError::input)?;
             self.worktrees.push((commit.clone(), path.clone()));
             path
         } else {
             if self.checked_out.as_ref() == Some(commit) {
                 return Ok(Ok(settings.repo.clone()));
             }
-            self.vcs.checkout(commit).map_err(BisectRunError::input)?;
+            self.vcs.checkout(commit).map_err(CommandError::input)?;
             self.checked_out = Some(commit.clone());
             settings.repo.clone()
         };
@@ -596,9 +580,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
                     .driver
                     .builder
                     .run(&invocation, &self.driver.cancel)
-                    .map_err(|error| {
-                        BisectRunError::input(format!("{what} `{command}`: {error}"))
-                    })?;
+                    .map_err(|error| CommandError::input(format!("{what} `{command}`: {error}")))?;
                 if outcome.status != Status::Exited(0) {
                     self.checked_out = None;
                     self.driver.observer.note(&format!(
@@ -638,7 +620,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
     /// iterations at `commit`. `None` when a stored partial measurement was
     /// completed instead (its event is then recorded by the caller on the
     /// next loop).
-    fn measure(&mut self, commit: &CommitId, runs: usize) -> Result<Option<Event>, BisectRunError> {
+    fn measure(&mut self, commit: &CommitId, runs: usize) -> Result<Option<Event>, CommandError> {
         let name = format!("bisect {} {}", self.id.0, commit.short());
         let unfinished = match self.unfinished.take() {
             Some((run_name, run)) if run_name == name => Some(run),
@@ -671,15 +653,15 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
         let summary = match unfinished {
             Some(run) => engine
                 .resume(run, progress.as_mut())
-                .map_err(BisectRunError::input)?,
+                .map_err(CommandError::input)?,
             None => {
                 let options = self.start_options(experiment, commit, runs, name);
                 let summary = engine
                     .start(&options, progress.as_mut())
-                    .map_err(BisectRunError::input)?;
+                    .map_err(CommandError::input)?;
                 store
                     .put_annotation(summary.run, "bisect", &self.annotation(commit))
-                    .map_err(BisectRunError::internal)?;
+                    .map_err(CommandError::internal)?;
                 summary
             }
         };
@@ -786,10 +768,10 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
         &mut self,
         commit: &CommitId,
         summary: &RunOutcome,
-    ) -> Result<Option<Event>, BisectRunError> {
+    ) -> Result<Option<Event>, CommandError> {
         let store = self.driver.store;
         if summary.status == RunStatus::Interrupted {
-            return Err(BisectRunError::Interrupted(self.id));
+            return Err(interrupted(self.id));
         }
         let (values, samples) = run_values(store, summary.run, self.experiment)?;
         if values.is_empty()
@@ -801,7 +783,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             // No proven boot: the kernel did not boot (after the
             // experiment's `boot_retries`); its boots and their console
             // tails are in the run's `boots`.
-            let boots = store.boots(summary.run).map_err(BisectRunError::internal)?;
+            let boots = store.boots(summary.run).map_err(CommandError::internal)?;
             let failed: Vec<_> = boots.iter().filter(|boot| !boot.status.booted()).collect();
             if let Some(last) = failed.last() {
                 let reason = format!(
@@ -845,7 +827,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
         directory: &Path,
         name: String,
         unfinished: Option<RunId>,
-    ) -> Result<Option<Event>, BisectRunError> {
+    ) -> Result<Option<Event>, CommandError> {
         // What to start, unless a cut-off measurement is resumed.
         let start = match unfinished {
             Some(_) => None,
@@ -880,7 +862,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             .observer
             .measurement(&self.experiment.primary_metric().name);
         let Some(site) = self.boots.as_mut() else {
-            return Err(BisectRunError::internal("no booter"));
+            return Err(CommandError::internal("no booter"));
         };
         let mut runner = BootRunner {
             booter: site.booter.as_mut(),
@@ -897,7 +879,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             (None, Some(run)) => runner.resume(run, progress.as_mut()),
             (None, None) => unreachable!("a measurement is started or resumed"),
         }
-        .map_err(BisectRunError::input)?;
+        .map_err(CommandError::input)?;
         drop(progress);
         self.event_of(commit, &summary)
     }
@@ -925,9 +907,8 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
 /// Why run `run`'s kernel was not built, when its last build record says
 /// it failed (a bisection from source skips such a commit, as a failed
 /// `--build` is skipped).
-fn failed_build(store: &dyn Store, run: RunId) -> Result<Option<String>, BisectRunError> {
-    let records =
-        crate::boot_builds::stored_records(store, run).map_err(BisectRunError::internal)?;
+fn failed_build(store: &dyn Store, run: RunId) -> Result<Option<String>, CommandError> {
+    let records = crate::boot_builds::stored_records(store, run).map_err(CommandError::internal)?;
     Ok(records.last().and_then(|record| {
         record.failure.as_ref().map(|failure| {
             format!(
@@ -964,16 +945,16 @@ fn record_event(
     sequence: &mut u32,
     bisection: &mut Bisection,
     event: &Event,
-) -> Result<(), BisectRunError> {
+) -> Result<(), CommandError> {
     store
         .append_bisect_event(
             id,
             *sequence,
-            &serde_json::to_value(event).map_err(BisectRunError::internal)?,
+            &serde_json::to_value(event).map_err(CommandError::internal)?,
         )
-        .map_err(BisectRunError::internal)?;
+        .map_err(CommandError::internal)?;
     *sequence += 1;
-    bisection.apply(event).map_err(BisectRunError::internal)
+    bisection.apply(event).map_err(CommandError::internal)
 }
 
 /// The latest of `runs` that neither completed nor failed: a kill cut it
@@ -1008,9 +989,9 @@ fn run_values(
     store: &dyn Store,
     run: RunId,
     experiment: &Experiment,
-) -> Result<(Vec<f64>, Vec<verdict_model::Sample>), BisectRunError> {
+) -> Result<(Vec<f64>, Vec<verdict_model::Sample>), CommandError> {
     let metric = &experiment.primary_metric().name;
-    let samples = store.samples(run).map_err(BisectRunError::internal)?;
+    let samples = store.samples(run).map_err(CommandError::internal)?;
     let values = samples
         .iter()
         .filter(|sample| sample.is_data())
@@ -1030,7 +1011,7 @@ fn orphan_measurement(
     experiment: &Experiment,
     bisection: &Bisection,
     runs: &[verdict_store::RunSummary],
-) -> Result<Option<Event>, BisectRunError> {
+) -> Result<Option<Event>, CommandError> {
     let mut stored_values = 0;
     let mut last = None;
     for run in runs.iter().filter(|run| run.status == RunStatus::Complete) {
@@ -1103,16 +1084,16 @@ pub fn log<V: Vcs>(
     id: Option<BisectId>,
     open_vcs: impl Fn(&Path) -> V,
     every_commit: bool,
-) -> Result<BisectLog, BisectRunError> {
+) -> Result<BisectLog, CommandError> {
     let record = match id {
-        Some(id) => store.bisect(id).map_err(BisectRunError::input)?,
+        Some(id) => store.bisect(id).map_err(CommandError::input)?,
         None => store
             .latest_bisect()
-            .map_err(BisectRunError::internal)?
-            .ok_or_else(|| BisectRunError::input("no bisections in the database"))?,
+            .map_err(CommandError::internal)?
+            .ok_or_else(|| CommandError::input("no bisections in the database"))?,
     };
     let settings: Settings =
-        serde_json::from_value(record.config.clone()).map_err(BisectRunError::internal)?;
+        serde_json::from_value(record.config.clone()).map_err(CommandError::internal)?;
     let recorded = events(store, record.id)?;
     let bisection = Bisection::replay(
         settings.config.clone(),
@@ -1120,7 +1101,7 @@ pub fn log<V: Vcs>(
         settings.candidates.clone(),
         &recorded,
     )
-    .map_err(BisectRunError::internal)?;
+    .map_err(CommandError::internal)?;
     let boots = crate::bisect_boots::boot_costs(store, record.id, &settings, &recorded)?;
     let vcs = open_vcs(&settings.repo);
     let commits = bisection

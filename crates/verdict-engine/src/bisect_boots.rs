@@ -22,7 +22,8 @@ use verdict_exec::Booter;
 use verdict_model::{BootPlan, Experiment, LevelBoot, RunStatus};
 use verdict_store::{BisectId, Store};
 
-use crate::bisect::{BisectRunError, Settings};
+use crate::bisect::Settings;
+use crate::error::CommandError;
 
 /// Where a commit's build leaves the kernel to boot (stored with the
 /// bisection, so a resume boots the same way). Paths are relative to the
@@ -79,10 +80,10 @@ pub(crate) fn check(
     boot: Option<&BootBuild>,
     remote: bool,
     commands: bool,
-) -> Result<(), BisectRunError> {
+) -> Result<(), CommandError> {
     let path = experiment_path.display();
     if experiment.host_boot.is_some() {
-        return Err(BisectRunError::Input(format!(
+        return Err(CommandError::Input(format!(
             "{path}: `[target] boot` (ssh hosts booted by kexec) cannot be bisected yet; bisect kernels on `[target] vm`"
         )));
     }
@@ -90,18 +91,18 @@ pub(crate) fn check(
         return check_source(build, experiment_path, boot, remote, commands);
     }
     match (&experiment.vm, boot) {
-        (Some(_), None) => Err(BisectRunError::Input(format!(
+        (Some(_), None) => Err(CommandError::Input(format!(
             "{path}: `[target] vm` boots the kernel each commit's build produces: give --boot-kernel PATH (e.g. arch/x86/boot/bzImage) or --boot-spec FILE"
         ))),
-        (None, Some(_)) => Err(BisectRunError::Input(format!(
+        (None, Some(_)) => Err(CommandError::Input(format!(
             "--boot-kernel, --boot-initrd, --boot-cmdline and --boot-spec boot each commit's kernel on a VM: {path} has no `[target] vm`"
         ))),
-        (Some(_), Some(_)) if remote => Err(BisectRunError::Input(format!(
+        (Some(_), Some(_)) if remote => Err(CommandError::Input(format!(
             "{path}: `[target] vm` boots each commit's kernel on this machine; --host does not apply"
         ))),
         (Some(_), Some(boot)) => {
             if boot.kernel.is_none() && boot.spec.is_none() {
-                return Err(BisectRunError::Input(
+                return Err(CommandError::Input(
                     "a kernel bisection needs the kernel each build produces: give --boot-kernel PATH or --boot-spec FILE"
                         .to_string(),
                 ));
@@ -121,9 +122,9 @@ fn check_source(
     boot: Option<&BootBuild>,
     remote: bool,
     commands: bool,
-) -> Result<(), BisectRunError> {
+) -> Result<(), CommandError> {
     let path = experiment_path.display();
-    let refuse = |message: String| Err(BisectRunError::Input(format!("{path}: {message}")));
+    let refuse = |message: String| Err(CommandError::Input(format!("{path}: {message}")));
     if boot.is_some_and(|boot| !boot.from_source) {
         return refuse(
             "`[target] vm` has a `build`: verdict builds each commit's kernel itself; drop --boot-kernel/--boot-initrd/--boot-cmdline/--boot-spec (or the `build`)".to_string(),
@@ -161,14 +162,14 @@ pub(crate) fn source_experiment(experiment: &Experiment, repo: &Path, commit: &s
 }
 
 /// The flags' part of a commit's boot, validated as a level's `boot`.
-fn flag_level(boot: &BootBuild) -> Result<LevelBoot, BisectRunError> {
+fn flag_level(boot: &BootBuild) -> Result<LevelBoot, CommandError> {
     verdict_model::level_boot(
         boot.kernel.as_deref(),
         boot.initrd.as_deref(),
         &boot.cmdline,
     )
     .map_err(|message| {
-        BisectRunError::Input(format!(
+        CommandError::Input(format!(
             "--boot-kernel/--boot-initrd/--boot-cmdline: {message}"
         ))
     })
@@ -280,11 +281,11 @@ pub(crate) fn boot_costs(
     id: BisectId,
     settings: &Settings,
     events: &[Event],
-) -> Result<Option<BootCosts>, BisectRunError> {
+) -> Result<Option<BootCosts>, CommandError> {
     if settings.boot.is_none() {
         return Ok(None);
     }
-    let internal = |error: verdict_store::StoreError| BisectRunError::Internal(error.to_string());
+    let internal = |error: verdict_store::StoreError| CommandError::Internal(error.to_string());
     let mut runs = Vec::new();
     let mut named = Vec::new();
     for run in store.bisect_runs(id).map_err(internal)? {
@@ -339,7 +340,7 @@ pub(crate) fn boot_costs(
         settings.good.clone(),
         settings.candidates.clone(),
     )
-    .map_err(|error| BisectRunError::Internal(error.to_string()))?;
+    .map_err(|error| CommandError::Internal(error.to_string()))?;
     for (event, owned) in events.iter().zip(&by_event) {
         for &run in owned {
             add(&mut costs, run);
@@ -347,7 +348,7 @@ pub(crate) fn boot_costs(
         let steps = bisection.steps().len();
         bisection
             .apply(event)
-            .map_err(|error| BisectRunError::Internal(error.to_string()))?;
+            .map_err(|error| CommandError::Internal(error.to_string()))?;
         for _ in steps..bisection.steps().len() {
             costs.per_step.push(costs.total);
         }
@@ -477,7 +478,7 @@ mod tests {
             kernel: Some("bzImage".into()),
             ..BootBuild::default()
         };
-        let error = |result: Result<(), BisectRunError>| result.unwrap_err().to_string();
+        let error = |result: Result<(), CommandError>| result.unwrap_err().to_string();
         assert!(error(check(&vm(), path, None, false, false)).contains("--boot-kernel"));
         assert!(
             error(check(&experiment(""), path, Some(&kernel), false, false))

@@ -4,7 +4,7 @@
 //! runs through the given executor; must not print.
 
 use serde_json::{Value, json};
-use verdict_exec::{Cancel, Executor};
+use verdict_exec::{Cancel, Target};
 use verdict_model::RunId;
 use verdict_store::HistoryStore;
 
@@ -23,7 +23,7 @@ pub struct RunCommit {
 /// The commit a new run of the experiment at `path` measures: `given`,
 /// else `git rev-parse HEAD` in the file's directory, else none.
 pub fn experiment_commit(
-    executor: &dyn Executor,
+    executor: &dyn Target,
     path: &std::path::Path,
     given: Option<&str>,
 ) -> Result<Option<RunCommit>, HistoryError> {

@@ -17,29 +17,7 @@ use verdict_analysis::sources::{Source, SourceKind};
 use verdict_model::{Direction, Experiment, MetricSpec, RunId};
 use verdict_store::{RunRecord, Selection, Store};
 
-/// Why a side could not be loaded or paired. The messages are the ones
-/// the user sees; they name the side (`spec`), the file and line, or the
-/// run.
-#[derive(Debug, thiserror::Error)]
-pub enum CompareError {
-    /// Input the user can fix: a file that does not parse, a selection
-    /// that selects nothing, sides with nothing in common.
-    #[error("{0}")]
-    Input(String),
-    /// The store or a stored run failed.
-    #[error("{0}")]
-    Internal(String),
-}
-
-impl CompareError {
-    fn input(message: impl std::fmt::Display) -> Self {
-        Self::Input(message.to_string())
-    }
-
-    fn internal(message: impl std::fmt::Display) -> Self {
-        Self::Internal(message.to_string())
-    }
-}
+use crate::error::CommandError;
 
 /// Where a stored side's values came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -124,7 +102,7 @@ pub fn load_side(
     column: Option<&str>,
     metric: Option<&str>,
     store: Option<&dyn Store>,
-) -> Result<Vec<Series>, CompareError> {
+) -> Result<Vec<Series>, CommandError> {
     let path = Path::new(spec);
     if path.is_file() {
         return load_file(path, column);
@@ -134,16 +112,16 @@ pub fn load_side(
     {
         return Ok(vec![load_selection(store, spec, selection, metric)?]);
     }
-    Err(CompareError::input(format!(
+    Err(CommandError::input(format!(
         "`{spec}` is neither a file nor a stored selection (RUN, RUN:factor=level,..., or factor=level,...)"
     )))
 }
 
 /// The series of a file, in whatever format `verdict_parse::import`
 /// recognises (`column`: the CSV column holding the values).
-pub fn load_file(path: &Path, column: Option<&str>) -> Result<Vec<Series>, CompareError> {
+pub fn load_file(path: &Path, column: Option<&str>) -> Result<Vec<Series>, CommandError> {
     let text = std::fs::read_to_string(path)
-        .map_err(|error| CompareError::input(format!("read {}: {error}", path.display())))?;
+        .map_err(|error| CommandError::input(format!("read {}: {error}", path.display())))?;
     let shown = path.display().to_string();
     // Malformed lines as FILE:LINE (1-based), with the line quoted.
     let context = |error: verdict_parse::ParseError| match error {
@@ -152,10 +130,10 @@ pub fn load_file(path: &Path, column: Option<&str>) -> Result<Vec<Series>, Compa
             line,
             message,
             text,
-        } => CompareError::input(format!(
+        } => CommandError::input(format!(
             "{shown}:{line}: {message} ({format} line `{text}`)"
         )),
-        other => CompareError::input(format!("{shown}: {other}")),
+        other => CommandError::input(format!("{shown}: {other}")),
     };
     let series = verdict_parse::import(&shown, &text, column).map_err(context)?;
     Ok(series
@@ -171,9 +149,9 @@ pub fn load_file(path: &Path, column: Option<&str>) -> Result<Vec<Series>, Compa
         .collect())
 }
 
-fn experiment_of(record: &RunRecord) -> Result<Experiment, CompareError> {
+fn experiment_of(record: &RunRecord) -> Result<Experiment, CommandError> {
     serde_json::from_str(&record.experiment_json).map_err(|error| {
-        CompareError::internal(format!(
+        CommandError::internal(format!(
             "run {}: stored experiment does not load: {error}",
             record.id
         ))
@@ -201,16 +179,16 @@ pub fn load_selection(
     spec: &str,
     StoredSelection { run, levels }: StoredSelection,
     metric: Option<&str>,
-) -> Result<Series, CompareError> {
+) -> Result<Series, CommandError> {
     let metric_name = match (run, metric) {
         (_, Some(name)) => name.to_string(),
         (Some(run), None) => {
-            let record = store.run(run).map_err(CompareError::input)?;
+            let record = store.run(run).map_err(CommandError::input)?;
             experiment_of(&record)?.primary_metric().name.clone()
         }
         (None, None) => {
             let record = newest_run_with_cell(store, &levels)?.ok_or_else(|| {
-                CompareError::input(format!(
+                CommandError::input(format!(
                     "`{spec}`: no stored run has a cell with these levels"
                 ))
             })?;
@@ -219,13 +197,13 @@ pub fn load_selection(
     };
     if let Some(run) = run {
         // A named run must declare the metric.
-        let record = store.run(run).map_err(CompareError::input)?;
+        let record = store.run(run).map_err(CommandError::input)?;
         if !experiment_of(&record)?
             .metrics
             .iter()
             .any(|declared| declared.name == metric_name)
         {
-            return Err(CompareError::input(format!(
+            return Err(CommandError::input(format!(
                 "run {run} has no metric `{metric_name}`"
             )));
         }
@@ -236,9 +214,9 @@ pub fn load_selection(
             levels: levels.clone(),
             metric: metric_name.clone(),
         })
-        .map_err(CompareError::internal)?;
+        .map_err(CommandError::internal)?;
     if selected.is_empty() {
-        return Err(CompareError::input(format!(
+        return Err(CommandError::input(format!(
             "`{spec}` selects no stored samples of metric `{metric_name}`{}",
             if run.is_none() {
                 " (no run has both a cell with these levels and values of that metric)"
@@ -253,7 +231,7 @@ pub fn load_selection(
     cells.sort();
     cells.dedup();
     if cells.len() > 1 && run.is_some() {
-        return Err(CompareError::input(format!(
+        return Err(CommandError::input(format!(
             "`{spec}` matches {} cells; name one, e.g. {}:{}",
             cells.len(),
             run.map_or(String::new(), |run| run.to_string()),
@@ -294,10 +272,10 @@ fn pooled_definition(
     metric_name: &str,
     pooled: &BTreeSet<RunId>,
     levels: &[(String, String)],
-) -> Result<(MetricSpec, f64), CompareError> {
+) -> Result<(MetricSpec, f64), CommandError> {
     let mut definition: Option<(RunId, MetricSpec, f64)> = None;
     for &pooled_run in pooled.iter().rev() {
-        let record = store.run(pooled_run).map_err(CompareError::internal)?;
+        let record = store.run(pooled_run).map_err(CommandError::internal)?;
         let experiment = experiment_of(&record)?;
         let Some(declared) = experiment
             .metrics
@@ -318,7 +296,7 @@ fn pooled_definition(
                 if spec_of_newest.unit != declared.unit
                     || spec_of_newest.direction != declared.direction =>
             {
-                return Err(CompareError::input(format!(
+                return Err(CommandError::input(format!(
                     "`{spec}` pools runs that define metric `{metric_name}` differently \
                      (run {newest}: unit `{}`, {}; run {pooled_run}: unit `{}`, {}); \
                      name one run, e.g. {newest}:{}",
@@ -333,7 +311,7 @@ fn pooled_definition(
         }
     }
     let (_, metric, threshold) = definition.ok_or_else(|| {
-        CompareError::input(format!(
+        CommandError::input(format!(
             "`{spec}`: no run it selects declares metric `{metric_name}`"
         ))
     })?;
@@ -351,10 +329,10 @@ fn direction_words(direction: Direction) -> &'static str {
 fn newest_run_with_cell(
     store: &dyn Store,
     levels: &[(String, String)],
-) -> Result<Option<RunRecord>, CompareError> {
-    let runs = store.list_runs().map_err(CompareError::internal)?;
+) -> Result<Option<RunRecord>, CommandError> {
+    let runs = store.list_runs().map_err(CommandError::internal)?;
     for summary in runs.iter().rev() {
-        let cells = store.cells(summary.id).map_err(CompareError::internal)?;
+        let cells = store.cells(summary.id).map_err(CommandError::internal)?;
         if cells
             .iter()
             .any(|(_, cell)| levels.iter().all(|level| cell.levels.contains(level)))
@@ -362,7 +340,7 @@ fn newest_run_with_cell(
             return store
                 .run(summary.id)
                 .map(Some)
-                .map_err(CompareError::internal);
+                .map_err(CommandError::internal);
         }
     }
     Ok(None)
@@ -432,7 +410,7 @@ pub fn pair(
     [base_spec, cand_spec]: [&str; 2],
     default_direction: Direction,
     threshold: Option<f64>,
-) -> Result<Pairing, CompareError> {
+) -> Result<Pairing, CommandError> {
     let mut matched: Vec<(String, &Series, &Series)> = Vec::new();
     let mut notes = Vec::new();
     if let ([base], [cand]) = (baseline, candidate) {
@@ -458,13 +436,13 @@ pub fn pair(
         }
     }
     if matched.is_empty() {
-        return Err(CompareError::input(format!(
+        return Err(CommandError::input(format!(
             "{base_spec} and {cand_spec} have nothing in common to compare"
         )));
     }
     for (name, base, cand) in &matched {
         if base.unit != cand.unit {
-            return Err(CompareError::input(format!(
+            return Err(CommandError::input(format!(
                 "`{name}`: units differ ({} vs {}); compare like with like",
                 base.unit, cand.unit
             )));
@@ -473,7 +451,7 @@ pub fn pair(
             // One value a side is compared too: its row says why it cannot
             // be decided (no spread) and what would decide it.
             if series.values.is_empty() {
-                return Err(CompareError::input(format!(
+                return Err(CommandError::input(format!(
                     "`{name}` in {spec} has no values; a comparison needs at least 1 per side"
                 )));
             }
@@ -511,9 +489,9 @@ pub fn stored_configs(
     store: Option<&dyn Store>,
     specs: [&str; 2],
     sides: [&[Series]; 2],
-) -> Result<[(String, String); 2], CompareError> {
+) -> Result<[(String, String); 2], CommandError> {
     let store = store.ok_or_else(|| {
-        CompareError::input("--config-diff needs stored selections; both sides are files")
+        CommandError::input("--config-diff needs stored selections; both sides are files")
     })?;
     Ok([
         stored_config(store, specs[0], sides[0])?,
@@ -527,11 +505,11 @@ fn stored_config(
     store: &dyn Store,
     spec: &str,
     series: &[Series],
-) -> Result<(String, String), CompareError> {
+) -> Result<(String, String), CommandError> {
     let run = stored_source(series)
         .and_then(|source| source.span.runs.last().copied())
         .ok_or_else(|| {
-            CompareError::input(format!(
+            CommandError::input(format!(
                 "--config-diff needs stored selections; `{spec}` is a file"
             ))
         })?;
@@ -543,17 +521,17 @@ fn stored_config(
     }
     // Stored once per distinct config under the hash the run's environment
     // records (schema v4); runs from before that carry it as an annotation.
-    let record = store.run(run).map_err(CompareError::internal)?;
+    let record = store.run(run).map_err(CommandError::internal)?;
     if let Some(sha256) = &record.environment_start.kernel_config_sha256
         && let Some((source, text)) = store
             .kernel_config(sha256)
-            .map_err(CompareError::internal)?
+            .map_err(CommandError::internal)?
     {
         return Ok((format!("run {run} ({source})"), text));
     }
-    let annotations = store.annotations(run).map_err(CompareError::internal)?;
+    let annotations = store.annotations(run).map_err(CommandError::internal)?;
     let config = annotations.get("kernel_config").ok_or_else(|| {
-        CompareError::input(format!(
+        CommandError::input(format!(
             "--config-diff: run {run} has no stored kernel config (none was readable when it ran)"
         ))
     })?;
@@ -573,11 +551,11 @@ fn boot_level_config(
     store: &dyn Store,
     run: RunId,
     spec: &str,
-) -> Result<Option<(String, String)>, CompareError> {
+) -> Result<Option<(String, String)>, CommandError> {
     let Some(selection) = parse_selection(spec) else {
         return Ok(None);
     };
-    let boots = store.boots(run).map_err(CompareError::internal)?;
+    let boots = store.boots(run).map_err(CommandError::internal)?;
     let named = |boot: &verdict_store::BootRow| {
         let keys: Vec<&str> = boot.level_key.split(',').collect();
         selection
@@ -610,12 +588,12 @@ fn boot_level_config(
         [] if boots.is_empty() => Ok(None),
         // A run that booted its kernels: the controller's config is not
         // theirs.
-        [] => Err(CompareError::input(format!(
+        [] => Err(CommandError::input(format!(
             "--config-diff: the boots of `{spec}` (run {run}) recorded no kernel config (the guest had none and none was found beside its image)"
         ))),
         [(sha256, boot)] => Ok(store
             .kernel_config(sha256)
-            .map_err(CompareError::internal)?
+            .map_err(CommandError::internal)?
             .map(|(source, text)| {
                 // The config is stored once per hash, labelled by the
                 // first build that had it: a build of the same config
@@ -632,7 +610,7 @@ fn boot_level_config(
                     text,
                 )
             })),
-        several => Err(CompareError::input(format!(
+        several => Err(CommandError::input(format!(
             "--config-diff: the boots `{spec}` selects booted kernels of {} configs ({}); name one boot level (RUN:factor=level)",
             several.len(),
             several
@@ -836,7 +814,7 @@ mod tests {
             None,
         );
         assert!(
-            matches!(&units, Err(CompareError::Input(message)) if message.contains("units differ")),
+            matches!(&units, Err(CommandError::Input(message)) if message.contains("units differ")),
             "{units:?}"
         );
         // One value a side is a pair (its row says why it cannot be
@@ -858,7 +836,7 @@ mod tests {
             None,
         );
         assert!(
-            matches!(&empty, Err(CompareError::Input(message)) if message.contains("in new has no values")),
+            matches!(&empty, Err(CommandError::Input(message)) if message.contains("in new has no values")),
             "{empty:?}"
         );
         let disjoint = pair(
@@ -877,7 +855,7 @@ mod tests {
             None,
         );
         assert!(
-            matches!(&disjoint, Err(CompareError::Input(message)) if message.contains("nothing in common")),
+            matches!(&disjoint, Err(CommandError::Input(message)) if message.contains("nothing in common")),
             "{disjoint:?}"
         );
     }

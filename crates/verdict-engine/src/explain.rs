@@ -13,16 +13,7 @@ use verdict_analysis::explain::{ExplainHost, ExplainOptions, ExplainReport};
 use verdict_model::{Experiment, RunId, Sample, SampleDetails};
 use verdict_store::{BootRow, Store};
 
-/// Why a run could not be explained. The messages name the run.
-#[derive(Debug, thiserror::Error)]
-pub enum ExplainError {
-    /// No such run, nothing to explain, a comparison it does not have.
-    #[error("{0}")]
-    Input(String),
-    /// The store failed.
-    #[error("{0}")]
-    Internal(String),
-}
+use crate::error::CommandError;
 
 /// One host's run as read.
 struct HostRun {
@@ -33,8 +24,8 @@ struct HostRun {
     boot_of: BTreeMap<u32, u32>,
 }
 
-fn read_host(store: &dyn Store, run: RunId, host: String) -> Result<HostRun, ExplainError> {
-    let internal = |error: verdict_store::StoreError| ExplainError::Internal(error.to_string());
+fn read_host(store: &dyn Store, run: RunId, host: String) -> Result<HostRun, CommandError> {
+    let internal = |error: verdict_store::StoreError| CommandError::Internal(error.to_string());
     let samples = store.samples(run).map_err(internal)?;
     let details = store.sample_details(run).map_err(internal)?;
     let boots = store.boots(run).map_err(internal)?;
@@ -57,12 +48,12 @@ fn read_host(store: &dyn Store, run: RunId, host: String) -> Result<HostRun, Exp
 fn stored(
     store: &dyn Store,
     run: RunId,
-) -> Result<(verdict_store::RunRecord, Experiment), ExplainError> {
+) -> Result<(verdict_store::RunRecord, Experiment), CommandError> {
     let record = store
         .run(run)
-        .map_err(|error| ExplainError::Input(error.to_string()))?;
+        .map_err(|error| CommandError::Input(error.to_string()))?;
     let experiment = serde_json::from_str(&record.experiment_json).map_err(|error| {
-        ExplainError::Internal(format!(
+        CommandError::Internal(format!(
             "run {run}: stored experiment does not load: {error}"
         ))
     })?;
@@ -74,10 +65,10 @@ pub fn explain(
     store: &dyn Store,
     run: RunId,
     options: &ExplainOptions,
-) -> Result<ExplainReport, ExplainError> {
+) -> Result<ExplainReport, CommandError> {
     let (record, experiment) = stored(store, run)?;
     let members = crate::host_group::group_members(store, run)
-        .map_err(|error| ExplainError::Internal(error.to_string()))?;
+        .map_err(|error| CommandError::Internal(error.to_string()))?;
     let members = if members.is_empty() {
         vec![(run, record.host.clone())]
     } else {
@@ -88,7 +79,7 @@ pub fn explain(
         .map(|(member, host)| read_host(store, member, host))
         .collect::<Result<Vec<_>, _>>()?;
     if hosts.iter().all(|host| host.details.is_empty()) {
-        return Err(ExplainError::Input(format!(
+        return Err(CommandError::Input(format!(
             "run {run} captured no monitors and no profiles: it was measured with `[monitors] enabled = false` and no `[profile]`, or before verdict captured them; run the experiment again to explain it"
         )));
     }
@@ -102,7 +93,7 @@ pub fn explain(
             boot_of: host.boot_of.clone(),
         })
         .collect();
-    ExplainReport::build(&experiment, &views, options).map_err(ExplainError::Input)
+    ExplainReport::build(&experiment, &views, options).map_err(CommandError::Input)
 }
 
 /// `candidate` (a run of one cell) against `baseline` (another): their
@@ -113,11 +104,11 @@ pub fn explain_against(
     candidate: RunId,
     baseline: RunId,
     options: &ExplainOptions,
-) -> Result<ExplainReport, ExplainError> {
-    let load = |run: RunId| -> Result<(Experiment, HostRun), ExplainError> {
+) -> Result<ExplainReport, CommandError> {
+    let load = |run: RunId| -> Result<(Experiment, HostRun), CommandError> {
         let (record, experiment) = stored(store, run)?;
         if experiment.cells().len() != 1 {
-            return Err(ExplainError::Input(format!(
+            return Err(CommandError::Input(format!(
                 "run {run} has {} cells; --baseline compares two runs of one cell each (explain a run's own comparisons without it)",
                 experiment.cells().len()
             )));
@@ -127,7 +118,7 @@ pub fn explain_against(
     let (experiment, candidate_run) = load(candidate)?;
     let (_, baseline_run) = load(baseline)?;
     if candidate_run.details.is_empty() && baseline_run.details.is_empty() {
-        return Err(ExplainError::Input(format!(
+        return Err(CommandError::Input(format!(
             "runs {baseline} and {candidate} captured no monitors and no profiles; measure them again to explain them"
         )));
     }
@@ -140,7 +131,7 @@ pub fn explain_against(
         ),
         "explain --baseline",
     )
-    .map_err(|error| ExplainError::Internal(error.to_string()))?;
+    .map_err(|error| CommandError::Internal(error.to_string()))?;
     paired.metrics = experiment.metrics.clone();
     paired.name = experiment.name.clone();
     let offset = baseline_run
@@ -169,7 +160,7 @@ pub fn explain_against(
         details: &details,
         boot_of: BTreeMap::new(),
     };
-    ExplainReport::build(&paired, &[host], options).map_err(ExplainError::Input)
+    ExplainReport::build(&paired, &[host], options).map_err(CommandError::Input)
 }
 
 /// The runs of bisection `bisect` that measured `culprit` and `good` last

@@ -12,23 +12,14 @@ use verdict_analysis::export::{ExportRun, Iterations, RunExport};
 use verdict_model::{Experiment, RunId, Sample};
 use verdict_store::Store;
 
-/// Why a run could not be exported. The messages name the run.
-#[derive(Debug, thiserror::Error)]
-pub enum ExportError {
-    /// No such run.
-    #[error("{0}")]
-    Input(String),
-    /// The store failed.
-    #[error("{0}")]
-    Internal(String),
-}
+use crate::error::CommandError;
 
 /// Everything `verdict export` shows of `run` but its samples.
-pub fn load(store: &dyn Store, run: RunId) -> Result<RunExport, ExportError> {
-    let internal = |error: verdict_store::StoreError| ExportError::Internal(error.to_string());
+pub fn load(store: &dyn Store, run: RunId) -> Result<RunExport, CommandError> {
+    let internal = |error: verdict_store::StoreError| CommandError::Internal(error.to_string());
     let record = store
         .run(run)
-        .map_err(|error| ExportError::Input(error.to_string()))?;
+        .map_err(|error| CommandError::Input(error.to_string()))?;
     let experiment: Option<Experiment> = serde_json::from_str(&record.experiment_json).ok();
     let cells: BTreeMap<usize, Vec<(String, String)>> = store
         .cells(run)
@@ -68,12 +59,12 @@ pub fn each_sample(
     store: &dyn Store,
     run: RunId,
     each: &mut dyn FnMut(&Sample, usize, &str) -> ControlFlow<()>,
-) -> Result<(), ExportError> {
+) -> Result<(), CommandError> {
     let mut iterations = Iterations::default();
     store
         .each_sample(run, &mut |sample, host| {
             let iteration = iterations.next(sample.cell);
             each(&sample, iteration, host)
         })
-        .map_err(|error| ExportError::Internal(error.to_string()))
+        .map_err(|error| CommandError::Internal(error.to_string()))
 }

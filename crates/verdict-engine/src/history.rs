@@ -12,14 +12,15 @@
 
 use serde::Serialize;
 use std::path::Path;
-use verdict_exec::{Cancel, Executor, Invocation, Status};
+use verdict_exec::{Cancel, Invocation, Status, Target};
 use verdict_model::RunId;
 use verdict_stats::changepoint::{self, ChangePoint, Described, Detection, Method, Settings};
 use verdict_stats::shift::Interval;
 use verdict_stats::summary::median_interval;
 use verdict_store::{HistoryCache, HistoryRun, HistorySelection, HistoryStore, StoreError};
 
-use crate::history_source::{HistorySpec, SourceError, file_series, metric_of};
+use crate::error::CommandError;
+use crate::history_source::{HistorySpec, file_series, metric_of};
 
 /// Confidence of the per-run median intervals and of the shift intervals.
 pub const CONFIDENCE: f64 = 0.95;
@@ -366,7 +367,7 @@ fn changes_of(described: Vec<Described>) -> Vec<Change> {
 /// `git rev-parse HEAD` in `directory` through `executor`: the commit, or
 /// `None` when the directory is not in a git work tree (or git is missing).
 pub fn repository_commit(
-    executor: &dyn Executor,
+    executor: &dyn Target,
     cancel: &Cancel,
     directory: &std::path::Path,
 ) -> Result<Option<(String, String)>, HistoryError> {
@@ -459,7 +460,7 @@ pub fn selection_history(
     order: Order,
     settings: Settings,
     incremental: bool,
-) -> Result<SelectionHistory, SourceError> {
+) -> Result<SelectionHistory, CommandError> {
     let HistorySpec { experiment, levels } = selection;
     let (metric, unit) = metric_of(store, experiment.as_deref(), metric, spec)?;
     let request = HistoryRequest {
@@ -473,9 +474,9 @@ pub fn selection_history(
         incremental,
     };
     let history =
-        stored_history(store, &request).map_err(|error| SourceError::Input(error.to_string()))?;
+        stored_history(store, &request).map_err(|error| CommandError::Input(error.to_string()))?;
     if history.series.is_empty() {
-        return Err(SourceError::Input(format!(
+        return Err(CommandError::Input(format!(
             "`{spec}` selects no stored values of metric `{metric}`{}",
             if order == Order::Commit && history.runs_without_commit > 0 {
                 format!(
@@ -510,10 +511,10 @@ pub fn file_history(
     column: &str,
     labels: Option<&str>,
     settings: &Settings,
-) -> Result<FileHistory, SourceError> {
+) -> Result<FileHistory, CommandError> {
     let (values, labels) = file_series(path, column, labels)?;
-    let (changes, _) =
-        values_history(&values, settings).map_err(|error| SourceError::Input(error.to_string()))?;
+    let (changes, _) = values_history(&values, settings)
+        .map_err(|error| CommandError::Input(error.to_string()))?;
     Ok(FileHistory {
         values,
         labels,
@@ -538,16 +539,16 @@ pub fn bisect_command(
     series: &[HostSeries],
     host: Option<&str>,
     number: usize,
-) -> Result<BisectCommand, SourceError> {
+) -> Result<BisectCommand, CommandError> {
     let series = match host {
         Some(host) => series
             .iter()
             .find(|series| series.host == host)
-            .ok_or_else(|| SourceError::Input(format!("no series for host `{host}`")))?,
+            .ok_or_else(|| CommandError::Input(format!("no series for host `{host}`")))?,
         None if series.len() == 1 => &series[0],
         None => {
             let hosts: Vec<&str> = series.iter().map(|series| series.host.as_str()).collect();
-            return Err(SourceError::Input(format!(
+            return Err(CommandError::Input(format!(
                 "the selection has series on {} hosts ({}); pick one with --host",
                 hosts.len(),
                 hosts.join(", ")
@@ -559,7 +560,7 @@ pub fn bisect_command(
         .and_then(|index| series.changes.get(index))
         .ok_or_else(|| {
             let changes = series.changes.len();
-            SourceError::Input(format!(
+            CommandError::Input(format!(
                 "--bisect {number}: host {} has {changes} {}",
                 series.host,
                 if changes == 1 {
@@ -570,7 +571,7 @@ pub fn bisect_command(
             ))
         })?;
     let range = bisect_range(series, change).ok_or_else(|| {
-        SourceError::Input(format!(
+        CommandError::Input(format!(
             "--bisect {number}: the runs around change point {number} record no two different \
              commits (record them with `verdict run --commit REV` or run experiments kept in a \
              git repository)"
@@ -583,7 +584,7 @@ pub fn bisect_command(
         .first()
         .map(|run| store.annotations(*run))
         .transpose()
-        .map_err(|error| SourceError::Internal(error.to_string()))?
+        .map_err(|error| CommandError::Internal(error.to_string()))?
         .and_then(|annotations| annotations.get("repository").cloned());
     let recorded = |key: &str, placeholder: &str| {
         repository

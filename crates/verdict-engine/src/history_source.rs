@@ -9,17 +9,7 @@ use std::path::Path;
 use verdict_model::Experiment;
 use verdict_store::HistoryStore;
 
-/// Why the series could not be read. The messages name the selection, the
-/// file or the run.
-#[derive(Debug, thiserror::Error)]
-pub enum SourceError {
-    /// Input the user can fix.
-    #[error("{0}")]
-    Input(String),
-    /// The store failed.
-    #[error("{0}")]
-    Internal(String),
-}
+use crate::error::CommandError;
 
 /// An experiment name and (factor, level) filters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +19,7 @@ pub struct HistorySpec {
 }
 
 /// `EXPERIMENT[:factor=level,...]` or `factor=level,...`.
-pub fn parse_history_selection(spec: &str) -> Result<HistorySpec, SourceError> {
+pub fn parse_history_selection(spec: &str) -> Result<HistorySpec, CommandError> {
     let (experiment, filters) = match spec.split_once(':') {
         Some((experiment, filters)) => (Some(experiment), filters),
         None if spec.contains('=') => (None, spec),
@@ -42,7 +32,7 @@ pub fn parse_history_selection(spec: &str) -> Result<HistorySpec, SourceError> {
                 levels.push((factor.trim().to_string(), level.trim().to_string()))
             }
             _ => {
-                return Err(SourceError::Input(format!(
+                return Err(CommandError::Input(format!(
                     "selection `{spec}`: expected factor=level in `{filter}`"
                 )));
             }
@@ -50,7 +40,7 @@ pub fn parse_history_selection(spec: &str) -> Result<HistorySpec, SourceError> {
     }
     let experiment = experiment.map(str::trim).filter(|name| !name.is_empty());
     if experiment.is_none() && levels.is_empty() {
-        return Err(SourceError::Input(format!(
+        return Err(CommandError::Input(format!(
             "selection `{spec}`: expected EXPERIMENT, EXPERIMENT:factor=level,... or factor=level,..."
         )));
     }
@@ -67,13 +57,13 @@ pub fn metric_of(
     experiment: Option<&str>,
     metric: Option<&str>,
     spec: &str,
-) -> Result<(String, String), SourceError> {
-    let internal = |error: verdict_store::StoreError| SourceError::Internal(error.to_string());
+) -> Result<(String, String), CommandError> {
+    let internal = |error: verdict_store::StoreError| CommandError::Internal(error.to_string());
     let newest = store
         .newest_run_named(experiment)
         .map_err(internal)?
         .ok_or_else(|| {
-            SourceError::Input(format!(
+            CommandError::Input(format!(
                 "`{spec}`: no stored run{}",
                 experiment.map_or(String::new(), |name| format!(" of experiment `{name}`"))
             ))
@@ -91,7 +81,7 @@ pub fn metric_of(
         Some(name) => Ok((name.to_string(), unit_of(name))),
         None => {
             let experiment = parsed.ok_or_else(|| {
-                SourceError::Input(format!(
+                CommandError::Input(format!(
                     "run {} has no readable experiment; name the metric with --metric",
                     record.id
                 ))
@@ -108,11 +98,11 @@ pub fn file_series(
     path: &Path,
     column: &str,
     labels: Option<&str>,
-) -> Result<(Vec<f64>, Vec<String>), SourceError> {
+) -> Result<(Vec<f64>, Vec<String>), CommandError> {
     let in_file =
-        |error: &dyn std::fmt::Display| SourceError::Input(format!("{}: {error}", path.display()));
+        |error: &dyn std::fmt::Display| CommandError::Input(format!("{}: {error}", path.display()));
     let text = std::fs::read_to_string(path)
-        .map_err(|error| SourceError::Input(format!("read {}: {error}", path.display())))?;
+        .map_err(|error| CommandError::Input(format!("read {}: {error}", path.display())))?;
     let values = verdict_parse::csv_column(&text, column).map_err(|error| in_file(&error))?;
     let labels = match labels {
         Some(labels) => {
@@ -145,7 +135,7 @@ mod tests {
             None
         );
         assert!(
-            matches!(parse_history_selection("kill:fast"), Err(SourceError::Input(message)) if message.contains("expected factor=level in `fast`"))
+            matches!(parse_history_selection("kill:fast"), Err(CommandError::Input(message)) if message.contains("expected factor=level in `fast`"))
         );
         assert!(parse_history_selection(" :").is_err());
     }

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use verdict_exec::{Cancel, Invocation, Target};
+use verdict_exec::{Cancel, Invocation, SystemExecutor, Target};
 use verdict_kconfig::{
     Kconfig, KconfigError, NoProbes, ProbeRunner, load_tree_expanded, make_environment,
     require_kconfig,
@@ -110,6 +110,12 @@ pub fn load_for_evaluation(
     } else {
         load_tree_expanded(&tree, &settings.arch, &environment, &NoProbes)
     }
+}
+
+/// [`load_for_evaluation`] on this machine: its probes, when asked, run
+/// here (`verdict kconfig` evaluates the tree it is given locally).
+pub fn load_here(settings: &ProbeSettings) -> Result<Kconfig, KconfigError> {
+    load_for_evaluation(&SystemExecutor, settings)
 }
 
 fn canonical(path: &Path) -> PathBuf {

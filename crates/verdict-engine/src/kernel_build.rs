@@ -21,7 +21,7 @@
 //! A resolved config that lacks what a fragment (or verdict's guest: the
 //! `vm-guest` fragment's needed part) asks for fails before `make` runs,
 //! naming the options. Every process (git, tar, make, the compiler's
-//! `--version`) runs through the controller's [`Executor`] as an argv.
+//! `--version`) runs through the controller's [`Target`] as an argv.
 //!
 //! Must not: boot anything, touch the store (the caller records), or
 //! print (notes go to the caller's closure).
@@ -29,7 +29,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use verdict_exec::{Cancel, Executor, FileLock};
+use verdict_exec::{Cancel, FileLock, Target};
 use verdict_kconfig::DotConfig;
 use verdict_model::{
     AppliedPatch, BuildFailure, BuildSpec, BuildStep, ConfigBase, Fragment, KernelBuild,
@@ -83,7 +83,7 @@ pub struct BuiltKernel {
 /// Builds kernels into a cache directory on the controller.
 pub struct KernelBuilder {
     /// Runs git, tar and make (the controller).
-    pub executor: Box<dyn Executor>,
+    pub executor: Box<dyn Target>,
     /// The cache (`~/.cache/verdict/kernels` by default).
     pub cache: PathBuf,
     pub cancel: Cancel,
@@ -552,7 +552,7 @@ fn config_string(config: &DotConfig, symbol: &str) -> Option<String> {
 
 fn kernel_image_version(image: &Path) -> Result<verdict_exec::ImageVersion, KernelBuildError> {
     verdict_exec::kernel_image_version(image)
-        .map_err(|message| KernelBuildError::failed(BuildStep::Make, message))
+        .map_err(|error| KernelBuildError::failed(BuildStep::Make, error.to_string()))
 }
 
 /// The make steps in the shared checkout and object directory.

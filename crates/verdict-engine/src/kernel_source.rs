@@ -4,7 +4,7 @@
 //! commit with the build's patches applied (`git apply`, in order) in a
 //! worktree of the cache that every build of the tree reuses, so `make`
 //! rebuilds only what a change touched. Every `git` and `tar` runs through
-//! the controller's [`Executor`], as an argv (no shell); the tarball's
+//! the controller's [`Target`], as an argv (no shell); the tarball's
 //! import is deterministic (fixed author, date and message), so the same
 //! tarball gives the same commit on every machine.
 //!
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
-use verdict_exec::{Cancel, ExecError, Executor, Invocation, Outcome, Status};
+use verdict_exec::{Cancel, ExecError, Invocation, Outcome, Status, Target};
 use verdict_model::{AppliedPatch, BuildSpec, BuildStep};
 
 use crate::kernel_build::KernelBuildError;
@@ -50,7 +50,7 @@ const IMPORT_ENVIRONMENT: [(&str, &str); 7] = [
 
 /// What runs the source's commands.
 pub(crate) struct Commands<'a> {
-    pub executor: &'a dyn Executor,
+    pub executor: &'a dyn Target,
     pub cancel: &'a Cancel,
 }
 

@@ -1,11 +1,13 @@
 //! verdict-engine: orchestration. The schedule (randomized complete blocks
 //! from a recorded seed), level switches with setup and teardown, warmups,
 //! adaptive stopping and resume. Processes go through verdict-exec's
-//! `Executor`, samples through verdict-store's `Store`, decisions through
+//! `Target`, samples through verdict-store's `Store`, decisions through
 //! verdict-stats; shared work on a PostgreSQL store (`work`: detached runs,
 //! controllers claiming blocks under host leases); a kernel tree's Kconfig
-//! toolchain probes run on a target (`kconfig_probes`); this crate prints
-//! nothing.
+//! toolchain probes run on a target (`kconfig_probes`); a local build
+//! measured on a host (`remote_site`) and doctor run on a host
+//! (`remote_doctor`); the commands' errors and their exit classes
+//! (`error`); this crate prints nothing.
 
 pub mod adaptive;
 pub mod bisect;
@@ -16,6 +18,7 @@ pub mod calibrate;
 mod capture;
 pub mod commit;
 pub mod compare;
+pub mod error;
 pub mod explain;
 pub mod export;
 pub mod history;
@@ -28,12 +31,15 @@ pub mod kernel_build;
 mod kernel_source;
 pub mod plan;
 pub mod profile;
+pub mod remote_doctor;
+pub mod remote_site;
 pub mod runner;
 pub mod schedule;
 pub mod work;
 
 pub use adaptive::{AdaptivePlan, ComparisonStatus};
 pub use boots::{BootCapture, BootRunner, BootSlot, boot_plan, boot_schedule};
+pub use error::CommandError;
 pub use hosts::{HostPart, HostWork, run_on_hosts};
 pub use kernel_build::{BuiltKernel, KernelBuildError, KernelBuilder};
 pub use runner::{

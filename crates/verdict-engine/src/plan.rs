@@ -14,17 +14,7 @@ use verdict_stats::simulate::{Noise, Procedure, Scenario, Shape, Summary, simula
 use verdict_stats::summary::summarize;
 use verdict_store::Store;
 
-/// Why a plan's inputs could not be read. The messages name the run or
-/// the file.
-#[derive(Debug, thiserror::Error)]
-pub enum PlanError {
-    /// Input the user can fix.
-    #[error("{0}")]
-    Input(String),
-    /// The store failed.
-    #[error("{0}")]
-    Internal(String),
-}
+use crate::error::CommandError;
 
 /// The measured noise of a stored run, and the settings its report
 /// decides with.
@@ -50,11 +40,11 @@ pub struct Pilot {
 }
 
 /// The measured noise of the stored run `run`.
-pub fn pilot(store: &dyn Store, run: RunId) -> Result<Pilot, PlanError> {
-    let internal = |error: &dyn std::fmt::Display| PlanError::Internal(error.to_string());
+pub fn pilot(store: &dyn Store, run: RunId) -> Result<Pilot, CommandError> {
+    let internal = |error: &dyn std::fmt::Display| CommandError::Internal(error.to_string());
     let record = store
         .run(run)
-        .map_err(|error| PlanError::Input(error.to_string()))?;
+        .map_err(|error| CommandError::Input(error.to_string()))?;
     let experiment: Experiment =
         serde_json::from_str(&record.experiment_json).map_err(|error| internal(&error))?;
     let samples = store.samples(run).map_err(|error| internal(&error))?;
@@ -72,7 +62,7 @@ pub fn pilot(store: &dyn Store, run: RunId) -> Result<Pilot, PlanError> {
         degrees += logs.len() - 1;
     }
     if degrees == 0 {
-        return Err(PlanError::Input(format!(
+        return Err(CommandError::Input(format!(
             "run {run} has no cell with 2 or more successful iterations of `{}` above 0",
             metric.name
         )));
@@ -109,12 +99,12 @@ pub struct DoctorCorrelation {
 /// The within-block correlation from the doctor JSON report at `path`
 /// (`verdict doctor --format json`): the lag-1 autocorrelation of the
 /// probe iterations' log times (`verdict_stats::plan::neighbour_correlation`).
-pub fn doctor_correlation(path: &Path) -> Result<DoctorCorrelation, PlanError> {
+pub fn doctor_correlation(path: &Path) -> Result<DoctorCorrelation, CommandError> {
     let shown = path.display();
     let text = std::fs::read_to_string(path)
-        .map_err(|error| PlanError::Input(format!("--doctor {shown}: {error}")))?;
+        .map_err(|error| CommandError::Input(format!("--doctor {shown}: {error}")))?;
     let report: serde_json::Value = serde_json::from_str(&text).map_err(|error| {
-        PlanError::Input(format!(
+        CommandError::Input(format!(
             "{shown}:{}:{}: not a doctor JSON report: {error}",
             error.line(),
             error.column()
@@ -130,13 +120,13 @@ pub fn doctor_correlation(path: &Path) -> Result<DoctorCorrelation, PlanError> {
                 .collect()
         });
     let Some(seconds) = seconds else {
-        return Err(PlanError::Input(format!(
+        return Err(CommandError::Input(format!(
             "{shown}: no calibration.iterations: expected the output of `verdict doctor --format json`"
         )));
     };
     let correlation =
         verdict_stats::plan::neighbour_correlation(&seconds).ok_or_else(|| {
-            PlanError::Input(format!(
+            CommandError::Input(format!(
                 "{shown}: {} probe iterations with a positive time: at least {} needed for a correlation",
                 seconds.len(),
                 verdict_stats::plan::NEIGHBOUR_MIN_VALUES
@@ -157,9 +147,9 @@ pub fn monte_carlo(
     cv: f64,
     trials: usize,
     seed: u64,
-) -> Result<(Summary, Summary), PlanError> {
+) -> Result<(Summary, Summary), CommandError> {
     let design =
-        SequentialDesign::new(settings).map_err(|error| PlanError::Input(error.to_string()))?;
+        SequentialDesign::new(settings).map_err(|error| CommandError::Input(error.to_string()))?;
     let scenario = |change: f64| Scenario {
         noise: Noise {
             shape: Shape::Lognormal,

@@ -1,14 +1,14 @@
 //! The run loop: level switches with setup and teardown, the workload, the
 //! sample committed before the next iteration starts, progress, adaptive
 //! stopping, Ctrl-C, and resume. Talks to processes only through an
-//! `Executor` and to the database only through a `Store`.
+//! `Target` and to the database only through a `Store`.
 
 use crate::adaptive::{AdaptivePlan, ComparisonStatus};
 use crate::iteration::{self, Position};
 use crate::schedule::{Slot, block_order, fixed_schedule};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use verdict_exec::{Cancel, ExecError, Executor, Invocation, Leftovers, Program, Status};
+use verdict_exec::{Cancel, ExecError, Invocation, Leftovers, Program, Status, Target};
 use verdict_model::experiment::env_name;
 use verdict_model::{
     Analysis, Cell, CommandSpec, Environment, Experiment, Order, RunId, RunStatus, Sample,
@@ -228,7 +228,7 @@ pub struct StartOptions {
 
 /// The orchestrator. Holds its collaborators; no state between runs.
 pub struct Engine<'a> {
-    pub executor: &'a dyn Executor,
+    pub executor: &'a dyn Target,
     pub store: &'a dyn Store,
     pub cancel: Cancel,
     /// Captures the machine's environment (verdict-doctor in the binary).

@@ -18,7 +18,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use verdict_exec::{Cancel, Executor};
+use verdict_exec::{Cancel, Target};
 use verdict_model::{Cell, Environment, Experiment, RunId, Sample, SampleDetails, SamplingMode};
 use verdict_store::{Claim, ClaimedBlock, ClaimedWrite, NewRun, StoreError, WorkBlock, WorkStore};
 
@@ -147,7 +147,7 @@ pub type WorkStoreOpener<'a> = dyn Fn() -> Result<Box<dyn WorkStore>, StoreError
 
 /// The collaborators of `work`.
 pub struct Worker<'a> {
-    pub executor: &'a dyn Executor,
+    pub executor: &'a dyn Target,
     pub store: &'a dyn WorkStore,
     pub open_store: &'a WorkStoreOpener<'a>,
     pub cancel: Cancel,

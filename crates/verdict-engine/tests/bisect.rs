@@ -13,10 +13,9 @@ use std::path::Path;
 
 use verdict_bisect::{Class, Config, Culprit, Git};
 use verdict_engine::bisect::{
-    BisectObserver, BisectRunError, Driver, Finished, LocalSite, NewBisection, RemoteBuild,
-    Request, Site,
+    BisectObserver, Driver, Finished, LocalSite, NewBisection, RemoteBuild, Request, Site,
 };
-use verdict_engine::{Engine, Observer, Silent, StartOptions};
+use verdict_engine::{CommandError, Engine, Observer, Silent, StartOptions};
 use verdict_exec::{Cancel, SystemExecutor};
 use verdict_model::{Environment, Experiment};
 use verdict_store::{SqliteStore, Store};
@@ -52,7 +51,7 @@ impl BisectObserver for Recorder {
         &mut self,
         remote: Option<&RemoteBuild>,
         _: &str,
-    ) -> Result<Box<dyn Site>, BisectRunError> {
+    ) -> Result<Box<dyn Site>, CommandError> {
         assert!(remote.is_none(), "measured here");
         Ok(Box::new(LocalSite {
             executor: &SystemExecutor,

@@ -544,7 +544,7 @@ impl verdict_engine::bisect::BisectObserver for BisectTerminal {
         &mut self,
         _: Option<&verdict_engine::bisect::RemoteBuild>,
         _: &str,
-    ) -> Result<Box<dyn verdict_engine::bisect::Site>, verdict_engine::bisect::BisectRunError> {
+    ) -> Result<Box<dyn verdict_engine::bisect::Site>, verdict_engine::CommandError> {
         Ok(Box::new(verdict_engine::bisect::LocalSite {
             executor: &verdict_exec::SystemExecutor,
             environment: Environment::default(),
@@ -554,8 +554,7 @@ impl verdict_engine::bisect::BisectObserver for BisectTerminal {
     fn open_booter(
         &mut self,
         _: &Experiment,
-    ) -> Result<verdict_engine::bisect_boots::BootSite, verdict_engine::bisect::BisectRunError>
-    {
+    ) -> Result<verdict_engine::bisect_boots::BootSite, verdict_engine::CommandError> {
         Ok(verdict_engine::bisect_boots::BootSite {
             booter: Box::new(StandInBooter {
                 booted: self.booted.clone(),

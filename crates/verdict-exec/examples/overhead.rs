@@ -15,7 +15,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use verdict_exec::{Cancel, Executor, Invocation, Program, Status, SystemExecutor};
+use verdict_exec::{Cancel, Invocation, Program, Status, SystemExecutor, Target};
 
 #[derive(Default)]
 struct Tally {

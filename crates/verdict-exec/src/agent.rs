@@ -23,8 +23,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    Cancel, ExecError, Executor, FileSnapshot, Invocation, Leftovers, MonitorRequest, Outcome,
-    Program, Snapshots, Status, SystemExecutor,
+    Cancel, ExecError, FileSnapshot, Invocation, Leftovers, MonitorRequest, Outcome, Program,
+    Snapshots, Status, SystemExecutor, Target,
 };
 
 /// One line from the controller.
@@ -137,9 +137,27 @@ pub enum Reply {
     Entries { names: Vec<String> },
     /// The answer to `Hello`.
     Hello { version: String, now_unix_ms: i64 },
-    /// The run or read failed; `kind` is `not_found`, `permission_denied`,
-    /// `cancelled`, `spawn` or `other`.
-    Error { kind: String, message: String },
+    /// The run or read failed.
+    Error { kind: ErrorKind, message: String },
+}
+
+/// Why a run or read failed, as the agent tells it (spelled `not_found`,
+/// `permission_denied`, `cancelled`, `spawn`, `other` on the wire).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The file or directory does not exist (or a path component is not a
+    /// directory).
+    NotFound,
+    PermissionDenied,
+    /// The run was cancelled before it finished.
+    Cancelled,
+    /// The program could not be started.
+    Spawn,
+    /// Anything else, also a kind a newer agent names that this side does
+    /// not know.
+    #[serde(other)]
+    Other,
 }
 
 /// An [`Outcome`] on the wire (output tails hex encoded).
@@ -279,13 +297,13 @@ impl WireOutcome {
 /// The reply for a failed read or list.
 fn io_reply(error: &io::Error) -> Reply {
     let kind = match error.kind() {
-        io::ErrorKind::NotFound => "not_found",
-        io::ErrorKind::PermissionDenied => "permission_denied",
-        _ if error.raw_os_error() == Some(libc::ENOTDIR) => "not_found",
-        _ => "other",
+        io::ErrorKind::NotFound => ErrorKind::NotFound,
+        io::ErrorKind::PermissionDenied => ErrorKind::PermissionDenied,
+        _ if error.raw_os_error() == Some(libc::ENOTDIR) => ErrorKind::NotFound,
+        _ => ErrorKind::Other,
     };
     Reply::Error {
-        kind: kind.to_string(),
+        kind,
         message: error.to_string(),
     }
 }
@@ -335,7 +353,7 @@ pub fn serve(
     while let Ok(request) = receiver.recv() {
         let reply = match request {
             Err(message) => Reply::Error {
-                kind: "other".to_string(),
+                kind: ErrorKind::Other,
                 message,
             },
             Ok(request) => answer(request, &current, version),
@@ -383,7 +401,7 @@ fn answer(request: Request, current: &Mutex<InFlight>, version: &str) -> Reply {
             match result {
                 Ok(outcome) => Reply::Outcome(WireOutcome::from_outcome(&outcome)),
                 Err(ExecError::Cancelled) => Reply::Error {
-                    kind: "cancelled".to_string(),
+                    kind: ErrorKind::Cancelled,
                     message: "cancelled".to_string(),
                 },
                 Err(
@@ -391,11 +409,11 @@ fn answer(request: Request, current: &Mutex<InFlight>, version: &str) -> Reply {
                     | ExecError::WorkingDirectory { .. }
                     | ExecError::EmptyCommand),
                 ) => Reply::Error {
-                    kind: "spawn".to_string(),
+                    kind: ErrorKind::Spawn,
                     message: error.to_string(),
                 },
                 Err(error) => Reply::Error {
-                    kind: "other".to_string(),
+                    kind: ErrorKind::Other,
                     message: error.to_string(),
                 },
             }
@@ -422,6 +440,27 @@ fn answer(request: Request, current: &Mutex<InFlight>, version: &str) -> Reply {
 mod tests {
     use super::*;
     use std::io::BufReader;
+
+    #[test]
+    fn error_kinds_keep_their_wire_spelling() {
+        let reply = Reply::Error {
+            kind: ErrorKind::PermissionDenied,
+            message: "no".into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&reply).unwrap(),
+            r#"{"error":{"kind":"permission_denied","message":"no"}}"#
+        );
+        let newer: Reply =
+            serde_json::from_str(r#"{"error":{"kind":"quota","message":"full"}}"#).unwrap();
+        assert_eq!(
+            newer,
+            Reply::Error {
+                kind: ErrorKind::Other,
+                message: "full".into()
+            }
+        );
+    }
 
     /// Sends `requests` to a serving agent over socket pairs (as over ssh,
     /// the input stays open until every reply has arrived), then ends the
@@ -483,7 +522,13 @@ mod tests {
                 hex: hex::encode(b"42\n")
             }
         );
-        assert!(matches!(&replies[3], Reply::Error { kind, .. } if kind == "not_found"));
+        assert!(matches!(
+            &replies[3],
+            Reply::Error {
+                kind: ErrorKind::NotFound,
+                ..
+            }
+        ));
         assert_eq!(
             replies[4],
             Reply::Entries {
@@ -537,7 +582,13 @@ mod tests {
         .unwrap();
         assert!(started.elapsed() < Duration::from_secs(10));
         let reply: Reply = serde_json::from_slice(output.trim_ascii_end()).unwrap();
-        assert!(matches!(&reply, Reply::Error { kind, .. } if kind == "cancelled"));
+        assert!(matches!(
+            &reply,
+            Reply::Error {
+                kind: ErrorKind::Cancelled,
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use std::io;
 use std::path::PathBuf;
 
-/// Why [`Executor::run`](crate::Executor::run) returned no outcome.
+/// Why [`Target::run`](crate::Target::run) returned no outcome.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     /// The program could not be started (not found, not executable, ...).

@@ -1,4 +1,4 @@
-//! The `Executor` trait, also exported as `Target`: the one seam between
+//! The `Target` trait, also exported as `Target`: the one seam between
 //! verdict and the machine under test. It runs commands there, reads files
 //! there and tells that machine's clock, so the engine, the environment
 //! capture and bisection run the same against the local machine
@@ -15,7 +15,7 @@ use crate::{Cancel, ExecError, Invocation, Outcome};
 
 /// The machine under test: runs one command to completion (or to its
 /// timeout or cancellation), reads its files and its clock.
-pub trait Executor: Send + Sync {
+pub trait Target: Send + Sync {
     /// Runs `invocation` and waits for it. A non-zero exit, a signal or a
     /// timeout is an `Ok` outcome; `Err` means there is no outcome: the
     /// command could not start, `cancel` was cancelled, or the system failed.
@@ -39,7 +39,7 @@ pub trait Executor: Send + Sync {
 
 macro_rules! forward_executor {
     ($($wrapper:ty),*) => {$(
-        impl<T: Executor + ?Sized> Executor for $wrapper {
+        impl<T: Target + ?Sized> Target for $wrapper {
             fn run(&self, invocation: &Invocation, cancel: &Cancel) -> Result<Outcome, ExecError> {
                 (**self).run(invocation, cancel)
             }

@@ -12,7 +12,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::{Cancel, ExecError, Executor, Invocation, Outcome};
+use crate::{Cancel, ExecError, Invocation, Outcome, Target};
 
 type Responder = dyn Fn(&Invocation) -> Result<Outcome, ExecError> + Send + Sync;
 
@@ -21,7 +21,7 @@ enum Script {
     Function(Box<Responder>),
 }
 
-/// An [`Executor`] that returns scripted results.
+/// An [`Target`] that returns scripted results.
 ///
 /// Like the real one, it returns [`ExecError::Cancelled`] without consuming
 /// a scripted result when the token is already cancelled; the invocation is
@@ -108,7 +108,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-impl Executor for FakeExecutor {
+impl Target for FakeExecutor {
     fn run(&self, invocation: &Invocation, cancel: &Cancel) -> Result<Outcome, ExecError> {
         lock(&self.seen).push(invocation.clone());
         if cancel.is_cancelled() {

@@ -1,6 +1,6 @@
 //! verdict-exec: the only crate that starts processes.
 //!
-//! It runs one command per call to [`Executor::run`] and reports what that
+//! It runs one command per call to [`Target::run`] and reports what that
 //! command, and only that command, did: exit status, wall time on the
 //! monotonic clock, user and system CPU time and peak RSS from `wait4` (never
 //! `RUSAGE_CHILDREN`, which mixes every child the harness ever reaped), and
@@ -31,7 +31,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use verdict_exec::{Cancel, Executor, FakeExecutor, Invocation, Outcome, Status, SystemExecutor};
+//! use verdict_exec::{Cancel, Target, FakeExecutor, Invocation, Outcome, Status, SystemExecutor};
 //!
 //! // One token for the whole run; the Ctrl-C handler calls `cancel.cancel()`.
 //! let cancel = Cancel::new();
@@ -80,9 +80,7 @@ mod vm;
 pub use boot::{BootRecord, BootSpec, Booter, VmBooter};
 pub use cancel::Cancel;
 pub use error::ExecError;
-pub use executor::Executor;
-/// The machine under test; the same trait as [`Executor`].
-pub use executor::Executor as Target;
+pub use executor::Target;
 pub use fake::{FAKE_CLOCK_START_MS, FakeExecutor};
 pub use invocation::{DEFAULT_OUTPUT_LIMIT, Invocation, Leftovers, Program};
 pub use leftovers::LEFTOVER_GRACE;
@@ -94,6 +92,6 @@ pub use ssh::{AgentBinary, SshOptions, SshTarget, valid_host};
 pub use ssh_boot::{SshBootOptions, SshBooter};
 pub use system::{SystemExecutor, TERMINATION_GRACE};
 pub use vm::{
-    Acceleration, BootExpectation, BootFacts, ImageVersion, VmOptions, VmTarget, boot_mismatches,
-    kernel_image_version, kernel_release,
+    Acceleration, BootExpectation, BootFacts, ImageError, ImageVersion, VmOptions, VmTarget,
+    boot_mismatches, kernel_image_version, kernel_release,
 };

@@ -34,7 +34,7 @@ pub fn remote_command<S: AsRef<str>>(argv: &[S]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Cancel, Executor, Invocation, Status, SystemExecutor};
+    use crate::{Cancel, Invocation, Status, SystemExecutor, Target};
 
     /// Arguments that would run code or split if any of them reached a shell
     /// unquoted.

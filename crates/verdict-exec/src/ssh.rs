@@ -35,9 +35,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::agent::{Reply, Request, WireInvocation};
+use crate::agent::{ErrorKind, Reply, Request, WireInvocation};
 use crate::remote::remote_command;
-use crate::{Cancel, ExecError, Executor, Invocation, Outcome, Status, SystemExecutor};
+use crate::{Cancel, ExecError, Invocation, Outcome, Status, SystemExecutor, Target};
 
 /// How the ssh client is run.
 #[derive(Debug, Clone)]
@@ -601,9 +601,11 @@ impl SshTarget {
 
     fn io_request(&self, request: Request) -> io::Result<Reply> {
         match self.exchange(&request, &Cancel::new()) {
-            Ok(Reply::Error { kind, message }) => Err(match kind.as_str() {
-                "not_found" => io::Error::new(io::ErrorKind::NotFound, message),
-                "permission_denied" => io::Error::new(io::ErrorKind::PermissionDenied, message),
+            Ok(Reply::Error { kind, message }) => Err(match kind {
+                ErrorKind::NotFound => io::Error::new(io::ErrorKind::NotFound, message),
+                ErrorKind::PermissionDenied => {
+                    io::Error::new(io::ErrorKind::PermissionDenied, message)
+                }
                 _ => io::Error::other(message),
             }),
             Ok(reply) => Ok(reply),
@@ -612,7 +614,7 @@ impl SshTarget {
     }
 }
 
-impl Executor for SshTarget {
+impl Target for SshTarget {
     fn run(&self, invocation: &Invocation, cancel: &Cancel) -> Result<Outcome, ExecError> {
         if cancel.is_cancelled() {
             return Err(ExecError::Cancelled);
@@ -625,7 +627,10 @@ impl Executor for SshTarget {
             Reply::Outcome(wire) => wire
                 .to_outcome()
                 .ok_or_else(|| self.error("the agent sent a malformed outcome")),
-            Reply::Error { kind, .. } if kind == "cancelled" => Err(ExecError::Cancelled),
+            Reply::Error {
+                kind: ErrorKind::Cancelled,
+                ..
+            } => Err(ExecError::Cancelled),
             Reply::Error { message, .. } => Err(self.error(message)),
             other => Err(self.error(format!("the agent answered a run with {other:?}"))),
         }

@@ -27,13 +27,13 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::SystemExecutor;
 use crate::boot::{BootRecord, BootSpec, Booter};
 use crate::vm::{
     BootExpectation, BootFacts, Proof, has_nonce, kernel_release_in, mismatches, random_bytes,
     read_boot_facts,
 };
-use crate::{AgentBinary, Cancel, ExecError, Executor, Invocation, SshOptions, SshTarget, Status};
-use crate::{SystemExecutor, Target};
+use crate::{AgentBinary, Cancel, ExecError, Invocation, SshOptions, SshTarget, Status, Target};
 
 /// Detaches itself (setsid forks when it leads its process group, as the
 /// agent's commands do), lets the agent's reply leave, then kexecs or

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use crate::spawn::{pipe, spawn};
 use crate::tail::TailBuffer;
-use crate::{Cancel, ExecError, Executor, Invocation, Leftovers, Outcome, Program, Status};
+use crate::{Cancel, ExecError, Invocation, Leftovers, Outcome, Program, Status, Target};
 
 /// How long a timed-out or cancelled process group gets between SIGTERM and
 /// SIGKILL, so workloads such as stress-ng can remove what they created.
@@ -51,7 +51,7 @@ const READ_CHUNK: usize = 64 * 1024;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemExecutor;
 
-impl Executor for SystemExecutor {
+impl Target for SystemExecutor {
     fn run(&self, invocation: &Invocation, cancel: &Cancel) -> Result<Outcome, ExecError> {
         run_process(invocation, cancel, ExitNotice::Pidfd)
     }
@@ -122,18 +122,38 @@ struct ExitWatch {
     waiter: Option<JoinHandle<()>>,
 }
 
+/// The slots of `run_process`'s poll array.
+const STDOUT: usize = 0;
+const STDERR: usize = 1;
+const EXITED: usize = 2;
+const CANCELLED: usize = 3;
+
+/// An operating-system call around `invocation`'s process failed.
+fn io_error_of<'a>(
+    invocation: &'a Invocation,
+    operation: &'static str,
+) -> impl FnOnce(io::Error) -> ExecError + 'a {
+    move |source: io::Error| ExecError::Io {
+        operation,
+        program: invocation.program.program_name().to_string(),
+        source,
+    }
+}
+
+/// What a running process's output goes to: the tails kept of stdout and
+/// stderr, and the read buffer they share.
+struct Captured {
+    stdout: TailBuffer,
+    stderr: TailBuffer,
+    buffer: Vec<u8>,
+}
+
 fn run_process(
     invocation: &Invocation,
     cancel: &Cancel,
     exit_notice: ExitNotice,
 ) -> Result<Outcome, ExecError> {
-    let io_error = |operation: &'static str| {
-        move |source: io::Error| ExecError::Io {
-            operation,
-            program: invocation.program.program_name().to_string(),
-            source,
-        }
-    };
+    let io_error = |operation: &'static str| io_error_of(invocation, operation);
 
     let cancel_descriptor = cancel
         .wake_descriptor()
@@ -161,23 +181,112 @@ fn run_process(
     let exit_watch = watch_exit(pid, exit_notice).map_err(io_error("watch the process"))?;
 
     let deadline = invocation.timeout.map(|timeout| started + timeout);
-    let mut stdout_tail = TailBuffer::new(invocation.output_limit);
-    let mut stderr_tail = TailBuffer::new(invocation.output_limit);
-    // Uninitialised: zeroing 64 KiB per run would be measurable on `true`.
-    let mut buffer: Vec<u8> = Vec::with_capacity(READ_CHUNK);
-    let mut stopping: Option<Stopping> = None;
-
-    const STDOUT: usize = 0;
-    const STDERR: usize = 1;
-    const EXITED: usize = 2;
-    const CANCELLED: usize = 3;
+    let mut captured = Captured {
+        stdout: TailBuffer::new(invocation.output_limit),
+        stderr: TailBuffer::new(invocation.output_limit),
+        // Uninitialised: zeroing 64 KiB per run would be measurable on `true`.
+        buffer: Vec::with_capacity(READ_CHUNK),
+    };
     let mut descriptors = [
         poll_entry(stdout.as_raw_fd()),
         poll_entry(stderr.as_raw_fd()),
         poll_entry(exit_watch.descriptor.as_raw_fd()),
         poll_entry(cancel_descriptor),
     ];
+    let stopping = poll_until_exit(
+        invocation,
+        cancel,
+        pid,
+        deadline,
+        &mut descriptors,
+        &mut captured,
+    )?;
 
+    if stopping.is_some() {
+        // The child is a zombie until reaped, so the group id is still ours:
+        // sweep any descendant that ignored SIGTERM.
+        signal_group(pid, libc::SIGKILL);
+    }
+    let (wait_status, usage) = wait_for(pid).map_err(io_error("reap the process"))?;
+    let wall = started.elapsed();
+    guard.reaped = true;
+    let monitor = invocation
+        .monitor
+        .as_ref()
+        .zip(monitor_before)
+        .map(|(request, before)| crate::Snapshots {
+            ticks_per_second: crate::monitor::ticks_per_second(),
+            before,
+            after: crate::monitor::read_all(request),
+        });
+    // After a timeout or a cancellation the group was killed above; after a
+    // normal exit, what is left of it is named (and killed) now, before the
+    // final drain, so killed leftovers close the pipes they inherited.
+    let leftovers = match (invocation.leftovers, &stopping) {
+        (Leftovers::Ignore, _) | (_, Some(_)) => Vec::new(),
+        (Leftovers::Report, None) => crate::leftovers::sweep(pid, false),
+        (Leftovers::Kill, None) => crate::leftovers::sweep(pid, true),
+    };
+
+    // Whatever the child wrote before exiting is in the pipes now (an exiting
+    // process closes its descriptors before it becomes a zombie).
+    for (index, tail, pipe) in [
+        (STDOUT, &mut captured.stdout, stdout),
+        (STDERR, &mut captured.stderr, stderr),
+    ] {
+        if descriptors[index].fd >= 0
+            && !drain(descriptors[index].fd, tail, &mut captured.buffer)
+                .map_err(io_error("read the output"))?
+        {
+            discard_in_background(pipe);
+        }
+    }
+    if let Some(waiter) = exit_watch.waiter {
+        // It returned when the child exited, before the poll loop ended.
+        let _ = waiter.join();
+    }
+
+    let status = match stopping.map(|stop| stop.reason) {
+        Some(StopReason::Cancel) => return Err(ExecError::Cancelled),
+        Some(StopReason::Timeout) => Status::TimedOut,
+        None => decode_status(wait_status).ok_or_else(|| {
+            io_error("interpret the wait status")(io::Error::other(format!(
+                "unexpected wait status {wait_status:#x}"
+            )))
+        })?,
+    };
+    let (stdout, stdout_truncated) = captured.stdout.finish();
+    let (stderr, stderr_truncated) = captured.stderr.finish();
+    Ok(Outcome {
+        status,
+        wall,
+        user: timeval_duration(usage.ru_utime),
+        sys: timeval_duration(usage.ru_stime),
+        max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
+        stdout,
+        stderr,
+        stdout_truncated,
+        stderr_truncated,
+        leftovers,
+        voluntary_switches: u64::try_from(usage.ru_nvcsw).unwrap_or(0),
+        involuntary_switches: u64::try_from(usage.ru_nivcsw).unwrap_or(0),
+        monitor,
+    })
+}
+
+/// Reads `descriptors`' output into `captured` until the process exits,
+/// stopping it (SIGTERM, then SIGKILL after the grace) on a timeout or a
+/// cancellation; the stop it started, if any.
+fn poll_until_exit(
+    invocation: &Invocation,
+    cancel: &Cancel,
+    pid: libc::pid_t,
+    deadline: Option<Instant>,
+    descriptors: &mut [libc::pollfd; 4],
+    captured: &mut Captured,
+) -> Result<Option<Stopping>, ExecError> {
+    let io_error = |operation: &'static str| io_error_of(invocation, operation);
+    let mut stopping: Option<Stopping> = None;
     loop {
         let wake_at = match &stopping {
             None => deadline,
@@ -203,9 +312,12 @@ fn run_process(
             return Err(io_error("wait for the process")(error));
         }
 
-        for (index, tail) in [(STDOUT, &mut stdout_tail), (STDERR, &mut stderr_tail)] {
+        for (index, tail) in [
+            (STDOUT, &mut captured.stdout),
+            (STDERR, &mut captured.stderr),
+        ] {
             if descriptors[index].revents != 0 {
-                let at_end = drain(descriptors[index].fd, tail, &mut buffer)
+                let at_end = drain(descriptors[index].fd, tail, &mut captured.buffer)
                     .map_err(io_error("read the output"))?;
                 if at_end {
                     // A negative descriptor is ignored by poll.
@@ -243,77 +355,7 @@ fn run_process(
             }
         }
     }
-
-    if stopping.is_some() {
-        // The child is a zombie until reaped, so the group id is still ours:
-        // sweep any descendant that ignored SIGTERM.
-        signal_group(pid, libc::SIGKILL);
-    }
-    let (wait_status, usage) = wait_for(pid).map_err(io_error("reap the process"))?;
-    let wall = started.elapsed();
-    guard.reaped = true;
-    let monitor = invocation
-        .monitor
-        .as_ref()
-        .zip(monitor_before)
-        .map(|(request, before)| crate::Snapshots {
-            ticks_per_second: crate::monitor::ticks_per_second(),
-            before,
-            after: crate::monitor::read_all(request),
-        });
-    // After a timeout or a cancellation the group was killed above; after a
-    // normal exit, what is left of it is named (and killed) now, before the
-    // final drain, so killed leftovers close the pipes they inherited.
-    let leftovers = match (invocation.leftovers, &stopping) {
-        (Leftovers::Ignore, _) | (_, Some(_)) => Vec::new(),
-        (Leftovers::Report, None) => crate::leftovers::sweep(pid, false),
-        (Leftovers::Kill, None) => crate::leftovers::sweep(pid, true),
-    };
-
-    // Whatever the child wrote before exiting is in the pipes now (an exiting
-    // process closes its descriptors before it becomes a zombie).
-    for (index, tail, pipe) in [
-        (STDOUT, &mut stdout_tail, stdout),
-        (STDERR, &mut stderr_tail, stderr),
-    ] {
-        if descriptors[index].fd >= 0
-            && !drain(descriptors[index].fd, tail, &mut buffer)
-                .map_err(io_error("read the output"))?
-        {
-            discard_in_background(pipe);
-        }
-    }
-    if let Some(waiter) = exit_watch.waiter {
-        // It returned when the child exited, before the poll loop ended.
-        let _ = waiter.join();
-    }
-
-    let status = match stopping.map(|stop| stop.reason) {
-        Some(StopReason::Cancel) => return Err(ExecError::Cancelled),
-        Some(StopReason::Timeout) => Status::TimedOut,
-        None => decode_status(wait_status).ok_or_else(|| {
-            io_error("interpret the wait status")(io::Error::other(format!(
-                "unexpected wait status {wait_status:#x}"
-            )))
-        })?,
-    };
-    let (stdout, stdout_truncated) = stdout_tail.finish();
-    let (stderr, stderr_truncated) = stderr_tail.finish();
-    Ok(Outcome {
-        status,
-        wall,
-        user: timeval_duration(usage.ru_utime),
-        sys: timeval_duration(usage.ru_stime),
-        max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
-        stdout,
-        stderr,
-        stdout_truncated,
-        stderr_truncated,
-        leftovers,
-        voluntary_switches: u64::try_from(usage.ru_nvcsw).unwrap_or(0),
-        involuntary_switches: u64::try_from(usage.ru_nivcsw).unwrap_or(0),
-        monitor,
-    })
+    Ok(stopping)
 }
 
 /// A spawn failure, blamed on the working directory when that is missing.

@@ -41,8 +41,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::{
-    AgentBinary, Cancel, ExecError, Executor, Invocation, Outcome, SshOptions, SshTarget, Status,
-    SystemExecutor,
+    AgentBinary, Cancel, ExecError, Invocation, Outcome, SshOptions, SshTarget, Status,
+    SystemExecutor, Target,
 };
 
 /// How the guest's CPU is emulated.
@@ -307,7 +307,8 @@ impl VmTarget {
     /// is measured; a boot that does not prove itself is
     /// [`ExecError::BootFailed`].
     pub fn boot(options: &VmOptions, agent: AgentBinary) -> Result<Self, ExecError> {
-        let image = kernel_image_version(&options.kernel).map_err(target_error)?;
+        let image = kernel_image_version(&options.kernel)
+            .map_err(|error| target_error(error.to_string()))?;
         if options.command_line.contains('"') {
             return Err(target_error(
                 "the kernel command line must not contain `\"` (its options are checked word by word)"
@@ -360,83 +361,10 @@ impl VmTarget {
     ) -> Result<Self, ExecError> {
         let kernel_release = image.release.as_str();
         let nonce = hex::encode(random_bytes(16).map_err(target_error)?);
-        let keygen = |name: &str| -> Result<(), ExecError> {
-            let path = directory.join(name);
-            let outcome = SystemExecutor.run(
-                &Invocation::argv([
-                    "ssh-keygen",
-                    "-q",
-                    "-t",
-                    "ed25519",
-                    "-N",
-                    "",
-                    "-C",
-                    "verdict-vm",
-                    "-f",
-                    &path.to_string_lossy(),
-                ])
-                .with_timeout(Duration::from_secs(30)),
-                &Cancel::new(),
-            )?;
-            if outcome.status != Status::Exited(0) {
-                return Err(target_error(format!(
-                    "ssh-keygen -f {}: {}: {}",
-                    path.display(),
-                    outcome.status,
-                    outcome.output_tail(400).trim()
-                )));
-            }
-            Ok(())
-        };
-        keygen("host_key")?;
-        keygen("client_key")?;
-        let initramfs = directory.join("initramfs.cpio");
-        let modules_root = options
-            .modules
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("/lib/modules").join(kernel_release));
-        build_initramfs(
-            &initramfs,
-            directory,
-            &agent,
-            &modules_root,
-            &options.programs,
-            options.share.is_some(),
-        )?;
-        let initramfs = match &options.initrd {
-            None => initramfs,
-            Some(user) => {
-                let combined = directory.join("initrd-combined.cpio");
-                prepend_initrd(user, &initramfs, &combined).map_err(|error| {
-                    target_error(format!(
-                        "put the initrd {} before verdict's initramfs: {error}",
-                        user.display()
-                    ))
-                })?;
-                combined
-            }
-        };
-
-        let port =
-            free_port().map_err(|error| target_error(format!("find a free port: {error}")))?;
-        let host_public = read_public_key(&directory.join("host_key.pub"))?;
-        std::fs::write(
-            directory.join("known_hosts"),
-            format!("{ALIAS}-{nonce} {host_public}\n"),
-        )
-        .map_err(|error| target_error(format!("write known_hosts: {error}")))?;
-        let config = directory.join("ssh_config");
-        write_private(
-            &config,
-            &format!(
-                "Host {ALIAS}\n  HostName 127.0.0.1\n  Port {port}\n  User root\n  IdentityFile {}\n  \
-                 IdentitiesOnly yes\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile /dev/null\n  \
-                 StrictHostKeyChecking yes\n  HostKeyAlias {ALIAS}-{nonce}\n  LogLevel ERROR\n",
-                directory.join("client_key").display(),
-                directory.join("known_hosts").display()
-            ),
-        )
-        .map_err(|error| target_error(format!("write {}: {error}", config.display())))?;
+        ssh_keygen(directory, "host_key")?;
+        ssh_keygen(directory, "client_key")?;
+        let initramfs = prepare_initramfs(options, &agent, kernel_release, directory)?;
+        let (port, config) = write_ssh_files(directory, &nonce)?;
 
         let mut command_line = format!("console=ttyS0 panic=-1 verdict.boot={nonce}");
         if !options.command_line.trim().is_empty() {
@@ -626,7 +554,7 @@ impl std::fmt::Debug for VmTarget {
     }
 }
 
-impl Executor for VmTarget {
+impl Target for VmTarget {
     fn run(&self, invocation: &Invocation, cancel: &Cancel) -> Result<Outcome, ExecError> {
         self.ssh().run(invocation, cancel)
     }
@@ -648,9 +576,101 @@ impl Executor for VmTarget {
     }
 }
 
+/// A new ed25519 key pair `directory/name` (and `name.pub`) for one boot.
+fn ssh_keygen(directory: &Path, name: &str) -> Result<(), ExecError> {
+    let path = directory.join(name);
+    let outcome = SystemExecutor.run(
+        &Invocation::argv([
+            "ssh-keygen",
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-C",
+            "verdict-vm",
+            "-f",
+            &path.to_string_lossy(),
+        ])
+        .with_timeout(Duration::from_secs(30)),
+        &Cancel::new(),
+    )?;
+    if outcome.status != Status::Exited(0) {
+        return Err(target_error(format!(
+            "ssh-keygen -f {}: {}: {}",
+            path.display(),
+            outcome.status,
+            outcome.output_tail(400).trim()
+        )));
+    }
+    Ok(())
+}
+
+/// verdict's initramfs for one boot (the agent, the kernel's modules, the
+/// programs asked for), after the user's initrd when there is one.
+fn prepare_initramfs(
+    options: &VmOptions,
+    agent: &AgentBinary,
+    kernel_release: &str,
+    directory: &Path,
+) -> Result<PathBuf, ExecError> {
+    let initramfs = directory.join("initramfs.cpio");
+    let modules_root = options
+        .modules
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("/lib/modules").join(kernel_release));
+    build_initramfs(
+        &initramfs,
+        directory,
+        agent,
+        &modules_root,
+        &options.programs,
+        options.share.is_some(),
+    )?;
+    match &options.initrd {
+        None => Ok(initramfs),
+        Some(user) => {
+            let combined = directory.join("initrd-combined.cpio");
+            prepend_initrd(user, &initramfs, &combined).map_err(|error| {
+                target_error(format!(
+                    "put the initrd {} before verdict's initramfs: {error}",
+                    user.display()
+                ))
+            })?;
+            Ok(combined)
+        }
+    }
+}
+
+/// The ssh client files of one boot: `known_hosts` with the guest's key
+/// under an alias that names the nonce, and an `ssh_config` for a free
+/// local port; the port and the config's path.
+fn write_ssh_files(directory: &Path, nonce: &str) -> Result<(u16, PathBuf), ExecError> {
+    let port = free_port().map_err(|error| target_error(format!("find a free port: {error}")))?;
+    let host_public = read_public_key(&directory.join("host_key.pub"))?;
+    std::fs::write(
+        directory.join("known_hosts"),
+        format!("{ALIAS}-{nonce} {host_public}\n"),
+    )
+    .map_err(|error| target_error(format!("write known_hosts: {error}")))?;
+    let config = directory.join("ssh_config");
+    write_private(
+        &config,
+        &format!(
+            "Host {ALIAS}\n  HostName 127.0.0.1\n  Port {port}\n  User root\n  IdentityFile {}\n  \
+             IdentitiesOnly yes\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile /dev/null\n  \
+             StrictHostKeyChecking yes\n  HostKeyAlias {ALIAS}-{nonce}\n  LogLevel ERROR\n",
+            directory.join("client_key").display(),
+            directory.join("known_hosts").display()
+        ),
+    )
+    .map_err(|error| target_error(format!("write {}: {error}", config.display())))?;
+    Ok((port, config))
+}
+
 /// `/proc/cmdline`, the boot id and `uname -r` of a booted machine, read
 /// through its agent; the error names what could not be read.
-pub(crate) fn read_boot_facts(target: &dyn Executor) -> Result<BootFacts, String> {
+pub(crate) fn read_boot_facts(target: &dyn Target) -> Result<BootFacts, String> {
     let read = |path: &str| -> Result<String, String> {
         target
             .read_file(Path::new(path))
@@ -693,8 +713,18 @@ fn console_tail(path: &Path) -> String {
 
 /// The release a bzImage names (`6.1.0-57-amd64`): the Linux boot protocol
 /// puts a pointer to the version string at offset 0x20E (relative to 0x200).
-pub fn kernel_release(kernel: &Path) -> Result<String, String> {
+pub fn kernel_release(kernel: &Path) -> Result<String, ImageError> {
     kernel_image_version(kernel).map(|image| image.release)
+}
+
+/// Why a kernel image names no release: it cannot be read, or it is not
+/// a bzImage. Messages name the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    #[error("read {}: {source}", .path.display())]
+    Read { path: PathBuf, source: io::Error },
+    #[error("{} is not a bzImage kernel (no HdrS header)", .path.display())]
+    NotBzImage { path: PathBuf },
 }
 
 /// What a bzImage's header says it is.
@@ -710,9 +740,11 @@ pub struct ImageVersion {
 
 /// The release and version a bzImage names (the setup header's string is
 /// `UTS_RELEASE (BUILDER@HOST) UTS_VERSION`).
-pub fn kernel_image_version(kernel: &Path) -> Result<ImageVersion, String> {
-    let bytes =
-        std::fs::read(kernel).map_err(|error| format!("read {}: {error}", kernel.display()))?;
+pub fn kernel_image_version(kernel: &Path) -> Result<ImageVersion, ImageError> {
+    let bytes = std::fs::read(kernel).map_err(|source| ImageError::Read {
+        path: kernel.to_path_buf(),
+        source,
+    })?;
     let release = kernel_release_in(&bytes, kernel)?;
     let version = header_string(&bytes).and_then(|text| uts_version(&text, &release));
     Ok(ImageVersion { release, version })
@@ -751,12 +783,9 @@ fn uts_version(text: &str, release: &str) -> Option<String> {
 
 /// The release named by `bytes`, the start of the bzImage `kernel` (its
 /// first 64 KiB hold the setup header and the version string).
-pub(crate) fn kernel_release_in(bytes: &[u8], kernel: &Path) -> Result<String, String> {
-    let not_bzimage = || {
-        format!(
-            "{} is not a bzImage kernel (no HdrS header)",
-            kernel.display()
-        )
+pub(crate) fn kernel_release_in(bytes: &[u8], kernel: &Path) -> Result<String, ImageError> {
+    let not_bzimage = || ImageError::NotBzImage {
+        path: kernel.to_path_buf(),
     };
     if bytes.get(0x202..0x206) != Some(b"HdrS".as_slice()) {
         return Err(not_bzimage());
@@ -1630,6 +1659,11 @@ mod tests {
         );
         assert_eq!(uts_version("6.1.192", "6.1.192"), None);
         std::fs::write(&path, b"not a kernel").unwrap();
-        assert!(kernel_release(&path).unwrap_err().contains("not a bzImage"));
+        assert!(
+            kernel_release(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("not a bzImage")
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! left alone when asked. Every process a test starts is gone when it ends.
 
 use std::time::{Duration, Instant};
-use verdict_exec::{Cancel, Executor, Invocation, Leftovers, Status, SystemExecutor};
+use verdict_exec::{Cancel, Invocation, Leftovers, Status, SystemExecutor, Target};
 
 /// Waits until background job `$!` runs its program (a forked shell is
 /// named `sh` until it execs, and a loaded machine can scan in between).

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use verdict_exec::{Cancel, Executor, Invocation, Status, SystemExecutor};
+use verdict_exec::{Cancel, Invocation, Status, SystemExecutor, Target};
 
 fn max_rss_kib(invocation: Invocation) -> u64 {
     let outcome = SystemExecutor

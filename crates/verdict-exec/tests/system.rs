@@ -11,7 +11,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use verdict_exec::{
-    Cancel, ExecError, Executor, Invocation, Outcome, Status, SystemExecutor, TERMINATION_GRACE,
+    Cancel, ExecError, Invocation, Outcome, Status, SystemExecutor, TERMINATION_GRACE, Target,
 };
 
 fn run(invocation: &Invocation) -> Result<Outcome, ExecError> {

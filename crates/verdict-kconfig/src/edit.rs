@@ -35,8 +35,32 @@ pub fn edit_config(text: &str, name: &str, line: &str) -> String {
     result
 }
 
+/// Why a value cannot be given to a symbol: the symbol's type does not
+/// take it. Messages name the symbol and the value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    #[error("{name} is a bool: expected y or n, found `{value}`")]
+    NotBool { name: String, value: String },
+    #[error("{name} is a tristate: expected y, m or n, found `{value}`")]
+    NotTristate { name: String, value: String },
+    #[error("{name} has no type in this tree")]
+    Untyped { name: String },
+    /// A goal of `how` that is not a tristate letter.
+    #[error("read goal {name}={value}: `how` answers for y, m or n")]
+    GoalLetter { name: String, value: String },
+    /// A goal the symbol's type cannot take (`m` for a bool, any letter
+    /// for a string or number).
+    #[error("read goal {name}={value}: {name} is not a bool or tristate that can be {value}")]
+    GoalType { name: String, value: String },
+}
+
 /// The `.config` line for an assignment, checked against the symbol's type.
-pub fn assignment_line(evaluation: &Evaluation, name: &str, value: &str) -> Result<String, String> {
+pub fn assignment_line(
+    evaluation: &Evaluation,
+    name: &str,
+    value: &str,
+) -> Result<String, ValueError> {
+    let owned = || (name.to_string(), value.to_string());
     let tristate = |letter: &str| match letter {
         "n" => Some(Tristate::No),
         "m" => Some(Tristate::Module),
@@ -47,16 +71,18 @@ pub fn assignment_line(evaluation: &Evaluation, name: &str, value: &str) -> Resu
         Some(SymbolType::Bool) => match tristate(value) {
             Some(Tristate::No) => Ok(format!("# CONFIG_{name} is not set")),
             Some(Tristate::Yes) => Ok(format!("CONFIG_{name}=y")),
-            _ => Err(format!(
-                "{name} is a bool: expected y or n, found `{value}`"
-            )),
+            _ => {
+                let (name, value) = owned();
+                Err(ValueError::NotBool { name, value })
+            }
         },
         Some(SymbolType::Tristate) => match tristate(value) {
             Some(Tristate::No) => Ok(format!("# CONFIG_{name} is not set")),
             Some(other) => Ok(format!("CONFIG_{name}={}", other.letter())),
-            None => Err(format!(
-                "{name} is a tristate: expected y, m or n, found `{value}`"
-            )),
+            None => {
+                let (name, value) = owned();
+                Err(ValueError::NotTristate { name, value })
+            }
         },
         Some(SymbolType::String) => {
             let inner = value
@@ -69,7 +95,9 @@ pub fn assignment_line(evaluation: &Evaluation, name: &str, value: &str) -> Resu
             Ok(format!("CONFIG_{name}=\"{inner}\""))
         }
         Some(SymbolType::Int | SymbolType::Hex) => Ok(format!("CONFIG_{name}={value}")),
-        _ => Err(format!("{name} has no type in this tree")),
+        _ => Err(ValueError::Untyped {
+            name: name.to_string(),
+        }),
     }
 }
 
@@ -103,23 +131,29 @@ pub fn changed_symbols(before: &str, after: &str) -> Result<Vec<String>, Kconfig
 
 /// The goal's tristate for `how NAME=VALUE`, checked against the symbol's
 /// type; the error reads after "failed to".
-pub fn goal_value(evaluation: &Evaluation, name: &str, value: &str) -> Result<Tristate, String> {
+pub fn goal_value(
+    evaluation: &Evaluation,
+    name: &str,
+    value: &str,
+) -> Result<Tristate, ValueError> {
     let wanted = match value {
         "y" => Tristate::Yes,
         "m" => Tristate::Module,
         "n" => Tristate::No,
         other => {
-            return Err(format!(
-                "read goal {name}={other}: `how` answers for y, m or n"
-            ));
+            return Err(ValueError::GoalLetter {
+                name: name.to_string(),
+                value: other.to_string(),
+            });
         }
     };
     match evaluation.symbol_type(name) {
         Some(SymbolType::Tristate) => Ok(wanted),
         Some(SymbolType::Bool) if wanted != Tristate::Module => Ok(wanted),
-        _ => Err(format!(
-            "read goal {name}={value}: {name} is not a bool or tristate that can be {value}"
-        )),
+        _ => Err(ValueError::GoalType {
+            name: name.to_string(),
+            value: value.to_string(),
+        }),
     }
 }
 

@@ -25,7 +25,7 @@ pub use config::{DotConfig, decode_config_bytes};
 pub use diff::{ConfigDiff, DiffCounts, DiffDocument, DiffEntry, DiffKind};
 pub use difference::{NamedDifference, named_difference};
 pub use edit::{
-    apply_edit, assignment_line, changed_symbols, edit_config, goal_value, symbol_name,
+    ValueError, apply_edit, assignment_line, changed_symbols, edit_config, goal_value, symbol_name,
 };
 pub use error::KconfigError;
 pub use evaluate::{Cause, Evaluation, blame_causes, similar_symbols};

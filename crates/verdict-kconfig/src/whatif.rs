@@ -58,9 +58,9 @@ pub fn set_symbols(
         if !before.is_defined(&name) {
             return Err(unknown_symbol(tree, &name, arch));
         }
-        let line = assignment_line(&before, &name, value.trim()).map_err(|message| {
+        let line = assignment_line(&before, &name, value.trim()).map_err(|error| {
             KconfigError::Request {
-                message: format!("set {message}"),
+                message: format!("set {error}"),
             }
         })?;
         edited = edit_config(&edited, &name, &line);
@@ -209,8 +209,11 @@ pub fn how(tree: &Kconfig, text: &str, arch: &str, goal: &str) -> Result<HowAnsw
     if !evaluation.is_defined(&name) {
         return Err(unknown_symbol(tree, &name, arch));
     }
-    let wanted = goal_value(&evaluation, &name, raw_value.trim())
-        .map_err(|message| KconfigError::Request { message })?;
+    let wanted = goal_value(&evaluation, &name, raw_value.trim()).map_err(|error| {
+        KconfigError::Request {
+            message: error.to_string(),
+        }
+    })?;
     let base = evaluation.write_config();
     let mut answer = HowAnswer {
         current: evaluation.value(&name).unwrap_or_default(),

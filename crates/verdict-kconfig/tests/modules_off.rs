@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use verdict_exec::{Cancel, Executor, Invocation, Status, SystemExecutor};
+use verdict_exec::{Cancel, Invocation, Status, SystemExecutor, Target};
 use verdict_kconfig::{Evaluation, Kconfig, NoProbes, load_tree_expanded};
 
 const CASES: [&str; 3] = ["modules-on", "modules-off", "compile-test"];

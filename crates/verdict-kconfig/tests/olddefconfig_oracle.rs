@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use verdict_exec::{Cancel, Executor, Invocation, Status, SystemExecutor};
+use verdict_exec::{Cancel, Invocation, Status, SystemExecutor, Target};
 use verdict_kconfig::{
     Evaluation, Kconfig, ProbeRunner, Tristate, blame_causes, load_tree_expanded, make_environment,
 };

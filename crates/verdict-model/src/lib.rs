@@ -10,6 +10,7 @@ pub mod adaptive;
 pub mod boot;
 pub mod boot_file;
 pub mod environment;
+pub mod exit;
 pub mod experiment;
 pub mod kernel_build;
 pub mod metric;
@@ -26,6 +27,7 @@ pub use boot::{
 };
 pub use boot_file::{level_boot, parse_boot_file};
 pub use environment::Environment;
+pub use exit::ExitClass;
 pub use experiment::{
     Analysis, Cell, CommandSpec, ComparisonSpec, Experiment, Factor, Level, ModelError, Order,
     Sampling, SamplingMode,

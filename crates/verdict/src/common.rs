@@ -257,7 +257,7 @@ pub(crate) fn cancel_on_interrupt() -> Cancel {
     let _ = ctrlc::set_handler(move || {
         if handler_cancel.is_cancelled() {
             eprintln!("verdict: interrupted again; exiting now");
-            std::process::exit(3);
+            std::process::exit(verdict_model::ExitClass::Interrupted.code().into());
         }
         eprintln!(
             "verdict: interrupt: stopping after recording what finished (Ctrl-C again to exit at once)"

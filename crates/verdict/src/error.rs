@@ -1,11 +1,13 @@
-//! The binary's error type: user errors (exit 2), interruptions (exit 3) and
-//! internal failures, each carrying enough context to act on.
+//! The binary's error type: what ends a command with an error, its message
+//! (printed as `verdict: error: ...`) and its exit class, whose code comes
+//! from the one table (`verdict_model::ExitClass::code`).
 
 use std::fmt;
 
+use verdict_model::ExitClass;
+
 /// An error that ends a command. Its exit code follows the CLI contract
-/// (README, "Exit codes"): 2 for usage, input and internal errors, 3 for
-/// an interrupted run.
+/// (docs/cli.md, "Exit codes") through [`CliError::exit_class`].
 #[derive(Debug)]
 pub(crate) enum CliError {
     /// Bad input from the user: a malformed file, an unknown run, bad flags.
@@ -25,11 +27,13 @@ impl CliError {
         Self::Internal(message.to_string())
     }
 
-    pub(crate) fn exit_code(&self) -> u8 {
+    /// The class the command ends with; its code is the process's exit
+    /// status.
+    pub(crate) fn exit_class(&self) -> ExitClass {
         match self {
-            Self::Input(_) => 2,
-            Self::Interrupted(_) => 3,
-            Self::Internal(_) => 2,
+            Self::Input(_) => ExitClass::Input,
+            Self::Interrupted(_) => ExitClass::Interrupted,
+            Self::Internal(_) => ExitClass::Internal,
         }
     }
 }
@@ -46,44 +50,47 @@ impl fmt::Display for CliError {
 
 impl std::error::Error for CliError {}
 
-/// Exit codes of the bisection driver's errors: the user's input and the
-/// store exit 2, an interruption 3.
-impl From<verdict_engine::bisect::BisectRunError> for CliError {
-    fn from(error: verdict_engine::bisect::BisectRunError) -> Self {
-        use verdict_engine::bisect::BisectRunError;
+/// The engine's command errors keep their class and their message.
+impl From<verdict_engine::CommandError> for CliError {
+    fn from(error: verdict_engine::CommandError) -> Self {
+        let class = error.exit_class();
         let message = error.to_string();
-        match error {
-            BisectRunError::Input(_) => Self::Input(message),
-            BisectRunError::Internal(_) => Self::Internal(message),
-            BisectRunError::Interrupted(_) => Self::Interrupted(message),
+        match class {
+            ExitClass::Interrupted => Self::Interrupted(message),
+            ExitClass::Input => Self::Input(message),
+            _ => Self::Internal(message),
         }
     }
 }
 
-/// `From` for an engine error with an `Input` and an `Internal` variant
-/// (both exit 2; the message is the error's).
-macro_rules! input_or_internal {
-    ($($(#[$doc:meta])* $error:ident in $module:ident;)*) => {$(
-        $(#[$doc])*
-        impl From<verdict_engine::$module::$error> for CliError {
-            fn from(error: verdict_engine::$module::$error) -> Self {
-                let message = error.to_string();
-                match error {
-                    verdict_engine::$module::$error::Input(_) => Self::Input(message),
-                    verdict_engine::$module::$error::Internal(_) => Self::Internal(message),
-                }
-            }
-        }
-    )*};
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-input_or_internal! {
-    /// Loading and pairing `compare`'s sides.
-    CompareError in compare;
-    /// Reading `history`'s series.
-    SourceError in history_source;
-    /// Reading a run for `export`.
-    ExportError in export;
-    /// Reading `plan`'s pilot run or doctor report.
-    PlanError in plan;
+    /// docs/cli.md's exit-code table lists every code of the one table
+    /// (check's skip code in the sentence under it), and nothing else.
+    #[test]
+    fn the_documented_exit_codes_are_the_tables() {
+        let cli = include_str!("../../../docs/cli.md");
+        let section = cli
+            .split("### Exit codes")
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .expect("docs/cli.md has an exit-code section");
+        let mut documented: Vec<u8> = section
+            .lines()
+            .filter_map(|line| line.strip_prefix("| "))
+            .filter_map(|row| row.split(" |").next()?.trim().parse().ok())
+            .collect();
+        assert!(
+            section.contains(&format!("{} skip", ExitClass::Skip.code())),
+            "docs/cli.md names check's skip code"
+        );
+        documented.push(ExitClass::Skip.code());
+        documented.sort_unstable();
+        let mut table: Vec<u8> = ExitClass::ALL.iter().map(|class| class.code()).collect();
+        table.sort_unstable();
+        table.dedup();
+        assert_eq!(documented, table);
+    }
 }

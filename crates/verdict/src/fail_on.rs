@@ -4,6 +4,7 @@
 //! it must not compute, render or read verdicts from strings.
 
 use std::process::ExitCode;
+use verdict_model::ExitClass;
 use verdict_stats::verdict::Verdict;
 
 /// Which verdicts make the command exit 1 (the spellings on the command
@@ -39,11 +40,11 @@ pub(crate) fn exit_code(
             .into_iter()
             .any(|verdict| condition.is_met_by(verdict))
     });
-    if failed {
-        ExitCode::from(1)
+    ExitCode::from(if failed {
+        ExitClass::Finding
     } else {
-        ExitCode::SUCCESS
-    }
+        ExitClass::Success
+    })
 }
 
 #[cfg(test)]
@@ -70,7 +71,7 @@ mod tests {
         );
         assert_eq!(
             exit_code(Some(FailOn::Change), [Verdict::Improvement]),
-            ExitCode::from(1)
+            ExitCode::from(ExitClass::Finding)
         );
         assert_eq!(
             exit_code(Some(FailOn::Regression), [Verdict::Improvement]),

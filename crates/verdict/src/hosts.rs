@@ -308,7 +308,7 @@ pub(crate) fn print_group(
         for (run, host) in members {
             outln!("== host {host} (run {run}) ==");
             if print_run_report(store, *run, options)? != ExitCode::SUCCESS {
-                code = ExitCode::from(1);
+                code = ExitCode::from(verdict_model::ExitClass::Finding);
             }
             outln!();
             let built = build_report(store, *run, options)?;

@@ -111,7 +111,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             eprintln!("verdict: error: {error}");
-            ExitCode::from(error.exit_code())
+            ExitCode::from(error.exit_class())
         }
     }
 }

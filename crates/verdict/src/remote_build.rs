@@ -6,17 +6,18 @@
 //! the experiment runs there with that directory (mirroring the tree) as its
 //! working directory, its environment read on the host.
 //!
-//! Must not: start processes itself (verdict-exec's `SshTarget` copies and
-//! runs), run the build on the host, or hand a path to a remote shell other
-//! than as a quoted argument.
+//! The flags are read here; the copying and the runs on the host are
+//! verdict-engine's (`remote_site`). Must not: start processes itself.
 
 use crate::error::CliError;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+use verdict_engine::CommandError;
 pub(crate) use verdict_engine::bisect::RemoteBuild;
-use verdict_engine::bisect::{BisectRunError, Site};
-use verdict_exec::{Executor, SshTarget, Status};
-use verdict_model::{Environment, Experiment, experiment::CommandSpec};
+use verdict_engine::bisect::Site;
+use verdict_engine::remote_site::{RemoteSite, inside_tree, program_in_tree};
+use verdict_exec::{SshTarget, Target};
+use verdict_model::{Environment, Experiment};
 
 /// Where a locally built tree is measured.
 #[derive(Debug, Clone, clap::Args)]
@@ -89,188 +90,54 @@ pub(crate) fn connect(remote: &RemoteBuild, label: &str) -> Result<RemoteMachine
         Duration::from_secs_f64(remote.reconnect_timeout_s.max(1.0)),
     )?;
     let target = connected.remove(0);
-    let base = format!("{}/{label}", target.cache_directory());
     Ok(RemoteMachine {
-        spec: remote.clone(),
-        target,
-        base,
-        staged: Vec::new(),
+        site: RemoteSite::new(remote.clone(), target, label),
     })
 }
 
-/// `path` as a relative path inside the tree, or an error.
-fn inside_tree(path: &Path) -> Result<PathBuf, CliError> {
-    let normal = path
-        .components()
-        .all(|component| matches!(component, Component::Normal(_) | Component::CurDir));
-    let relative: PathBuf = path
-        .components()
-        .filter(|component| matches!(component, Component::Normal(_)))
-        .collect();
-    if !normal || relative.as_os_str().is_empty() || relative.to_str().is_none() {
-        return Err(CliError::input(format!(
-            "--copy {}: expected a path relative to the tree, inside it (no `..`, not absolute, UTF-8)",
-            path.display()
-        )));
-    }
-    Ok(relative)
-}
-
-/// The experiment's program relative to `tree`, when it is a path (it has
-/// a `/`) that lies inside `tree`.
-fn program_in_tree(experiment: &Experiment, tree: &Path) -> Option<PathBuf> {
-    let CommandSpec::Argv(argv) = &experiment.command else {
-        return None;
-    };
-    let program = Path::new(argv.first()?);
-    if !argv[0].contains('/') {
-        return None;
-    }
-    let absolute = if program.is_absolute() {
-        program.to_path_buf()
-    } else {
-        experiment
-            .workdir
-            .clone()
-            .unwrap_or_else(|| tree.to_path_buf())
-            .join(program)
-    };
-    let relative = lexical(&absolute)
-        .strip_prefix(lexical(tree))
-        .ok()?
-        .to_path_buf();
-    inside_tree(&relative).ok()
-}
-
-/// `path` with `.` and `..` resolved by name (no file system access).
-fn lexical(path: &Path) -> PathBuf {
-    let mut result = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                result.pop();
-            }
-            other => result.push(other),
-        }
-    }
-    result
-}
-
-/// A connected host that measures locally built trees.
+/// A connected host that measures locally built trees: the engine's site,
+/// with the host's environment read as this binary reads it.
+#[derive(Debug)]
 pub(crate) struct RemoteMachine {
-    spec: RemoteBuild,
-    target: SshTarget,
-    /// `VERDICT_CACHE/label` on the host.
-    base: String,
-    /// Keys already copied in this session.
-    staged: Vec<String>,
-}
-
-impl std::fmt::Debug for RemoteMachine {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter
-            .debug_struct("RemoteMachine")
-            .field("host", &self.spec.host)
-            .field("base", &self.base)
-            .finish_non_exhaustive()
-    }
+    site: RemoteSite,
 }
 
 impl RemoteMachine {
     pub(crate) fn target(&self) -> &SshTarget {
-        &self.target
+        self.site.target()
     }
 
     /// The host's environment, read on the host.
     pub(crate) fn environment(&self) -> Environment {
-        crate::target::EnvironmentSource::new(&self.target).capture()
+        crate::target::EnvironmentSource::new(self.site.target()).capture()
     }
 
-    fn error(&self, message: impl std::fmt::Display) -> CliError {
-        CliError::input(format!("host {}: {message}", self.spec.host))
-    }
-
-    /// Copies the build output of `tree` to `VERDICT_CACHE/label/key` on
-    /// the host (once per key and session) and returns `experiment` as it
-    /// runs there: its working directory the same place in the copied tree
-    /// (the copy's root when it was outside the tree), a program that is a
-    /// copied path made absolute.
+    /// `experiment` as it runs on the host, the build output of `tree`
+    /// copied there under `key` (once per key and session).
     pub(crate) fn stage(
         &mut self,
         experiment: &Experiment,
         tree: &Path,
         key: &str,
     ) -> Result<Experiment, CliError> {
-        let root = format!("{}/{key}", self.base);
-        let local_workdir = experiment
-            .workdir
-            .clone()
-            .unwrap_or_else(|| tree.to_path_buf());
-        let workdir_inside = lexical(&local_workdir)
-            .strip_prefix(lexical(tree))
-            .ok()
-            .map(Path::to_path_buf);
-        let remote_workdir = match workdir_inside.as_ref().and_then(|path| path.to_str()) {
-            Some("") | None => root.clone(),
-            Some(relative) => format!("{root}/{relative}"),
-        };
-        if !self.staged.iter().any(|staged| staged == key) {
-            let mut files = Vec::new();
-            for relative in &self.spec.copy {
-                collect_files(tree, relative, &mut files).map_err(|error| self.error(error))?;
-            }
-            for relative in &files {
-                let text = relative
-                    .to_str()
-                    .ok_or_else(|| self.error(format!("{}: not UTF-8", relative.display())))?;
-                self.target
-                    .upload(&tree.join(relative), &format!("{root}/{text}"))
-                    .map_err(|error| self.error(error))?;
-            }
-            let outcome = self
-                .target
-                .run_direct(&["mkdir", "-p", "--", &remote_workdir])
-                .map_err(|error| self.error(error))?;
-            if outcome.status != Status::Exited(0) {
-                return Err(self.error(format!(
-                    "mkdir -p {remote_workdir}: {}",
-                    outcome.output_tail(400).trim()
-                )));
-            }
-            self.staged.push(key.to_string());
-        }
-        let mut remote = experiment.clone();
-        remote.workdir = Some(PathBuf::from(&remote_workdir));
-        if let CommandSpec::Argv(argv) = &mut remote.command
-            && let Some(program) = program_in_tree(experiment, tree)
-            && self
-                .spec
-                .copy
-                .iter()
-                .any(|copied| program.starts_with(copied))
-            && let Some(text) = program.to_str()
-        {
-            argv[0] = format!("{root}/{text}");
-        }
-        Ok(remote)
+        Ok(self.site.stage(experiment, tree, key)?)
     }
 
-    /// Removes `VERDICT_CACHE/label` on the host; a failure is a warning.
+    /// Removes this use's directory on the host; a failure is a warning.
     pub(crate) fn remove_all(&self) {
-        let removed = self.target.run_direct(&["rm", "-rf", "--", &self.base]);
-        if !matches!(&removed, Ok(outcome) if outcome.status == Status::Exited(0)) {
+        if !self.site.remove_all() {
             eprintln!(
                 "verdict: warning: could not remove {} on {}",
-                self.base, self.spec.host
+                self.site.base(),
+                self.site.host()
             );
         }
     }
 }
 
 impl Site for RemoteMachine {
-    fn executor(&self) -> &dyn Executor {
-        &self.target
+    fn executor(&self) -> &dyn Target {
+        self.site.target()
     }
 
     fn environment(&self) -> Environment {
@@ -282,73 +149,11 @@ impl Site for RemoteMachine {
         experiment: &Experiment,
         tree: &Path,
         key: &str,
-    ) -> Result<Experiment, BisectRunError> {
-        RemoteMachine::stage(self, experiment, tree, key)
-            .map_err(|error| BisectRunError::Input(error.to_string()))
+    ) -> Result<Experiment, CommandError> {
+        self.site.stage(experiment, tree, key)
     }
 
     fn remove_all(&self) {
         RemoteMachine::remove_all(self);
-    }
-}
-
-/// The regular files at `relative` under `tree` (itself, or everything
-/// below it when it is a directory), relative to `tree`.
-fn collect_files(tree: &Path, relative: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
-    let path = tree.join(relative);
-    let metadata = std::fs::metadata(&path).map_err(|error| {
-        format!(
-            "--copy {}: {} (did the build produce it?)",
-            relative.display(),
-            error
-        )
-    })?;
-    if metadata.is_dir() {
-        let mut entries: Vec<_> = std::fs::read_dir(&path)
-            .map_err(|error| format!("read {}: {error}", path.display()))?
-            .filter_map(Result::ok)
-            .map(|entry| entry.file_name())
-            .collect();
-        entries.sort();
-        for name in entries {
-            collect_files(tree, &relative.join(name), files)?;
-        }
-    } else if metadata.is_file() {
-        files.push(relative.to_path_buf());
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn copy_paths_stay_inside_the_tree() {
-        assert_eq!(
-            inside_tree(Path::new("./build/prog")).unwrap(),
-            PathBuf::from("build/prog")
-        );
-        assert!(inside_tree(Path::new("../prog")).is_err());
-        assert!(inside_tree(Path::new("build/../../prog")).is_err());
-        assert!(inside_tree(Path::new("/usr/bin/prog")).is_err());
-        assert!(inside_tree(Path::new(".")).is_err());
-    }
-
-    #[test]
-    fn the_default_copy_is_a_program_inside_the_tree() {
-        let text = "name = \"x\"\ncommand = [\"./build/prog\", \"--fast\"]\n";
-        let mut experiment = Experiment::parse(text, "x.toml").unwrap();
-        experiment.workdir = Some(PathBuf::from("/repo"));
-        assert_eq!(
-            program_in_tree(&experiment, Path::new("/repo")),
-            Some(PathBuf::from("build/prog"))
-        );
-        experiment.command = CommandSpec::Argv(vec!["sh".into(), "work.sh".into()]);
-        assert_eq!(program_in_tree(&experiment, Path::new("/repo")), None);
-        experiment.command = CommandSpec::Argv(vec!["/usr/bin/true".into()]);
-        assert_eq!(program_in_tree(&experiment, Path::new("/repo")), None);
-        experiment.command = CommandSpec::Argv(vec!["../other/prog".into()]);
-        assert_eq!(program_in_tree(&experiment, Path::new("/repo")), None);
     }
 }

@@ -319,7 +319,7 @@ fn finish(
             eprintln!(
                 "verdict: run {run} stopped: boot {boot} ({level_key}) failed: {message} (on_boot_failure = \"stop\"; `verdict run --resume {run}` boots it again)"
             );
-            Ok(ExitCode::from(1))
+            Ok(ExitCode::from(verdict_model::ExitClass::Finding))
         }
         Err(EngineError::KernelBuild {
             run,
@@ -331,7 +331,7 @@ fn finish(
             eprintln!(
                 "verdict: run {run} stopped before measuring: the kernel of {levels} was not built: {failure} (`verdict run --resume {run}` builds it again)"
             );
-            Ok(ExitCode::from(1))
+            Ok(ExitCode::from(verdict_model::ExitClass::Finding))
         }
         Err(error) => Err(CliError::input(error)),
     }

@@ -13,7 +13,7 @@ use predicates::prelude::*;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
-use verdict_exec::{Cancel, Executor, Invocation, Status, SystemExecutor};
+use verdict_exec::{Cancel, Invocation, Status, SystemExecutor, Target};
 
 fn paths() -> Option<(PathBuf, PathBuf)> {
     let source = std::env::var_os("VERDICT_KERNEL_SRC")

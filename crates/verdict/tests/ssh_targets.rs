@@ -8,7 +8,7 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 use support::sshd::SshFixture;
-use verdict_exec::{Cancel, Executor, Invocation, SshOptions, SshTarget, Status};
+use verdict_exec::{Cancel, Invocation, SshOptions, SshTarget, Status, Target};
 
 mod common;
 

@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::time::Duration;
 use verdict_exec::{
-    Acceleration, BootExpectation, Cancel, ExecError, Executor, Invocation, Status, VmOptions,
+    Acceleration, BootExpectation, Cancel, ExecError, Invocation, Status, Target, VmOptions,
     VmTarget,
 };
 

@@ -17,11 +17,11 @@ use crate::remote_build::{RemoteBuild, RemoteBuildArgs};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_bisect::{Config, Git, Vcs};
-use verdict_engine::Observer;
 use verdict_engine::bisect::{
-    BisectObserver, BisectRunError, Done, Driver, Finished, LocalSite, NewBisection, Request, Site,
+    BisectObserver, Done, Driver, Finished, LocalSite, NewBisection, Request, Site,
 };
 use verdict_engine::bisect_boots::{BootBuild, BootSite};
+use verdict_engine::{CommandError, Observer};
 use verdict_report::Format;
 use verdict_store::{BisectId, Store};
 
@@ -177,11 +177,11 @@ impl BisectObserver for Terminal {
         &mut self,
         remote: Option<&RemoteBuild>,
         label: &str,
-    ) -> Result<Box<dyn Site>, BisectRunError> {
+    ) -> Result<Box<dyn Site>, CommandError> {
         Ok(match remote {
             Some(remote) => Box::new(
                 crate::remote_build::connect(remote, label)
-                    .map_err(|error| BisectRunError::Input(error.to_string()))?,
+                    .map_err(|error| CommandError::Input(error.to_string()))?,
             ),
             None => Box::new(LocalSite {
                 executor: &verdict_exec::SystemExecutor,
@@ -193,15 +193,15 @@ impl BisectObserver for Terminal {
     fn open_booter(
         &mut self,
         experiment: &verdict_model::Experiment,
-    ) -> Result<BootSite, BisectRunError> {
+    ) -> Result<BootSite, CommandError> {
         let Some(vm) = &experiment.vm else {
-            return Err(BisectRunError::Input(format!(
+            return Err(CommandError::Input(format!(
                 "experiment `{}` has no `[target] vm` to boot",
                 experiment.name
             )));
         };
         let booter =
-            crate::vm::booter(vm).map_err(|error| BisectRunError::Input(error.to_string()))?;
+            crate::vm::booter(vm).map_err(|error| CommandError::Input(error.to_string()))?;
         Ok(BootSite {
             booter: Box::new(booter),
             environment: Box::new(crate::vm::booted_environment),

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::StartOptions;
 use verdict_engine::compare::{load_selection, parse_selection};
-use verdict_model::RunStatus;
+use verdict_model::{ExitClass, RunStatus};
 use verdict_report::Format;
 use verdict_report::compare::{ComparisonInput, comparison_rows};
 use verdict_stats::verdict::{Magnitude, Verdict};
@@ -49,15 +49,13 @@ pub(crate) struct CheckArgs {
     pub(crate) db: DbArgs,
 }
 
-const SKIP: u8 = 125;
-
 pub(crate) fn run(args: &CheckArgs) -> Result<ExitCode, CliError> {
     match check(args) {
         Ok(code) => Ok(code),
         // For `git bisect run`, "could not run" must be 125, never 2.
         Err(CliError::Input(message) | CliError::Internal(message)) => {
             eprintln!("verdict: check could not decide: {message}");
-            Ok(ExitCode::from(SKIP))
+            Ok(ExitCode::from(ExitClass::Skip))
         }
         Err(error) => Err(error),
     }
@@ -178,12 +176,12 @@ fn measure_and_compare(
     Ok(match (row.verdict, row.magnitude) {
         (Verdict::Equivalent, _)
         | (Verdict::Regression | Verdict::Improvement, Some(Magnitude::BelowThreshold)) => {
-            ExitCode::SUCCESS
+            ExitCode::from(ExitClass::Success)
         }
         (Verdict::Regression | Verdict::Improvement, Some(Magnitude::AboveThreshold)) => {
-            ExitCode::from(1)
+            ExitCode::from(ExitClass::Finding)
         }
-        _ => ExitCode::from(SKIP),
+        _ => ExitCode::from(ExitClass::Skip),
     })
 }
 

@@ -8,6 +8,7 @@
 use crate::error::CliError;
 use std::process::ExitCode;
 use verdict_doctor::{DoctorOptions, ProbeLength};
+use verdict_model::ExitClass;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum DoctorFormat {
@@ -214,7 +215,8 @@ fn doctor_page(report: &verdict_doctor::DoctorReport) -> verdict_report::html::D
 /// calibration loop times the host's own CPU), one host after the other so
 /// the hosts' reports do not interleave.
 fn on_hosts(args: &DoctorArgs) -> Result<ExitCode, CliError> {
-    use verdict_exec::{Cancel, Invocation, Status, Target};
+    use verdict_engine::remote_doctor::{HostDoctor, run_on_host};
+    use verdict_exec::{Status, Target};
     if args.experiment.is_some() {
         return Err(CliError::input(
             "--experiment with --host is not supported: the experiment file is on this machine; run `verdict doctor --experiment` on the host",
@@ -225,19 +227,11 @@ fn on_hosts(args: &DoctorArgs) -> Result<ExitCode, CliError> {
         args.target.ssh_config.as_deref(),
         args.target.reconnect_timeout,
     )?;
-    let mut argv = vec![String::new(), "doctor".to_string()];
-    if args.quick {
-        argv.push("--quick".to_string());
-    }
-    if args.long {
-        argv.push("--long".to_string());
-    }
-    if let Some(threshold) = args.threshold {
-        argv.extend(["--threshold".to_string(), threshold.to_string()]);
-    }
-    argv.extend([
-        "--format".to_string(),
-        match args.format {
+    let doctor = HostDoctor {
+        quick: args.quick,
+        long: args.long,
+        threshold: args.threshold,
+        format: match args.format {
             DoctorFormat::Text => "text",
             DoctorFormat::Json => "json",
             DoctorFormat::Email => "email",
@@ -246,18 +240,11 @@ fn on_hosts(args: &DoctorArgs) -> Result<ExitCode, CliError> {
                     "--format html does not combine hosts yet: use text or json with --host",
                 ));
             }
-        }
-        .to_string(),
-    ]);
+        },
+    };
     let mut code = ExitCode::SUCCESS;
     for target in &targets {
-        argv[0] = target.remote_agent_path();
-        let outcome = target
-            .run(
-                &Invocation::argv(argv.clone()).with_timeout(std::time::Duration::from_secs(600)),
-                &Cancel::new(),
-            )
-            .map_err(CliError::input)?;
+        let outcome = run_on_host(target, &doctor).map_err(CliError::input)?;
         if matches!(args.format, DoctorFormat::Text | DoctorFormat::Email) {
             outln!("== host {} ==", target.target_name());
         }
@@ -269,7 +256,7 @@ fn on_hosts(args: &DoctorArgs) -> Result<ExitCode, CliError> {
                 target.target_name(),
                 outcome.status
             );
-            code = ExitCode::from(2);
+            code = ExitCode::from(ExitClass::Internal);
         }
     }
     Ok(code)

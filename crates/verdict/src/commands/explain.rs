@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use verdict_engine::explain::{ExplainError, explain, explain_against};
+use verdict_engine::explain::{explain, explain_against};
 use verdict_report::Format;
 use verdict_report::explain::{ExplainOptions, FdrMethod};
 use verdict_store::Store;
@@ -73,11 +73,7 @@ pub(crate) fn run(args: &ExplainArgs) -> Result<ExitCode, CliError> {
     let report = match args.baseline {
         None => explain(&store, run, &options),
         Some(baseline) => explain_against(&store, run, verdict_model::RunId(baseline), &options),
-    }
-    .map_err(|error| match error {
-        ExplainError::Input(message) => CliError::input(message),
-        ExplainError::Internal(message) => CliError::internal(message),
-    })?;
+    }?;
     let rendered = match args.format {
         ExplainFormat::Text => verdict_report::explain::render(&report, Format::Text),
         ExplainFormat::Markdown => verdict_report::explain::render(&report, Format::Markdown),

@@ -12,7 +12,6 @@ use crate::error::CliError;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use verdict_engine::kconfig_probes::{self, ProbeSettings};
-use verdict_exec::SystemExecutor;
 use verdict_kconfig::{
     BlameDocument, ConfigDiff, DotConfig, Evaluation, Kconfig, KconfigError, WhyDocument, blame,
     blame_causes, blame_heading, evaluator_preamble, explain, guess_arch, how, load_kernel_tree,
@@ -260,8 +259,7 @@ fn load_for_evaluation(
         overrides: std::env::vars().collect(),
         scratch: std::env::temp_dir(),
     };
-    let tree =
-        kconfig_probes::load_for_evaluation(&SystemExecutor, &settings).map_err(input_error)?;
+    let tree = kconfig_probes::load_here(&settings).map_err(input_error)?;
     Ok((tree, arch))
 }
 
