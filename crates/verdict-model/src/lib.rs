@@ -13,10 +13,12 @@ pub mod environment;
 pub mod experiment;
 pub mod kernel_build;
 pub mod metric;
+mod placement;
 pub mod profile;
 pub mod provenance;
 pub mod sample;
 pub mod shell_guard;
+pub mod target;
 
 pub use adaptive::{AdaptiveRecord, ComparisonState, ComparisonStatus};
 pub use boot::{
@@ -33,6 +35,8 @@ pub use kernel_build::{
     KernelBuildRecord, KernelBuildStatus,
 };
 pub use metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
+pub use placement::Placement;
 pub use profile::{CallGraph, Monitors, ProfileRecord, ProfileSpec, SampleDetails};
 pub use provenance::{BuildProvenance, CpuFeature, CpuIdentity};
 pub use sample::{Failure, RunId, RunStatus, Sample};
+pub use target::{BootHostSettings, HostGroupSettings, ReconnectTimeout, SshSettings, TargetSpec};
