@@ -50,7 +50,10 @@ pub struct RemoteBuild {
     pub ssh_config: Option<PathBuf>,
     /// Paths relative to the tree, never absolute, never with `..`.
     pub copy: Vec<PathBuf>,
-    pub reconnect_timeout_s: f64,
+    /// Stored in milliseconds; a bisection stored with seconds
+    /// (`reconnect_timeout_s`) still resumes.
+    #[serde(flatten)]
+    pub reconnect: verdict_model::ReconnectTimeout,
 }
 
 /// What a bisection needs to continue, stored as its config.

@@ -82,15 +82,15 @@ pub(crate) fn check(
     commands: bool,
 ) -> Result<(), CommandError> {
     let path = experiment_path.display();
-    if experiment.host_boot.is_some() {
+    if experiment.target.host_boot().is_some() {
         return Err(CommandError::Input(format!(
             "{path}: `[target] boot` (ssh hosts booted by kexec) cannot be bisected yet; bisect kernels on `[target] vm`"
         )));
     }
-    if let Some(build) = experiment.vm.as_ref().and_then(|vm| vm.build.as_ref()) {
+    if let Some(build) = experiment.target.vm().and_then(|vm| vm.build.as_ref()) {
         return check_source(build, experiment_path, boot, remote, commands);
     }
-    match (&experiment.vm, boot) {
+    match (experiment.target.vm(), boot) {
         (Some(_), None) => Err(CommandError::Input(format!(
             "{path}: `[target] vm` boots the kernel each commit's build produces: give --boot-kernel PATH (e.g. arch/x86/boot/bzImage) or --boot-spec FILE"
         ))),
@@ -154,7 +154,7 @@ fn check_source(
 /// as the ref.
 pub(crate) fn source_experiment(experiment: &Experiment, repo: &Path, commit: &str) -> Experiment {
     let mut experiment = experiment.clone();
-    if let Some(build) = experiment.vm.as_mut().and_then(|vm| vm.build.as_mut()) {
+    if let Some(build) = experiment.target.vm_mut().and_then(|vm| vm.build.as_mut()) {
         build.tree = Some(repo.to_path_buf());
         build.git_ref = Some(commit.to_string());
     }
@@ -186,7 +186,7 @@ pub(crate) fn commit_experiment(
     boot: &BootBuild,
     tree: &Path,
 ) -> Result<Experiment, String> {
-    let Some(vm) = &experiment.vm else {
+    let Some(vm) = experiment.target.vm() else {
         return Err("the experiment has no `[target] vm`".to_string());
     };
     let resolve = |path: &Path| tree.join(path);
@@ -241,7 +241,7 @@ pub(crate) fn commit_experiment(
     vm.kernel = Some(kernel);
     vm.initrd = plan.initrd;
     vm.cmdline = plan.cmdline;
-    experiment.vm = Some(vm);
+    experiment.target = verdict_model::TargetSpec::Vm(Box::new(vm));
     Ok(experiment)
 }
 
@@ -435,7 +435,7 @@ mod tests {
         )
         .unwrap();
         let measured = commit_experiment(&vm(), &boot, tree.path()).unwrap();
-        let vm = measured.vm.unwrap();
+        let vm = measured.target.vm().cloned().unwrap();
         assert_eq!(vm.kernel, Some(tree.path().join("arch/bzImage")));
         assert_eq!(vm.cmdline, "quiet mitigations=off preempt=full");
         // A file naming its own kernel wins; `replace` drops the rest.
@@ -447,7 +447,9 @@ mod tests {
         .unwrap();
         let vm = commit_experiment(&self::vm(), &boot, tree.path())
             .unwrap()
-            .vm
+            .target
+            .vm()
+            .cloned()
             .unwrap();
         assert_eq!(vm.kernel, Some(tree.path().join("other")));
         assert_eq!(vm.cmdline, "nosmt");
@@ -520,7 +522,7 @@ mod tests {
             error(check(&with_ref, path, Some(&source), false, false)).contains("remove `ref`")
         );
         let at = source_experiment(&built, Path::new("/src/linux"), "abc");
-        let build = at.vm.unwrap().build.unwrap();
+        let build = at.target.vm().cloned().unwrap().build.unwrap();
         assert_eq!(
             (build.tree, build.git_ref),
             (Some("/src/linux".into()), Some("abc".to_string()))

@@ -272,8 +272,8 @@ pub fn level_source(
     let record = store.run(run)?;
     let experiment = stored_experiment(&record)?;
     let vm = experiment
-        .vm
-        .as_ref()
+        .target
+        .vm()
         .ok_or_else(|| refuse(format!("run {run} booted no VM")))?;
     let mut keys = Vec::new();
     let mut boots = Vec::new();

@@ -33,8 +33,8 @@ use std::collections::BTreeSet;
 use verdict_doctor::environment::KernelConfig;
 use verdict_exec::{BootSpec, Booter, Cancel, ExecError, Target};
 use verdict_model::{
-    BootPlan, BootStatus, Environment, Experiment, OnBootFailure, Placement, RunId, RunStatus,
-    Sample,
+    BootPlan, BootStatus, Environment, Experiment, OnBootFailure, RunId, RunStatus, Sample,
+    TargetSpec,
 };
 use verdict_store::{BootRow, NewBoot, NewRun, Store};
 
@@ -150,10 +150,10 @@ pub fn boot_plan(experiment: &Experiment, slot: &BootSlot) -> Option<BootPlan> {
         .into_iter()
         .zip(&slot.levels)
         .filter_map(|(factor, &level)| experiment.factors[factor].levels[level].boot.as_ref());
-    match (&experiment.vm, &experiment.host_boot) {
-        (Some(vm), _) => Some(BootPlan::combine(vm, boots)),
-        (None, Some(host)) => Some(BootPlan::combine_host(host, boots)),
-        (None, None) => None,
+    match &experiment.target {
+        TargetSpec::Vm(vm) => Some(BootPlan::combine(vm, boots)),
+        TargetSpec::BootedHost { boot, .. } => Some(BootPlan::combine_host(boot, boots)),
+        TargetSpec::Local | TargetSpec::Hosts(_) => None,
     }
 }
 
@@ -217,7 +217,7 @@ impl BootRunner<'_> {
     ) -> Result<RunOutcome, EngineError> {
         check_design(&options.experiment)?;
         let environment = (self.environment)();
-        let host = match (&options.experiment.vm, self.booter.host_name()) {
+        let host = match (options.experiment.target.vm(), self.booter.host_name()) {
             (Some(vm), _) => match (
                 &vm.kernel,
                 vm.build.as_ref().and_then(|build| build.tree.as_ref()),
@@ -233,11 +233,7 @@ impl BootRunner<'_> {
             name: options.experiment.name.clone(),
             kind: options.kind,
             // The booter is a VM's or an ssh host's (kexec or reboot).
-            placement: if options.experiment.vm.is_some() {
-                Placement::Vm
-            } else {
-                Placement::BootedHost
-            },
+            placement: options.experiment.target.placement(),
             experiment_text: options.experiment_text.clone(),
             experiment_sha256: Experiment::text_hash(&options.experiment_text),
             experiment_json: serde_json::to_string(&options.experiment).unwrap_or_default(),
@@ -461,133 +457,27 @@ impl BootRunner<'_> {
             hook: plan.hook.clone(),
             modules: plan.modules.clone(),
         };
-        let kernel = plan_kernel(&plan);
-        let first_sequence = remaining[0].1;
+        let boot = SlotBoot {
+            slot,
+            kernel: plan_kernel(&plan),
+            plan: &plan,
+            spec: &spec,
+            kernel_build,
+            remaining: &remaining,
+        };
         let mut attempt = boots.iter().filter(|boot| boot.slot == slot.slot).count() as u32;
         let mut tries = 0u32;
         loop {
-            let id = self.store.create_boot(
-                run,
-                &NewBoot {
-                    slot: slot.slot,
-                    attempt,
-                    level_key: slot.level_key.clone(),
-                    first_sequence,
-                    kernel: kernel.clone(),
-                    command_line: plan.cmdline.clone(),
-                    started_at_ms: now_ms(),
-                },
-            )?;
-            let mut row = BootRow {
-                id,
-                slot: slot.slot,
-                attempt,
-                level_key: slot.level_key.clone(),
-                first_sequence,
-                status: BootStatus::Booting,
-                kernel: kernel.clone(),
-                command_line: plan.cmdline.clone(),
-                ..BootRow::default()
-            };
-            observer.note(&format!(
-                "boot {id} (slot {} of {}, round {}): {}{}",
-                slot.slot + 1,
-                planned_slots(experiment),
-                slot.round + 1,
-                slot.level_key,
-                if plan.cmdline.is_empty() {
-                    String::new()
-                } else {
-                    format!(" `{}`", plan.cmdline)
-                }
-            ));
-            let failure = match self.booter.boot(&spec) {
-                Ok(record) => {
-                    row.status = BootStatus::Proven;
-                    row.nonce = record.nonce.clone();
-                    row.boot_id = Some(record.boot_id.clone());
-                    row.kernel_release = Some(record.kernel_release.clone());
-                    row.accelerator = Some(record.accelerator.clone());
-                    row.ready_at_ms = Some(now_ms());
-                    row.environment = self.capture(&spec)?.map(|environment| Environment {
-                        kernel_build: kernel_build.clone(),
-                        ..environment
-                    });
-                    self.store.update_boot(run, &row)?;
-                    observer.note(&format!(
-                        "boot {id} proven: {} ({}), boot id {}, {}, ready in {:.1}s",
-                        record.kernel_release,
-                        record.accelerator,
-                        record.boot_id,
-                        match &record.nonce {
-                            Some(nonce) => format!("nonce {nonce} in /proc/cmdline"),
-                            None => "no nonce (the hook did not pass it on): boot id and options"
-                                .to_string(),
-                        },
-                        record.boot_time.as_secs_f64()
-                    ));
-                    let before = samples.len();
-                    match self.measure(
-                        run, experiment, &remaining, cells, planned, samples, observer,
-                    ) {
-                        Ok(LoopEnd::Finished) => {
-                            row.status = BootStatus::Complete;
-                            row.finished_at_ms = Some(now_ms());
-                            self.store.update_boot(run, &row)?;
-                            return Ok(SlotEnd::Measured);
-                        }
-                        Ok(LoopEnd::Cancelled) => {
-                            row.status = BootStatus::Interrupted;
-                            row.finished_at_ms = Some(now_ms());
-                            self.store.update_boot(run, &row)?;
-                            return Ok(SlotEnd::Cancelled);
-                        }
-                        // Entering the boot's levels failed before any
-                        // sample (a verify that did not match): the boot is
-                        // refused like a wrong kernel, never data.
-                        Err(error @ (EngineError::Verify { .. } | EngineError::Setup { .. }))
-                            if samples.len() == before =>
-                        {
-                            (error.to_string(), self.booter.console_tail())
-                        }
-                        Err(error) => {
-                            row.status = BootStatus::Interrupted;
-                            row.message = Some(error.to_string());
-                            row.finished_at_ms = Some(now_ms());
-                            self.store.update_boot(run, &row)?;
-                            return Err(error);
-                        }
-                    }
-                }
-                Err(ExecError::BootFailed {
+            let (id, message, console_tail) = match self.attempt_boot(
+                run, experiment, &boot, attempt, cells, planned, samples, observer,
+            )? {
+                BootAttempt::Ended(end) => return Ok(end),
+                BootAttempt::Failed {
+                    id,
                     message,
                     console_tail,
-                }) => (message, console_tail),
-                Err(ExecError::Cancelled) => {
-                    row.status = BootStatus::Interrupted;
-                    row.finished_at_ms = Some(now_ms());
-                    self.store.update_boot(run, &row)?;
-                    return Ok(SlotEnd::Cancelled);
-                }
-                Err(source) => {
-                    row.status = BootStatus::Failed;
-                    row.message = Some(source.to_string());
-                    row.finished_at_ms = Some(now_ms());
-                    self.store.update_boot(run, &row)?;
-                    return Err(EngineError::Boot {
-                        level_key: slot.level_key.clone(),
-                        source,
-                    });
-                }
+                } => (id, message, console_tail),
             };
-            let (message, console_tail) = failure;
-            self.booter.shut_down();
-            row.status = BootStatus::Failed;
-            row.message = Some(message.clone());
-            row.console_tail = Some(console_tail.clone());
-            row.finished_at_ms = Some(now_ms());
-            self.store.update_boot(run, &row)?;
-            observer.note(&format!("boot {id} failed ({}): {message}", slot.level_key));
             if tries < retries && !self.cancel.is_cancelled() {
                 tries += 1;
                 attempt += 1;
@@ -619,6 +509,207 @@ impl BootRunner<'_> {
             };
         }
     }
+
+    /// One boot of `boot`'s slot, recorded as a boot row: boot, prove,
+    /// measure the slot's remaining iterations. A failed boot (or levels
+    /// refused before any sample) is recorded as failed and returned for
+    /// the caller's retry policy.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the run's parts, passed down once"
+    )]
+    fn attempt_boot(
+        &mut self,
+        run: RunId,
+        experiment: &Experiment,
+        boot: &SlotBoot<'_>,
+        attempt: u32,
+        cells: &[verdict_model::Cell],
+        planned: usize,
+        samples: &mut Vec<Sample>,
+        observer: &mut dyn Observer,
+    ) -> Result<BootAttempt, EngineError> {
+        let slot = boot.slot;
+        let plan = boot.plan;
+        let first_sequence = boot.remaining[0].1;
+        let id = self.store.create_boot(
+            run,
+            &NewBoot {
+                slot: slot.slot,
+                attempt,
+                level_key: slot.level_key.clone(),
+                first_sequence,
+                kernel: boot.kernel.clone(),
+                command_line: plan.cmdline.clone(),
+                started_at_ms: now_ms(),
+            },
+        )?;
+        let mut row = BootRow {
+            id,
+            slot: slot.slot,
+            attempt,
+            level_key: slot.level_key.clone(),
+            first_sequence,
+            status: BootStatus::Booting,
+            kernel: boot.kernel.clone(),
+            command_line: plan.cmdline.clone(),
+            ..BootRow::default()
+        };
+        observer.note(&format!(
+            "boot {id} (slot {} of {}, round {}): {}{}",
+            slot.slot + 1,
+            planned_slots(experiment),
+            slot.round + 1,
+            slot.level_key,
+            if plan.cmdline.is_empty() {
+                String::new()
+            } else {
+                format!(" `{}`", plan.cmdline)
+            }
+        ));
+        let (message, console_tail) = match self.booter.boot(boot.spec) {
+            Ok(record) => {
+                self.prove(run, boot, &record, &mut row, observer)?;
+                let before = samples.len();
+                let measured = self.measure(
+                    run,
+                    experiment,
+                    boot.remaining,
+                    cells,
+                    planned,
+                    samples,
+                    observer,
+                );
+                match measured {
+                    Ok(LoopEnd::Finished) => {
+                        self.end_boot(run, &mut row, BootStatus::Complete, None)?;
+                        return Ok(BootAttempt::Ended(SlotEnd::Measured));
+                    }
+                    Ok(LoopEnd::Cancelled) => {
+                        self.end_boot(run, &mut row, BootStatus::Interrupted, None)?;
+                        return Ok(BootAttempt::Ended(SlotEnd::Cancelled));
+                    }
+                    // Entering the boot's levels failed before any
+                    // sample (a verify that did not match): the boot is
+                    // refused like a wrong kernel, never data.
+                    Err(error @ (EngineError::Verify { .. } | EngineError::Setup { .. }))
+                        if samples.len() == before =>
+                    {
+                        (error.to_string(), self.booter.console_tail())
+                    }
+                    Err(error) => {
+                        self.end_boot(
+                            run,
+                            &mut row,
+                            BootStatus::Interrupted,
+                            Some(error.to_string()),
+                        )?;
+                        return Err(error);
+                    }
+                }
+            }
+            Err(ExecError::BootFailed {
+                message,
+                console_tail,
+            }) => (message, console_tail),
+            Err(ExecError::Cancelled) => {
+                self.end_boot(run, &mut row, BootStatus::Interrupted, None)?;
+                return Ok(BootAttempt::Ended(SlotEnd::Cancelled));
+            }
+            Err(source) => {
+                self.end_boot(run, &mut row, BootStatus::Failed, Some(source.to_string()))?;
+                return Err(EngineError::Boot {
+                    level_key: slot.level_key.clone(),
+                    source,
+                });
+            }
+        };
+        self.booter.shut_down();
+        row.console_tail = Some(console_tail.clone());
+        self.end_boot(run, &mut row, BootStatus::Failed, Some(message.clone()))?;
+        observer.note(&format!("boot {id} failed ({}): {message}", slot.level_key));
+        Ok(BootAttempt::Failed {
+            id,
+            message,
+            console_tail,
+        })
+    }
+
+    /// The boot proved itself: its facts and environment are recorded.
+    fn prove(
+        &self,
+        run: RunId,
+        boot: &SlotBoot<'_>,
+        record: &verdict_exec::BootRecord,
+        row: &mut BootRow,
+        observer: &mut dyn Observer,
+    ) -> Result<(), EngineError> {
+        row.status = BootStatus::Proven;
+        row.nonce = record.nonce.clone();
+        row.boot_id = Some(record.boot_id.clone());
+        row.kernel_release = Some(record.kernel_release.clone());
+        row.accelerator = Some(record.accelerator.clone());
+        row.ready_at_ms = Some(now_ms());
+        row.environment = self.capture(boot.spec)?.map(|environment| Environment {
+            kernel_build: boot.kernel_build.clone(),
+            ..environment
+        });
+        self.store.update_boot(run, row)?;
+        observer.note(&format!(
+            "boot {} proven: {} ({}), boot id {}, {}, ready in {:.1}s",
+            row.id,
+            record.kernel_release,
+            record.accelerator,
+            record.boot_id,
+            match &record.nonce {
+                Some(nonce) => format!("nonce {nonce} in /proc/cmdline"),
+                None => "no nonce (the hook did not pass it on): boot id and options".to_string(),
+            },
+            record.boot_time.as_secs_f64()
+        ));
+        Ok(())
+    }
+
+    /// Records how boot `row` ended.
+    fn end_boot(
+        &self,
+        run: RunId,
+        row: &mut BootRow,
+        status: BootStatus,
+        message: Option<String>,
+    ) -> Result<(), EngineError> {
+        row.status = status;
+        if message.is_some() {
+            row.message = message;
+        }
+        row.finished_at_ms = Some(now_ms());
+        self.store.update_boot(run, row)?;
+        Ok(())
+    }
+}
+
+/// What every boot of one slot shares: its plan, what the boot row names
+/// as the kernel, the kernel build it boots and the iterations left.
+struct SlotBoot<'a> {
+    slot: &'a BootSlot,
+    plan: &'a BootPlan,
+    spec: &'a BootSpec,
+    kernel: String,
+    kernel_build: Option<verdict_model::KernelBuild>,
+    remaining: &'a [(Slot, u32)],
+}
+
+/// How one boot of a slot ended.
+enum BootAttempt {
+    /// The slot is done with (measured or cancelled).
+    Ended(SlotEnd),
+    /// The boot failed, or its levels were refused: recorded; the retry
+    /// policy decides.
+    Failed {
+        id: u32,
+        message: String,
+        console_tail: String,
+    },
 }
 
 impl BootRunner<'_> {

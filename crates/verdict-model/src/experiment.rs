@@ -3,10 +3,11 @@
 //! re-checks what is validated here. No processes, no files other than the
 //! experiment itself.
 
-use crate::boot::{HostBoot, LevelBoot, OnBootFailure, Verify, VmSpec};
+use crate::boot::{LevelBoot, OnBootFailure, Verify, VmSpec};
 use crate::metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
 use crate::profile::{Monitors, ProfileSpec};
 use crate::shell_guard;
+use crate::target::TargetSpec;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -243,16 +244,10 @@ fn kill_leftovers_default() -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Experiment {
-    /// Hosts to run on over ssh (`[target] hosts`); empty: this machine.
-    #[serde(default)]
-    pub hosts: Vec<String>,
-    /// The virtual machine verdict boots (`[target] vm`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vm: Option<VmSpec>,
-    /// How verdict boots the ssh hosts (`[target] boot`), for boot levels
-    /// on hosts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host_boot: Option<HostBoot>,
+    /// Where it runs (`[target]`), stored as the flat keys `hosts`, `vm`
+    /// and `host_boot`.
+    #[serde(flatten)]
+    pub target: TargetSpec,
     pub name: String,
     pub command: CommandSpec,
     pub workdir: Option<PathBuf>,
@@ -365,13 +360,13 @@ impl Experiment {
     /// The boot is the unit of the schedule: verdict boots the target (a
     /// VM, or ssh hosts with `[target] boot`).
     pub fn runs_by_boot(&self) -> bool {
-        self.vm.is_some() || self.host_boot.is_some()
+        self.target.boots()
     }
 
     /// Joins the relative paths of every `build` (tree, patches, config and
     /// fragment files) to `base`, the directory of the experiment file.
     pub fn resolve_build_paths(&mut self, base: &Path) {
-        if let Some(build) = self.vm.as_mut().and_then(|vm| vm.build.as_mut()) {
+        if let Some(build) = self.target.vm_mut().and_then(|vm| vm.build.as_mut()) {
             build.resolve_paths(base);
         }
         for factor in &mut self.factors {
@@ -729,203 +724,10 @@ impl RawExperiment {
             ));
         }
         let factors = self.validate_factors(&context)?;
-        let command_span = self.command.span();
-        let command = command_from(self.command.into_inner(), self.shell, "command")
-            .map_err(|message| context.error(command_span.start, message))?;
-
-        let factor_names: Vec<&str> = factors.iter().map(|f| f.name.as_str()).collect();
-        match &command {
-            CommandSpec::Argv(argv) => {
-                for element in argv {
-                    for name in placeholders(element) {
-                        if !factor_names.contains(&name.as_str()) {
-                            return Err(context.error(
-                                command_span.start,
-                                format!(
-                                    "`command` uses placeholder `{{{name}}}` but there is no factor `{name}`; factors: {}",
-                                    if factor_names.is_empty() { "none".to_string() } else { factor_names.join(", ") }
-                                ),
-                            ));
-                        }
-                    }
-                }
-            }
-            CommandSpec::Shell(_) => {}
-        }
-        check_shell_splice(&command, &level_values(&factors), "command")
-            .map_err(|message| context.error(command_span.start, message))?;
-
-        let mut metrics = Vec::new();
-        for raw in self.metrics {
-            let span = raw.span();
-            let metric = raw
-                .into_inner()
-                .validate()
-                .map_err(|message| context.error(span.start, message))?;
-            if metrics.iter().any(|m: &MetricSpec| m.name == metric.name) {
-                return Err(context.error(
-                    span.start,
-                    format!("metric `{}` is defined twice", metric.name),
-                ));
-            }
-            metrics.push(metric);
-        }
-        if metrics.is_empty() {
-            metrics.push(MetricSpec::wall());
-        }
-
-        let (raw_hosts, raw_vm, raw_boot) = match self.target {
-            Some(target) => (target.hosts, target.vm, target.boot),
-            None => (Vec::new(), None, None),
-        };
-        let hosts_offset = raw_hosts.first().map(|host| host.span().start);
-        let vm_offset = raw_vm.as_ref().map(|spanned| spanned.span().start);
-        let vm = match raw_vm {
-            None => None,
-            Some(spanned) => {
-                let offset = spanned.span().start;
-                if let Some(hosts_offset) = hosts_offset {
-                    return Err(context.error(
-                        hosts_offset,
-                        "`[target]` has both `hosts` and `vm`; an experiment runs on ssh hosts or on a VM verdict boots, not both",
-                    ));
-                }
-                Some(
-                    crate::boot::vm_from(spanned.into_inner())
-                        .map_err(|message| context.error(offset, message))?,
-                )
-            }
-        };
-        let host_boot = match raw_boot {
-            None => None,
-            Some(spanned) => {
-                let offset = spanned.span().start;
-                if vm.is_some() {
-                    return Err(context.error(
-                        offset,
-                        "`[target]` has both `vm` and `boot`; `boot` says how verdict boots ssh hosts, a VM's boots are set in `vm`",
-                    ));
-                }
-                Some(
-                    crate::boot::host_boot_from(spanned.into_inner())
-                        .map_err(|message| context.error(offset, message))?,
-                )
-            }
-        };
-        let bootable = vm.is_some() || host_boot.is_some();
-        for factor in &factors {
-            let offset = context.find_key("factors", &factor.name);
-            if !bootable && factor.levels.iter().any(|level| level.boot.is_some()) {
-                return Err(context.error(
-                    offset,
-                    format!(
-                        "factor `{}` has levels with `boot`, which need a target that verdict can boot: add `[target] vm = {{ kernel = \"/vmlinuz\" }}`, or `[target] boot = {{ kernel = \"/boot/vmlinuz\" }}` for ssh hosts (kexec, or a level's `hook`)",
-                        factor.name
-                    ),
-                ));
-            }
-            if vm.is_none()
-                && factor
-                    .levels
-                    .iter()
-                    .any(|level| level.boot.as_ref().is_some_and(|boot| boot.build.is_some()))
-            {
-                return Err(context.error(
-                    offset,
-                    format!(
-                        "factor `{}`: `boot.build` builds a kernel for a VM verdict boots (`[target] vm`); an ssh host boots kernels installed on it",
-                        factor.name
-                    ),
-                ));
-            }
-            if vm.is_some()
-                && factor
-                    .levels
-                    .iter()
-                    .any(|level| level.boot.as_ref().is_some_and(|boot| boot.hook.is_some()))
-            {
-                return Err(context.error(
-                    offset,
-                    format!(
-                        "factor `{}`: `boot.hook` arranges the next boot of an ssh host; a VM target boots each level's kernel and command line itself",
-                        factor.name
-                    ),
-                ));
-            }
-        }
-        if let Some(vm) = &vm
-            && vm.kernel.is_none()
-            && vm.build.is_none()
-            && !factors.iter().any(|factor| {
-                factor.levels.iter().all(|level| {
-                    level
-                        .boot
-                        .as_ref()
-                        .is_some_and(|boot| boot.kernel.is_some() || boot.build.is_some())
-                })
-            })
-        {
-            let offset = vm_offset.unwrap_or(0);
-            return Err(context.error(
-                offset,
-                "`[target] vm` needs `kernel` (an image such as \"/vmlinuz\") or `build` (a kernel verdict builds from source), unless every level of a boot factor names its own",
-            ));
-        }
-        let mut hosts = Vec::new();
-        for host in raw_hosts {
-            let span = host.span();
-            let name = host.into_inner();
-            // Given to ssh as its destination: an option or a space there
-            // would change what ssh does.
-            if name.is_empty()
-                || name.starts_with('-')
-                || name.chars().any(|c| c.is_whitespace() || c.is_control())
-            {
-                return Err(context.error(
-                    span.start,
-                    format!(
-                        "`[target] hosts`: `{}` is not a host name (it must not be empty, start with `-` or contain spaces)",
-                        name.escape_debug()
-                    ),
-                ));
-            }
-            if hosts.contains(&name) {
-                return Err(context.error(
-                    span.start,
-                    format!("`[target] hosts`: `{name}` is listed twice"),
-                ));
-            }
-            hosts.push(name);
-        }
-
-        let sampling_offset = self.sampling.as_ref().map_or(0, |raw| raw.span().start);
-        let boots_offset = self
-            .sampling
-            .as_ref()
-            .and_then(|raw| raw.get_ref().boots.as_ref())
-            .map_or(sampling_offset, |boots| boots.span().start);
-        let sampling = match self.sampling {
-            Some(raw) => raw.into_inner().validate(&context)?,
-            None => RawSampling::default_sampling(),
-        };
-        if !bootable && (sampling.boots != 1) {
-            return Err(context.error(
-                boots_offset,
-                "`boots` needs a target verdict can boot: add `[target] vm = { kernel = \"/vmlinuz\" }` (or `[target] boot` for ssh hosts)",
-            ));
-        }
-        if bootable && matches!(sampling.mode, SamplingMode::Adaptive { .. }) {
-            return Err(context.error(
-                sampling_offset,
-                "`mode = \"adaptive\"` cannot run on a VM target: the boot is the unit of the schedule, and a fixed number of boots and iterations per boot is planned",
-            ));
-        }
-        if bootable && sampling.analysis == Analysis::Paired {
-            return Err(context.error(
-                sampling_offset,
-                "`analysis = \"paired\"` cannot run on a VM target: iterations of different boots share no block; levels are compared by their per-boot medians",
-            ));
-        }
+        let command = validate_command(self.command, self.shell, &factors, &context)?;
+        let metrics = validate_metrics(self.metrics, &context)?;
+        let target = validate_target(self.target, &factors, &context)?;
+        let sampling = validate_sampling(self.sampling, &target, &context)?;
         let success_codes = match self.success_codes {
             Some(codes) if codes.get_ref().is_empty() => {
                 return Err(context.error(
@@ -936,27 +738,7 @@ impl RawExperiment {
             Some(codes) => codes.into_inner(),
             None => vec![0],
         };
-        let monitors = match self.monitors {
-            None => Monitors::default(),
-            Some(spanned) => {
-                crate::profile::monitors_from(spanned.into_inner()).map_err(|message| {
-                    context.error(context.find_key("monitors", "enabled"), message)
-                })?
-            }
-        };
-        let profile = match self.profile {
-            None => None,
-            Some(spanned) => Some(crate::profile::profile_from(spanned.into_inner()).map_err(
-                |message| {
-                    // "`profile.KEY` = ...": at that key's line.
-                    let key = message
-                        .strip_prefix("`profile.")
-                        .and_then(|rest| rest.split('`').next())
-                        .unwrap_or("");
-                    context.error(context.find_key("profile", key), message)
-                },
-            )?),
-        };
+        let (monitors, profile) = validate_capture(self.monitors, self.profile, &context)?;
         Ok(Experiment {
             monitors,
             profile,
@@ -968,217 +750,517 @@ impl RawExperiment {
             metrics,
             sampling,
             success_codes,
-            hosts,
-            vm,
-            host_boot,
+            target,
         })
     }
 
     fn validate_factors(&self, context: &Context<'_>) -> Result<Vec<Factor>, ModelError> {
         let all_levels = self.raw_level_values();
-        let mut factors = Vec::new();
-        for (name, value) in &self.factors {
-            let offset = context.find_key("factors", name);
-            if !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-            {
-                return Err(context.error(
-                    offset,
-                    format!("factor name `{name}` may use only letters, digits, `_` and `-`"),
-                ));
-            }
-            let mut compare = true;
-            let (raw_levels, baseline, template_setup, template_teardown, shell) = match value {
-                toml::Value::Array(levels) => (levels.clone(), None, None, None, false),
-                toml::Value::Table(table) => {
-                    let raw: RawFactorTable = toml::Value::Table(table.clone())
-                        .try_into()
-                        .map_err(|error: toml::de::Error| {
-                            context.error(
-                                offset,
-                                format!("factor `{name}`: {}", error.message().trim()),
-                            )
-                        })?;
-                    compare = raw.compare.unwrap_or(true);
-                    (raw.levels, raw.baseline, raw.setup, raw.teardown, raw.shell)
-                }
-                other => {
-                    return Err(context.error(
+        self.factors
+            .iter()
+            .map(|(name, value)| validate_factor(name, value, &all_levels, context))
+            .collect()
+    }
+}
+
+/// One factor of `[factors]`: an array of levels or a table with
+/// `levels`, setup and teardown templates, `baseline` and `compare`.
+fn validate_factor(
+    name: &str,
+    value: &toml::Value,
+    all_levels: &BTreeMap<String, Vec<String>>,
+    context: &Context<'_>,
+) -> Result<Factor, ModelError> {
+    let offset = context.find_key("factors", name);
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(context.error(
+            offset,
+            format!("factor name `{name}` may use only letters, digits, `_` and `-`"),
+        ));
+    }
+    let mut compare = true;
+    let (raw_levels, baseline, template_setup, template_teardown, shell) = match value {
+        toml::Value::Array(levels) => (levels.clone(), None, None, None, false),
+        toml::Value::Table(table) => {
+            let raw: RawFactorTable = toml::Value::Table(table.clone()).try_into().map_err(
+                |error: toml::de::Error| {
+                    context.error(
                         offset,
-                        format!("factor `{name}` is {}; expected an array of levels such as [\"a\", \"b\"] or a table with `levels`", other.type_str()),
+                        format!("factor `{name}`: {}", error.message().trim()),
+                    )
+                },
+            )?;
+            compare = raw.compare.unwrap_or(true);
+            (raw.levels, raw.baseline, raw.setup, raw.teardown, raw.shell)
+        }
+        other => {
+            return Err(context.error(
+                offset,
+                format!("factor `{name}` is {}; expected an array of levels such as [\"a\", \"b\"] or a table with `levels`", other.type_str()),
+            ));
+        }
+    };
+    if raw_levels.is_empty() {
+        return Err(context.error(
+            offset,
+            format!("factor `{name}` has no levels; expected at least one"),
+        ));
+    }
+    let template = |raw: &Option<RawCommand>,
+                    what: &str|
+     -> Result<Option<CommandSpec>, ModelError> {
+        raw.as_ref()
+            .map(|command| {
+                command_from(clone_command(command), shell, what)
+                    .map_err(|message| context.error(offset, format!("factor `{name}`: {message}")))
+            })
+            .transpose()
+    };
+    let templates = (
+        template(&template_setup, "setup")?,
+        template(&template_teardown, "teardown")?,
+    );
+    for (command, what) in [(&templates.0, "setup"), (&templates.1, "teardown")] {
+        if let Some(command) = command {
+            check_shell_splice(command, all_levels, what)
+                .map_err(|message| context.error(offset, format!("factor `{name}`: {message}")))?;
+        }
+    }
+    let mut levels: Vec<Level> = Vec::with_capacity(raw_levels.len());
+    for raw_level in raw_levels {
+        let level = validate_level(raw_level, name, offset, context)?;
+        if level.value.is_empty() {
+            return Err(context.error(offset, format!("factor `{name}` has an empty level")));
+        }
+        levels.push(level);
+    }
+    if let Some(twice) = first_repeat(levels.iter().map(|level| level.value.as_str())) {
+        return Err(context.error(
+            offset,
+            format!("factor `{name}` lists level `{twice}` twice"),
+        ));
+    }
+    for level in &mut levels {
+        finish_level(level, name, &templates, all_levels)
+            .map_err(|message| context.error(offset, message))?;
+    }
+    let baseline = match baseline {
+        None => 0,
+        Some(value) => levels
+            .iter()
+            .position(|level| level.value == value)
+            .ok_or_else(|| {
+                context.error(
+                    offset,
+                    format!("factor `{name}`: baseline `{value}` is not one of its levels"),
+                )
+            })?,
+    };
+    Ok(Factor {
+        name: name.to_string(),
+        levels,
+        baseline,
+        compare,
+    })
+}
+
+/// One level as written: a string, a number or boolean (its text), or a
+/// table with `value` and what entering the level takes.
+fn validate_level(
+    raw_level: toml::Value,
+    name: &str,
+    offset: usize,
+    context: &Context<'_>,
+) -> Result<Level, ModelError> {
+    let plain = |value: String| Level {
+        value,
+        command: None,
+        setup: None,
+        teardown: None,
+        env: BTreeMap::new(),
+        boot: None,
+        verify: None,
+    };
+    let table = match raw_level {
+        toml::Value::String(value) => return Ok(plain(value)),
+        toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_) => {
+            return Ok(plain(raw_level.to_string()));
+        }
+        toml::Value::Table(table) => table,
+        other => {
+            return Err(context.error(offset, format!("factor `{name}` has a level of type {}; expected a string or a table with `value`", other.type_str())));
+        }
+    };
+    let raw: RawLevel =
+        toml::Value::Table(table)
+            .try_into()
+            .map_err(|error: toml::de::Error| {
+                context.error(
+                    offset,
+                    format!("factor `{name}` level: {}", error.message().trim()),
+                )
+            })?;
+    let located_message = |message: String| {
+        context.error(
+            offset,
+            format!("factor `{name}` level `{}`: {message}", raw.value),
+        )
+    };
+    let level_command = |raw_command: Option<RawCommand>, what: &str| {
+        raw_command
+            .map(|c| command_from(c, raw.shell, what))
+            .transpose()
+            .map_err(located_message)
+    };
+    let setup = level_command(raw.setup, "setup")?;
+    let teardown = level_command(raw.teardown, "teardown")?;
+    let command = level_command(raw.command, "command")?;
+    let boot = raw
+        .boot
+        .map(crate::boot::boot_from)
+        .transpose()
+        .map_err(located_message)?;
+    let verify = raw
+        .verify
+        .map(crate::boot::verify_from)
+        .transpose()
+        .map_err(located_message)?;
+    Ok(Level {
+        value: raw.value,
+        command,
+        setup,
+        teardown,
+        env: raw.env,
+        boot,
+        verify,
+    })
+}
+
+/// A level's commands pass the shell-splice guard; its setup and teardown
+/// (its own, else the factor's templates) and its verify command get the
+/// level's value for `{factor}`. `Err` is the message.
+fn finish_level(
+    level: &mut Level,
+    name: &str,
+    (setup_template, teardown_template): &(Option<CommandSpec>, Option<CommandSpec>),
+    all_levels: &BTreeMap<String, Vec<String>>,
+) -> Result<(), String> {
+    for (command, what) in [
+        (&level.command, "command"),
+        (&level.setup, "setup"),
+        (&level.teardown, "teardown"),
+        (
+            &level.verify.as_ref().map(|verify| verify.command.clone()),
+            "verify.command",
+        ),
+    ] {
+        if let Some(command) = command {
+            check_shell_splice(command, all_levels, what)
+                .map_err(|message| format!("factor `{name}` level `{}`: {message}", level.value))?;
+        }
+    }
+    let cell = [(name.to_string(), level.value.clone())];
+    level.setup = level
+        .setup
+        .take()
+        .or_else(|| setup_template.clone())
+        .map(|command| command.substitute(&cell));
+    level.teardown = level
+        .teardown
+        .take()
+        .or_else(|| teardown_template.clone())
+        .map(|command| command.substitute(&cell));
+    if let Some(verify) = &mut level.verify {
+        verify.command = verify.command.substitute(&cell);
+    }
+    Ok(())
+}
+
+/// `command`: an argv array (or a shell string with `shell = true`) whose
+/// placeholders name factors and are never spliced into shell code.
+fn validate_command(
+    raw: Spanned<RawCommand>,
+    shell: bool,
+    factors: &[Factor],
+    context: &Context<'_>,
+) -> Result<CommandSpec, ModelError> {
+    let command_span = raw.span();
+    let command = command_from(raw.into_inner(), shell, "command")
+        .map_err(|message| context.error(command_span.start, message))?;
+    let factor_names: Vec<&str> = factors.iter().map(|f| f.name.as_str()).collect();
+    if let CommandSpec::Argv(argv) = &command {
+        for element in argv {
+            for name in placeholders(element) {
+                if !factor_names.contains(&name.as_str()) {
+                    return Err(context.error(
+                        command_span.start,
+                        format!(
+                            "`command` uses placeholder `{{{name}}}` but there is no factor `{name}`; factors: {}",
+                            if factor_names.is_empty() { "none".to_string() } else { factor_names.join(", ") }
+                        ),
                     ));
                 }
-            };
-            if raw_levels.is_empty() {
-                return Err(context.error(
-                    offset,
-                    format!("factor `{name}` has no levels; expected at least one"),
-                ));
             }
-            let template =
-                |raw: &Option<RawCommand>, what: &str| -> Result<Option<CommandSpec>, ModelError> {
-                    raw.as_ref()
-                        .map(|command| {
-                            command_from(clone_command(command), shell, what).map_err(|message| {
-                                context.error(offset, format!("factor `{name}`: {message}"))
-                            })
-                        })
-                        .transpose()
-                };
-            let setup_template = template(&template_setup, "setup")?;
-            let teardown_template = template(&template_teardown, "teardown")?;
-            for (command, what) in [(&setup_template, "setup"), (&teardown_template, "teardown")] {
-                if let Some(command) = command {
-                    check_shell_splice(command, &all_levels, what).map_err(|message| {
-                        context.error(offset, format!("factor `{name}`: {message}"))
-                    })?;
-                }
-            }
-            let mut levels: Vec<Level> = Vec::with_capacity(raw_levels.len());
-            for raw_level in raw_levels {
-                let level = match raw_level {
-                    toml::Value::String(value) => Level {
-                        value,
-                        command: None,
-                        setup: None,
-                        teardown: None,
-                        env: BTreeMap::new(),
-                        boot: None,
-                        verify: None,
-                    },
-                    toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_) => {
-                        Level {
-                            value: raw_level.to_string(),
-                            command: None,
-                            setup: None,
-                            teardown: None,
-                            env: BTreeMap::new(),
-                            boot: None,
-                            verify: None,
-                        }
-                    }
-                    toml::Value::Table(table) => {
-                        let raw: RawLevel = toml::Value::Table(table).try_into().map_err(
-                            |error: toml::de::Error| {
-                                context.error(
-                                    offset,
-                                    format!("factor `{name}` level: {}", error.message().trim()),
-                                )
-                            },
-                        )?;
-                        let level_command = |raw_command: Option<RawCommand>, what: &str| {
-                            raw_command
-                                .map(|c| command_from(c, raw.shell, what))
-                                .transpose()
-                                .map_err(|message| {
-                                    context.error(
-                                        offset,
-                                        format!("factor `{name}` level `{}`: {message}", raw.value),
-                                    )
-                                })
-                        };
-                        let setup = level_command(raw.setup, "setup")?;
-                        let teardown = level_command(raw.teardown, "teardown")?;
-                        let command = level_command(raw.command, "command")?;
-                        let located_message = |message: String| {
-                            context.error(
-                                offset,
-                                format!("factor `{name}` level `{}`: {message}", raw.value),
-                            )
-                        };
-                        let boot = raw
-                            .boot
-                            .map(crate::boot::boot_from)
-                            .transpose()
-                            .map_err(located_message)?;
-                        let verify = raw
-                            .verify
-                            .map(crate::boot::verify_from)
-                            .transpose()
-                            .map_err(located_message)?;
-                        Level {
-                            value: raw.value,
-                            command,
-                            setup,
-                            teardown,
-                            env: raw.env,
-                            boot,
-                            verify,
-                        }
-                    }
-                    other => {
-                        return Err(context.error(offset, format!("factor `{name}` has a level of type {}; expected a string or a table with `value`", other.type_str())));
-                    }
-                };
-                if level.value.is_empty() {
-                    return Err(
-                        context.error(offset, format!("factor `{name}` has an empty level"))
-                    );
-                }
-                levels.push(level);
-            }
-            if let Some(twice) = first_repeat(levels.iter().map(|level| level.value.as_str())) {
-                return Err(context.error(
-                    offset,
-                    format!("factor `{name}` lists level `{twice}` twice"),
-                ));
-            }
-            for level in &mut levels {
-                for (command, what) in [
-                    (&level.command, "command"),
-                    (&level.setup, "setup"),
-                    (&level.teardown, "teardown"),
-                    (
-                        &level.verify.as_ref().map(|verify| verify.command.clone()),
-                        "verify.command",
-                    ),
-                ] {
-                    if let Some(command) = command {
-                        check_shell_splice(command, &all_levels, what).map_err(|message| {
-                            context.error(
-                                offset,
-                                format!("factor `{name}` level `{}`: {message}", level.value),
-                            )
-                        })?;
-                    }
-                }
-                let cell = [(name.clone(), level.value.clone())];
-                level.setup = level
-                    .setup
-                    .take()
-                    .or_else(|| setup_template.clone())
-                    .map(|command| command.substitute(&cell));
-                level.teardown = level
-                    .teardown
-                    .take()
-                    .or_else(|| teardown_template.clone())
-                    .map(|command| command.substitute(&cell));
-                if let Some(verify) = &mut level.verify {
-                    verify.command = verify.command.substitute(&cell);
-                }
-            }
-            let baseline = match baseline {
-                None => 0,
-                Some(value) => levels
-                    .iter()
-                    .position(|level| level.value == value)
-                    .ok_or_else(|| {
-                        context.error(
-                            offset,
-                            format!("factor `{name}`: baseline `{value}` is not one of its levels"),
-                        )
-                    })?,
-            };
-            factors.push(Factor {
-                name: name.clone(),
-                levels,
-                baseline,
-                compare,
-            });
         }
-        Ok(factors)
     }
+    check_shell_splice(&command, &level_values(factors), "command")
+        .map_err(|message| context.error(command_span.start, message))?;
+    Ok(command)
+}
+
+/// `[[metrics]]`, each name once; wall time when none is given.
+fn validate_metrics(
+    raw_metrics: Vec<Spanned<RawMetric>>,
+    context: &Context<'_>,
+) -> Result<Vec<MetricSpec>, ModelError> {
+    let mut metrics = Vec::new();
+    for raw in raw_metrics {
+        let span = raw.span();
+        let metric = raw
+            .into_inner()
+            .validate()
+            .map_err(|message| context.error(span.start, message))?;
+        if metrics.iter().any(|m: &MetricSpec| m.name == metric.name) {
+            return Err(context.error(
+                span.start,
+                format!("metric `{}` is defined twice", metric.name),
+            ));
+        }
+        metrics.push(metric);
+    }
+    if metrics.is_empty() {
+        metrics.push(MetricSpec::wall());
+    }
+    Ok(metrics)
+}
+
+/// `[target]`: ssh hosts, a VM or booted ssh hosts (never a VM with
+/// either), and boot levels only where verdict can boot.
+fn validate_target(
+    raw: Option<RawTarget>,
+    factors: &[Factor],
+    context: &Context<'_>,
+) -> Result<TargetSpec, ModelError> {
+    let (raw_hosts, raw_vm, raw_boot) = match raw {
+        Some(target) => (target.hosts, target.vm, target.boot),
+        None => (Vec::new(), None, None),
+    };
+    let hosts_offset = raw_hosts.first().map(|host| host.span().start);
+    let vm_offset = raw_vm.as_ref().map(|spanned| spanned.span().start);
+    let vm = match raw_vm {
+        None => None,
+        Some(spanned) => {
+            let offset = spanned.span().start;
+            if let Some(hosts_offset) = hosts_offset {
+                return Err(context.error(
+                    hosts_offset,
+                    "`[target]` has both `hosts` and `vm`; an experiment runs on ssh hosts or on a VM verdict boots, not both",
+                ));
+            }
+            Some(
+                crate::boot::vm_from(spanned.into_inner())
+                    .map_err(|message| context.error(offset, message))?,
+            )
+        }
+    };
+    let host_boot = match raw_boot {
+        None => None,
+        Some(spanned) => {
+            let offset = spanned.span().start;
+            if vm.is_some() {
+                return Err(context.error(
+                    offset,
+                    "`[target]` has both `vm` and `boot`; `boot` says how verdict boots ssh hosts, a VM's boots are set in `vm`",
+                ));
+            }
+            Some(
+                crate::boot::host_boot_from(spanned.into_inner())
+                    .map_err(|message| context.error(offset, message))?,
+            )
+        }
+    };
+    check_boot_levels(factors, vm.as_ref(), host_boot.is_some(), context)?;
+    if let Some(vm) = &vm {
+        check_vm_kernel(vm, factors, vm_offset.unwrap_or(0), context)?;
+    }
+    let hosts = validate_hosts(raw_hosts, context)?;
+    // The two refusals above leave only combinations that run.
+    TargetSpec::from_parts(hosts, vm, host_boot)
+        .map_err(|both| context.error(0, format!("`[target]` has {both}")))
+}
+
+/// Boot levels need a target verdict boots; a level's `build` needs a VM
+/// and its `hook` ssh hosts.
+fn check_boot_levels(
+    factors: &[Factor],
+    vm: Option<&VmSpec>,
+    host_boot: bool,
+    context: &Context<'_>,
+) -> Result<(), ModelError> {
+    let bootable = vm.is_some() || host_boot;
+    let any_level = |factor: &Factor, test: &dyn Fn(&LevelBoot) -> bool| {
+        factor
+            .levels
+            .iter()
+            .any(|level| level.boot.as_ref().is_some_and(test))
+    };
+    for factor in factors {
+        let offset = context.find_key("factors", &factor.name);
+        if !bootable && any_level(factor, &|_| true) {
+            return Err(context.error(
+                offset,
+                format!(
+                    "factor `{}` has levels with `boot`, which need a target that verdict can boot: add `[target] vm = {{ kernel = \"/vmlinuz\" }}`, or `[target] boot = {{ kernel = \"/boot/vmlinuz\" }}` for ssh hosts (kexec, or a level's `hook`)",
+                    factor.name
+                ),
+            ));
+        }
+        if vm.is_none() && any_level(factor, &|boot| boot.build.is_some()) {
+            return Err(context.error(
+                offset,
+                format!(
+                    "factor `{}`: `boot.build` builds a kernel for a VM verdict boots (`[target] vm`); an ssh host boots kernels installed on it",
+                    factor.name
+                ),
+            ));
+        }
+        if vm.is_some() && any_level(factor, &|boot| boot.hook.is_some()) {
+            return Err(context.error(
+                offset,
+                format!(
+                    "factor `{}`: `boot.hook` arranges the next boot of an ssh host; a VM target boots each level's kernel and command line itself",
+                    factor.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A VM needs a kernel: its own, built, or one per level of a boot factor.
+fn check_vm_kernel(
+    vm: &VmSpec,
+    factors: &[Factor],
+    offset: usize,
+    context: &Context<'_>,
+) -> Result<(), ModelError> {
+    let every_level_has_one = factors.iter().any(|factor| {
+        factor.levels.iter().all(|level| {
+            level
+                .boot
+                .as_ref()
+                .is_some_and(|boot| boot.kernel.is_some() || boot.build.is_some())
+        })
+    });
+    if vm.kernel.is_none() && vm.build.is_none() && !every_level_has_one {
+        return Err(context.error(
+            offset,
+            "`[target] vm` needs `kernel` (an image such as \"/vmlinuz\") or `build` (a kernel verdict builds from source), unless every level of a boot factor names its own",
+        ));
+    }
+    Ok(())
+}
+
+/// `[target] hosts`: names ssh takes as a destination, each once.
+fn validate_hosts(
+    raw_hosts: Vec<Spanned<String>>,
+    context: &Context<'_>,
+) -> Result<Vec<String>, ModelError> {
+    let mut hosts = Vec::new();
+    for host in raw_hosts {
+        let span = host.span();
+        let name = host.into_inner();
+        // Given to ssh as its destination: an option or a space there
+        // would change what ssh does.
+        if name.is_empty()
+            || name.starts_with('-')
+            || name.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            return Err(context.error(
+                span.start,
+                format!(
+                    "`[target] hosts`: `{}` is not a host name (it must not be empty, start with `-` or contain spaces)",
+                    name.escape_debug()
+                ),
+            ));
+        }
+        if hosts.contains(&name) {
+            return Err(context.error(
+                span.start,
+                format!("`[target] hosts`: `{name}` is listed twice"),
+            ));
+        }
+        hosts.push(name);
+    }
+    Ok(hosts)
+}
+
+/// `[sampling]`, and what a target verdict boots rules out: boots without
+/// one, adaptive stopping and paired analysis with one.
+fn validate_sampling(
+    raw: Option<Spanned<RawSampling>>,
+    target: &TargetSpec,
+    context: &Context<'_>,
+) -> Result<Sampling, ModelError> {
+    let bootable = target.boots();
+    let sampling_offset = raw.as_ref().map_or(0, |raw| raw.span().start);
+    let boots_offset = raw
+        .as_ref()
+        .and_then(|raw| raw.get_ref().boots.as_ref())
+        .map_or(sampling_offset, |boots| boots.span().start);
+    let sampling = match raw {
+        Some(raw) => raw.into_inner().validate(context)?,
+        None => RawSampling::default_sampling(),
+    };
+    if !bootable && (sampling.boots != 1) {
+        return Err(context.error(
+            boots_offset,
+            "`boots` needs a target verdict can boot: add `[target] vm = { kernel = \"/vmlinuz\" }` (or `[target] boot` for ssh hosts)",
+        ));
+    }
+    if bootable && matches!(sampling.mode, SamplingMode::Adaptive { .. }) {
+        return Err(context.error(
+            sampling_offset,
+            "`mode = \"adaptive\"` cannot run on a VM target: the boot is the unit of the schedule, and a fixed number of boots and iterations per boot is planned",
+        ));
+    }
+    if bootable && sampling.analysis == Analysis::Paired {
+        return Err(context.error(
+            sampling_offset,
+            "`analysis = \"paired\"` cannot run on a VM target: iterations of different boots share no block; levels are compared by their per-boot medians",
+        ));
+    }
+    Ok(sampling)
+}
+
+/// `[monitors]` and `[profile]`, errors at the key they name.
+fn validate_capture(
+    monitors: Option<Spanned<toml::Value>>,
+    profile: Option<Spanned<toml::Value>>,
+    context: &Context<'_>,
+) -> Result<(Monitors, Option<ProfileSpec>), ModelError> {
+    let monitors = match monitors {
+        None => Monitors::default(),
+        Some(spanned) => crate::profile::monitors_from(spanned.into_inner())
+            .map_err(|message| context.error(context.find_key("monitors", "enabled"), message))?,
+    };
+    let profile = match profile {
+        None => None,
+        Some(spanned) => Some(crate::profile::profile_from(spanned.into_inner()).map_err(
+            |message| {
+                // "`profile.KEY` = ...": at that key's line.
+                let key = message
+                    .strip_prefix("`profile.")
+                    .and_then(|rest| rest.split('`').next())
+                    .unwrap_or("");
+                context.error(context.find_key("profile", key), message)
+            },
+        )?),
+    };
+    Ok((monitors, profile))
 }
 
 /// Factor name → its level values, for the shell-splice guard.
@@ -1289,31 +1371,37 @@ impl RawSampling {
 
     fn validate(self, context: &Context<'_>) -> Result<Sampling, ModelError> {
         let mut sampling = RawSampling::default_sampling();
-        let count = |value: &Option<Spanned<i64>>,
-                     key: &str,
-                     minimum: i64|
-         -> Result<Option<u32>, ModelError> {
-            match value {
-                None => Ok(None),
-                Some(spanned) => {
-                    let number = *spanned.get_ref();
-                    if number < minimum || number > 1_000_000 {
-                        Err(context.error(
-                            spanned.span().start,
-                            format!(
-                                "`{key}` = {number}; expected an integer from {minimum} to 1000000"
-                            ),
-                        ))
-                    } else {
-                        Ok(Some(number as u32))
-                    }
-                }
-            }
-        };
-        if let Some(iterations) = count(&self.iterations, "iterations", 1)? {
+        self.apply_counts_and_choices(&mut sampling, context)?;
+        self.apply_durations(&mut sampling, context)?;
+        sampling.seed = self.seed;
+        if let Some(kill_leftovers) = self.kill_leftovers {
+            sampling.kill_leftovers = kill_leftovers;
+        }
+        self.apply_boots(&mut sampling, context)?;
+        if let Some(threshold) = fraction(&self.threshold, "threshold", 0.0, 1.0, context)? {
+            sampling.threshold = threshold;
+        }
+        if let Some(alpha) = fraction(&self.alpha, "alpha", 0.0, 0.5, context)? {
+            sampling.alpha = alpha;
+        }
+        if let Some(power) = fraction(&self.power, "power", 0.0, 1.0, context)? {
+            sampling.power = power;
+        }
+        sampling.mode = self.mode(&sampling, context)?;
+        Ok(sampling)
+    }
+
+    /// `iterations`, `warmups`, `order` and `analysis` (paired needs the
+    /// interleaved order).
+    fn apply_counts_and_choices(
+        &self,
+        sampling: &mut Sampling,
+        context: &Context<'_>,
+    ) -> Result<(), ModelError> {
+        if let Some(iterations) = count(&self.iterations, "iterations", 1, context)? {
             sampling.iterations = iterations;
         }
-        if let Some(warmups) = count(&self.warmups, "warmups", 0)? {
+        if let Some(warmups) = count(&self.warmups, "warmups", 0, context)? {
             sampling.warmups = warmups;
         }
         if let Some(order) = &self.order {
@@ -1348,6 +1436,15 @@ impl RawSampling {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// `timeout` (positive) and `cooldown`.
+    fn apply_durations(
+        &self,
+        sampling: &mut Sampling,
+        context: &Context<'_>,
+    ) -> Result<(), ModelError> {
         if let Some(timeout) = &self.timeout {
             let duration = duration_from(timeout.get_ref()).map_err(|message| {
                 context.error(timeout.span().start, format!("`timeout`: {message}"))
@@ -1365,14 +1462,19 @@ impl RawSampling {
                 context.error(cooldown.span().start, format!("`cooldown`: {message}"))
             })?;
         }
-        sampling.seed = self.seed;
-        if let Some(kill_leftovers) = self.kill_leftovers {
-            sampling.kill_leftovers = kill_leftovers;
-        }
-        if let Some(boots) = count(&self.boots, "boots", 1)? {
+        Ok(())
+    }
+
+    /// `boots`, `boot_retries` and `on_boot_failure`.
+    fn apply_boots(
+        &self,
+        sampling: &mut Sampling,
+        context: &Context<'_>,
+    ) -> Result<(), ModelError> {
+        if let Some(boots) = count(&self.boots, "boots", 1, context)? {
             sampling.boots = boots;
         }
-        if let Some(retries) = count(&self.boot_retries, "boot_retries", 0)? {
+        if let Some(retries) = count(&self.boot_retries, "boot_retries", 0, context)? {
             sampling.boot_retries = retries;
         }
         if let Some(policy) = &self.on_boot_failure {
@@ -1387,34 +1489,13 @@ impl RawSampling {
                 }
             };
         }
-        let fraction = |value: &Option<Spanned<f64>>,
-                        key: &str,
-                        low: f64,
-                        high: f64|
-         -> Result<Option<f64>, ModelError> {
-            match value {
-                None => Ok(None),
-                Some(spanned) => {
-                    let number = *spanned.get_ref();
-                    if number > low && number < high {
-                        Ok(Some(number))
-                    } else {
-                        Err(context.error(spanned.span().start, format!("`{key}` = {number}; expected a number strictly between {low} and {high}")))
-                    }
-                }
-            }
-        };
-        if let Some(threshold) = fraction(&self.threshold, "threshold", 0.0, 1.0)? {
-            sampling.threshold = threshold;
-        }
-        if let Some(alpha) = fraction(&self.alpha, "alpha", 0.0, 0.5)? {
-            sampling.alpha = alpha;
-        }
-        if let Some(power) = fraction(&self.power, "power", 0.0, 1.0)? {
-            sampling.power = power;
-        }
-        let min = count(&self.min, "min", 2)?;
-        let max = count(&self.max, "max", 2)?;
+        Ok(())
+    }
+
+    /// `mode` with its `min` and `max` (which apply only when adaptive).
+    fn mode(&self, sampling: &Sampling, context: &Context<'_>) -> Result<SamplingMode, ModelError> {
+        let min = count(&self.min, "min", 2, context)?;
+        let max = count(&self.max, "max", 2, context)?;
         let adaptive = match &self.mode {
             None => false,
             Some(mode) => match mode.get_ref().as_str() {
@@ -1442,14 +1523,64 @@ impl RawSampling {
                     "`order = \"sequential\"` cannot be adaptive: adaptive sampling decides after each block of all cells; use the default interleaved order",
                 ));
             }
-            sampling.mode = SamplingMode::Adaptive { min, max };
+            Ok(SamplingMode::Adaptive { min, max })
         } else if let Some(spanned) = self.min.as_ref().or(self.max.as_ref()) {
-            return Err(context.error(
+            Err(context.error(
                 spanned.span().start,
                 "`min` and `max` apply only with `mode = \"adaptive\"`",
-            ));
+            ))
+        } else {
+            Ok(sampling.mode)
         }
-        Ok(sampling)
+    }
+}
+
+/// A `[sampling]` count from `minimum` to 1000000.
+fn count(
+    value: &Option<Spanned<i64>>,
+    key: &str,
+    minimum: i64,
+    context: &Context<'_>,
+) -> Result<Option<u32>, ModelError> {
+    match value {
+        None => Ok(None),
+        Some(spanned) => {
+            let number = *spanned.get_ref();
+            if number < minimum || number > 1_000_000 {
+                Err(context.error(
+                    spanned.span().start,
+                    format!("`{key}` = {number}; expected an integer from {minimum} to 1000000"),
+                ))
+            } else {
+                Ok(Some(number as u32))
+            }
+        }
+    }
+}
+
+/// A `[sampling]` number strictly between `low` and `high`.
+fn fraction(
+    value: &Option<Spanned<f64>>,
+    key: &str,
+    low: f64,
+    high: f64,
+    context: &Context<'_>,
+) -> Result<Option<f64>, ModelError> {
+    match value {
+        None => Ok(None),
+        Some(spanned) => {
+            let number = *spanned.get_ref();
+            if number > low && number < high {
+                Ok(Some(number))
+            } else {
+                Err(context.error(
+                    spanned.span().start,
+                    format!(
+                        "`{key}` = {number}; expected a number strictly between {low} and {high}"
+                    ),
+                ))
+            }
+        }
     }
 }
 
@@ -1628,6 +1759,39 @@ impl Experiment {
 mod target_tests {
     use super::*;
 
+    /// An experiment as verdict 0.2.0 stored it (the target as the flat
+    /// keys `hosts`, `vm`, `host_boot`) loads for resume and report, and
+    /// is stored again in the same shape.
+    #[test]
+    fn an_experiment_stored_in_the_flat_shape_loads() {
+        let stored = r#"{"hosts":["lpar1"],"host_boot":{"kernel":"/boot/vmlinuz","initrd":null,"cmdline":"ro","timeout":{"secs":90,"nanos":0},"power_cycle":null},"name":"t","command":{"argv":["true"]},"workdir":"/w","env":{},"factors":[],"metrics":[],"sampling":{"iterations":3,"warmups":0,"order":"interleaved","timeout":null,"cooldown":{"secs":0,"nanos":0},"seed":7,"mode":{"mode":"fixed"},"threshold":0.02,"alpha":0.05,"power":0.9},"success_codes":[0]}"#;
+        let experiment: Experiment = match serde_json::from_str(stored) {
+            Ok(experiment) => experiment,
+            Err(error) => panic!("{error}"),
+        };
+        assert_eq!(experiment.target.placement(), crate::Placement::BootedHost);
+        assert_eq!(experiment.target.hosts(), ["lpar1"]);
+        let again = serde_json::to_value(&experiment).unwrap();
+        assert_eq!(again["hosts"], serde_json::json!(["lpar1"]));
+        assert_eq!(again["host_boot"]["cmdline"], "ro");
+        assert!(again.get("vm").is_none() && again.get("target").is_none());
+        let local = stored.replace(r#""hosts":["lpar1"],"#, "").replace(
+            r#""host_boot":{"kernel":"/boot/vmlinuz","initrd":null,"cmdline":"ro","timeout":{"secs":90,"nanos":0},"power_cycle":null},"#,
+            "",
+        );
+        let experiment: Experiment = serde_json::from_str(&local).unwrap();
+        assert_eq!(experiment.target, TargetSpec::Local);
+        // A stored VM with hosts cannot run: refused, not guessed.
+        let both = stored.replace(
+            r#""host_boot":"#,
+            r#""vm":{"kernel":"/k","initrd":null,"cmdline":"","smp":"1","memory":"1G","cpu":null,"accel":"tcg","programs":[],"boot_timeout":{"secs":60,"nanos":0}},"host_boot":"#,
+        );
+        let error = serde_json::from_str::<Experiment>(&both)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("cannot run together"), "{error}");
+    }
+
     #[test]
     fn target_hosts_are_read_and_checked() {
         let base = "name = \"t\"\ncommand = [\"true\"]\n";
@@ -1636,8 +1800,14 @@ mod target_tests {
             "t.toml",
         )
         .unwrap();
-        assert_eq!(experiment.hosts, vec!["lpar1", "lpar2"]);
-        assert!(Experiment::parse(base, "t.toml").unwrap().hosts.is_empty());
+        assert_eq!(experiment.target.hosts(), ["lpar1", "lpar2"]);
+        assert!(
+            Experiment::parse(base, "t.toml")
+                .unwrap()
+                .target
+                .hosts()
+                .is_empty()
+        );
         let error = Experiment::parse(
             &format!("{base}[target]\nhosts = [\"ok\", \"-oProxyCommand=x\"]\n"),
             "t.toml",
@@ -1706,7 +1876,7 @@ mod target_tests {
             "{PREEMPT}[sampling]\nboots = 3\non_boot_failure = \"skip\"\n[target]\nvm = {{ kernel = \"/vmlinuz\", smp = \"sockets=1,cores=2,threads=2\", programs = [\"stress-ng\"] }}\n"
         );
         let experiment = Experiment::parse(&text, "t.toml").unwrap();
-        let vm = experiment.vm.as_ref().unwrap();
+        let vm = experiment.target.vm().unwrap();
         assert_eq!(vm.smp, "sockets=1,cores=2,threads=2");
         assert_eq!(experiment.sampling.boots, 3);
         assert_eq!(experiment.sampling.on_boot_failure, OnBootFailure::Skip);
@@ -1728,7 +1898,7 @@ mod target_tests {
             mode = [{ value = \"a\", boot = { cmdline = \"quiet\" } }, { value = \"b\", boot = { hook = [\"grub-reboot\", \"{nonce}\"] } }]\n\
             [sampling]\nboots = 2\n[target]\nboot = { kernel = \"/boot/vmlinuz\", cmdline = \"ro\", timeout = \"90s\", power_cycle = [\"cycle\", \"{host}\"] }\n";
         let experiment = Experiment::parse(text, "t.toml").unwrap();
-        let host = experiment.host_boot.as_ref().unwrap();
+        let host = experiment.target.host_boot().unwrap();
         assert_eq!(host.timeout, std::time::Duration::from_secs(90));
         assert_eq!(host.power_cycle.as_deref().unwrap(), ["cycle", "{host}"]);
         let levels = &experiment.factors[0].levels;

@@ -20,6 +20,7 @@ pub mod provenance;
 pub mod sample;
 pub mod shell_guard;
 pub mod stored;
+pub mod target;
 
 pub use adaptive::{AdaptiveRecord, ComparisonState, ComparisonStatus};
 pub use boot::{
@@ -42,3 +43,4 @@ pub use profile::{CallGraph, Monitors, ProfileRecord, ProfileSpec, SampleDetails
 pub use provenance::{BuildProvenance, CpuFeature, CpuIdentity};
 pub use sample::{Failure, RunId, RunStatus, Sample};
 pub use stored::{BootStatus, RunKind, UnknownSpelling};
+pub use target::{BootHostSettings, HostGroupSettings, ReconnectTimeout, SshSettings, TargetSpec};

@@ -302,6 +302,26 @@ pub(crate) fn system_engine(
     }
 }
 
+/// An experiment file as loaded: the validated experiment, its text (stored
+/// with the run) and its `workdir` as the file wrote it.
+pub(crate) struct LoadedExperiment {
+    pub(crate) experiment: verdict_model::Experiment,
+    pub(crate) text: String,
+    written_workdir: Option<PathBuf>,
+}
+
+impl LoadedExperiment {
+    /// For a run on another machine (ssh hosts, a VM): the controller's
+    /// directories mean nothing there, so only an absolute workdir from
+    /// the file is kept (else the remote login directory).
+    pub(crate) fn keep_only_absolute_workdir(&mut self) {
+        self.experiment.workdir = self
+            .written_workdir
+            .clone()
+            .filter(|directory| directory.is_absolute());
+    }
+}
+
 /// Load an experiment file and apply command-line overrides. Relative
 /// `workdir` resolves against the file's directory, and an absent one is the
 /// current directory, recorded as an absolute path so a resumed run works in
@@ -310,12 +330,13 @@ pub(crate) fn load_experiment(
     path: &std::path::Path,
     iterations: Option<u32>,
     until_decided: bool,
-) -> Result<(verdict_model::Experiment, String), CliError> {
+) -> Result<LoadedExperiment, CliError> {
     let text = std::fs::read_to_string(path).map_err(|error| {
         CliError::input(format!("read experiment file {}: {error}", path.display()))
     })?;
     let mut experiment = verdict_model::Experiment::parse(&text, &path.display().to_string())
         .map_err(CliError::input)?;
+    let written_workdir = experiment.workdir.clone();
     let current = std::env::current_dir().map_err(CliError::internal)?;
     // A kernel build's tree, patches and fragments are named relative to
     // the experiment file.
@@ -355,7 +376,11 @@ pub(crate) fn load_experiment(
     // Refused here, before any setup runs, with the file named.
     verdict_engine::check_design(&experiment)
         .map_err(|error| CliError::input(format!("{}: {error}", path.display())))?;
-    Ok((experiment, text))
+    Ok(LoadedExperiment {
+        experiment,
+        text,
+        written_workdir,
+    })
 }
 
 pub(crate) fn random_seed() -> u64 {

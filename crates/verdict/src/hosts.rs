@@ -14,11 +14,12 @@
 use crate::common::{DbArgs, ReportFormat, TargetArgs};
 use crate::error::CliError;
 use crate::run_report::{ReportOptionsArgs, build_report, print_run_report};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::{HostPart, HostWork, Observer, RunOutcome, StartOptions};
 use verdict_exec::{Cancel, SshTarget, Target};
-use verdict_model::{Cell, Experiment, RunId, RunStatus, Sample};
+use verdict_model::{
+    Cell, Experiment, HostGroupSettings, ReconnectTimeout, RunId, RunStatus, Sample, SshSettings,
+};
 use verdict_report::hosts::{combined_lines, comparison_rows_of, host_comparisons};
 use verdict_store::{Database, Store};
 
@@ -78,12 +79,15 @@ pub(crate) fn start_on_hosts(
     if options.kind == verdict_model::RunKind::Ab {
         options.experiment.workdir = None;
     }
-    let group = serde_json::json!({
-        "hosts": targets.hosts,
-        "ssh_config": targets.ssh_config.as_ref().map(|path| path.display().to_string()),
-        "reconnect_timeout_s": targets.reconnect_timeout.as_secs_f64(),
-        "group": format!("{}-{}", options.seed, std::process::id()),
-    });
+    let group = HostGroupSettings {
+        hosts: targets.hosts.clone(),
+        ssh: SshSettings {
+            ssh_config: targets.ssh_config.clone(),
+            reconnect: ReconnectTimeout::of(targets.reconnect_timeout),
+        },
+        group: format!("{}-{}", options.seed, std::process::id()),
+        host: String::new(),
+    };
     let work = connected
         .iter()
         .enumerate()
@@ -91,14 +95,15 @@ pub(crate) fn start_on_hosts(
             let mut host_options = options.clone();
             // Each host its own randomized order, derived from the recorded seed.
             host_options.seed = options.seed.wrapping_add(index as u64);
-            let mut annotation = group.clone();
-            annotation["host"] = serde_json::Value::String(target.host().to_string());
-            HostWork::Start {
+            let mut settings = group.clone();
+            settings.host = target.host().to_string();
+            let annotation = serde_json::to_value(&settings).map_err(CliError::internal)?;
+            Ok(HostWork::Start {
                 options: Box::new(host_options),
                 annotations: vec![("target".to_string(), annotation)],
-            }
+            })
         })
-        .collect();
+        .collect::<Result<_, CliError>>()?;
     execute(&connected, work, db, report, cancel)
 }
 
@@ -159,6 +164,12 @@ pub(crate) fn resume_group(
     report: &ReportOptionsArgs,
     cancel: Cancel,
 ) -> Result<ExitCode, CliError> {
+    let settings: HostGroupSettings =
+        serde_json::from_value(annotation.clone()).map_err(|error| {
+            CliError::input(format!(
+                "run {run}: the stored `target` settings of its host group do not load: {error}"
+            ))
+        })?;
     let members = verdict_engine::host_group::group_runs(store, &annotation["group"])
         .map_err(CliError::internal)?;
     let unfinished: Vec<_> = members
@@ -174,7 +185,6 @@ pub(crate) fn resume_group(
         )));
     }
     let hosts: Vec<String> = unfinished.iter().map(|(_, host)| host.clone()).collect();
-    let ssh_config = annotation["ssh_config"].as_str().map(PathBuf::from);
     eprintln!(
         "verdict: resuming {} on {}",
         unfinished
@@ -184,11 +194,11 @@ pub(crate) fn resume_group(
             .join(", "),
         hosts.join(", ")
     );
-    let reconnect_timeout = annotation["reconnect_timeout_s"].as_f64().map_or(
-        std::time::Duration::from_secs(60),
-        std::time::Duration::from_secs_f64,
-    );
-    let connected = crate::target::connect_hosts(&hosts, ssh_config.as_deref(), reconnect_timeout)?;
+    let connected = crate::target::connect_hosts(
+        &hosts,
+        settings.ssh.ssh_config.as_deref(),
+        settings.ssh.reconnect.duration(),
+    )?;
     let work = unfinished
         .iter()
         .map(|(summary, _)| HostWork::Resume(summary.id))

@@ -77,7 +77,7 @@ pub(crate) fn from_args(
         host: host.clone(),
         ssh_config: args.ssh_config.clone(),
         copy,
-        reconnect_timeout_s: args.reconnect_timeout.as_secs_f64(),
+        reconnect: verdict_model::ReconnectTimeout::of(args.reconnect_timeout),
     }))
 }
 
@@ -87,7 +87,7 @@ pub(crate) fn connect(remote: &RemoteBuild, label: &str) -> Result<RemoteMachine
     let mut connected = crate::target::connect_hosts(
         std::slice::from_ref(&remote.host),
         remote.ssh_config.as_deref(),
-        Duration::from_secs_f64(remote.reconnect_timeout_s.max(1.0)),
+        remote.reconnect.duration().max(Duration::from_secs(1)),
     )?;
     let target = connected.remove(0);
     Ok(RemoteMachine {

@@ -22,7 +22,10 @@ use verdict_engine::{BootRunner, EngineError, KernelBuilder, RunOutcome, StartOp
 use verdict_exec::{
     Acceleration, Booter, Cancel, SshBootOptions, SshBooter, SshOptions, VmBooter, VmOptions,
 };
-use verdict_model::{Accelerator, Experiment, HostBoot, RunId, VmSpec};
+use verdict_model::{
+    Accelerator, BootHostSettings, Experiment, HostBoot, ReconnectTimeout, RunId, SshSettings,
+    VmSpec,
+};
 use verdict_store::Store;
 
 /// The booter for `vm`: its kernel and command line change per boot.
@@ -108,41 +111,30 @@ fn find_program(program: &str) -> Result<PathBuf, CliError> {
         })
 }
 
-/// Starts `options` on the target its experiment boots: the VM of
-/// `[target] vm`, or the one ssh host of `target` with `[target] boot`.
-pub(crate) fn start_booted(
+/// Starts `options` on the VM of `[target] vm`.
+pub(crate) fn start_vm(
     store: &dyn Store,
-    target: &crate::common::TargetArgs,
+    vm: &VmSpec,
     options: &StartOptions,
     db: &DbArgs,
     report: &ReportOptionsArgs,
     cancel: Cancel,
 ) -> Result<ExitCode, CliError> {
-    match (&options.experiment.vm, &options.experiment.host_boot) {
-        (Some(vm), _) => {
-            let mut booter = booter(vm)?;
-            run_booted(store, &mut booter, options, &[], db, report, cancel)
-        }
-        (None, Some(boot)) => start_on_host(store, target, boot, options, db, report, cancel),
-        (None, None) => unreachable!("the caller checked that the experiment boots"),
-    }
+    let mut booter = booter(vm)?;
+    run_booted(store, &mut booter, options, &[], db, report, cancel)
 }
 
-/// Continues run `run` of an experiment that boots its target, on the VM
-/// or the ssh host it was started on.
+/// Continues run `run` of an experiment that boots its target with
+/// `booter`: the VM, or the ssh host it was started on.
 pub(crate) fn resume_booted(
     store: &dyn Store,
     run: RunId,
     experiment: &Experiment,
+    mut booter: Box<dyn Booter>,
     db: &DbArgs,
     report: &ReportOptionsArgs,
     cancel: Cancel,
 ) -> Result<ExitCode, CliError> {
-    let mut booter: Box<dyn Booter> = match (&experiment.vm, &experiment.host_boot) {
-        (Some(vm), _) => Box::new(booter(vm)?),
-        (None, Some(boot)) => Box::new(stored_host_booter(store, run, boot)?),
-        (None, None) => unreachable!("the caller checked that the experiment boots"),
-    };
     let kernels = kernel_builder(cancel.clone());
     let mut runner = BootRunner {
         booter: booter.as_mut(),
@@ -191,7 +183,7 @@ fn host_booter(
 
 /// Starts `options` on the one ssh host of `target`, booting it per boot
 /// level (`[target] boot`).
-fn start_on_host(
+pub(crate) fn start_on_host(
     store: &dyn Store,
     target: &crate::common::TargetArgs,
     boot: &HostBoot,
@@ -220,11 +212,14 @@ fn start_on_host(
         None => None,
     };
     let mut booter = host_booter(host, ssh_config.as_deref(), target.reconnect_timeout, boot)?;
-    let annotation = serde_json::json!({
-        "host": host,
-        "ssh_config": ssh_config.as_ref().map(|path| path.display().to_string()),
-        "reconnect_timeout_ms": target.reconnect_timeout.as_millis() as u64,
-    });
+    let settings = BootHostSettings {
+        host: host.clone(),
+        ssh: SshSettings {
+            ssh_config,
+            reconnect: ReconnectTimeout::of(target.reconnect_timeout),
+        },
+    };
+    let annotation = serde_json::to_value(&settings).map_err(CliError::internal)?;
     run_booted(
         store,
         &mut booter,
@@ -236,8 +231,10 @@ fn start_on_host(
     )
 }
 
-/// The booter of the ssh host run `run` was started on.
-fn stored_host_booter(
+/// The booter of the ssh host run `run` was started on, as its
+/// `boot_host` annotation stored it (a missing or garbled one is an error
+/// naming the run).
+pub(crate) fn stored_host_booter(
     store: &dyn Store,
     run: RunId,
     boot: &HostBoot,
@@ -248,11 +245,17 @@ fn stored_host_booter(
             "run {run} has no `{BOOT_HOST}` annotation: the host it booted is unknown"
         )));
     };
-    let host = stored["host"].as_str().unwrap_or_default();
-    let ssh_config = stored["ssh_config"].as_str().map(PathBuf::from);
-    let reconnect =
-        std::time::Duration::from_millis(stored["reconnect_timeout_ms"].as_u64().unwrap_or(60_000));
-    host_booter(host, ssh_config.as_deref(), reconnect, boot)
+    let settings: BootHostSettings = serde_json::from_value(stored.clone()).map_err(|error| {
+        CliError::input(format!(
+            "run {run}: the stored `{BOOT_HOST}` settings do not load: {error}"
+        ))
+    })?;
+    host_booter(
+        &settings.host,
+        settings.ssh.ssh_config.as_deref(),
+        settings.ssh.reconnect.duration(),
+        boot,
+    )
 }
 
 /// The booted machine's environment, read through its target, with the

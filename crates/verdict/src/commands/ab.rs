@@ -7,7 +7,7 @@
 use crate::common::doctor_annotation;
 use crate::common::{DbArgs, cancel_on_interrupt, tool_version};
 use crate::error::CliError;
-use crate::launch::{finish, start};
+use crate::launch::{NewRun, start_run};
 use crate::run_report::ReportOptionsArgs;
 use std::process::ExitCode;
 use verdict_engine::StartOptions;
@@ -78,13 +78,14 @@ pub(crate) fn run(args: &AbArgs) -> Result<ExitCode, CliError> {
         tool_version: tool_version(),
         bisect: None,
     };
-    if args.target.remote() {
-        return crate::hosts::start_on_hosts(&args.target, options, &args.db, &args.report, cancel);
-    }
-    let engine = crate::common::system_engine(&store, cancel);
     let doctor = args.doctor.then(doctor_annotation);
-    let summary = start(&engine, &options, doctor)?;
-    finish(&store, &summary, &args.db, &args.report)
+    let run = NewRun {
+        options,
+        target: &args.target,
+        doctor,
+        commit: None,
+    };
+    start_run(&store, run, &args.db, &args.report, cancel)
 }
 
 /// The experiment `ab` runs, as TOML text (stored with the run like any

@@ -146,7 +146,7 @@ impl BootArgs {
             || self.boot_initrd.is_some()
             || !self.boot_cmdline.is_empty()
             || self.boot_spec.is_some();
-        let from_source = experiment.vm.as_ref().is_some_and(|vm| vm.build.is_some());
+        let from_source = experiment.target.vm().is_some_and(|vm| vm.build.is_some());
         (any || from_source).then(|| BootBuild {
             kernel: self.boot_kernel.clone(),
             initrd: self.boot_initrd.clone(),
@@ -194,7 +194,7 @@ impl BisectObserver for Terminal {
         &mut self,
         experiment: &verdict_model::Experiment,
     ) -> Result<BootSite, CommandError> {
-        let Some(vm) = &experiment.vm else {
+        let Some(vm) = experiment.target.vm() else {
             return Err(CommandError::Input(format!(
                 "experiment `{}` has no `[target] vm` to boot",
                 experiment.name
@@ -334,15 +334,15 @@ fn new_bisection(start: &BisectStart) -> Result<NewBisection, CliError> {
         .experiment
         .clone()
         .expect("clap requires --experiment");
-    let (mut experiment, text) = crate::common::load_experiment(&path, None, false)?;
-    if experiment.vm.is_some() {
-        // The controller's directories are not in the guest: only an
-        // absolute workdir from the file is kept (as for `verdict run`).
-        experiment.workdir = verdict_model::Experiment::parse(&text, &path.display().to_string())
-            .map_err(CliError::input)?
-            .workdir
-            .filter(|directory| directory.is_absolute());
+    let mut loaded = crate::common::load_experiment(&path, None, false)?;
+    if loaded.experiment.target.vm().is_some() {
+        // The controller's directories are not in the guest (as for
+        // `verdict run`).
+        loaded.keep_only_absolute_workdir();
     }
+    let crate::common::LoadedExperiment {
+        experiment, text, ..
+    } = loaded;
     let config = Config {
         max_batch: start.batch.max(1),
         max_runs_per_step: start.max_runs_per_step,

@@ -64,8 +64,9 @@ pub(crate) fn run(args: &CheckArgs) -> Result<ExitCode, CliError> {
 fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
     let store = args.db.open()?;
     let baseline = baseline_values(&store, &args.baseline)?;
-    let (experiment, text) =
-        load_experiment(&args.experiment, args.iterations, args.until_decided)?;
+    let crate::common::LoadedExperiment {
+        experiment, text, ..
+    } = load_experiment(&args.experiment, args.iterations, args.until_decided)?;
     if experiment.cells().len() != 1 {
         return Err(CliError::input(
             "verdict check runs one cell; remove the experiment's factors",

@@ -86,7 +86,7 @@ fn resolve(
 
 pub(crate) fn run(args: &DoctorArgs) -> Result<ExitCode, CliError> {
     let experiment = match &args.experiment {
-        Some(path) => Some(crate::common::load_experiment(path, None, false)?.0),
+        Some(path) => Some(crate::common::load_experiment(path, None, false)?.experiment),
         None => None,
     };
     let options = resolve(args, experiment.as_ref())?;

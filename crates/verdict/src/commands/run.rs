@@ -1,18 +1,18 @@
-//! `verdict run EXPERIMENT.toml` and `verdict run --resume RUN_ID`: execute
-//! an experiment through the engine, then print its report.
+//! `verdict run EXPERIMENT.toml` and `verdict run --resume RUN_ID`: the
+//! arguments resolved into a new run (or the stored run named), handed to
+//! the one launch path (`launch`), which prints the report.
 
 use crate::common::{
-    DbArgs, cancel_on_interrupt, doctor_annotation, load_experiment, random_seed, tool_version,
+    DbArgs, LoadedExperiment, cancel_on_interrupt, doctor_annotation, load_experiment, random_seed,
+    tool_version,
 };
 use crate::error::CliError;
-use crate::launch::{finish, start};
-use crate::progress::Progress;
+use crate::launch::{NewRun, resume_run, start_run};
 use crate::run_report::ReportOptionsArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::StartOptions;
-use verdict_model::{Experiment, RunId};
-use verdict_store::Store;
+use verdict_model::RunId;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct RunArgs {
@@ -60,141 +60,71 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
             "--doctor measures this machine; with --host run `verdict doctor` on each host instead",
         ));
     }
-    if let Some(run) = args.resume
-        && let Some(target) = store
-            .annotations(RunId(run))
-            .map_err(CliError::input)?
-            .remove("target")
-    {
-        return crate::hosts::resume_group(
-            &store,
-            RunId(run),
-            &target,
-            &args.db,
-            &args.report,
-            cancel,
-        );
+    if let Some(run) = args.resume {
+        return resume_run(&store, RunId(run), &args.db, &args.report, cancel);
     }
-    let engine = crate::common::system_engine(&store, cancel.clone());
-    let summary = match args.resume {
-        Some(run) => {
-            let record = store.run(RunId(run)).map_err(CliError::input)?;
-            crate::common::refuse_if_still_running(&store, record.id, record.status)?;
-            let experiment: Experiment =
-                serde_json::from_str(&record.experiment_json).map_err(CliError::internal)?;
-            experiment
-                .check_shell_splices(&format!("run {run}"))
-                .map_err(CliError::input)?;
-            if experiment.runs_by_boot() {
-                return crate::vm::resume_booted(
-                    &store,
-                    RunId(run),
-                    &experiment,
-                    &args.db,
-                    &args.report,
-                    cancel,
-                );
-            }
-            let mut progress = Progress::new(&experiment.primary_metric().name);
-            engine
-                .resume(RunId(run), &mut progress)
-                .map_err(CliError::input)?
+    let path = args
+        .experiment
+        .as_ref()
+        .expect("clap requires EXPERIMENT without --resume");
+    let mut loaded = load_experiment(path, args.iterations, args.until_decided)?;
+    // `--host` wins over the file's `[target] hosts`.
+    let mut target = args.target.clone();
+    if target.hosts.is_empty() {
+        target.hosts = loaded.experiment.target.hosts().to_vec();
+    }
+    if let Some(vm) = loaded.experiment.target.vm() {
+        if vm.build.as_ref().is_some_and(|build| build.tree.is_none()) {
+            return Err(CliError::input(format!(
+                "{}: `[target] vm.build` names no `tree` (only `verdict bisect` builds its --repo without one): add tree = \"/path/to/linux\" or a tarball",
+                path.display()
+            )));
         }
-        None => {
-            let path = args
-                .experiment
-                .as_ref()
-                .expect("clap requires EXPERIMENT without --resume");
-            let (mut experiment, text) =
-                load_experiment(path, args.iterations, args.until_decided)?;
-            // `--host` wins over the file's `[target] hosts`.
-            let mut target = args.target.clone();
-            if target.hosts.is_empty() {
-                target.hosts = experiment.hosts.clone();
-            }
-            if let Some(build) = experiment.vm.as_ref().and_then(|vm| vm.build.as_ref())
-                && build.tree.is_none()
-            {
-                return Err(CliError::input(format!(
-                    "{}: `[target] vm.build` names no `tree` (only `verdict bisect` builds its --repo without one): add tree = \"/path/to/linux\" or a tarball",
-                    path.display()
-                )));
-            }
-            if experiment.vm.is_some() {
-                if target.remote() || args.doctor {
-                    return Err(CliError::input(format!(
-                        "{}: `[target] vm` runs in a VM verdict boots; --host and --doctor do not apply",
-                        path.display()
-                    )));
-                }
-                // The controller's directories are not in the guest: only
-                // an absolute workdir from the file is kept.
-                experiment.workdir = Experiment::parse(&text, &path.display().to_string())
-                    .map_err(CliError::input)?
-                    .workdir
-                    .filter(|directory| directory.is_absolute());
-            }
-            if target.remote() {
-                if args.doctor {
-                    return Err(CliError::input(
-                        "--doctor measures this machine; with hosts run `verdict doctor` on each host instead",
-                    ));
-                }
-                // Only an absolute workdir from the file means something on
-                // another machine; otherwise the remote login directory.
-                experiment.workdir = Experiment::parse(&text, &path.display().to_string())
-                    .map_err(CliError::input)?
-                    .workdir
-                    .filter(|directory| directory.is_absolute());
-            }
-            if args.doctor {
-                eprintln!("verdict: measuring this machine's noise first (verdict doctor --quick)");
-            }
-            let doctor = args.doctor.then(doctor_annotation);
-            let seed = args
-                .seed
-                .or(experiment.sampling.seed)
-                .unwrap_or_else(random_seed);
-            let options = StartOptions {
-                experiment,
-                experiment_text: text,
-                seed,
-                kind: verdict_model::RunKind::Run,
-                command_line: std::env::args().collect(),
-                tool_version: tool_version(),
-                bisect: None,
-            };
-            let commit = crate::common::experiment_commit(path, args.commit.as_deref())?;
-            if args.detach {
-                return crate::launch::detach(&store, &options, commit);
-            }
-            if options.experiment.runs_by_boot() {
-                let code = crate::vm::start_booted(
-                    &store,
-                    &target,
-                    &options,
-                    &args.db,
-                    &args.report,
-                    cancel,
-                )?;
-                if let Some(latest) = store.latest_run().map_err(CliError::internal)? {
-                    crate::common::record_commit(&store, latest.id, commit)?;
-                }
-                return Ok(code);
-            }
-            if target.remote() {
-                return crate::hosts::start_on_hosts(
-                    &target,
-                    options,
-                    &args.db,
-                    &args.report,
-                    cancel,
-                );
-            }
-            let summary = start(&engine, &options, doctor)?;
-            crate::common::record_commit(&store, summary.run, commit)?;
-            summary
+        if target.remote() || args.doctor {
+            return Err(CliError::input(format!(
+                "{}: `[target] vm` runs in a VM verdict boots; --host and --doctor do not apply",
+                path.display()
+            )));
         }
+        loaded.keep_only_absolute_workdir();
+    }
+    if target.remote() {
+        if args.doctor {
+            return Err(CliError::input(
+                "--doctor measures this machine; with hosts run `verdict doctor` on each host instead",
+            ));
+        }
+        loaded.keep_only_absolute_workdir();
+    }
+    if args.doctor {
+        eprintln!("verdict: measuring this machine's noise first (verdict doctor --quick)");
+    }
+    let doctor = args.doctor.then(doctor_annotation);
+    let LoadedExperiment {
+        experiment, text, ..
+    } = loaded;
+    let seed = args
+        .seed
+        .or(experiment.sampling.seed)
+        .unwrap_or_else(random_seed);
+    let options = StartOptions {
+        experiment,
+        experiment_text: text,
+        seed,
+        kind: verdict_model::RunKind::Run,
+        command_line: std::env::args().collect(),
+        tool_version: tool_version(),
+        bisect: None,
     };
-    finish(&store, &summary, &args.db, &args.report)
+    let commit = crate::common::experiment_commit(path, args.commit.as_deref())?;
+    if args.detach {
+        return crate::launch::detach(&store, &options, commit);
+    }
+    let run = NewRun {
+        options,
+        target: &target,
+        doctor,
+        commit,
+    };
+    start_run(&store, run, &args.db, &args.report, cancel)
 }
