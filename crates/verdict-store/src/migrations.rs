@@ -24,6 +24,10 @@
 //! `BootStatus`, `Placement` or `BlockState` needs a new migration that
 //! replaces the column's triggers and constraint.
 
+use std::path::PathBuf;
+
+use crate::StoreError;
+
 /// `PRAGMA application_id` of a verdict database: "vrdt".
 pub(crate) const APPLICATION_ID: i64 = 0x7672_6474;
 
@@ -111,6 +115,28 @@ CREATE TABLE IF NOT EXISTS verdict_schema (
 
 /// The schema version this build writes.
 pub(crate) const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The migrations a database at schema version `version` still needs, in
+/// order, each with the version it brings the database to (none for a
+/// negative version, which no verdict writes).
+pub(crate) fn pending(version: i64) -> impl Iterator<Item = (i64, &'static Migration)> {
+    (1..)
+        .zip(MIGRATIONS)
+        .skip(usize::try_from(version).unwrap_or(usize::MAX))
+}
+
+/// `found`, the schema version of the store `name`, unless it is newer than
+/// this build: such a store is refused untouched.
+pub(crate) fn known_version(name: impl Into<PathBuf>, found: i64) -> Result<i64, StoreError> {
+    if found > LATEST_VERSION {
+        return Err(StoreError::NewerSchema {
+            path: name.into(),
+            found,
+            known: LATEST_VERSION,
+        });
+    }
+    Ok(found)
+}
 
 /// Version 1: runs and their samples. Seeds are u64 stored bit-cast to
 /// INTEGER. A run's cells are stored once (`run_cells`, levels as JSON in
@@ -865,7 +891,6 @@ mod tests {
     use super::*;
     use rusqlite::Connection;
     use std::collections::HashMap;
-    use std::path::PathBuf;
 
     fn fixture(version: usize) -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -1101,6 +1126,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Both stores run the same steps: each missing migration, numbered
+    /// with the version it reaches; none past the latest.
+    #[test]
+    fn pending_migrations_are_the_missing_ones_with_their_versions() {
+        let targets = |version| {
+            pending(version)
+                .map(|(target, _)| target)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(targets(0), (1..=LATEST_VERSION).collect::<Vec<_>>());
+        assert_eq!(targets(LATEST_VERSION - 1), [LATEST_VERSION]);
+        assert!(targets(LATEST_VERSION).is_empty());
+        assert!(targets(-1).is_empty());
+        let (_, last) = pending(LATEST_VERSION - 1).next().unwrap();
+        assert_eq!(last.sqlite, MIGRATIONS[MIGRATIONS.len() - 1].sqlite);
+        assert!(known_version("db", LATEST_VERSION).is_ok());
+        assert!(matches!(
+            known_version("db", LATEST_VERSION + 1),
+            Err(StoreError::NewerSchema { found, .. }) if found == LATEST_VERSION + 1
+        ));
     }
 
     #[test]

@@ -28,8 +28,10 @@ use verdict_model::Cell;
 
 use crate::StoreError;
 use crate::location::{postgres_config, redact};
-use crate::migrations::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS, POSTGRES_BOOTSTRAP};
-use crate::sql::{Backend, Dialect, Param, RawError, Row};
+use crate::migrations::{
+    APPLICATION_ID, LATEST_VERSION, POSTGRES_BOOTSTRAP, known_version, pending,
+};
+use crate::sql::{Backend, Dialect, Param, RawError, Row, visit};
 
 /// A verdict database in PostgreSQL. One connection; not `Sync`: one store
 /// per thread.
@@ -78,18 +80,15 @@ impl PostgresStore {
                 location: store.location.clone(),
                 reason: "it has no verdict tables; `verdict run --db URL` creates them".into(),
             }),
-            Some(version) if version > LATEST_VERSION => Err(StoreError::NewerSchema {
-                path: store.location.clone().into(),
-                found: version,
-                known: LATEST_VERSION,
-            }),
-            Some(version) if version < LATEST_VERSION => Err(StoreError::PostgresOpen {
-                location: store.location.clone(),
-                reason: format!(
-                    "it has schema version {version}, older than this verdict's \
-                     {LATEST_VERSION}; a command that writes (such as `verdict run`) migrates it"
-                ),
-            }),
+            Some(version) if known_version(&store.location, version)? < LATEST_VERSION => {
+                Err(StoreError::PostgresOpen {
+                    location: store.location.clone(),
+                    reason: format!(
+                        "it has schema version {version}, older than this verdict's \
+                         {LATEST_VERSION}; a command that writes (such as `verdict run`) migrates it"
+                    ),
+                })
+            }
             Some(_) => Ok(store),
         }
     }
@@ -185,19 +184,21 @@ impl PostgresStore {
             .map_err(error("read the schema version"))?;
         match row {
             None => Ok(Some(0)),
-            Some(row) => {
-                let application_id: i64 = row.get(0);
-                if application_id != APPLICATION_ID {
-                    return Err(StoreError::NotVerdict {
-                        path: self.location.clone().into(),
-                        reason: format!(
-                            "its verdict_schema has application id {application_id:#x}"
-                        ),
-                    });
-                }
-                Ok(Some(row.get(1)))
-            }
+            Some(row) => self.stored_version(&row).map(Some),
         }
+    }
+
+    /// The version in `verdict_schema`'s row, unless the row marks another
+    /// application's table.
+    fn stored_version(&self, row: &postgres::Row) -> Result<i64, StoreError> {
+        let application_id: i64 = row.get(0);
+        if application_id != APPLICATION_ID {
+            return Err(StoreError::NotVerdict {
+                path: self.location.clone().into(),
+                reason: format!("its verdict_schema has application id {application_id:#x}"),
+            });
+        }
+        Ok(row.get(1))
     }
 
     /// Creates `verdict_schema` and runs the missing migrations in one
@@ -205,15 +206,8 @@ impl PostgresStore {
     /// finds the schema current).
     fn prepare_schema(&self) -> Result<(), StoreError> {
         if let Some(version) = self.schema_version()? {
-            if version == LATEST_VERSION {
+            if known_version(&self.location, version)? == LATEST_VERSION {
                 return Ok(());
-            }
-            if version > LATEST_VERSION {
-                return Err(StoreError::NewerSchema {
-                    path: self.location.clone().into(),
-                    found: version,
-                    known: LATEST_VERSION,
-                });
             }
         }
         let migrate_error = |version: i64| {
@@ -237,19 +231,8 @@ impl PostgresStore {
         let row = transaction
             .query_opt("SELECT application_id, version FROM verdict_schema", &[])
             .map_err(migrate_error(LATEST_VERSION))?;
-        let version: i64 = match row {
-            Some(row) => {
-                let application_id: i64 = row.get(0);
-                if application_id != APPLICATION_ID {
-                    return Err(StoreError::NotVerdict {
-                        path: self.location.clone().into(),
-                        reason: format!(
-                            "its verdict_schema has application id {application_id:#x}"
-                        ),
-                    });
-                }
-                row.get(1)
-            }
+        let version = match row {
+            Some(row) => self.stored_version(&row)?,
             None => {
                 transaction
                     .execute(
@@ -260,15 +243,8 @@ impl PostgresStore {
                 0
             }
         };
-        if version > LATEST_VERSION {
-            return Err(StoreError::NewerSchema {
-                path: self.location.clone().into(),
-                found: version,
-                known: LATEST_VERSION,
-            });
-        }
-        for (index, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            let target = index as i64 + 1;
+        let version = known_version(&self.location, version)?;
+        for (target, migration) in pending(version) {
             transaction
                 .batch_execute(migration.postgres)
                 .and_then(|()| {
@@ -319,10 +295,8 @@ impl Backend for PostgresStore {
         // Rows are read from the connection as they are consumed.
         let mut rows = client.query_raw(&statement, parameters.iter().map(Param::postgres))?;
         while let Some(row) = rows.next()? {
-            match each(Row::Postgres(&row)) {
-                Ok(ControlFlow::Continue(())) => {}
-                Ok(ControlFlow::Break(())) => return Ok(Ok(())),
-                Err(error) => return Ok(Err(error)),
+            if let ControlFlow::Break(outcome) = visit(each, Row::Postgres(&row)) {
+                return Ok(outcome);
             }
         }
         Ok(Ok(()))

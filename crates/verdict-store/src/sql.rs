@@ -333,6 +333,20 @@ impl Dialect {
     }
 }
 
+/// Hands one row to `each_row_raw`'s `each`: `Continue` to read the next
+/// row, or `Break` with what the query's reading ends with (`each` broke
+/// off, or failed).
+pub(crate) fn visit(
+    each: &mut dyn FnMut(Row<'_>) -> Result<ControlFlow<()>, StoreError>,
+    row: Row<'_>,
+) -> ControlFlow<Result<(), StoreError>> {
+    match each(row) {
+        Ok(ControlFlow::Continue(())) => ControlFlow::Continue(()),
+        Ok(ControlFlow::Break(())) => ControlFlow::Break(Ok(())),
+        Err(error) => ControlFlow::Break(Err(error)),
+    }
+}
+
 /// A connection to a store of either kind: statements, rows one at a time,
 /// transactions, and how its messages name it. The store's queries are
 /// written once against this trait (`impl<B: Backend> Store for B`).

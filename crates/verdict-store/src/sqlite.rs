@@ -28,8 +28,8 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 use verdict_model::Cell;
 
 use crate::StoreError;
-use crate::migrations::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
-use crate::sql::{Backend, Dialect, Param, RawError, Row};
+use crate::migrations::{APPLICATION_ID, LATEST_VERSION, known_version, pending};
+use crate::sql::{Backend, Dialect, Param, RawError, Row, visit};
 
 /// Page size of new databases (set where a new file is first configured).
 const PAGE_SIZE: i64 = 2048;
@@ -316,10 +316,8 @@ impl Backend for SqliteStore {
         bind(&mut statement, parameters)?;
         let mut rows = statement.raw_query();
         while let Some(row) = rows.next()? {
-            match each(Row::Sqlite(row)) {
-                Ok(ControlFlow::Continue(())) => {}
-                Ok(ControlFlow::Break(())) => break,
-                Err(error) => return Ok(Err(error)),
+            if let ControlFlow::Break(outcome) = visit(each, Row::Sqlite(row)) {
+                return Ok(outcome);
             }
         }
         Ok(Ok(()))
@@ -435,14 +433,8 @@ fn identify(connection: &Connection, path: &Path) -> rusqlite::Result<Result<i64
             path,
             reason: "it is a SQLite file with tables but no verdict mark".to_string(),
         })
-    } else if version > LATEST_VERSION {
-        Err(StoreError::NewerSchema {
-            path,
-            found: version,
-            known: LATEST_VERSION,
-        })
     } else {
-        Ok(version)
+        known_version(path, version)
     })
 }
 
@@ -461,8 +453,7 @@ fn migrate(connection: &Connection, path: &Path) -> Result<(), StoreError> {
         .map_err(migrate_error(LATEST_VERSION))?;
     // Re-read under the write lock: another process may have migrated.
     let version = identify(&transaction, path).map_err(migrate_error(LATEST_VERSION))??;
-    for (index, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        let target = index as i64 + 1;
+    for (target, migration) in pending(version) {
         transaction
             .execute_batch(migration.sqlite)
             .and_then(|()| transaction.pragma_update(None, "user_version", target))
