@@ -149,24 +149,8 @@ impl SqliteStore {
         let mut live = has_log(path);
         let (connection, version) = loop {
             let connection = open_read_only_connection(path, live).map_err(open_error)?;
-            let deadline = Instant::now() + BUSY_TIMEOUT;
-            let version = loop {
-                match identify(&connection, path) {
-                    Err(error)
-                        if matches!(
-                            error.sqlite_error_code(),
-                            Some(
-                                rusqlite::ErrorCode::DatabaseBusy
-                                    | rusqlite::ErrorCode::DatabaseLocked
-                            )
-                        ) && Instant::now() < deadline =>
-                    {
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
-                    Err(error) => return Err(open_error(error)),
-                    Ok(identified) => break identified?,
-                }
-            };
+            let version =
+                while_busy(is_busy_code, || identify(&connection, path)).map_err(open_error)??;
             if !live && has_log(path) {
                 live = true;
                 continue;
@@ -241,23 +225,13 @@ impl SqliteStore {
         // file are reported as busy without calling the busy handler (SQLite
         // refuses to wait where waiting could deadlock, e.g. switching to
         // WAL); every step below is idempotent, so retry them all.
-        let deadline = Instant::now() + BUSY_TIMEOUT;
-        loop {
-            match prepare(&connection, &path) {
-                Err(error) if is_busy(&error) && Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                Err(error) => return Err(error),
-                Ok(()) => {
-                    return Ok(SqliteStore {
-                        connection,
-                        path,
-                        known_cells: RefCell::default(),
-                        read_only: None,
-                    });
-                }
-            }
-        }
+        while_busy(is_busy, || prepare(&connection, &path))?;
+        Ok(SqliteStore {
+            connection,
+            path,
+            known_cells: RefCell::default(),
+            read_only: None,
+        })
     }
 
     /// The database file as its name in messages.
@@ -506,14 +480,37 @@ fn uri_path(path: &Path) -> String {
     encoded
 }
 
+/// Runs `attempt` again, every 5 ms for up to `BUSY_TIMEOUT`, while it
+/// fails with a lock conflict (`busy`); then its outcome, whatever it is.
+fn while_busy<T, E>(
+    busy: impl Fn(&E) -> bool,
+    mut attempt: impl FnMut() -> Result<T, E>,
+) -> Result<T, E> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match attempt() {
+            Err(error) if busy(&error) && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
 /// A lock conflict worth waiting out.
 fn is_busy(error: &StoreError) -> bool {
-    let source = match error {
-        StoreError::Open { source, .. } | StoreError::Migrate { source, .. } => source,
-        _ => return false,
-    };
+    match error {
+        StoreError::Open { source, .. } | StoreError::Migrate { source, .. } => {
+            is_busy_code(source)
+        }
+        _ => false,
+    }
+}
+
+/// SQLite's answer to a lock conflict.
+fn is_busy_code(error: &rusqlite::Error) -> bool {
     matches!(
-        source.sqlite_error_code(),
+        error.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
     )
 }
