@@ -87,7 +87,7 @@
 //! the median of the posterior over the culprit's position (`search.rs`)
 //! and moves on at a provisional call; the answer needs the culprit
 //! strictly like-bad and its predecessor strictly like-good
-//! (`Bisection::search_target`). Each commit's strict test crosses on the
+//! (`SearchConfirm::search_target`). Each commit's strict test crosses on the
 //! wrong side with probability ≤ `step_error` however its visits stop and
 //! resume, and a wrong culprit needs a wrong strict call on the culprit or
 //! its predecessor (which the search chose partly from their own blocks):
