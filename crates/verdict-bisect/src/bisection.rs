@@ -120,9 +120,8 @@ mod stored;
 use serde::{Deserialize, Serialize};
 use verdict_stats::shift::{Shift, relative_shift};
 
-use crate::blocks::{block_differences, blocked_shift, minimum_blocks, sign_shift};
+use crate::blocks::{block_differences, blocked_shift, minimum_blocks};
 use crate::commit::CommitId;
-use crate::design::CandidateDesign;
 use crate::error::{BisectError, Result};
 use crate::looks::schedule;
 
@@ -504,9 +503,6 @@ pub(crate) struct Core {
     pub(crate) commits: Vec<CommitState>,
     pub(crate) endpoint_looks: Vec<usize>,
     pub(crate) endpoint_looks_done: usize,
-    /// The group-sequential designs' endpoint looks and levels (`None`:
-    /// the Bonferroni split over `endpoint_looks`).
-    pub(crate) endpoint_design: Option<CandidateDesign>,
     pub(crate) comparison: Option<EndpointComparison>,
     pub(crate) steps: Vec<Step>,
     pub(crate) abort: Option<AbortReason>,
@@ -558,17 +554,7 @@ impl Bisection {
             })
             .collect();
         let design = Designs::new(&config, order.len());
-        let endpoint_design = design.get().endpoint_design(&config);
-        let endpoint_looks = match &endpoint_design {
-            Some(design) => design.looks.clone(),
-            None => looks_in_blocks(
-                config.endpoint_min_runs,
-                config.endpoint_max_runs,
-                config.max_batch,
-                config.endpoint_error,
-                1,
-            ),
-        };
+        let endpoint_looks = design.get().endpoint_looks(&config);
         Ok(Bisection {
             core: Core {
                 config,
@@ -576,7 +562,6 @@ impl Bisection {
                 commits,
                 endpoint_looks,
                 endpoint_looks_done: 0,
-                endpoint_design,
                 comparison: None,
                 steps: Vec::new(),
                 abort: None,
@@ -914,10 +899,9 @@ impl Core {
     }
 
     /// Phase 1 of the statistical designs: the endpoints' blocked test at
-    /// each of their looks (and, with a group-sequential endpoint design,
-    /// the sign test too); aborts at the last look if they are not told
-    /// apart.
-    pub(crate) fn evaluate_endpoints(&mut self) {
+    /// each of their looks, at the design's level (and its second test, if
+    /// it has one); aborts at the last look if they are not told apart.
+    pub(crate) fn evaluate_endpoints(&mut self, design: &dyn Design) {
         let (good_runs, bad_runs) = self.endpoint_runs();
         let runs = good_runs.min(bad_runs);
         let block = self.config.max_batch;
@@ -934,10 +918,7 @@ impl Core {
         if !advanced {
             return;
         }
-        let confidence = match &self.endpoint_design {
-            Some(design) => design.confidence[self.endpoint_looks_done - 1],
-            None => 1.0 - self.config.endpoint_error / self.endpoint_looks.len() as f64,
-        };
+        let confidence = design.endpoint_confidence(self);
         let good = &self.commits[0].samples;
         let bad = &self.commits[self.last()].samples;
         // Block by block, like the candidates: load changes slower than a
@@ -956,15 +937,11 @@ impl Core {
         };
         let mut shift = blocked_shift(&differences, confidence);
         let mut direction = direction_of(shift);
-        if direction.is_none() && self.endpoint_design.is_some() {
-            // Group-sequential: the sign test too, each at half the error
-            // (`Design::endpoint_design`), so that blocks spoiled by load
-            // changes (large, of random sign) cannot hide the shift from
-            // both.
-            let sign = sign_shift(&differences, confidence);
-            if let Some(found) = direction_of(sign) {
+        if direction.is_none() {
+            let second = design.endpoint_second_test(&differences, confidence);
+            if let Some(found) = direction_of(second) {
                 direction = Some(found);
-                shift = sign;
+                shift = second;
             }
         }
         if let (Some(direction), Some(shift)) = (direction, shift) {

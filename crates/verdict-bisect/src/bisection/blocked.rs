@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use verdict_stats::shift::Shift;
 
-use crate::blocks::{BlockTest, block_differences};
+use crate::blocks::{BlockTest, block_differences, sign_shift};
 use crate::design::{CandidateDesign, candidate_design};
 
 use super::designs::Design;
@@ -59,6 +59,8 @@ pub(crate) struct BlockState {
 /// The blocked designs' shared state.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Blocked {
+    /// The endpoints' looks and levels.
+    pub(crate) endpoint_design: CandidateDesign,
     pub(crate) commits: Vec<BlockState>,
     /// The block being measured.
     pub(crate) open_block: Option<OpenBlock>,
@@ -114,8 +116,9 @@ pub(crate) trait BlockDesign: Design {
 }
 
 impl Blocked {
-    pub(crate) fn new(commits: usize) -> Self {
+    pub(crate) fn new(config: &Config, commits: usize) -> Self {
         Blocked {
+            endpoint_design: endpoint_design(config),
             commits: vec![BlockState::default(); commits],
             open_block: None,
             side_agreement: None,
@@ -123,8 +126,12 @@ impl Blocked {
         }
     }
 
-    pub(crate) fn load(stored: &StoredBisection) -> Self {
+    pub(crate) fn load(config: &Config, stored: &StoredBisection) -> Self {
         Blocked {
+            endpoint_design: stored
+                .endpoint_design
+                .clone()
+                .unwrap_or_else(|| endpoint_design(config)),
             commits: stored
                 .commits
                 .iter()
@@ -152,9 +159,16 @@ impl Blocked {
             state.blocks = block.blocks;
             state.holding = block.holding;
         }
+        stored.endpoint_design = Some(self.endpoint_design.clone());
         stored.open_block = self.open_block.clone();
         stored.side_agreement = self.side_agreement;
         stored.block_test = self.block_test;
+    }
+
+    /// The endpoints' confidence at the latest look reached: that look's
+    /// level of the group-sequential boundary.
+    pub(crate) fn endpoint_confidence(&self, core: &Core) -> f64 {
+        self.endpoint_design.confidence[core.endpoint_looks_done - 1]
     }
 
     /// A skipped candidate's open block is dropped.
@@ -202,6 +216,13 @@ pub(crate) fn endpoint_design(config: &Config) -> CandidateDesign {
         (config.endpoint_max_runs / config.max_batch).max(2),
         1,
     )
+}
+
+/// The sign test of the endpoints' block differences, each test at half
+/// the error (`endpoint_design`), so that blocks spoiled by load changes
+/// (large, of random sign) cannot hide the shift from both.
+pub(crate) fn endpoint_second_test(differences: &[f64], confidence: f64) -> Option<Shift> {
+    sign_shift(differences, confidence)
 }
 
 /// Each of a candidate's two one-sided tests at level `step_error` over

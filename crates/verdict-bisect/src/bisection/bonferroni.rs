@@ -203,6 +203,10 @@ fn classify(
 }
 
 impl Design for Bonferroni {
+    fn evaluate_endpoints(&mut self, core: &mut Core) {
+        core.evaluate_endpoints(self);
+    }
+
     fn before_samples(&mut self, core: &mut Core, position: usize) {
         let bounds = core.bounds(self);
         if binary::before_samples(core, &mut self.rounds, position, bounds, 0) {

@@ -11,21 +11,40 @@
 //! `bonferroni` bisection and must decide as it did.
 //! Must not: do I/O, read the clock, or use randomness.
 
-use crate::design::CandidateDesign;
+use verdict_stats::shift::Shift;
 
 use super::bonferroni::Bonferroni;
 use super::fixed_runs::FixedRuns;
 use super::group_sequential::GroupSequential;
 use super::search_confirm::SearchConfirm;
-use super::{Action, Class, Config, Core, Decision, LookDesign};
+use super::{Action, Class, Config, Core, Decision, LookDesign, looks_in_blocks};
 
 /// One bisection design. The bisection calls it at every point where the
 /// designs differ; the defaults are the statistical designs' shared
 /// behaviour (blocked endpoint test, plain classes).
 pub(crate) trait Design {
-    /// The endpoints' group-sequential looks and levels, or `None` for the
-    /// Bonferroni split over `looks_in_blocks` (fixed at construction).
-    fn endpoint_design(&self, _config: &Config) -> Option<CandidateDesign> {
+    /// The endpoints' looks, in blocks (fixed at construction): by default
+    /// geometric, with `endpoint_error` split equally over them.
+    fn endpoint_looks(&self, config: &Config) -> Vec<usize> {
+        looks_in_blocks(
+            config.endpoint_min_runs,
+            config.endpoint_max_runs,
+            config.max_batch,
+            config.endpoint_error,
+            1,
+        )
+    }
+
+    /// The two-sided confidence of the endpoints' interval at the latest
+    /// look reached (`Core::endpoint_looks_done`): by default the
+    /// Bonferroni split of `endpoint_error` over the looks.
+    fn endpoint_confidence(&self, core: &Core) -> f64 {
+        1.0 - core.config.endpoint_error / core.endpoint_looks.len() as f64
+    }
+
+    /// A second test of the endpoints' block differences, tried when the
+    /// first does not tell them apart.
+    fn endpoint_second_test(&self, _differences: &[f64], _confidence: f64) -> Option<Shift> {
         None
     }
 
@@ -34,10 +53,9 @@ pub(crate) trait Design {
         core.endpoint_blocks_action()
     }
 
-    /// Endpoint runs were added before the endpoints are told apart.
-    fn evaluate_endpoints(&mut self, core: &mut Core) {
-        core.evaluate_endpoints();
-    }
+    /// Endpoint runs were added before the endpoints are told apart
+    /// (the statistical designs: `Core::evaluate_endpoints`).
+    fn evaluate_endpoints(&mut self, core: &mut Core);
 
     /// The endpoints were just told apart (`Core::comparison` is set).
     fn endpoints_told_apart(&mut self, _core: &Core) {}

@@ -6,6 +6,8 @@
 //! (`blocked.rs`).
 //! Must not: do I/O, or use randomness.
 
+use verdict_stats::shift::Shift;
+
 use crate::design::CandidateDesign;
 
 use super::binary::{self, Round};
@@ -28,7 +30,7 @@ impl GroupSequential {
         GroupSequential {
             design: blocked::strict_design(config),
             rounds: vec![Round::default(); commits],
-            blocked: Blocked::new(commits),
+            blocked: Blocked::new(config, commits),
         }
     }
 
@@ -39,7 +41,7 @@ impl GroupSequential {
                 .clone()
                 .unwrap_or_else(|| blocked::strict_design(config)),
             rounds: stored.rounds(),
-            blocked: Blocked::load(stored),
+            blocked: Blocked::load(config, stored),
         }
     }
 
@@ -51,8 +53,20 @@ impl GroupSequential {
 }
 
 impl Design for GroupSequential {
-    fn endpoint_design(&self, config: &Config) -> Option<CandidateDesign> {
-        Some(blocked::endpoint_design(config))
+    fn endpoint_looks(&self, _config: &Config) -> Vec<usize> {
+        self.blocked.endpoint_design.looks.clone()
+    }
+
+    fn endpoint_confidence(&self, core: &Core) -> f64 {
+        self.blocked.endpoint_confidence(core)
+    }
+
+    fn endpoint_second_test(&self, differences: &[f64], confidence: f64) -> Option<Shift> {
+        blocked::endpoint_second_test(differences, confidence)
+    }
+
+    fn evaluate_endpoints(&mut self, core: &mut Core) {
+        core.evaluate_endpoints(self);
     }
 
     fn endpoints_told_apart(&mut self, core: &Core) {

@@ -11,6 +11,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use verdict_stats::shift::Shift;
+
 use crate::design::{CandidateDesign, search_design};
 use crate::search::{Call, posterior};
 
@@ -91,7 +93,7 @@ impl SearchConfirm {
         SearchConfirm {
             search_design: search_tests_design(config),
             strict: blocked::strict_design(config),
-            blocked: Blocked::new(commits),
+            blocked: Blocked::new(config, commits),
             visits: vec![Visits::default(); commits],
             calls: Vec::new(),
             search_tests: 0,
@@ -105,7 +107,7 @@ impl SearchConfirm {
                 .clone()
                 .unwrap_or_else(|| search_tests_design(config)),
             strict: blocked::strict_design(config),
-            blocked: Blocked::load(stored),
+            blocked: Blocked::load(config, stored),
             visits: stored
                 .commits
                 .iter()
@@ -319,8 +321,20 @@ impl SearchConfirm {
 }
 
 impl Design for SearchConfirm {
-    fn endpoint_design(&self, config: &Config) -> Option<CandidateDesign> {
-        Some(blocked::endpoint_design(config))
+    fn endpoint_looks(&self, _config: &Config) -> Vec<usize> {
+        self.blocked.endpoint_design.looks.clone()
+    }
+
+    fn endpoint_confidence(&self, core: &Core) -> f64 {
+        self.blocked.endpoint_confidence(core)
+    }
+
+    fn endpoint_second_test(&self, differences: &[f64], confidence: f64) -> Option<Shift> {
+        blocked::endpoint_second_test(differences, confidence)
+    }
+
+    fn evaluate_endpoints(&mut self, core: &mut Core) {
+        core.evaluate_endpoints(self);
     }
 
     fn endpoints_told_apart(&mut self, core: &Core) {

@@ -87,7 +87,7 @@ pub(crate) struct StoredBisection {
     #[serde(default)]
     pub(crate) open_block: Option<OpenBlock>,
     #[serde(default)]
-    endpoint_design: Option<CandidateDesign>,
+    pub(crate) endpoint_design: Option<CandidateDesign>,
     #[serde(default)]
     pub(crate) side_agreement: Option<f64>,
     #[serde(default)]
@@ -158,7 +158,6 @@ impl From<StoredBisection> for Bisection {
                 commits,
                 endpoint_looks: stored.endpoint_looks,
                 endpoint_looks_done: stored.endpoint_looks_done,
-                endpoint_design: stored.endpoint_design,
                 comparison: stored.comparison,
                 steps: stored.steps,
                 abort: stored.abort,
@@ -217,7 +216,7 @@ impl From<Bisection> for StoredBisection {
             settled_at: core.settled_at,
             candidate_design: None,
             open_block: None,
-            endpoint_design: core.endpoint_design,
+            endpoint_design: None,
             side_agreement: None,
             block_test: None,
             search_design: None,
