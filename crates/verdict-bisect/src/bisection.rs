@@ -87,27 +87,45 @@
 //! the median of the posterior over the culprit's position (`search.rs`)
 //! and moves on at a provisional call; the answer needs the culprit
 //! strictly like-bad and its predecessor strictly like-good
-//! (`Bisection::search_target`). Each commit's strict test crosses on the
+//! (`SearchConfirm::search_target`). Each commit's strict test crosses on the
 //! wrong side with probability ≤ `step_error` however its visits stop and
 //! resume, and a wrong culprit needs a wrong strict call on the culprit or
 //! its predecessor (which the search chose partly from their own blocks):
 //! by the union bound over the commits measured, probability ≤
 //! `step_error` × their number, as in the earlier designs.
 //!
+//! # Code layout
+//! Each design is one `Design` (`bisection/designs.rs`) owning its
+//! per-commit state: `bonferroni.rs`, `group_sequential.rs`,
+//! `search_confirm.rs` and `fixed_runs.rs`; the binary search the first,
+//! second and fourth share is `binary.rs`, the blocks and group-sequential
+//! looks the second and third share are `blocked.rs`. This file keeps what
+//! every design shares (`Core`: the order, samples, classes, endpoints'
+//! comparison, steps and clock); `stored.rs` is the one serialized layout.
+//!
 //! # Cost
 //! `next_action` is O(c) in the number of candidates; classifying a look
 //! at n blocks costs O(n² log n) (Walsh averages) plus O(n³) for the exact
 //! signed-rank distribution (n ≤ 75 by default).
 
+mod binary;
+mod blocked;
+mod bonferroni;
+mod designs;
+mod fixed_runs;
+mod group_sequential;
+mod search_confirm;
+mod stored;
+
 use serde::{Deserialize, Serialize};
 use verdict_stats::shift::{Shift, relative_shift};
 
-use crate::blocks::{BlockTest, block_differences, blocked_shift, minimum_blocks, sign_shift};
+use crate::blocks::{block_differences, blocked_shift, minimum_blocks};
 use crate::commit::CommitId;
-use crate::design::{CandidateDesign, candidate_design, search_design};
 use crate::error::{BisectError, Result};
 use crate::looks::schedule;
-use crate::search::{Call, posterior};
+
+use designs::{Design, Designs};
 
 /// A commit significantly different from both endpoints is flagged partial
 /// when it carries this share of the endpoints' log shift.
@@ -449,83 +467,18 @@ pub struct CommitEvidence {
     pub decision: Option<Decision>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-struct CommitState {
-    samples: Vec<f64>,
+/// What every design knows about one commit. The per-design state (rounds,
+/// looks, blocks, search visits) lives with the design (`Design`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CommitState {
+    pub(crate) samples: Vec<f64>,
     /// For each sample, the number of runs (all commits) recorded before
     /// it: the bisection's clock, since events are stored in time order.
-    times: Vec<usize>,
-    /// Index in `samples` where the current measurement round began.
-    round_start: usize,
-    /// Clock value at which the current round's window began: endpoint
-    /// samples at or after it are concurrent with this commit's round.
-    window_start: usize,
-    class: Option<Class>,
-    decision: Option<Decision>,
-    /// Number of entries of the look schedule already evaluated.
-    looks_done: usize,
-    /// Retest round (0 = first).
-    round: usize,
-    probe: bool,
-    /// Group-sequential design: block differences against G (ln X − ln G,
-    /// block means), over every round.
-    #[serde(default)]
-    versus_good: Vec<f64>,
-    /// Likewise against B.
-    #[serde(default)]
-    versus_bad: Vec<f64>,
-    /// Looks of the design reached by each comparison.
-    #[serde(default)]
-    good_looks_done: usize,
-    #[serde(default)]
-    bad_looks_done: usize,
-    /// Completed blocks of this commit, over every round, and at the start
-    /// of the current round.
-    #[serde(default)]
-    blocks: usize,
-    #[serde(default)]
-    round_block_start: usize,
-    /// Group-sequential design: one test rejected while X sat 25%–75% of
-    /// the way between the endpoints; the other comparison is measured up
-    /// to as many blocks before the call, to tell a partial change.
-    #[serde(default)]
-    holding: bool,
-    /// `search-confirm` design: the test in progress (fresh blocks since
-    /// it started), if any.
-    #[serde(default)]
-    test: Option<TestKind>,
-    /// `search-confirm` design: the class given by this commit's latest
-    /// confirmation test.
-    #[serde(default)]
-    confirmed: Option<Class>,
-    /// `search-confirm` design: search tests of this commit that ended
-    /// undecided.
-    #[serde(default)]
-    search_undecided: usize,
-    /// `search-confirm` design: the search test's looks reached (its
-    /// provisional boundary, on the same blocks as the strict test), and
-    /// the commit's blocks when its current visit began.
-    #[serde(default)]
-    search_good_looks_done: usize,
-    #[serde(default)]
-    search_bad_looks_done: usize,
-    #[serde(default)]
-    visit_start: usize,
-}
-
-/// A visit to a commit in the `search-confirm` design (every visit
-/// continues the commit's one pooled test).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "kebab-case")]
-enum TestKind {
-    /// Until the provisional boundary (`search_error`) or the strict one
-    /// is crossed: a provisional call that steers the search.
-    Search,
-    /// Until the strict boundary (`step_error`) is crossed: a call the
-    /// answer may rest on.
-    Confirm,
+    pub(crate) times: Vec<usize>,
+    pub(crate) class: Option<Class>,
+    pub(crate) decision: Option<Decision>,
+    /// Measured as a monotonicity probe (binary-search designs only).
+    pub(crate) probe: bool,
 }
 
 impl CommitState {
@@ -533,131 +486,43 @@ impl CommitState {
         CommitState {
             samples: Vec::new(),
             times: Vec::new(),
-            round_start: 0,
-            window_start: 0,
             class,
             decision: None,
-            looks_done: 0,
-            round: 0,
             probe: false,
-            versus_good: Vec::new(),
-            versus_bad: Vec::new(),
-            good_looks_done: 0,
-            bad_looks_done: 0,
-            blocks: 0,
-            round_block_start: 0,
-            holding: false,
-            test: None,
-            confirmed: None,
-            search_undecided: 0,
-            search_good_looks_done: 0,
-            search_bad_looks_done: 0,
-            visit_start: 0,
         }
     }
 }
 
-/// The state of one statistical bisection (serde: store it or rebuild it
-/// with `replay`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct Bisection {
-    config: Config,
+/// The state every design shares: the order, each commit's samples and
+/// class, the endpoints' comparison, the steps and the clock.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Core {
+    pub(crate) config: Config,
     /// Good endpoint, candidates oldest first, bad endpoint last.
-    order: Vec<CommitId>,
-    commits: Vec<CommitState>,
-    endpoint_looks: Vec<usize>,
-    endpoint_looks_done: usize,
-    /// Looks within one round of a candidate (its round's own runs).
-    candidate_looks: Vec<usize>,
-    comparison: Option<EndpointComparison>,
-    steps: Vec<Step>,
-    abort: Option<AbortReason>,
+    pub(crate) order: Vec<CommitId>,
+    pub(crate) commits: Vec<CommitState>,
+    pub(crate) endpoint_looks: Vec<usize>,
+    pub(crate) endpoint_looks_done: usize,
+    pub(crate) comparison: Option<EndpointComparison>,
+    pub(crate) steps: Vec<Step>,
+    pub(crate) abort: Option<AbortReason>,
     /// Runs recorded so far (the clock).
-    clock: usize,
+    pub(crate) clock: usize,
     /// Clock at the last classification or endpoint comparison: the
     /// runs after it were taken for the commit being measured now.
-    settled_at: usize,
-    /// Group-sequential design: the candidates' looks, fixed when the
-    /// endpoints are told apart.
-    #[serde(default)]
-    candidate_design: Option<CandidateDesign>,
-    /// Group-sequential design: the block being measured.
-    #[serde(default)]
-    open_block: Option<OpenBlock>,
-    /// Group-sequential design: the endpoints' looks and levels.
-    #[serde(default)]
-    endpoint_design: Option<CandidateDesign>,
-    /// Group-sequential design: share of the endpoints' block differences
-    /// beyond half their shift (towards B) when they were told apart,
-    /// clamped to [0.55, 0.95] (`side_log_odds`).
-    #[serde(default)]
-    side_agreement: Option<f64>,
-    /// Group-sequential design: the test run on candidates' block
-    /// differences, chosen from the endpoints' blocks when they were told
-    /// apart (before any candidate is measured).
-    #[serde(default)]
-    block_test: Option<BlockTest>,
-    /// `search-confirm` design: the search tests' looks and levels.
-    #[serde(default)]
-    search_design: Option<CandidateDesign>,
-    /// `search-confirm` design: every good/bad call with its error, for
-    /// the posterior over the culprit's position.
-    #[serde(default)]
-    calls: Vec<Call>,
-    /// `search-confirm` design: search and confirmation tests started.
-    #[serde(default)]
-    search_tests: usize,
-    /// Set while a provisional call is being recorded.
-    #[serde(skip)]
-    provisional: bool,
+    pub(crate) settled_at: usize,
 }
 
-/// A block in progress: `max_batch` runs of each commit in `turns`, in
-/// that order, back to back.
+/// The state of one statistical bisection (serde: store it or rebuild it
+/// with `replay`). Serialized in the one flat layout every version wrote
+/// (`stored.rs`), whatever the design.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-struct OpenBlock {
-    candidate: usize,
-    turns: Vec<usize>,
-    values: Vec<Vec<f64>>,
+#[serde(from = "stored::StoredBisection", into = "stored::StoredBisection")]
+pub struct Bisection {
+    pub(crate) core: Core,
+    pub(crate) design: Designs,
 }
-
-/// Both comparisons of a candidate at their latest looks
-/// (`Bisection::look`).
-struct Looked {
-    good_done: usize,
-    bad_done: usize,
-    advanced: bool,
-    like_good: bool,
-    like_bad: bool,
-    versus_good: Option<Shift>,
-    good_confidence: f64,
-    versus_bad: Option<Shift>,
-    bad_confidence: f64,
-}
-
-/// Which endpoints a candidate's next block measures it against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Against {
-    Both,
-    Good,
-    Bad,
-}
-
-/// Blocks against both endpoints before a candidate is measured against
-/// one only.
-const BOTH_BLOCKS: usize = 1;
-
-/// `search-confirm` design: the posterior probability that the culprit
-/// lies in one gap between usable commits at which the search stops and
-/// the gap's ends are confirmed.
-const CONFIRM_MASS: f64 = 0.8;
-
-/// Posterior log odds (`Bisection::side_log_odds`) of a candidate's side
-/// beyond which it is measured against the other endpoint only: ln 2,
-/// p = 2/3 (see `Bisection::against`).
-const SIDE_LOG_ODDS: f64 = std::f64::consts::LN_2;
 
 impl Bisection {
     /// `candidates`: the commits in good..bad, oldest first, the bad
@@ -688,78 +553,22 @@ impl Bisection {
                 _ => CommitState::new(None),
             })
             .collect();
-        let candidate_looks = looks_in_blocks(
-            config.first_look,
-            config.max_runs_per_step,
-            config.max_batch,
-            config.step_error * 2.0,
-            config.retests + 1,
-        );
-        let grouped = config.design != LookDesign::Bonferroni && config.fixed_runs.is_none();
-        // Group-sequential: the endpoints' two-sided tests (signed-rank and
-        // sign, the error split between them) at level `endpoint_error`
-        // together over looks up to their cap (one round).
-        let endpoint_design = grouped.then(|| {
-            candidate_design(
-                config.endpoint_error / 4.0,
-                config.endpoint_min_runs.div_ceil(config.max_batch),
-                (config.endpoint_max_runs / config.max_batch).max(2),
-                1,
-            )
-        });
-        // Group-sequential: each of a candidate's two one-sided tests at
-        // level `step_error` over every round's looks.
-        let search_confirm = grouped && config.design == LookDesign::SearchConfirm;
-        let search_design = search_confirm.then(|| {
-            let runs = config
-                .search_max_runs
-                .unwrap_or(config.max_runs_per_step / 4)
-                .max(config.first_look);
-            search_design(
-                config.search_error,
-                config.first_look.div_ceil(config.max_batch),
-                (runs / config.max_batch).max(2),
-            )
-        });
-        let candidate_design = (grouped && !search_confirm).then(|| {
-            candidate_design(
-                config.step_error,
-                config.first_look.div_ceil(config.max_batch),
-                (config.max_runs_per_step / config.max_batch).max(2),
-                config.retests + 1,
-            )
-        });
-        let endpoint_looks = match &endpoint_design {
-            Some(design) => design.looks.clone(),
-            None => looks_in_blocks(
-                config.endpoint_min_runs,
-                config.endpoint_max_runs,
-                config.max_batch,
-                config.endpoint_error,
-                1,
-            ),
-        };
+        let design = Designs::new(&config, order.len());
+        let endpoint_looks = design.get().endpoint_looks(&config);
         Ok(Bisection {
-            config,
-            order,
-            commits,
-            endpoint_looks,
-            endpoint_looks_done: 0,
-            candidate_looks,
-            comparison: None,
-            steps: Vec::new(),
-            abort: None,
-            clock: 0,
-            settled_at: 0,
-            candidate_design,
-            open_block: None,
-            endpoint_design,
-            side_agreement: None,
-            block_test: None,
-            search_design,
-            calls: Vec::new(),
-            search_tests: 0,
-            provisional: false,
+            core: Core {
+                config,
+                order,
+                commits,
+                endpoint_looks,
+                endpoint_looks_done: 0,
+                comparison: None,
+                steps: Vec::new(),
+                abort: None,
+                clock: 0,
+                settled_at: 0,
+            },
+            design,
         })
     }
 
@@ -781,248 +590,150 @@ impl Bisection {
     /// Records one event and makes any decision it completes.
     pub fn apply(&mut self, event: &Event) -> Result<()> {
         match event {
-            Event::Samples { commit, values } => {
-                let position = self.position(commit)?;
-                if let Some(value) = values
-                    .iter()
-                    .find(|value| !(value.is_finite() && **value > 0.0))
-                {
-                    return Err(BisectError::InvalidSample {
-                        commit: commit.to_string(),
-                        reason: format!("value {value} is not a finite positive number"),
-                    });
-                }
-                if values.is_empty() {
-                    return Ok(());
-                }
-                let (low, high) = self.bounds();
-                let is_endpoint = position == 0 || position == self.last();
-                let (retests, settled_at, clock) =
-                    (self.config.retests, self.settled_at, self.clock);
-                let search_confirm = self.search_confirm();
-                let state = &mut self.commits[position];
-                if state.samples.is_empty()
-                    && self.comparison.is_some()
-                    && !search_confirm
-                    && (position <= low || position >= high)
-                {
-                    state.probe = true;
-                }
-                if !is_endpoint && !search_confirm {
-                    if state.class == Some(Class::Undecided) && state.round < retests {
-                        // A retest: a new round with a new window.
-                        state.round += 1;
-                        state.class = None;
-                        state.looks_done = 0;
-                        state.round_start = state.samples.len();
-                        state.round_block_start = state.blocks;
-                        state.window_start = settled_at;
-                    } else if state.samples.is_empty() {
-                        state.window_start = settled_at;
-                    }
-                }
-                state.samples.extend_from_slice(values);
-                state.times.extend(clock..clock + values.len());
-                self.clock += values.len();
-                if self.abort.is_some() {
-                    return Ok(());
-                }
-                if self.comparison.is_none() {
-                    if is_endpoint {
-                        self.evaluate_endpoints();
-                    }
-                } else if self.grouped() {
-                    self.fill_block(position, values);
-                } else {
-                    if !is_endpoint {
-                        self.evaluate_candidate(position);
-                    }
-                    // Endpoint runs (or the candidate's own) may complete
-                    // the concurrent evidence of the commit in progress.
-                    if let Some(target) = self.target()
-                        && target != position
-                    {
-                        self.evaluate_candidate(target);
-                    }
-                }
-            }
-            Event::Skip { commit, reason } => {
-                let position = self.position(commit)?;
-                if position == 0 || position == self.last() {
-                    if self.abort.is_none() {
-                        self.abort = Some(AbortReason::EndpointSkipped {
-                            commit: commit.clone(),
-                            reason: reason.clone(),
-                        });
-                    }
-                    return Ok(());
-                }
-                let state = &self.commits[position];
-                if matches!(state.class, Some(Class::Good | Class::Bad | Class::Skipped)) {
-                    return Ok(());
-                }
-                if self
-                    .open_block
-                    .as_ref()
-                    .is_some_and(|block| block.candidate == position)
-                {
-                    self.open_block = None;
-                }
-                let decision = Decision {
-                    class: Class::Skipped,
-                    runs: state.samples.len(),
-                    endpoint_runs: self.endpoint_runs(),
-                    confidence: 0.0,
-                    versus_good: None,
-                    versus_bad: None,
-                    fraction: None,
-                    partial: false,
-                    reason: Some(reason.clone()),
-                };
-                self.record(position, decision);
+            Event::Samples { commit, values } => self.apply_samples(commit, values),
+            Event::Skip { commit, reason } => self.apply_skip(commit, reason),
+        }
+    }
+
+    fn apply_samples(&mut self, commit: &CommitId, values: &[f64]) -> Result<()> {
+        let core = &mut self.core;
+        let design = self.design.get_mut();
+        let position = core.position(commit)?;
+        if let Some(value) = values
+            .iter()
+            .find(|value| !(value.is_finite() && **value > 0.0))
+        {
+            return Err(BisectError::InvalidSample {
+                commit: commit.to_string(),
+                reason: format!("value {value} is not a finite positive number"),
+            });
+        }
+        if values.is_empty() {
+            return Ok(());
+        }
+        let is_endpoint = position == 0 || position == core.last();
+        design.before_samples(core, position);
+        let clock = core.clock;
+        let state = &mut core.commits[position];
+        state.samples.extend_from_slice(values);
+        state.times.extend(clock..clock + values.len());
+        core.clock += values.len();
+        if core.abort.is_some() {
+            return Ok(());
+        }
+        if core.comparison.is_some() {
+            design.samples_added(core, position, values);
+        } else if is_endpoint {
+            design.evaluate_endpoints(core);
+            if core.comparison.is_some() {
+                design.endpoints_told_apart(core);
             }
         }
         Ok(())
     }
 
+    fn apply_skip(&mut self, commit: &CommitId, reason: &str) -> Result<()> {
+        let core = &mut self.core;
+        let design = self.design.get_mut();
+        let position = core.position(commit)?;
+        if position == 0 || position == core.last() {
+            if core.abort.is_none() {
+                core.abort = Some(AbortReason::EndpointSkipped {
+                    commit: commit.clone(),
+                    reason: reason.to_owned(),
+                });
+            }
+            return Ok(());
+        }
+        let state = &core.commits[position];
+        if matches!(state.class, Some(Class::Good | Class::Bad | Class::Skipped)) {
+            return Ok(());
+        }
+        design.skipping(position);
+        let decision = Decision {
+            class: Class::Skipped,
+            runs: state.samples.len(),
+            endpoint_runs: core.endpoint_runs(),
+            confidence: 0.0,
+            versus_good: None,
+            versus_bad: None,
+            fraction: None,
+            partial: false,
+            reason: Some(reason.to_owned()),
+        };
+        design.record(core, position, decision);
+        Ok(())
+    }
+
     /// The next thing to do. Pure: calling it twice gives the same answer.
     pub fn next_action(&self) -> Action {
-        if let Some(reason) = &self.abort {
+        let core = &self.core;
+        if let Some(reason) = &core.abort {
             return Action::Abort {
                 reason: reason.clone(),
             };
         }
-        let (good_runs, bad_runs) = self.endpoint_runs();
-        if self.comparison.is_none() {
-            if let Some(runs) = self.config.fixed_runs {
-                return self
-                    .measure_in_turns(&[(0, good_runs, runs), (self.last(), bad_runs, runs)]);
-            }
-            // Blocks of `max_batch` runs, G then B, then B then G.
-            let block = self.config.max_batch;
-            let complete = good_runs.min(bad_runs) / block;
-            let target = (complete + 1) * block;
-            let turns = if complete % 2 == 0 {
-                [(0, good_runs), (self.last(), bad_runs)]
-            } else {
-                [(self.last(), bad_runs), (0, good_runs)]
-            };
-            let (position, done) = turns
-                .into_iter()
-                .find(|(_, done)| *done < target)
-                .unwrap_or(turns[1]);
-            return Action::Measure {
-                commit: self.order[position].clone(),
-                runs: target.saturating_sub(done).max(1),
-            };
+        if core.comparison.is_none() {
+            return self.design.get().endpoint_action(core);
         }
-        if self.grouped() {
-            return match self.plan() {
-                Some((turns, index, filled)) => Action::Measure {
-                    commit: self.order[turns[index]].clone(),
-                    runs: self.config.max_batch - filled,
-                },
-                None => Action::Done(self.outcome()),
-            };
-        }
-        let Some(position) = self.target() else {
-            return Action::Done(self.outcome());
-        };
-        let state = &self.commits[position];
-        if let Some(runs) = self.config.fixed_runs {
-            return self.measure_in_turns(&[(position, state.samples.len(), runs)]);
-        }
-        // A commit whose round has not started yet (no runs, or undecided
-        // and about to be retested) starts its window now.
-        let starting = state.samples.is_empty() || state.class == Some(Class::Undecided);
-        let (round_runs, window_start) = if starting {
-            (0, self.settled_at)
-        } else {
-            (state.samples.len() - state.round_start, state.window_start)
-        };
-        let (good_concurrent, bad_concurrent) = self.concurrent_runs(window_start);
-        // Blocks in turns G, X, B then B, X, G (a linear trend cancels over
-        // two blocks); each block is `max_batch` runs of each.
-        let block = self.config.max_batch;
-        let complete = round_runs.min(good_concurrent).min(bad_concurrent) / block;
-        let target = (complete + 1) * block;
-        let turns = if complete % 2 == 0 {
-            [
-                (0, good_concurrent),
-                (position, round_runs),
-                (self.last(), bad_concurrent),
-            ]
-        } else {
-            [
-                (self.last(), bad_concurrent),
-                (position, round_runs),
-                (0, good_concurrent),
-            ]
-        };
-        let (position, done) = turns
-            .into_iter()
-            .find(|(_, done)| *done < target)
-            .unwrap_or(turns[2]);
-        Action::Measure {
-            commit: self.order[position].clone(),
-            runs: target.saturating_sub(done).max(1),
-        }
+        self.design.get().next_action(core)
     }
 
     pub fn phase(&self) -> Phase {
         match self.next_action() {
             Action::Abort { .. } => Phase::Aborted,
             Action::Done(_) => Phase::Done,
-            Action::Measure { .. } if self.comparison.is_none() => Phase::Endpoints,
+            Action::Measure { .. } if self.core.comparison.is_none() => Phase::Endpoints,
             Action::Measure { .. } => Phase::Search,
         }
     }
 
     pub fn config(&self) -> &Config {
-        &self.config
+        &self.core.config
     }
 
     /// Good endpoint, candidates, bad endpoint.
     pub fn order(&self) -> &[CommitId] {
-        &self.order
+        &self.core.order
     }
 
     pub fn good(&self) -> &CommitId {
-        &self.order[0]
+        &self.core.order[0]
     }
 
     pub fn bad(&self) -> &CommitId {
-        &self.order[self.last()]
+        &self.core.order[self.core.last()]
     }
 
     /// The phase-1 result, once the endpoints are known to differ.
     pub fn endpoint_comparison(&self) -> Option<&EndpointComparison> {
-        self.comparison.as_ref()
+        self.core.comparison.as_ref()
     }
 
     /// Classifications in the order they were made.
     pub fn steps(&self) -> &[Step] {
-        &self.steps
+        &self.core.steps
     }
 
     pub fn samples(&self, commit: &CommitId) -> Option<&[f64]> {
-        let position = self.order.iter().position(|id| id == commit)?;
-        Some(&self.commits[position].samples)
+        let position = self.core.order.iter().position(|id| id == commit)?;
+        Some(&self.core.commits[position].samples)
     }
 
     pub fn total_runs(&self) -> usize {
-        self.commits.iter().map(|state| state.samples.len()).sum()
+        self.core.total_runs()
     }
 
     /// Every commit that was measured, skipped or is an endpoint, in order.
     pub fn evidence(&self) -> Vec<CommitEvidence> {
-        self.order
+        let core = &self.core;
+        core.order
             .iter()
-            .zip(&self.commits)
+            .zip(&core.commits)
             .enumerate()
             .filter(|(position, (_, state))| {
                 *position == 0
-                    || *position == self.last()
+                    || *position == core.last()
                     || !state.samples.is_empty()
                     || state.class.is_some()
             })
@@ -1054,22 +765,21 @@ impl Bisection {
     /// Non-monotonic evidence so far: like-good commits after the first
     /// like-bad one.
     pub fn conflicts(&self) -> Vec<Conflict> {
-        let (_, high) = self.bounds();
-        (high + 1..self.order.len())
-            .filter(|&position| self.settled_class(position) == Some(Class::Good))
-            .map(|position| Conflict {
-                bad: self.order[high].clone(),
-                good: self.order[position].clone(),
-            })
-            .collect()
+        self.core.conflicts(self.design.get())
     }
 
     /// The final verdict of each classified commit, ordered by when it was
     /// last classified, as `git bisect` would have been told.
     pub fn log_entries(&self) -> Vec<(CommitId, Class)> {
-        let mut seen = vec![false; self.order.len()];
+        let mut seen = vec![false; self.core.order.len()];
         let mut entries = Vec::new();
-        for step in self.steps.iter().rev().filter(|step| !step.provisional) {
+        for step in self
+            .core
+            .steps
+            .iter()
+            .rev()
+            .filter(|step| !step.provisional)
+        {
             if !std::mem::replace(&mut seen[step.position], true) {
                 entries.push((step.commit.clone(), step.decision.class));
             }
@@ -1077,8 +787,10 @@ impl Bisection {
         entries.reverse();
         entries
     }
+}
 
-    fn last(&self) -> usize {
+impl Core {
+    pub(crate) fn last(&self) -> usize {
         self.order.len() - 1
     }
 
@@ -1089,7 +801,11 @@ impl Bisection {
             .ok_or_else(|| BisectError::UnknownCommit(commit.to_string()))
     }
 
-    fn endpoint_runs(&self) -> (usize, usize) {
+    pub(crate) fn total_runs(&self) -> usize {
+        self.commits.iter().map(|state| state.samples.len()).sum()
+    }
+
+    pub(crate) fn endpoint_runs(&self) -> (usize, usize) {
         (
             self.commits[0].samples.len(),
             self.commits[self.last()].samples.len(),
@@ -1098,13 +814,13 @@ impl Bisection {
 
     /// The endpoint samples recorded at or after clock `window_start`.
     /// O(log n) to find, by binary search on the sorted clock values.
-    fn concurrent(&self, position: usize, window_start: usize) -> &[f64] {
+    pub(crate) fn concurrent(&self, position: usize, window_start: usize) -> &[f64] {
         let state = &self.commits[position];
         let first = state.times.partition_point(|&time| time < window_start);
         &state.samples[first..]
     }
 
-    fn concurrent_runs(&self, window_start: usize) -> (usize, usize) {
+    pub(crate) fn concurrent_runs(&self, window_start: usize) -> (usize, usize) {
         (
             self.concurrent(0, window_start).len(),
             self.concurrent(self.last(), window_start).len(),
@@ -1116,7 +832,7 @@ impl Bisection {
     /// in the given order), at most `max_batch` runs. When all are at their
     /// targets (cannot happen: reaching them evaluates) the last one gets
     /// one more run.
-    fn measure_in_turns(&self, targets: &[(usize, usize, usize)]) -> Action {
+    pub(crate) fn measure_in_turns(&self, targets: &[(usize, usize, usize)]) -> Action {
         let behind = targets
             .iter()
             .filter(|(_, done, target)| done < target)
@@ -1136,205 +852,58 @@ impl Bisection {
         }
     }
 
-    /// (last like-good before the first like-bad, first like-bad).
-    fn bounds(&self) -> (usize, usize) {
+    /// (last like-good before the first like-bad, first like-bad), by the
+    /// classes that count for the answer (`Design::settled_class`).
+    pub(crate) fn bounds(&self, design: &dyn Design) -> (usize, usize) {
         let high = (0..self.order.len())
-            .find(|&position| self.settled_class(position) == Some(Class::Bad))
+            .find(|&position| design.settled_class(self, position) == Some(Class::Bad))
             .unwrap_or(self.last());
         let low = (0..high)
             .rev()
-            .find(|&position| self.settled_class(position) == Some(Class::Good))
+            .find(|&position| design.settled_class(self, position) == Some(Class::Good))
             .unwrap_or(0);
         (low, high)
     }
 
-    /// The class that counts for the answer: a commit's class, or in the
-    /// `search-confirm` design its latest confirmation's (search calls are
-    /// provisional).
-    fn settled_class(&self, position: usize) -> Option<Class> {
-        let state = &self.commits[position];
-        if self.search_confirm() && position != 0 && position != self.last() {
-            state.confirmed
+    fn conflicts(&self, design: &dyn Design) -> Vec<Conflict> {
+        let (_, high) = self.bounds(design);
+        (high + 1..self.order.len())
+            .filter(|&position| design.settled_class(self, position) == Some(Class::Good))
+            .map(|position| Conflict {
+                bad: self.order[high].clone(),
+                good: self.order[position].clone(),
+            })
+            .collect()
+    }
+
+    /// Phase 1 of the statistical designs: blocks of `max_batch` runs, G
+    /// then B, then B then G.
+    pub(crate) fn endpoint_blocks_action(&self) -> Action {
+        let (good_runs, bad_runs) = self.endpoint_runs();
+        let block = self.config.max_batch;
+        let complete = good_runs.min(bad_runs) / block;
+        let target = (complete + 1) * block;
+        let turns = if complete % 2 == 0 {
+            [(0, good_runs), (self.last(), bad_runs)]
         } else {
-            state.class
-        }
-    }
-
-    /// `search-confirm` design: the test to run next, if any: the test in
-    /// progress; else, while no gap between usable commits holds
-    /// `CONFIRM_MASS` of the posterior over the culprit, a search test at
-    /// the posterior's median (probabilistic bisection, `search.rs`); else
-    /// a confirmation of that gap's ends (its lower end like-good, its
-    /// upper end like-bad). `None` when both are confirmed (or the test
-    /// limits are reached): the search is over. O(n + c).
-    fn search_target(&self) -> Option<(usize, TestKind)> {
-        if let Some(position) = (1..self.last()).find(|&position| {
-            let state = &self.commits[position];
-            state.test.is_some() && state.class.is_none()
-        }) {
-            return Some((position, self.commits[position].test?));
-        }
-        let last = self.last();
-        let probabilities = self.culprit_posterior();
-        let mut cumulative = Vec::with_capacity(probabilities.len());
-        let mut running = 0.0;
-        for probability in &probabilities {
-            running += probability;
-            cumulative.push(running);
-        }
-        // Commits that can still end a gap: not skipped, not left
-        // undecided by a confirmation or by every search round.
-        let usable = |position: usize| {
-            let state = &self.commits[position];
-            state.class != Some(Class::Skipped)
-                && state.confirmed != Some(Class::Undecided)
-                && state.search_undecided <= self.config.retests
+            [(self.last(), bad_runs), (0, good_runs)]
         };
-        let fences: Vec<usize> = std::iter::once(0)
-            .chain((1..last).filter(|&position| usable(position)))
-            .chain(std::iter::once(last))
-            .collect();
-        let (mut best, mut best_mass) = ((0, last), f64::NEG_INFINITY);
-        for pair in fences.windows(2) {
-            let mass = cumulative[pair[1]] - cumulative[pair[0]];
-            if mass > best_mass {
-                (best, best_mass) = ((pair[0], pair[1]), mass);
-            }
+        let (position, done) = turns
+            .into_iter()
+            .find(|(_, done)| *done < target)
+            .unwrap_or(turns[1]);
+        Action::Measure {
+            commit: self.order[position].clone(),
+            runs: target.saturating_sub(done).max(1),
         }
-        let search_limit = 4 * (usize::BITS - last.leading_zeros()) as usize + 8;
-        if best_mass < CONFIRM_MASS && self.search_tests < search_limit {
-            let median = fences[1..fences.len() - 1]
-                .iter()
-                .copied()
-                .filter(|&position| self.commits[position].confirmed.is_none())
-                .min_by(|&first, &second| {
-                    (cumulative[first] - 0.5)
-                        .abs()
-                        .total_cmp(&(cumulative[second] - 0.5).abs())
-                        .then(first.cmp(&second))
-                });
-            if let Some(position) = median {
-                // A commit visited before is at the median again: the
-                // provisional evidence is split there, so its test goes on
-                // to the strict boundary.
-                let kind = if self.commits[position].samples.is_empty() {
-                    TestKind::Search
-                } else {
-                    TestKind::Confirm
-                };
-                return Some((position, kind));
-            }
-        }
-        let (low, high) = best;
-        let (low_class, high_class) = (self.commits[low].confirmed, self.commits[high].confirmed);
-        if low_class == Some(Class::Bad) || high_class == Some(Class::Good) {
-            // Strict calls contradict the provisional ones here: the search
-            // ends with the strict calls' bounds and their conflicts.
-            return None;
-        }
-        if low != 0 && low_class != Some(Class::Good) {
-            return Some((low, TestKind::Confirm));
-        }
-        if high != last && high_class != Some(Class::Bad) {
-            return Some((high, TestKind::Confirm));
-        }
-        None
     }
 
-    /// `search-confirm` design: a visit of kind `kind` to `candidate`
-    /// begins; its blocks continue the commit's one test.
-    fn start_test(&mut self, candidate: usize, kind: TestKind) {
-        if kind == TestKind::Search {
-            self.search_tests += 1;
-        }
-        let state = &mut self.commits[candidate];
-        state.holding = false;
-        state.class = None;
-        state.visit_start = state.blocks;
-        state.test = Some(kind);
-    }
-
-    /// The commit to measure next, if any.
-    fn target(&self) -> Option<usize> {
-        if self.search_confirm() {
-            return self.search_target().map(|(position, _)| position);
-        }
-        let (low, high) = self.bounds();
-        let middle = (low + high) / 2;
-        let nearest = |predicate: &dyn Fn(&CommitState) -> bool,
-                       range: std::ops::Range<usize>,
-                       middle: usize| {
-            range
-                .filter(|&position| predicate(&self.commits[position]))
-                .min_by_key(|&position| (position.abs_diff(middle), position))
-        };
-        let inside = low + 1..high;
-        // A commit already being measured is finished first (its runs would
-        // otherwise be wasted, and a resumed bisection continues it).
-        nearest(
-            &|state| state.class.is_none() && !state.samples.is_empty(),
-            inside.clone(),
-            middle,
-        )
-        .or_else(|| nearest(&|state| state.class.is_none(), inside.clone(), middle))
-        .or_else(|| {
-            nearest(
-                &|state| state.class == Some(Class::Undecided) && state.round < self.config.retests,
-                inside.clone(),
-                middle,
-            )
-        })
-        .or_else(|| self.probe_target(low, high))
-    }
-
-    /// Monotonicity probes: the middle of the widest unmeasured gap on each
-    /// settled side, until `probes` commits were probed on that side.
-    fn probe_target(&self, low: usize, high: usize) -> Option<usize> {
-        if self.config.probes == 0 {
-            return None;
-        }
-        let in_progress = (0..self.order.len()).find(|&position| {
-            self.commits[position].probe && self.commits[position].class.is_none()
-        });
-        if in_progress.is_some() {
-            return in_progress;
-        }
-        for side in [0..low + 1, high..self.order.len()] {
-            let probed = side
-                .clone()
-                .filter(|&position| self.commits[position].probe)
-                .count();
-            if probed >= self.config.probes {
-                continue;
-            }
-            let settled: Vec<usize> = side
-                .clone()
-                .filter(|&position| {
-                    position == side.start
-                        || position == side.end - 1
-                        || self.commits[position].class.is_some()
-                })
-                .collect();
-            let widest = settled
-                .windows(2)
-                .filter(|pair| pair[1] - pair[0] >= 2)
-                .max_by_key(|pair| (pair[1] - pair[0], std::cmp::Reverse(pair[0])));
-            if let Some(pair) = widest {
-                return Some((pair[0] + pair[1]) / 2);
-            }
-        }
-        None
-    }
-
-    fn evaluate_endpoints(&mut self) {
+    /// Phase 1 of the statistical designs: the endpoints' blocked test at
+    /// each of their looks, at the design's level (and its second test, if
+    /// it has one); aborts at the last look if they are not told apart.
+    pub(crate) fn evaluate_endpoints(&mut self, design: &dyn Design) {
         let (good_runs, bad_runs) = self.endpoint_runs();
         let runs = good_runs.min(bad_runs);
-        if let Some(fixed) = self.config.fixed_runs {
-            if runs >= fixed {
-                self.compare_endpoint_medians(good_runs, bad_runs);
-            }
-            return;
-        }
         let block = self.config.max_batch;
         let blocks = runs / block;
         let mut advanced = false;
@@ -1349,10 +918,7 @@ impl Bisection {
         if !advanced {
             return;
         }
-        let confidence = match &self.endpoint_design {
-            Some(design) => design.confidence[self.endpoint_looks_done - 1],
-            None => 1.0 - self.config.endpoint_error / self.endpoint_looks.len() as f64,
-        };
+        let confidence = design.endpoint_confidence(self);
         let good = &self.commits[0].samples;
         let bad = &self.commits[self.last()].samples;
         // Block by block, like the candidates: load changes slower than a
@@ -1371,14 +937,11 @@ impl Bisection {
         };
         let mut shift = blocked_shift(&differences, confidence);
         let mut direction = direction_of(shift);
-        if direction.is_none() && self.endpoint_design.is_some() {
-            // Group-sequential: the sign test too, each at half the error
-            // (`new`), so that blocks spoiled by load changes (large, of
-            // random sign) cannot hide the shift from both.
-            let sign = sign_shift(&differences, confidence);
-            if let Some(found) = direction_of(sign) {
+        if direction.is_none() {
+            let second = design.endpoint_second_test(&differences, confidence);
+            if let Some(found) = direction_of(second) {
                 direction = Some(found);
-                shift = sign;
+                shift = second;
             }
         }
         if let (Some(direction), Some(shift)) = (direction, shift) {
@@ -1393,7 +956,13 @@ impl Bisection {
     }
 
     /// The endpoints are told apart: the search phase starts now.
-    fn settle(&mut self, direction: Direction, shift: Shift, good_runs: usize, bad_runs: usize) {
+    pub(crate) fn settle(
+        &mut self,
+        direction: Direction,
+        shift: Shift,
+        good_runs: usize,
+        bad_runs: usize,
+    ) {
         self.comparison = Some(EndpointComparison {
             direction,
             shift,
@@ -1401,689 +970,16 @@ impl Bisection {
             bad_runs,
         });
         self.settled_at = self.clock;
-        if self.endpoint_design.is_some() {
-            let differences = block_differences(
-                &self.commits[0].samples,
-                &self.commits[self.last()].samples,
-                self.config.max_batch,
-            );
-            self.block_test = Some(BlockTest::choose(&differences));
-            let half = shift.estimate.ln_1p() / 2.0;
-            let beyond = differences
-                .iter()
-                .filter(|&&difference| (difference - half) * half > 0.0)
-                .count();
-            if !differences.is_empty() {
-                self.side_agreement =
-                    Some((beyond as f64 / differences.len() as f64).clamp(0.55, 0.95));
-            }
-        }
     }
 
-    /// Fixed-runs mode: the direction is the sign of the median change;
-    /// equal medians abort.
-    fn compare_endpoint_medians(&mut self, good_runs: usize, bad_runs: usize) {
-        let good = median(&self.commits[0].samples);
-        let bad = median(&self.commits[self.last()].samples);
-        let shift = relative_shift(
-            &self.commits[0].samples,
-            &self.commits[self.last()].samples,
-            0.95,
-        );
-        let direction = if bad > good {
-            Some(Direction::Higher)
-        } else if bad < good {
-            Some(Direction::Lower)
-        } else {
-            None
-        };
-        match (direction, shift) {
-            (Some(direction), Some(shift)) => self.settle(direction, shift, good_runs, bad_runs),
-            _ => {
-                self.abort = Some(AbortReason::EndpointsIndistinguishable {
-                    shift,
-                    good_runs,
-                    bad_runs,
-                });
-            }
-        }
-    }
-
-    /// Fixed-runs mode: after `fixed` runs, X goes with the endpoint whose
-    /// median (all its runs) is nearer on the log scale. No error bound.
-    fn classify_by_median(&mut self, position: usize, fixed: usize) {
-        let samples = &self.commits[position].samples;
-        if samples.len() < fixed {
-            return;
-        }
-        let good = &self.commits[0].samples;
-        let bad = &self.commits[self.last()].samples;
-        let value = median(samples).ln();
-        let (to_good, to_bad) = (
-            (value - median(good).ln()).abs(),
-            (value - median(bad).ln()).abs(),
-        );
-        let versus_good = relative_shift(good, samples, 0.95);
-        let versus_bad = relative_shift(bad, samples, 0.95);
-        let span = median(bad).ln() - median(good).ln();
-        let decision = Decision {
-            class: if to_bad < to_good {
-                Class::Bad
-            } else {
-                Class::Good
-            },
-            runs: samples.len(),
-            endpoint_runs: self.endpoint_runs(),
-            confidence: 0.95,
-            versus_good,
-            versus_bad,
-            fraction: Some((value - median(good).ln()) / span),
-            partial: false,
-            reason: None,
-        };
-        self.record(position, decision);
-    }
-
-    /// Classifies the commit in progress at `position` if its round has
-    /// reached its next look and both endpoints have enough concurrent
-    /// runs for that look.
-    fn evaluate_candidate(&mut self, position: usize) {
-        let Some(direction) = self
-            .comparison
-            .as_ref()
-            .map(|comparison| comparison.direction)
-        else {
-            return;
-        };
-        if position == 0 || position == self.last() || self.commits[position].class.is_some() {
-            return;
-        }
-        if let Some(fixed) = self.config.fixed_runs {
-            self.classify_by_median(position, fixed);
-            return;
-        }
-        let state = &self.commits[position];
-        let (window_start, round_start) = (state.window_start, state.round_start);
-        let block = self.config.max_batch;
-        let samples = &state.samples[round_start..];
-        let good = self.concurrent(0, window_start);
-        let bad = self.concurrent(self.last(), window_start);
-        let blocks = samples.len().min(good.len()).min(bad.len()) / block;
-        let mut looks_done = state.looks_done;
-        let mut advanced = false;
-        while self
-            .candidate_looks
-            .get(looks_done)
-            .is_some_and(|&look| look <= blocks)
-        {
-            looks_done += 1;
-            advanced = true;
-        }
-        if !advanced {
-            return;
-        }
-        let exhausted = looks_done == self.candidate_looks.len();
-        // One-sided error per look: step_error split over every look of
-        // every round the commit can get.
-        let confidence = look_confidence(&self.config, self.candidate_looks.len());
-        let used = blocks * block;
-        let (samples, good, bad) = (&samples[..used], &good[..used], &bad[..used]);
-        let versus_good = blocked_shift(&block_differences(good, samples, block), confidence);
-        let versus_bad = blocked_shift(&block_differences(bad, samples, block), confidence);
-        self.commits[position].looks_done = looks_done;
-        let towards_bad = |shift: Option<Shift>| {
-            shift
-                .and_then(|shift| shift.interval)
-                .is_some_and(|interval| match direction {
-                    Direction::Higher => interval.low > 0.0,
-                    Direction::Lower => interval.high < 0.0,
-                })
-        };
-        let towards_good = |shift: Option<Shift>| {
-            shift
-                .and_then(|shift| shift.interval)
-                .is_some_and(|interval| match direction {
-                    Direction::Higher => interval.high < 0.0,
-                    Direction::Lower => interval.low > 0.0,
-                })
-        };
-        // Where X sits between G (0) and B (1) on the log scale, from the
-        // Hodges–Lehmann estimates against the concurrent endpoint samples:
-        // with a = ln(X/G) and b = ln(X/B), ln(B/G) ≈ a − b and the fraction
-        // is a/(a − b). A test rejecting G is only taken as like-bad when X
-        // is also nearer B (|b| < |a|), and vice versa. These extra
-        // conditions can only make a call rarer, so the error bound is
-        // unchanged.
-        let (Some(shift_good), Some(shift_bad)) = (versus_good, versus_bad) else {
-            return;
-        };
-        let (from_good, from_bad) = (shift_good.estimate.ln_1p(), shift_bad.estimate.ln_1p());
-        let nearer_good = from_good.abs() < from_bad.abs();
-        let nearer_bad = from_bad.abs() < from_good.abs();
-        let fraction = if from_good == from_bad {
-            0.5
-        } else {
-            from_good / (from_good - from_bad)
-        };
-        let (like_good, like_bad) = (towards_good(versus_bad), towards_bad(versus_good));
-        let partial =
-            like_good && like_bad && (INTERMEDIATE_LOW..=INTERMEDIATE_HIGH).contains(&fraction);
-        let class = match (like_good, like_bad) {
-            (true, _) if nearer_good => Class::Good,
-            (_, true) if nearer_bad => Class::Bad,
-            _ if exhausted => Class::Undecided,
-            _ => return,
-        };
-        let decision = Decision {
-            class,
-            runs: used,
-            endpoint_runs: (used, used),
-            confidence,
-            versus_good,
-            versus_bad,
-            fraction: Some(fraction),
-            partial,
-            reason: None,
-        };
-        self.record(position, decision);
-    }
-
-    /// Whether candidates are measured and judged by the group-sequential
-    /// design (after the endpoints are told apart).
-    fn grouped(&self) -> bool {
-        match self.config.design {
-            LookDesign::Bonferroni => false,
-            LookDesign::GroupSequential => {
-                self.config.fixed_runs.is_none()
-                    && self.comparison.is_some()
-                    && self.candidate_design.is_some()
-            }
-            LookDesign::SearchConfirm => {
-                self.config.fixed_runs.is_none()
-                    && self.comparison.is_some()
-                    && self.search_design.is_some()
-            }
-        }
-    }
-
-    fn search_confirm(&self) -> bool {
-        self.config.design == LookDesign::SearchConfirm && self.search_design.is_some()
-    }
-
-    /// The strict design of `candidate`'s test: the candidates' design; in
-    /// the `search-confirm` design the same looks and levels, its rounds
-    /// pooled into one test over every visit.
-    fn design_of(&self) -> Option<CandidateDesign> {
-        if !self.search_confirm() {
-            return self.candidate_design.clone();
-        }
-        Some(candidate_design(
-            self.config.step_error,
-            self.config.first_look.div_ceil(self.config.max_batch),
-            (self.config.max_runs_per_step / self.config.max_batch).max(2),
-            self.config.retests + 1,
-        ))
-    }
-
-    /// The block to measure next in the group-sequential design: its turns
-    /// (positions, in order), the turn to measure and the runs already in
-    /// it; `None` when the search is over. Continues the open block if it
-    /// belongs to the commit to measure, else plans a new one. O(c + n).
-    fn plan(&self) -> Option<(Vec<usize>, usize, usize)> {
-        let candidate = self.target()?;
-        let block = self.config.max_batch;
-        if let Some(open) = &self.open_block
-            && open.candidate == candidate
-            && let Some(index) = open.values.iter().position(|values| values.len() < block)
-        {
-            return Some((open.turns.clone(), index, open.values[index].len()));
-        }
-        Some((self.turns(candidate), 0, 0))
-    }
-
-    /// The turns of a new block of `candidate`: G, X, B (then B, X, G, so
-    /// that a linear trend cancels over two blocks) for the first blocks
-    /// and whenever its position between the endpoints is unclear; once it
-    /// clearly resembles one endpoint, only X and the other endpoint
-    /// (E, X then X, E), the comparison that can classify it. The choice
-    /// depends on earlier blocks only, so each block difference is still
-    /// symmetric about 0 under the null given everything before it.
-    fn turns(&self, candidate: usize) -> Vec<usize> {
-        let state = &self.commits[candidate];
-        let (good, bad) = (0, self.last());
-        let even = state.blocks % 2 == 0;
-        match self.against(candidate) {
-            Against::Both if even => vec![good, candidate, bad],
-            Against::Both => vec![bad, candidate, good],
-            Against::Good if even => vec![good, candidate],
-            Against::Good => vec![candidate, good],
-            Against::Bad if even => vec![bad, candidate],
-            Against::Bad => vec![candidate, bad],
-        }
-    }
-
-    fn against(&self, candidate: usize) -> Against {
-        let state = &self.commits[candidate];
-        if state.versus_good.len() < BOTH_BLOCKS || state.versus_bad.len() < BOTH_BLOCKS {
-            return Against::Both;
-        }
-        if state.holding {
-            return if state.versus_good.len() < state.versus_bad.len() {
-                Against::Good
-            } else {
-                Against::Bad
-            };
-        }
-        // A block against one endpoint costs 2 runs and helps the test
-        // that can decide X with the posterior probability p of that side;
-        // against both it costs 3 and always helps: one endpoint is the
-        // better buy when p/2 > 1/3, that is p > 2/3.
-        let odds = self.side_log_odds(candidate);
-        if odds < -SIDE_LOG_ODDS {
-            // Looks like G: only rejecting "X is like B" can classify it.
-            Against::Bad
-        } else if odds > SIDE_LOG_ODDS {
-            Against::Good
-        } else {
-            Against::Both
-        }
-    }
-
-    /// Log posterior odds that X is like B rather than like G, for
-    /// choosing the next block's endpoints only (never for a decision).
-    /// Prior: the culprit uniform over the commits still possible, so
-    /// P(X like B) = (X − low)/(high − low) (the posterior over the
-    /// culprit's position that noisy binary search weighs, Ben-Or &
-    /// Hassidim 2008, with every classification taken as settled).
-    /// Likelihood from signs only, so that a block spoiled by a load
-    /// change (large, of random sign) counts once: a block difference
-    /// against G lies beyond Δ/2 (towards B's side) with probability p if X
-    /// is like B and 1 − p if like G, and one against B beyond −Δ/2 the
-    /// same way, with Δ the endpoints' log shift and p the share of the
-    /// endpoints' own block differences beyond Δ/2; each block adds
-    /// ±ln(p/(1 − p)). O(n + c).
-    fn side_log_odds(&self, candidate: usize) -> f64 {
-        let state = &self.commits[candidate];
-        let Some(likelihood) = self.votes(&state.versus_good, &state.versus_bad) else {
-            return 0.0;
-        };
-        let (low, high) = self.bounds();
-        let prior = if self.search_confirm() {
-            // The posterior probability that X is like B, P(culprit ≤ X),
-            // kept within [0.1, 0.9] so that a few blocks can overturn it.
-            let bad = self.probability_bad(candidate).clamp(0.1, 0.9);
-            (bad / (1.0 - bad)).ln()
-        } else if candidate > low && candidate < high {
-            let bad = (candidate - low) as f64 / (high - low) as f64;
-            (bad / (1.0 - bad)).ln()
-        } else {
-            0.0
-        };
-        prior + likelihood
-    }
-
-    /// Sign votes of block differences against G and against B: each adds
-    /// ±ln(p/(1 − p)) towards B's side or G's (see `side_log_odds`).
-    /// `None` before the endpoints are told apart. O(n).
-    fn votes(&self, versus_good: &[f64], versus_bad: &[f64]) -> Option<f64> {
-        let (Some(comparison), Some(agreement)) = (&self.comparison, self.side_agreement) else {
-            return None;
-        };
-        let shift = comparison.shift.estimate.ln_1p();
-        if !(shift.is_finite() && shift != 0.0) {
-            return None;
-        }
-        let weight = (agreement / (1.0 - agreement)).ln();
-        let vote = |centred: f64| {
-            let towards_bad = centred * shift.signum();
-            if towards_bad > 0.0 {
-                weight
-            } else if towards_bad < 0.0 {
-                -weight
-            } else {
-                0.0
-            }
-        };
-        Some(
-            versus_good
-                .iter()
-                .map(|difference| vote(difference - shift / 2.0))
-                .chain(
-                    versus_bad
-                        .iter()
-                        .map(|difference| vote(difference + shift / 2.0)),
-                )
-                .sum(),
-        )
-    }
-
-    /// `search-confirm` design: the posterior over the culprit's position
-    /// from every call (provisional ones at `search_error`, strict ones at
-    /// `step_error`). O(n + c).
-    fn culprit_posterior(&self) -> Vec<f64> {
-        posterior(self.last(), self.calls.iter().map(Call::evidence))
-    }
-
-    /// `search-confirm` design: the posterior probability that the commit
-    /// at `position` is like B, P(culprit ≤ position). O(n + c).
-    fn probability_bad(&self, position: usize) -> f64 {
-        self.culprit_posterior()[..=position].iter().sum()
-    }
-
-    /// Where X sits from G (0) to B (1) on the log scale: the medians of
-    /// its block differences against each endpoint, each turned into a
-    /// position with the endpoints' log shift, weighted by block counts.
-    /// 0.5 when nothing is known. O(n log n).
-    fn position_estimate(&self, candidate: usize) -> f64 {
-        let state = &self.commits[candidate];
-        let Some(comparison) = &self.comparison else {
-            return 0.5;
-        };
-        let shift = comparison.shift.estimate.ln_1p();
-        if !(shift.is_finite() && shift != 0.0) {
-            return 0.5;
-        }
-        let (from_good, from_bad) = (state.versus_good.len(), state.versus_bad.len());
-        if from_good + from_bad == 0 {
-            return 0.5;
-        }
-        let mut weighted = 0.0;
-        if from_good > 0 {
-            weighted += from_good as f64 * median(&state.versus_good) / shift;
-        }
-        if from_bad > 0 {
-            weighted += from_bad as f64 * (1.0 + median(&state.versus_bad) / shift);
-        }
-        weighted / (from_good + from_bad) as f64
-    }
-
-    /// Adds `values` of `position` to the open block if it is that
-    /// commit's turn (runs measured out of turn are kept as samples but
-    /// enter no block), and closes the block when every turn is full.
-    fn fill_block(&mut self, position: usize, values: &[f64]) {
-        let Some((turns, index, filled)) = self.plan() else {
-            return;
-        };
-        if turns[index] != position {
-            return;
-        }
-        let candidate = self.target().expect("a plan has a target");
-        if self.search_confirm() && self.commits[candidate].test.is_none() {
-            let (_, kind) = self.search_target().expect("a plan has a target");
-            self.start_test(candidate, kind);
-        }
-        let block = self.config.max_batch;
-        let open = match &mut self.open_block {
-            Some(open) if open.candidate == candidate && open.turns == turns => open,
-            slot => slot.insert(OpenBlock {
-                candidate,
-                values: vec![Vec::new(); turns.len()],
-                turns,
-            }),
-        };
-        let take = values.len().min(block - filled);
-        open.values[index].extend_from_slice(&values[..take]);
-        if open.values.iter().all(|values| values.len() == block) {
-            let open = self.open_block.take().expect("the block is open");
-            self.close_block(open);
-        }
-    }
-
-    /// Records the block differences of a full block and evaluates the
-    /// candidate's tests at any look they reached.
-    fn close_block(&mut self, open: OpenBlock) {
-        let mean_log = |values: &[f64]| {
-            values.iter().map(|value| value.ln()).sum::<f64>() / values.len() as f64
-        };
-        let candidate = open.candidate;
-        let index = open
-            .turns
-            .iter()
-            .position(|&turn| turn == candidate)
-            .expect("a block measures its candidate");
-        let own = mean_log(&open.values[index]);
-        let last = self.last();
-        let (mut good, mut bad) = (Vec::new(), Vec::new());
-        for (&turn, values) in open.turns.iter().zip(&open.values) {
-            if turn == 0 {
-                good.push(own - mean_log(values));
-            } else if turn == last {
-                bad.push(own - mean_log(values));
-            }
-        }
-        let state = &mut self.commits[candidate];
-        state.versus_good.extend(good);
-        state.versus_bad.extend(bad);
-        state.blocks += 1;
-        self.evaluate_grouped(candidate);
-        let state = &self.commits[candidate];
-        if state.class.is_none() && state.test == Some(TestKind::Search) {
-            self.evaluate_search(candidate);
-        }
-    }
-
-    /// `search-confirm` design: a search visit ends with a provisional
-    /// call when the search design's boundary (one-sided `search_error`
-    /// per comparison over its looks, on the commit's blocks) is crossed
-    /// with X's estimate on that side, or undecided after
-    /// `search_max_runs` runs of the visit. The strict test
-    /// (`evaluate_grouped`) runs on the same blocks first; a provisional
-    /// call never enters it.
-    fn evaluate_search(&mut self, candidate: usize) {
-        let Some(design) = self.search_design.clone() else {
-            return;
-        };
-        let state = &self.commits[candidate];
-        let exhausted = state.blocks - state.visit_start >= design.round_blocks;
-        let Some(looked) = self.look(
-            &design,
-            candidate,
-            state.search_good_looks_done,
-            state.search_bad_looks_done,
-        ) else {
-            return;
-        };
-        if !looked.advanced && !exhausted {
-            return;
-        }
-        let fraction = self.position_estimate(candidate);
-        let state = &mut self.commits[candidate];
-        state.search_good_looks_done = looked.good_done;
-        state.search_bad_looks_done = looked.bad_done;
-        if let Some(decision) = self.call(candidate, looked, fraction, false, exhausted) {
-            self.provisional = true;
-            self.record(candidate, decision);
-        }
-    }
-
-    /// Group-sequential looks: each comparison (X against G, X against B)
-    /// is a one-sided signed-rank test evaluated when its block count
-    /// reaches a look of the design, at that look's nominal level. X is
-    /// like-bad when the test against G rejects towards B, like-good when
-    /// the test against B rejects towards G, in either case only when X's
-    /// estimated position is also on that side (which can only make calls
-    /// rarer). Undecided when its round reaches the round's blocks.
-    fn evaluate_grouped(&mut self, candidate: usize) {
-        let Some(design) = self.design_of() else {
-            return;
-        };
-        let state = &self.commits[candidate];
-        if state.class.is_some() {
-            return;
-        }
-        let Some(looked) = self.look(
-            &design,
-            candidate,
-            state.good_looks_done,
-            state.bad_looks_done,
-        ) else {
-            return;
-        };
-        let Looked {
-            good_done,
-            bad_done,
-            advanced,
-            like_good,
-            like_bad,
-            ..
-        } = looked;
-        let round_blocks = state.blocks - state.round_block_start;
-        let exhausted = if self.search_confirm() {
-            // One test, its rounds pooled: undecided at its last look.
-            design
-                .looks
-                .last()
-                .is_some_and(|&last| state.blocks >= last)
-        } else {
-            round_blocks >= design.round_blocks
-        };
-        let fraction = self.position_estimate(candidate);
-        let state = &mut self.commits[candidate];
-        state.good_looks_done = good_done;
-        state.bad_looks_done = bad_done;
-        if !advanced && !exhausted {
-            return;
-        }
-        let intermediate = (INTERMEDIATE_LOW..=INTERMEDIATE_HIGH).contains(&fraction);
-        let partial = like_good && like_bad && intermediate;
-        // A call halfway between the endpoints waits until the other
-        // comparison has as many blocks: both rejecting is a partial change.
-        let other_behind = (like_bad && state.versus_bad.len() < state.versus_good.len())
-            || (like_good && state.versus_good.len() < state.versus_bad.len());
-        state.holding = intermediate && !partial && other_behind && !exhausted;
-        if state.holding {
-            return;
-        }
-        if let Some(decision) = self.call(candidate, looked, fraction, partial, exhausted) {
-            self.record(candidate, decision);
-        }
-    }
-
-    /// Both comparisons of `candidate` at the latest looks of `design`
-    /// their block counts reached (`good_before`, `bad_before`: the looks
-    /// already evaluated): each one's interval on that look's blocks (a
-    /// later block changes nothing until the next look) and whether it
-    /// rejects towards the other endpoint. `None` before the endpoints are
-    /// told apart. O(n² log n) per comparison.
-    fn look(
-        &self,
-        design: &CandidateDesign,
-        candidate: usize,
-        good_before: usize,
-        bad_before: usize,
-    ) -> Option<Looked> {
-        let direction = self.comparison.as_ref()?.direction;
-        let test = self.block_test.unwrap_or(BlockTest::SignedRank);
-        let state = &self.commits[candidate];
-        let advance = |count: usize, mut done: usize| {
-            while design.looks.get(done).is_some_and(|&look| look <= count) {
-                done += 1;
-            }
-            done
-        };
-        let good_done = advance(state.versus_good.len(), good_before);
-        let bad_done = advance(state.versus_bad.len(), bad_before);
-        let at_look = |differences: &[f64], done: usize| -> (Option<Shift>, f64) {
-            if done == 0 {
-                return (test.shift(differences, 0.95), 0.0);
-            }
-            let look = design.looks[done - 1];
-            let confidence = design.confidence[done - 1];
-            (test.shift(&differences[..look], confidence), confidence)
-        };
-        let (versus_good, good_confidence) = at_look(&state.versus_good, good_done);
-        let (versus_bad, bad_confidence) = at_look(&state.versus_bad, bad_done);
-        let rejects = |shift: Option<Shift>, towards_bad: bool| {
-            shift
-                .and_then(|shift| shift.interval)
-                .is_some_and(|interval| match (direction, towards_bad) {
-                    (Direction::Higher, true) | (Direction::Lower, false) => interval.low > 0.0,
-                    (Direction::Higher, false) | (Direction::Lower, true) => interval.high < 0.0,
-                })
-        };
-        Some(Looked {
-            good_done,
-            bad_done,
-            advanced: good_done > good_before || bad_done > bad_before,
-            like_bad: good_done > 0 && rejects(versus_good, true),
-            like_good: bad_done > 0 && rejects(versus_bad, false),
-            versus_good,
-            good_confidence,
-            versus_bad,
-            bad_confidence,
-        })
-    }
-
-    /// The decision a look makes, if any: like-good or like-bad when that
-    /// comparison rejects and X's estimated position is on that side,
-    /// undecided when `exhausted`.
-    fn call(
-        &self,
-        candidate: usize,
-        looked: Looked,
-        fraction: f64,
-        partial: bool,
-        exhausted: bool,
-    ) -> Option<Decision> {
-        let (class, confidence) = match (looked.like_good, looked.like_bad) {
-            (true, _) if fraction < 0.5 => (Class::Good, looked.bad_confidence),
-            (_, true) if fraction > 0.5 => (Class::Bad, looked.good_confidence),
-            _ if exhausted => (
-                Class::Undecided,
-                looked.good_confidence.max(looked.bad_confidence),
-            ),
-            _ => return None,
-        };
-        let state = &self.commits[candidate];
-        let block = self.config.max_batch;
-        Some(Decision {
-            class,
-            runs: state.samples.len(),
-            endpoint_runs: (
-                state.versus_good.len() * block,
-                state.versus_bad.len() * block,
-            ),
-            confidence,
-            versus_good: looked.versus_good,
-            versus_bad: looked.versus_bad,
-            fraction: Some(fraction),
-            partial,
-            reason: None,
-        })
-    }
-
-    fn record(&mut self, position: usize, decision: Decision) {
+    /// Records a decision as a step. `provisional`: a search call of the
+    /// `search-confirm` design (which does its own bookkeeping first).
+    pub(crate) fn record(&mut self, position: usize, decision: Decision, provisional: bool) {
         let total_runs = self.total_runs();
         self.settled_at = self.clock;
-        let search_confirm = self.search_confirm();
         let state = &mut self.commits[position];
         state.class = Some(decision.class);
         state.decision = Some(decision.clone());
-        state.test = None;
-        let provisional = search_confirm && self.provisional;
-        if search_confirm && decision.class != Class::Skipped {
-            let error = if provisional {
-                if decision.class == Class::Undecided {
-                    state.search_undecided += 1;
-                }
-                // Weighted as wrong with probability half the search
-                // test's error: in the simulation (tests/simulation.rs)
-                // fewer runs than the full error (more probes) and than a
-                // quarter (slower to recover from a wrong call).
-                self.config.search_error / 2.0
-            } else {
-                state.confirmed = Some(decision.class);
-                self.config.step_error
-            };
-            if matches!(decision.class, Class::Good | Class::Bad) {
-                self.calls.push(Call {
-                    position,
-                    bad: decision.class == Class::Bad,
-                    error,
-                });
-            }
-        }
-        self.provisional = false;
         self.steps.push(Step {
             commit: self.order[position].clone(),
             position,
@@ -2094,8 +990,8 @@ impl Bisection {
         });
     }
 
-    fn outcome(&self) -> Outcome {
-        let (low, high) = self.bounds();
+    pub(crate) fn outcome(&self, design: &dyn Design) -> Outcome {
+        let (low, high) = self.bounds(design);
         let culprit = if high - low == 1 {
             Culprit::Single(self.order[high].clone())
         } else {
@@ -2111,7 +1007,7 @@ impl Bisection {
             culprit,
             last_good: self.order[low].clone(),
             first_bad: self.order[high].clone(),
-            conflicts: self.conflicts(),
+            conflicts: self.conflicts(design),
             partial: self
                 .order
                 .iter()
@@ -2132,17 +1028,11 @@ impl Bisection {
     }
 }
 
-/// Two-sided confidence of each candidate look's interval: each side's
-/// error is `step_error` split over every look of every round (Bonferroni).
-fn look_confidence(config: &Config, looks_per_round: usize) -> f64 {
-    1.0 - 2.0 * config.step_error / (looks_per_round * (config.retests + 1)) as f64
-}
-
 /// Looks counted in complete blocks of `block` runs, from `first_runs` to
 /// `last_runs`, with the first look raised to the fewest blocks at which a
 /// signed-rank interval at the per-look level exists; `error` is the
 /// two-sided error split over all `rounds × looks` looks.
-fn looks_in_blocks(
+pub(crate) fn looks_in_blocks(
     first_runs: usize,
     last_runs: usize,
     block: usize,
@@ -2165,7 +1055,7 @@ fn looks_in_blocks(
 
 /// The median of a non-empty sample (mean of the middle two for even n).
 /// O(n log n).
-fn median(values: &[f64]) -> f64 {
+pub(crate) fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     let middle = sorted.len() / 2;

@@ -11,7 +11,8 @@
 //! algorithm (Horstein 1963; Ben-Or & Hassidim 2008; Waeber, Frazier &
 //! Henderson 2013, who show its geometric convergence). A wrong
 //! provisional call is not final: the calls after it move the mass back.
-//! The answer never rests on a provisional call (see `bisection.rs`).
+//! The answer never rests on a provisional call (see
+//! `bisection/search_confirm.rs`).
 //! Must not: do I/O, or use randomness.
 
 use serde::{Deserialize, Serialize};
