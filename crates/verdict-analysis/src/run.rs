@@ -18,6 +18,7 @@ use verdict_model::{
 use verdict_stats::paired::block_pairs;
 use verdict_stats::summary::{Summary, summarize};
 
+use crate::error::AnalysisError;
 use crate::samples::SampleTable;
 
 pub const REPORT_SCHEMA: &str = "verdict.report/v1";
@@ -418,7 +419,7 @@ impl RunReport {
         samples: &[Sample],
         environment: &Environment,
         options: &RunReportOptions,
-    ) -> Result<RunReport, String> {
+    ) -> Result<RunReport, AnalysisError> {
         Self::build_from(
             run,
             experiment,
@@ -437,7 +438,7 @@ impl RunReport {
         table: &SampleTable,
         environment: &Environment,
         options: &RunReportOptions,
-    ) -> Result<RunReport, String> {
+    ) -> Result<RunReport, AnalysisError> {
         let available = table.metrics();
         let metric = find_metric(
             available,
@@ -507,7 +508,7 @@ impl RunReport {
         let rows = cell_rows(&cells, table, metric, &values, &summaries);
         let (comparisons, comparisons_error) = match comparisons {
             Ok(comparisons) => (comparisons, None),
-            Err(error) => (None, Some(error)),
+            Err(error) => (None, Some(error.to_string())),
         };
         let compared_values = compared_values_of(experiment, &cells, &values);
         let metric_verdicts = metric_verdicts_of(experiment, &cells, table, metric, options);
@@ -569,19 +570,13 @@ impl RunReport {
 }
 
 /// The metric called `name` among those the run has.
-fn find_metric<'a>(available: &'a [Available], name: &str) -> Result<&'a Available, String> {
+fn find_metric<'a>(available: &'a [Available], name: &str) -> Result<&'a Available, AnalysisError> {
     available
         .iter()
         .find(|metric| metric.name == name)
-        .ok_or_else(|| {
-            format!(
-                "the run has no metric `{name}`; it has: {}",
-                available
-                    .iter()
-                    .map(|metric| metric.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+        .ok_or_else(|| AnalysisError::UnknownMetric {
+            name: name.to_string(),
+            available: available.iter().map(|metric| metric.name.clone()).collect(),
         })
 }
 
@@ -689,7 +684,7 @@ fn metric_verdicts_of(
             let (comparisons, error) =
                 match comparisons_of(experiment, cells, table, other, &values, options) {
                     Ok(comparisons) => (comparisons, None),
-                    Err(error) => (None, Some(error)),
+                    Err(error) => (None, Some(error.to_string())),
                 };
             MetricVerdicts {
                 metric: other.name.clone(),
@@ -709,7 +704,7 @@ fn comparisons_of(
     metric: &Available,
     values: &[Vec<f64>],
     options: &RunReportOptions,
-) -> Result<Option<CompareReport>, String> {
+) -> Result<Option<CompareReport>, verdict_stats::StatsError> {
     let better = crate::compare::better_of(metric.direction);
     let declared_threshold = experiment
         .metrics

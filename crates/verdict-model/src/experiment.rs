@@ -435,6 +435,14 @@ pub enum ModelError {
     Invalid { location: String, message: String },
 }
 
+impl ModelError {
+    /// The exit class this error ends a command with: the experiment file
+    /// is the user's input, whether it cannot be read or does not validate.
+    pub fn exit_class(&self) -> crate::ExitClass {
+        crate::ExitClass::Input
+    }
+}
+
 /// The first item equal to an earlier one, found with a hash set: O(n)
 /// hashes and, between distinct items, comparisons only on hash
 /// collisions (a scan of the items so far made loading 10^5 levels take a

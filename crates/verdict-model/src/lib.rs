@@ -26,7 +26,7 @@ pub use adaptive::{AdaptiveRecord, ComparisonState, ComparisonStatus};
 pub use boot::{
     Accelerator, BootPlan, CmdlineMode, HostBoot, LevelBoot, OnBootFailure, Verify, VmSpec,
 };
-pub use boot_file::{level_boot, parse_boot_file};
+pub use boot_file::{LevelBootError, level_boot, parse_boot_file};
 pub use environment::Environment;
 pub use exit::ExitClass;
 pub use experiment::{
