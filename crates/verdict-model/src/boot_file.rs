@@ -4,8 +4,8 @@
 //! `boot` is, errors at `file:line:col`. Must not read the file (the
 //! caller passes its text) or resolve its paths.
 
+use crate::ExitClass;
 use crate::boot::LevelBoot;
-use crate::exit::ExitClass;
 use crate::experiment::{ModelError, located};
 use serde::Deserialize;
 use toml::Spanned;

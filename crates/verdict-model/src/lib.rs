@@ -4,13 +4,13 @@
 //! and the adaptive state a run records. Serde types with validation
 //! and no other behaviour: no processes, no database, no statistics (it
 //! re-exports the vocabulary it shares with its neighbours: verdict-parse's
-//! `Extractor` and `Direction`, verdict-stats' `Analysis`).
+//! `Extractor` and `Direction`, verdict-stats' `Analysis`, verdict-exit's
+//! `ExitClass`).
 
 pub mod adaptive;
 pub mod boot;
 pub mod boot_file;
 pub mod environment;
-pub mod exit;
 pub mod experiment;
 pub mod kernel_build;
 pub mod metric;
@@ -28,7 +28,6 @@ pub use boot::{
 };
 pub use boot_file::{LevelBootError, level_boot, parse_boot_file};
 pub use environment::Environment;
-pub use exit::ExitClass;
 pub use experiment::{
     Analysis, Cell, CommandSpec, ComparisonSpec, Experiment, Factor, Level, ModelError, Order,
     Sampling, SamplingMode,
@@ -44,3 +43,4 @@ pub use provenance::{BuildProvenance, CpuFeature, CpuIdentity};
 pub use sample::{Failure, RunId, RunStatus, Sample};
 pub use stored::{BootStatus, RunKind, UnknownSpelling};
 pub use target::{BootHostSettings, HostGroupSettings, ReconnectTimeout, SshSettings, TargetSpec};
+pub use verdict_exit::ExitClass;
