@@ -13,7 +13,7 @@
 //! The figures come from verdict-stats (`boot_spread`, `compare_boots`).
 //! Pure: stored boots and samples in, the section's model out; must not
 //! read files or the store. verdict-report renders it.
-use crate::compare::{ComparisonInput, SamplingUnit, better_of, comparisons_if_any};
+use crate::compare::{ComparisonInput, SamplingUnit, comparisons_if_any};
 use crate::run::{RunReport, RunReportOptions, comparison_label};
 use crate::samples::SampleTable;
 use schemars::JsonSchema;
@@ -476,7 +476,7 @@ fn boot_comparisons(
             (!baseline.is_empty() && !candidate.is_empty()).then(|| ComparisonInput {
                 name,
                 unit: metric.unit.clone(),
-                better: better_of(metric.direction),
+                better: metric.direction,
                 threshold,
                 power: experiment.sampling.power,
                 baseline,

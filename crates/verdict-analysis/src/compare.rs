@@ -13,15 +13,6 @@ use verdict_stats::verdict::{CompareSettings, Comparison, compare};
 
 pub const COMPARE_SCHEMA: &str = "verdict.compare/v1";
 
-/// Which side of a metric is good, from its declared direction: the one
-/// mapping from `verdict_model::Direction` to `verdict_stats` `Better`.
-pub const fn better_of(direction: verdict_model::Direction) -> Better {
-    match direction {
-        verdict_model::Direction::HigherIsBetter => Better::Higher,
-        verdict_model::Direction::LowerIsBetter => Better::Lower,
-    }
-}
-
 /// One side of a comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SideSummary {

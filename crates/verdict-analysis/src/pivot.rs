@@ -299,7 +299,7 @@ impl<'e> Axes<'e> {
             baseline_level,
             row_factors,
             metric,
-            better: crate::compare::better_of(metric.direction),
+            better: metric.direction,
             threshold: options
                 .threshold
                 .or(metric.threshold)

@@ -12,9 +12,7 @@ use rayon::prelude::*;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use verdict_model::{
-    Analysis, Builtin, ComparisonSpec, Direction, Environment, Experiment, Sample,
-};
+use verdict_model::{Analysis, Better, Builtin, ComparisonSpec, Environment, Experiment, Sample};
 use verdict_stats::paired::block_pairs;
 use verdict_stats::summary::{Summary, summarize};
 
@@ -283,7 +281,7 @@ pub fn cell_values(samples: &[Sample], cells: usize, metric: &str) -> Vec<Vec<f6
 pub(crate) struct Available {
     pub(crate) name: String,
     pub(crate) unit: String,
-    pub(crate) direction: Direction,
+    pub(crate) direction: Better,
     /// Read from the sample's own fields (an undeclared built-in).
     pub(crate) builtin: Option<Builtin>,
 }
@@ -320,7 +318,7 @@ pub(crate) fn available_metrics(experiment: &Experiment) -> Vec<Available> {
             available.push(Available {
                 name: name.to_string(),
                 unit: unit.to_string(),
-                direction: Direction::LowerIsBetter,
+                direction: Better::Lower,
                 builtin: Some(builtin),
             });
         }
@@ -328,16 +326,12 @@ pub(crate) fn available_metrics(experiment: &Experiment) -> Vec<Available> {
     available
 }
 
-fn better_name(direction: Direction) -> &'static str {
-    crate::compare::better_of(direction).as_str()
-}
-
 /// A metric's column without its cells.
 fn metric_column_header(metric: &Available) -> MetricColumn {
     MetricColumn {
         name: metric.name.clone(),
         unit: metric.unit.clone(),
-        better: better_name(metric.direction).to_string(),
+        better: metric.direction.as_str().to_string(),
         source: if metric.builtin.is_some() {
             "builtin"
         } else {
@@ -524,7 +518,7 @@ impl RunReport {
             metric: MetricInfo {
                 name: metric.name.clone(),
                 unit: metric.unit.clone(),
-                better: better_name(metric.direction).to_string(),
+                better: metric.direction.as_str().to_string(),
             },
             environment: environment_lines(environment),
             cells: rows,
@@ -689,7 +683,7 @@ fn metric_verdicts_of(
             MetricVerdicts {
                 metric: other.name.clone(),
                 unit: other.unit.clone(),
-                better: better_name(other.direction).to_string(),
+                better: other.direction.as_str().to_string(),
                 comparisons,
                 error,
             }
@@ -705,7 +699,7 @@ fn comparisons_of(
     values: &[Vec<f64>],
     options: &RunReportOptions,
 ) -> Result<Option<CompareReport>, verdict_stats::StatsError> {
-    let better = crate::compare::better_of(metric.direction);
+    let better = metric.direction;
     let declared_threshold = experiment
         .metrics
         .iter()

@@ -4,7 +4,7 @@
 //! experiment itself.
 
 use crate::boot::{LevelBoot, OnBootFailure, Verify, VmSpec};
-use crate::metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
+use crate::metric::{Better, Builtin, Extractor, MetricSource, MetricSpec, Stream};
 use crate::profile::{Monitors, ProfileSpec};
 use crate::shell_guard;
 use crate::target::TargetSpec;
@@ -1683,8 +1683,8 @@ impl RawMetric {
                     "metric `{name}` needs `direction` = \"higher\" or \"lower\" (which is better?)"
                 )
             })?,
-            Some("higher") => Direction::HigherIsBetter,
-            Some("lower") => Direction::LowerIsBetter,
+            Some("higher") => Better::Higher,
+            Some("lower") => Better::Lower,
             Some(other) => {
                 return Err(format!(
                     "metric `{name}`: `direction` = \"{other}\"; expected \"higher\" or \"lower\""

@@ -4,7 +4,7 @@
 //! and the adaptive state a run records. Serde types with validation
 //! and no other behaviour: no processes, no database, no statistics (it
 //! re-exports the vocabulary it shares with its neighbours: verdict-parse's
-//! `Extractor` and `Direction`, verdict-stats' `Analysis`, verdict-exit's
+//! `Extractor`, verdict-stats' `Analysis` and `Better`, verdict-exit's
 //! `ExitClass`).
 
 pub mod adaptive;
@@ -36,7 +36,7 @@ pub use kernel_build::{
     AppliedPatch, BuildFailure, BuildSpec, BuildStep, ConfigBase, Fragment, KernelBuild,
     KernelBuildRecord, KernelBuildStatus,
 };
-pub use metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
+pub use metric::{Better, Builtin, Extractor, MetricSource, MetricSpec, Stream};
 pub use placement::Placement;
 pub use profile::{CallGraph, Monitors, ProfileRecord, ProfileSpec, SampleDetails};
 pub use provenance::{BuildProvenance, CpuFeature, CpuIdentity};
