@@ -409,3 +409,22 @@ pub fn comparison_table(report: &CompareReport) -> String {
 pub fn forest_legend() -> String {
     "<p class=\"legend note\"><span><span class=\"swatch\" style=\"background: var(--band)\"></span>threshold band (practically zero)</span><span class=\"verdict regression\">regression</span> <span class=\"verdict improvement\">improvement</span> <span class=\"verdict equivalent\">equivalent</span> <span class=\"verdict inconclusive\">inconclusive</span><span>square: Hodges-Lehmann delta; bar: its interval</span></p>\n".to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A comparison's verdict is coloured by the class of its own name, as
+    /// the pages always were.
+    #[test]
+    fn a_verdict_has_the_class_of_its_name() {
+        for verdict in [
+            Verdict::Regression,
+            Verdict::Improvement,
+            Verdict::Equivalent,
+            Verdict::Inconclusive,
+        ] {
+            assert_eq!(VerdictClass::from(verdict).css(), verdict.as_str());
+        }
+    }
+}
