@@ -13,7 +13,7 @@
 //! The figures come from verdict-stats (`boot_spread`, `compare_boots`).
 //! Pure: stored boots and samples in, the section's model out; must not
 //! read files or the store. verdict-report renders it.
-use crate::compare::{ComparisonInput, SamplingUnit, better_of, comparisons_if_any};
+use crate::compare::{ComparisonInput, SamplingUnit, comparisons_if_any};
 use crate::run::{RunReport, RunReportOptions, comparison_label};
 use crate::samples::SampleTable;
 use schemars::JsonSchema;
@@ -334,7 +334,7 @@ impl RunReport {
             }
             Err(error) => {
                 self.comparisons = None;
-                self.comparisons_error = Some(error);
+                self.comparisons_error = Some(error.to_string());
             }
         }
         for verdicts in &mut self.metric_verdicts {
@@ -349,7 +349,7 @@ impl RunReport {
             (verdicts.comparisons, verdicts.error) =
                 match boot_comparisons(experiment, &values, other, options) {
                     Ok(comparisons) => (comparisons, None),
-                    Err(error) => (None, Some(error)),
+                    Err(error) => (None, Some(error.to_string())),
                 };
         }
         let kernel_builds = self
@@ -414,7 +414,7 @@ fn boot_comparisons(
     per_cell: &[BTreeMap<u32, Vec<f64>>],
     metric: &crate::run::Available,
     options: &RunReportOptions,
-) -> Result<Option<crate::compare::CompareReport>, String> {
+) -> Result<Option<crate::compare::CompareReport>, verdict_stats::StatsError> {
     let cells = experiment.cells();
     let boot_factors: Vec<String> = experiment
         .boot_factors()
@@ -476,7 +476,7 @@ fn boot_comparisons(
             (!baseline.is_empty() && !candidate.is_empty()).then(|| ComparisonInput {
                 name,
                 unit: metric.unit.clone(),
-                better: better_of(metric.direction),
+                better: metric.direction,
                 threshold,
                 power: experiment.sampling.power,
                 baseline,

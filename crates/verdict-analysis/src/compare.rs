@@ -13,15 +13,6 @@ use verdict_stats::verdict::{CompareSettings, Comparison, compare};
 
 pub const COMPARE_SCHEMA: &str = "verdict.compare/v1";
 
-/// Which side of a metric is good, from its declared direction: the one
-/// mapping from `verdict_model::Direction` to `verdict_stats` `Better`.
-pub const fn better_of(direction: verdict_model::Direction) -> Better {
-    match direction {
-        verdict_model::Direction::HigherIsBetter => Better::Higher,
-        verdict_model::Direction::LowerIsBetter => Better::Lower,
-    }
-}
-
 /// One side of a comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SideSummary {
@@ -311,34 +302,30 @@ impl CompareReport {
 }
 
 /// [`paired_comparison_rows`] for a table that may have nothing to
-/// compare: `None` when `inputs` is empty, errors as text.
+/// compare: `None` when `inputs` is empty.
 pub fn paired_comparisons_if_any(
     inputs: &[ComparisonInput],
     dropped: &[usize],
     alpha: f64,
     adjust: bool,
-) -> Result<Option<CompareReport>, String> {
+) -> Result<Option<CompareReport>, verdict_stats::StatsError> {
     if inputs.is_empty() {
         return Ok(None);
     }
-    paired_comparison_rows(inputs, dropped, alpha, adjust)
-        .map(Some)
-        .map_err(|error| error.to_string())
+    paired_comparison_rows(inputs, dropped, alpha, adjust).map(Some)
 }
 
 /// [`comparison_rows`] for a table that may have nothing to compare:
-/// `None` when `inputs` is empty, errors as text.
+/// `None` when `inputs` is empty.
 pub fn comparisons_if_any(
     inputs: &[ComparisonInput],
     alpha: f64,
     adjust: bool,
-) -> Result<Option<CompareReport>, String> {
+) -> Result<Option<CompareReport>, verdict_stats::StatsError> {
     if inputs.is_empty() {
         return Ok(None);
     }
-    comparison_rows(inputs, alpha, adjust)
-        .map(Some)
-        .map_err(|error| error.to_string())
+    comparison_rows(inputs, alpha, adjust).map(Some)
 }
 
 fn side(summary: &verdict_stats::summary::Summary) -> SideSummary {

@@ -21,6 +21,7 @@ pub use verdict_stats::fdr::FdrMethod;
 use verdict_stats::fdr::{adjust, selected_confidence};
 use verdict_stats::verdict::Scale;
 
+use crate::error::AnalysisError;
 use crate::explain_rows::{AnalysisUnit, HostTest, HostValues, SideValues, combine, test_host};
 use crate::flame::{FlameNode, flame_graph};
 use crate::run::{available_metrics, comparison_label};
@@ -257,9 +258,9 @@ impl ExplainReport {
         experiment: &Experiment,
         hosts: &[ExplainHost<'_>],
         options: &ExplainOptions,
-    ) -> Result<ExplainReport, String> {
+    ) -> Result<ExplainReport, AnalysisError> {
         if !(options.q > 0.0 && options.q < 1.0) {
-            return Err(format!("--q {} is not a rate between 0 and 1", options.q));
+            return Err(AnalysisError::FalseDiscoveryRate { q: options.q });
         }
         let metric = experiment.primary_metric();
         let unit = available_metrics(experiment)
@@ -315,10 +316,10 @@ impl ExplainReport {
         if let Some(wanted) = &options.comparison
             && comparisons.is_empty()
         {
-            return Err(format!(
-                "the run has no comparison named `{wanted}`; its comparisons: {}",
-                experiment_comparison_names(experiment, &boot_factors).join("; ")
-            ));
+            return Err(AnalysisError::UnknownComparison {
+                wanted: wanted.clone(),
+                comparisons: experiment_comparison_names(experiment, &boot_factors),
+            });
         }
         Ok(ExplainReport {
             schema: EXPLAIN_SCHEMA,
@@ -1026,7 +1027,8 @@ mod tests {
                 ..ExplainOptions::default()
             },
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             error.contains("its comparisons: level=more vs base"),
             "{error}"

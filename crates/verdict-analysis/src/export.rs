@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use verdict_model::{Environment, Experiment, Sample};
 
-use crate::compare::{Better, better_of};
+use crate::compare::Better;
 
 /// The schema of an export.
 pub const EXPORT_SCHEMA: &str = "verdict.export/v1";
@@ -171,7 +171,7 @@ impl RunExport {
                 });
                 ExportMetric {
                     unit: declared.map(|metric| metric.unit.clone()),
-                    better: declared.map(|metric| better_of(metric.direction)),
+                    better: declared.map(|metric| metric.direction),
                     name,
                 }
             })

@@ -11,6 +11,7 @@
 pub mod bisect_log;
 pub mod boots;
 pub mod compare;
+mod error;
 pub mod explain;
 mod explain_rows;
 pub mod export;
@@ -30,6 +31,7 @@ pub mod sources;
 pub mod work;
 
 pub use compare::{CompareReport, ComparisonRow, SideSummary, comparison_rows};
+pub use error::AnalysisError;
 pub use explain::{ExplainOptions, ExplainReport};
 pub use explain_rows::{AnalysisUnit, HostTest};
 pub use run::{CellRow, FailureRow, LeftoverRow, MissingRow, RunReport};

@@ -12,6 +12,7 @@ use serde::Serialize;
 use verdict_model::{Cell, Experiment, Factor, MetricSpec, Sample};
 use verdict_stats::verdict::Better;
 
+use crate::error::AnalysisError;
 use crate::samples::SampleTable;
 use verdict_stats::bootstrap::{FourCells, ratio_difference};
 use verdict_stats::summary::summarize;
@@ -107,7 +108,7 @@ impl PivotReport {
         experiment: &Experiment,
         samples: &[Sample],
         options: &PivotOptions,
-    ) -> Result<PivotReport, String> {
+    ) -> Result<PivotReport, AnalysisError> {
         Self::build_from(
             run,
             experiment,
@@ -124,7 +125,7 @@ impl PivotReport {
         experiment: &Experiment,
         table: &SampleTable,
         options: &PivotOptions,
-    ) -> Result<PivotReport, String> {
+    ) -> Result<PivotReport, AnalysisError> {
         let axes = Axes::of(experiment, options)?;
         let grid = Grid::new(experiment, &axes, table.cell_values(&axes.metric.name));
         let (mut inputs, owners) = grid.delta_inputs(experiment, &axes);
@@ -242,7 +243,10 @@ struct Axes<'e> {
 }
 
 impl<'e> Axes<'e> {
-    fn of(experiment: &'e Experiment, options: &'e PivotOptions) -> Result<Axes<'e>, String> {
+    fn of(
+        experiment: &'e Experiment,
+        options: &'e PivotOptions,
+    ) -> Result<Axes<'e>, AnalysisError> {
         let factor_names: Vec<&str> = experiment
             .factors
             .iter()
@@ -262,11 +266,11 @@ impl<'e> Axes<'e> {
                 (0..factor_names.len())
                     .rev()
                     .find(|index| Some(*index) != row && Some(*index) != ratio_index)
-                    .ok_or("a pivot needs a column factor (--cols); the run has too few factors")?
+                    .ok_or(AnalysisError::NoColumnFactor)?
             }
         };
         if ratio_index == Some(column) {
-            return Err("--ratio must name a row factor, not the column factor".to_string());
+            return Err(AnalysisError::RatioOnColumns);
         }
         let baseline_level = baseline_level(&experiment.factors[column], options)?;
         let mut row_factors: Vec<usize> = (0..factor_names.len())
@@ -275,7 +279,7 @@ impl<'e> Axes<'e> {
         if let Some(rows) = &options.rows {
             let first = known(rows)?;
             if first == column {
-                return Err("--rows and --cols name the same factor".to_string());
+                return Err(AnalysisError::SameRowsAndColumns);
             }
             row_factors.retain(|index| *index != first);
             row_factors.insert(0, first);
@@ -286,7 +290,7 @@ impl<'e> Axes<'e> {
                 .metrics
                 .iter()
                 .find(|metric| &metric.name == name)
-                .ok_or_else(|| format!("the run has no metric `{name}`"))?,
+                .ok_or_else(|| AnalysisError::UndeclaredMetric { name: name.clone() })?,
         };
         Ok(Axes {
             factor_names,
@@ -295,7 +299,7 @@ impl<'e> Axes<'e> {
             baseline_level,
             row_factors,
             metric,
-            better: crate::compare::better_of(metric.direction),
+            better: metric.direction,
             threshold: options
                 .threshold
                 .or(metric.threshold)
@@ -304,15 +308,16 @@ impl<'e> Axes<'e> {
     }
 }
 
-fn factor_index(factor_names: &[&str], name: &str) -> Result<usize, String> {
+fn factor_index(factor_names: &[&str], name: &str) -> Result<usize, AnalysisError> {
     factor_names
         .iter()
         .position(|factor| *factor == name)
-        .ok_or_else(|| {
-            format!(
-                "the run has no factor `{name}`; it has: {}",
-                factor_names.join(", ")
-            )
+        .ok_or_else(|| AnalysisError::UnknownFactor {
+            name: name.to_string(),
+            factors: factor_names
+                .iter()
+                .map(|factor| factor.to_string())
+                .collect(),
         })
 }
 
@@ -322,13 +327,13 @@ fn ratio_factor(
     experiment: &Experiment,
     factor_names: &[&str],
     spec: &RatioSpec,
-) -> Result<usize, String> {
+) -> Result<usize, AnalysisError> {
     let factor = &spec.factor;
     let index = factor_index(factor_names, factor)?;
     if !experiment.factors[index].compare {
-        return Err(format!(
-            "--ratio: factor `{factor}` has compare = false in the experiment; its levels are not compared"
-        ));
+        return Err(AnalysisError::RatioNotCompared {
+            factor: factor.clone(),
+        });
     }
     for level in [&spec.numerator, &spec.denominator] {
         if !experiment.factors[index]
@@ -336,7 +341,10 @@ fn ratio_factor(
             .iter()
             .any(|candidate| &candidate.value == level)
         {
-            return Err(format!("--ratio: factor `{factor}` has no level `{level}`"));
+            return Err(AnalysisError::RatioLevel {
+                factor: factor.clone(),
+                level: level.clone(),
+            });
         }
     }
     Ok(index)
@@ -344,24 +352,27 @@ fn ratio_factor(
 
 /// The column factor's baseline level: `--baseline FACTOR=LEVEL`, else
 /// the experiment's.
-fn baseline_level(column_factor: &Factor, options: &PivotOptions) -> Result<usize, String> {
+fn baseline_level(column_factor: &Factor, options: &PivotOptions) -> Result<usize, AnalysisError> {
     let Some(text) = &options.baseline else {
         return Ok(column_factor.baseline);
     };
     let (factor, level) = text
         .split_once('=')
-        .ok_or_else(|| format!("--baseline `{text}`: expected FACTOR=LEVEL"))?;
+        .ok_or_else(|| AnalysisError::BaselineSyntax { text: text.clone() })?;
     if factor != column_factor.name {
-        return Err(format!(
-            "--baseline names `{factor}` but the columns are `{}`",
-            column_factor.name
-        ));
+        return Err(AnalysisError::BaselineFactor {
+            factor: factor.to_string(),
+            columns: column_factor.name.clone(),
+        });
     }
     column_factor
         .levels
         .iter()
         .position(|candidate| candidate.value == level)
-        .ok_or_else(|| format!("--baseline: factor `{factor}` has no level `{level}`"))
+        .ok_or_else(|| AnalysisError::BaselineLevel {
+            factor: factor.to_string(),
+            level: level.to_string(),
+        })
 }
 
 /// The table's rows (every combination of the row factors' levels) and
@@ -492,7 +503,7 @@ impl Grid {
         &self,
         experiment: &Experiment,
         axes: &Axes,
-    ) -> Result<Vec<(usize, usize, usize)>, String> {
+    ) -> Result<Vec<(usize, usize, usize)>, AnalysisError> {
         let Some((factor, spec)) = axes.ratio else {
             return Ok(Vec::new());
         };
@@ -506,10 +517,7 @@ impl Grid {
             .iter()
             .any(|index| experiment.factors[*index].levels.len() > 1)
         {
-            return Err(
-                "--ratio needs the row factors other than the ratio factor to have one level each"
-                    .to_string(),
-            );
+            return Err(AnalysisError::RatioRowLevels);
         }
         let fixed_others: Vec<(usize, String)> = others
             .iter()

@@ -12,12 +12,11 @@ use rayon::prelude::*;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use verdict_model::{
-    Analysis, Builtin, ComparisonSpec, Direction, Environment, Experiment, Sample,
-};
+use verdict_model::{Analysis, Better, Builtin, ComparisonSpec, Environment, Experiment, Sample};
 use verdict_stats::paired::block_pairs;
 use verdict_stats::summary::{Summary, summarize};
 
+use crate::error::AnalysisError;
 use crate::samples::SampleTable;
 
 pub const REPORT_SCHEMA: &str = "verdict.report/v1";
@@ -282,7 +281,7 @@ pub fn cell_values(samples: &[Sample], cells: usize, metric: &str) -> Vec<Vec<f6
 pub(crate) struct Available {
     pub(crate) name: String,
     pub(crate) unit: String,
-    pub(crate) direction: Direction,
+    pub(crate) direction: Better,
     /// Read from the sample's own fields (an undeclared built-in).
     pub(crate) builtin: Option<Builtin>,
 }
@@ -319,7 +318,7 @@ pub(crate) fn available_metrics(experiment: &Experiment) -> Vec<Available> {
             available.push(Available {
                 name: name.to_string(),
                 unit: unit.to_string(),
-                direction: Direction::LowerIsBetter,
+                direction: Better::Lower,
                 builtin: Some(builtin),
             });
         }
@@ -327,16 +326,12 @@ pub(crate) fn available_metrics(experiment: &Experiment) -> Vec<Available> {
     available
 }
 
-fn better_name(direction: Direction) -> &'static str {
-    crate::compare::better_of(direction).as_str()
-}
-
 /// A metric's column without its cells.
 fn metric_column_header(metric: &Available) -> MetricColumn {
     MetricColumn {
         name: metric.name.clone(),
         unit: metric.unit.clone(),
-        better: better_name(metric.direction).to_string(),
+        better: metric.direction.as_str().to_string(),
         source: if metric.builtin.is_some() {
             "builtin"
         } else {
@@ -418,7 +413,7 @@ impl RunReport {
         samples: &[Sample],
         environment: &Environment,
         options: &RunReportOptions,
-    ) -> Result<RunReport, String> {
+    ) -> Result<RunReport, AnalysisError> {
         Self::build_from(
             run,
             experiment,
@@ -437,7 +432,7 @@ impl RunReport {
         table: &SampleTable,
         environment: &Environment,
         options: &RunReportOptions,
-    ) -> Result<RunReport, String> {
+    ) -> Result<RunReport, AnalysisError> {
         let available = table.metrics();
         let metric = find_metric(
             available,
@@ -507,7 +502,7 @@ impl RunReport {
         let rows = cell_rows(&cells, table, metric, &values, &summaries);
         let (comparisons, comparisons_error) = match comparisons {
             Ok(comparisons) => (comparisons, None),
-            Err(error) => (None, Some(error)),
+            Err(error) => (None, Some(error.to_string())),
         };
         let compared_values = compared_values_of(experiment, &cells, &values);
         let metric_verdicts = metric_verdicts_of(experiment, &cells, table, metric, options);
@@ -523,7 +518,7 @@ impl RunReport {
             metric: MetricInfo {
                 name: metric.name.clone(),
                 unit: metric.unit.clone(),
-                better: better_name(metric.direction).to_string(),
+                better: metric.direction.as_str().to_string(),
             },
             environment: environment_lines(environment),
             cells: rows,
@@ -569,19 +564,13 @@ impl RunReport {
 }
 
 /// The metric called `name` among those the run has.
-fn find_metric<'a>(available: &'a [Available], name: &str) -> Result<&'a Available, String> {
+fn find_metric<'a>(available: &'a [Available], name: &str) -> Result<&'a Available, AnalysisError> {
     available
         .iter()
         .find(|metric| metric.name == name)
-        .ok_or_else(|| {
-            format!(
-                "the run has no metric `{name}`; it has: {}",
-                available
-                    .iter()
-                    .map(|metric| metric.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+        .ok_or_else(|| AnalysisError::UnknownMetric {
+            name: name.to_string(),
+            available: available.iter().map(|metric| metric.name.clone()).collect(),
         })
 }
 
@@ -689,12 +678,12 @@ fn metric_verdicts_of(
             let (comparisons, error) =
                 match comparisons_of(experiment, cells, table, other, &values, options) {
                     Ok(comparisons) => (comparisons, None),
-                    Err(error) => (None, Some(error)),
+                    Err(error) => (None, Some(error.to_string())),
                 };
             MetricVerdicts {
                 metric: other.name.clone(),
                 unit: other.unit.clone(),
-                better: better_name(other.direction).to_string(),
+                better: other.direction.as_str().to_string(),
                 comparisons,
                 error,
             }
@@ -709,8 +698,8 @@ fn comparisons_of(
     metric: &Available,
     values: &[Vec<f64>],
     options: &RunReportOptions,
-) -> Result<Option<CompareReport>, String> {
-    let better = crate::compare::better_of(metric.direction);
+) -> Result<Option<CompareReport>, verdict_stats::StatsError> {
+    let better = metric.direction;
     let declared_threshold = experiment
         .metrics
         .iter()

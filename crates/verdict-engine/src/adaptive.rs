@@ -8,9 +8,9 @@
 //! design, which ends each comparison at the information its threshold
 //! needs, estimated from the data (docs/statistics.md).
 
-use verdict_model::{ComparisonSpec, Direction, Experiment, Sample, SamplingMode};
+use verdict_model::{ComparisonSpec, Experiment, Sample, SamplingMode};
 use verdict_stats::sequential::{
-    Better, InformationDesign, InformationSettings, LookOutcome, LookState, SequentialDesign,
+    InformationDesign, InformationSettings, LookOutcome, LookState, SequentialDesign,
     SequentialError, SequentialSettings,
 };
 
@@ -44,10 +44,7 @@ impl AdaptivePlan {
         };
         let comparisons = experiment.comparisons();
         let primary = experiment.primary_metric();
-        let better = match primary.direction {
-            Direction::HigherIsBetter => Better::Higher,
-            Direction::LowerIsBetter => Better::Lower,
-        };
+        let better = primary.direction;
         let threshold = primary.threshold.unwrap_or(experiment.sampling.threshold);
         let alpha = experiment.sampling.alpha / comparisons.len().max(1) as f64;
         let design = match max {

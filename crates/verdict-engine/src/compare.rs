@@ -12,9 +12,9 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use verdict_analysis::compare::{ComparisonInput, better_of};
+use verdict_analysis::compare::ComparisonInput;
 use verdict_analysis::sources::{Source, SourceKind};
-use verdict_model::{Direction, Experiment, MetricSpec, RunId};
+use verdict_model::{Better, Experiment, MetricSpec, RunId};
 use verdict_store::{RunRecord, Selection, Store};
 
 use crate::error::CommandError;
@@ -41,7 +41,7 @@ pub struct Series {
     pub name: String,
     pub unit: String,
     /// Which way is better, when the source says.
-    pub direction: Option<Direction>,
+    pub direction: Option<Better>,
     /// The stored metric's threshold (stored selections only).
     pub threshold: Option<f64>,
     pub values: Vec<f64>,
@@ -318,10 +318,10 @@ fn pooled_definition(
     Ok((metric, threshold))
 }
 
-fn direction_words(direction: Direction) -> &'static str {
+fn direction_words(direction: Better) -> &'static str {
     match direction {
-        Direction::HigherIsBetter => "higher is better",
-        Direction::LowerIsBetter => "lower is better",
+        Better::Higher => "higher is better",
+        Better::Lower => "lower is better",
     }
 }
 
@@ -352,7 +352,7 @@ fn newest_run_with_cell(
 pub struct Pair {
     pub name: String,
     pub unit: String,
-    pub direction: Direction,
+    pub direction: Better,
     pub threshold: f64,
     pub baseline: Series,
     pub candidate: Series,
@@ -364,7 +364,7 @@ impl Pair {
         ComparisonInput {
             name: self.name.clone(),
             unit: self.unit.clone(),
-            better: better_of(self.direction),
+            better: self.direction,
             threshold: self.threshold,
             power: verdict_stats::plan::DEFAULT_POWER,
             baseline: self.baseline.values.clone(),
@@ -408,7 +408,7 @@ pub struct Pairing {
 pub fn pair(
     [baseline, candidate]: [&[Series]; 2],
     [base_spec, cand_spec]: [&str; 2],
-    default_direction: Direction,
+    default_direction: Better,
     threshold: Option<f64>,
 ) -> Result<Pairing, CommandError> {
     let mut matched: Vec<(String, &Series, &Series)> = Vec::new();
@@ -774,7 +774,7 @@ mod tests {
                 &[series("b", "ns", &[1.0, 2.0])],
             ],
             ["old", "new"],
-            Direction::LowerIsBetter,
+            Better::Lower,
             None,
         )
         .unwrap();
@@ -786,12 +786,12 @@ mod tests {
                 &[series("a", "ns", &[3.0, 4.0]), series("d", "ns", &[1.0])],
             ],
             ["old", "new"],
-            Direction::HigherIsBetter,
+            Better::Higher,
             Some(0.05),
         )
         .unwrap();
         assert_eq!(named.pairs.len(), 1);
-        assert_eq!(named.pairs[0].direction, Direction::HigherIsBetter);
+        assert_eq!(named.pairs[0].direction, Better::Higher);
         assert_eq!(named.pairs[0].threshold, 0.05);
         assert_eq!(
             named.notes,
@@ -810,7 +810,7 @@ mod tests {
                 &[series("a", "ms", &[1.0, 2.0])],
             ],
             ["old", "new"],
-            Direction::LowerIsBetter,
+            Better::Lower,
             None,
         );
         assert!(
@@ -825,14 +825,14 @@ mod tests {
                 &[series("a", "ns", &[1.0])],
             ],
             ["old", "new"],
-            Direction::LowerIsBetter,
+            Better::Lower,
             None,
         );
         assert!(single.is_ok(), "{single:?}");
         let empty = pair(
             [&[series("a", "ns", &[1.0, 2.0])], &[series("a", "ns", &[])]],
             ["old", "new"],
-            Direction::LowerIsBetter,
+            Better::Lower,
             None,
         );
         assert!(
@@ -851,7 +851,7 @@ mod tests {
                 ],
             ],
             ["old", "new"],
-            Direction::LowerIsBetter,
+            Better::Lower,
             None,
         );
         assert!(

@@ -93,7 +93,7 @@ pub fn explain(
             boot_of: host.boot_of.clone(),
         })
         .collect();
-    ExplainReport::build(&experiment, &views, options).map_err(CommandError::Input)
+    ExplainReport::build(&experiment, &views, options).map_err(CommandError::input)
 }
 
 /// `candidate` (a run of one cell) against `baseline` (another): their
@@ -160,7 +160,7 @@ pub fn explain_against(
         details: &details,
         boot_of: BTreeMap::new(),
     };
-    ExplainReport::build(&paired, &[host], options).map_err(CommandError::Input)
+    ExplainReport::build(&paired, &[host], options).map_err(CommandError::input)
 }
 
 /// The runs of bisection `bisect` that measured `culprit` and `good` last

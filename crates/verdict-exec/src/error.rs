@@ -6,6 +6,7 @@
 
 use std::io;
 use std::path::PathBuf;
+use verdict_exit::ExitClass;
 
 /// Why [`Target::run`](crate::Target::run) returned no outcome.
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +70,26 @@ pub enum ExecError {
     Unscripted { program: String },
 }
 
+impl ExecError {
+    /// The exit class this error ends a command with: a command the user
+    /// named that cannot start is input; Ctrl-C is an interruption; a
+    /// host, a boot or the operating system failing is internal.
+    pub fn exit_class(&self) -> ExitClass {
+        match self {
+            ExecError::Spawn { .. }
+            | ExecError::WorkingDirectory { .. }
+            | ExecError::EmptyCommand => ExitClass::Input,
+            ExecError::Cancelled => ExitClass::Interrupted,
+            ExecError::Io { .. }
+            | ExecError::ConnectionLost { .. }
+            | ExecError::HostDown { .. }
+            | ExecError::Target { .. }
+            | ExecError::BootFailed { .. }
+            | ExecError::Unscripted { .. } => ExitClass::Internal,
+        }
+    }
+}
+
 /// `No such file or directory` rather than std's
 /// `No such file or directory (os error 2)`: the number helps nobody.
 fn io_message(error: &io::Error) -> String {
@@ -106,5 +127,16 @@ mod tests {
             source: io::Error::other("strange"),
         };
         assert_eq!(error.to_string(), "wait for `x`: strange");
+    }
+
+    #[test]
+    fn the_class_says_whose_failure_it_is() {
+        assert_eq!(ExecError::EmptyCommand.exit_class(), ExitClass::Input);
+        assert_eq!(ExecError::Cancelled.exit_class(), ExitClass::Interrupted);
+        let lost = ExecError::HostDown {
+            host: "h".into(),
+            message: "gone".into(),
+        };
+        assert_eq!(lost.exit_class(), ExitClass::Internal);
     }
 }

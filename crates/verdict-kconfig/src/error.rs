@@ -3,6 +3,7 @@
 //! terminals happens here.
 
 use std::path::PathBuf;
+use verdict_exit::ExitClass;
 
 /// Everything that can go wrong while reading configs or Kconfig trees.
 #[derive(Debug, thiserror::Error)]
@@ -81,4 +82,27 @@ pub enum KconfigError {
         error: Box<KconfigError>,
         suggestions: String,
     },
+}
+
+impl KconfigError {
+    /// The exit class this error ends a command with: every one is about
+    /// what the user named (a tree, a config, a symbol, a request), and a
+    /// file of theirs that cannot be read is theirs to fix.
+    pub fn exit_class(&self) -> ExitClass {
+        match self {
+            KconfigError::Parse { .. }
+            | KconfigError::MissingSource { .. }
+            | KconfigError::Read { .. }
+            | KconfigError::ReadConfig { .. }
+            | KconfigError::EmptyConfig { .. }
+            | KconfigError::NoKconfig { .. }
+            | KconfigError::Decompress { .. }
+            | KconfigError::ConfigLine { .. }
+            | KconfigError::Pattern { .. }
+            | KconfigError::UnknownSymbol { .. }
+            | KconfigError::NotInTree { .. }
+            | KconfigError::Request { .. }
+            | KconfigError::Suggested { .. } => ExitClass::Input,
+        }
+    }
 }

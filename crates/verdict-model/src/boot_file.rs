@@ -4,6 +4,7 @@
 //! `boot` is, errors at `file:line:col`. Must not read the file (the
 //! caller passes its text) or resolve its paths.
 
+use crate::ExitClass;
 use crate::boot::LevelBoot;
 use crate::experiment::{ModelError, located};
 use serde::Deserialize;
@@ -15,6 +16,23 @@ struct RawBootFile {
     boot: Spanned<toml::Value>,
 }
 
+/// Why a level's boot given by its parts is not valid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LevelBootError {
+    /// A part breaks a rule of a level's `boot` table; the message names
+    /// the key (`boot.cmdline`).
+    #[error("{message}")]
+    Invalid { message: String },
+}
+
+impl LevelBootError {
+    /// The exit class this error ends a command with: the parts are the
+    /// user's flags.
+    pub fn exit_class(&self) -> ExitClass {
+        ExitClass::Input
+    }
+}
+
 /// A level's boot from its parts (`verdict bisect --boot-kernel`,
 /// `--boot-initrd`, `--boot-cmdline`), validated as the file's `boot`
 /// table is; the error names the key (`boot.cmdline`).
@@ -22,7 +40,7 @@ pub fn level_boot(
     kernel: Option<&std::path::Path>,
     initrd: Option<&std::path::Path>,
     cmdline: &str,
-) -> Result<LevelBoot, String> {
+) -> Result<LevelBoot, LevelBootError> {
     let mut table = toml::map::Map::new();
     table.insert("cmdline".to_string(), toml::Value::from(cmdline));
     for (key, path) in [("kernel", kernel), ("initrd", initrd)] {
@@ -34,6 +52,7 @@ pub fn level_boot(
         }
     }
     crate::boot::boot_from(toml::Value::Table(table))
+        .map_err(|message| LevelBootError::Invalid { message })
 }
 
 /// The `boot` table of `text` (the file `origin`).
@@ -94,6 +113,7 @@ mod tests {
         assert!(
             level_boot(None, None, "verdict.boot=1")
                 .unwrap_err()
+                .to_string()
                 .contains("boot.cmdline")
         );
     }

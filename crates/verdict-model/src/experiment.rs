@@ -4,7 +4,7 @@
 //! experiment itself.
 
 use crate::boot::{LevelBoot, OnBootFailure, Verify, VmSpec};
-use crate::metric::{Builtin, Direction, Extractor, MetricSource, MetricSpec, Stream};
+use crate::metric::{Better, Builtin, Extractor, MetricSource, MetricSpec, Stream};
 use crate::profile::{Monitors, ProfileSpec};
 use crate::shell_guard;
 use crate::target::TargetSpec;
@@ -433,6 +433,14 @@ pub enum ModelError {
     /// `file:line:col: message`.
     #[error("{location}: {message}")]
     Invalid { location: String, message: String },
+}
+
+impl ModelError {
+    /// The exit class this error ends a command with: the experiment file
+    /// is the user's input, whether it cannot be read or does not validate.
+    pub fn exit_class(&self) -> crate::ExitClass {
+        crate::ExitClass::Input
+    }
 }
 
 /// The first item equal to an earlier one, found with a hash set: O(n)
@@ -1675,8 +1683,8 @@ impl RawMetric {
                     "metric `{name}` needs `direction` = \"higher\" or \"lower\" (which is better?)"
                 )
             })?,
-            Some("higher") => Direction::HigherIsBetter,
-            Some("lower") => Direction::LowerIsBetter,
+            Some("higher") => Better::Higher,
+            Some("lower") => Better::Lower,
             Some(other) => {
                 return Err(format!(
                     "metric `{name}`: `direction` = \"{other}\"; expected \"higher\" or \"lower\""

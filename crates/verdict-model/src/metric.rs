@@ -3,7 +3,8 @@
 //! their defaults) live in verdict-parse.
 
 use serde::{Deserialize, Serialize};
-pub use verdict_parse::{Direction, Extractor, Stream};
+pub use verdict_parse::{Extractor, Stream};
+pub use verdict_stats::verdict::Better;
 
 /// A value verdict measures itself, from the iteration's process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,9 +56,9 @@ pub enum MetricSource {
 }
 
 impl MetricSource {
-    pub(crate) fn default_direction(&self) -> Option<Direction> {
+    pub(crate) fn default_direction(&self) -> Option<Better> {
         match self {
-            Self::Builtin(_) => Some(Direction::LowerIsBetter),
+            Self::Builtin(_) => Some(Better::Lower),
             Self::Parsed(extractor) => extractor.default_direction(),
         }
     }
@@ -78,11 +79,50 @@ pub struct MetricSpec {
     pub name: String,
     pub source: MetricSource,
     pub stream: Stream,
-    pub direction: Direction,
+    // Stored experiments spell it `higher_is_better`/`lower_is_better`.
+    #[serde(with = "stored_better")]
+    #[cfg_attr(feature = "schema", schemars(with = "stored_better::StoredBetter"))]
+    pub direction: Better,
     pub unit: String,
     /// Practical threshold for this metric (fraction); falls back to the
     /// experiment's.
     pub threshold: Option<f64>,
+}
+
+/// `MetricSpec::direction` as every stored experiment spells it (the
+/// store's runs, bisections, work): `higher_is_better`, `lower_is_better`.
+/// The reports spell [`Better`] `higher`, `lower`; both are one type.
+mod stored_better {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use verdict_stats::verdict::Better;
+
+    #[derive(Serialize, Deserialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+    #[serde(rename = "Direction", rename_all = "snake_case")]
+    pub(super) enum StoredBetter {
+        HigherIsBetter,
+        LowerIsBetter,
+    }
+
+    pub(super) fn serialize<S: Serializer>(
+        better: &Better,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match better {
+            Better::Higher => StoredBetter::HigherIsBetter,
+            Better::Lower => StoredBetter::LowerIsBetter,
+        }
+        .serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Better, D::Error> {
+        Ok(match StoredBetter::deserialize(deserializer)? {
+            StoredBetter::HigherIsBetter => Better::Higher,
+            StoredBetter::LowerIsBetter => Better::Lower,
+        })
+    }
 }
 
 impl MetricSpec {
@@ -92,9 +132,27 @@ impl MetricSpec {
             name: "wall".to_string(),
             source: MetricSource::Builtin(Builtin::Wall),
             stream: Stream::Output,
-            direction: Direction::LowerIsBetter,
+            direction: Better::Lower,
             unit: "s".to_string(),
             threshold: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stored experiments keep the spelling every verdict version wrote.
+    #[test]
+    fn a_stored_direction_keeps_its_spelling() {
+        let mut metric = MetricSpec::wall();
+        let json = serde_json::to_value(&metric).unwrap();
+        assert_eq!(json["direction"], "lower_is_better");
+        metric.direction = Better::Higher;
+        let json = serde_json::to_string(&metric).unwrap();
+        assert!(json.contains(r#""direction":"higher_is_better""#), "{json}");
+        let back: MetricSpec = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.direction, Better::Higher);
     }
 }

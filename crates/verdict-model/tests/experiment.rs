@@ -2,7 +2,7 @@
 //! with file:line:col, the key and what was expected.
 
 use verdict_model::{
-    Analysis, Builtin, CommandSpec, Direction, Experiment, MetricSource, Order, SamplingMode,
+    Analysis, Better, Builtin, CommandSpec, Experiment, MetricSource, Order, SamplingMode,
 };
 
 fn error_of(text: &str) -> String {
@@ -28,10 +28,7 @@ iterations = 15
         experiment.primary_metric().source,
         MetricSource::Builtin(Builtin::Wall)
     );
-    assert_eq!(
-        experiment.primary_metric().direction,
-        Direction::LowerIsBetter
-    );
+    assert_eq!(experiment.primary_metric().direction, Better::Lower);
     let cells = experiment.cells();
     assert_eq!(cells.len(), 2);
     assert_eq!(cells[1].label(), "level=9");
@@ -148,10 +145,7 @@ cooldown = 0.5
     );
     let preempt = experiment.factor("preempt").unwrap();
     assert!(preempt.levels[0].setup.is_some() && preempt.levels[1].setup.is_none());
-    assert_eq!(
-        experiment.primary_metric().direction,
-        Direction::HigherIsBetter
-    );
+    assert_eq!(experiment.primary_metric().direction, Better::Higher);
     assert_eq!(
         experiment.sampling.mode,
         SamplingMode::Adaptive { min: 5, max: 40 }
@@ -346,7 +340,7 @@ fn metric_sources_are_the_extractor_kinds_and_the_older_spellings() {
     }
     // stress-ng's default field and its defaults, from the extractor.
     let stress = metric_of("source = \"stress-ng\"\nstressor = \"kill\"\n");
-    assert_eq!(stress.direction, Direction::HigherIsBetter);
+    assert_eq!(stress.direction, Better::Higher);
     assert_eq!(stress.unit, "bogo-ops/s");
     // Keys every file could write stay ignored where the source does not
     // read them (a regex metric with a `field`, a wall metric with `event`).
@@ -371,11 +365,11 @@ fn an_extractor_variant_is_a_metric_source_without_model_changes() {
             unit: "ns/op".to_string(),
         })
     );
-    assert_eq!(metric.direction, Direction::LowerIsBetter);
+    assert_eq!(metric.direction, Better::Lower);
     assert_eq!(metric.unit, "ns/op");
     let rate =
         metric_of("source = \"go-benchmark\"\nbenchmark = \"BenchmarkCopy\"\nunit = \"MB/s\"\n");
-    assert_eq!(rate.direction, Direction::HigherIsBetter);
+    assert_eq!(rate.direction, Better::Higher);
 }
 
 #[test]

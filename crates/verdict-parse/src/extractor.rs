@@ -4,6 +4,7 @@
 //! that extracts from a file (stress-ng `--yaml`) passes the file's bytes.
 
 use serde::{Deserialize, Serialize};
+use verdict_stats::verdict::Better;
 
 use crate::error::ParseError;
 use crate::json_path::{json_path_value, parse_json_path};
@@ -77,15 +78,6 @@ pub enum Extractor {
 /// The stress-ng field read when a metric names none.
 fn default_stress_ng_field() -> String {
     "bogo-ops-per-second-real-time".to_string()
-}
-
-/// Which way is better for a metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    HigherIsBetter,
-    LowerIsBetter,
 }
 
 /// Where a metric's text is read from: the stream an extractor reads by
@@ -166,16 +158,16 @@ impl Extractor {
     /// Which way is better when the metric does not say: lower for times
     /// and counters, higher for stress-ng rates (lower for its `*-time`
     /// fields); `None` where only the user knows (regex, JSON, numbers).
-    pub fn default_direction(&self) -> Option<Direction> {
+    pub fn default_direction(&self) -> Option<Better> {
         match self {
             Extractor::TimeVerbose { .. }
             | Extractor::TimePosix { .. }
-            | Extractor::PerfStat { .. } => Some(Direction::LowerIsBetter),
+            | Extractor::PerfStat { .. } => Some(Better::Lower),
             Extractor::StressNg { field, .. } | Extractor::StressNgYaml { field, .. } => {
                 Some(if field.contains("time") && !field.contains("per-second") {
-                    Direction::LowerIsBetter
+                    Better::Lower
                 } else {
-                    Direction::HigherIsBetter
+                    Better::Higher
                 })
             }
             Extractor::GoBenchmark { unit, .. } => Some(go_unit_direction(unit)),
@@ -275,10 +267,10 @@ pub fn extract_from(
 /// benchstat's convention for a Go benchmark unit: rates (`/s`, `MB/s`)
 /// are better higher, everything else (`ns/op`, `B/op`, `allocs/op`,
 /// `sec/op`) lower.
-pub fn go_unit_direction(unit: &str) -> Direction {
+pub fn go_unit_direction(unit: &str) -> Better {
     if unit.ends_with("/s") {
-        Direction::HigherIsBetter
+        Better::Higher
     } else {
-        Direction::LowerIsBetter
+        Better::Lower
     }
 }

@@ -8,10 +8,11 @@
 //! anything about the values.
 
 use crate::error::ParseError;
-use crate::extractor::{Direction, go_unit_direction};
+use crate::extractor::go_unit_direction;
 use crate::number::plain_numbers;
 use crate::samples::{csv_column, go_benchmark_series, go_benchmarks, hyperfine_json};
 use crate::stress_ng::stress_ng_yaml;
+use verdict_stats::verdict::Better;
 
 /// One series of values read from a file.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,7 +20,7 @@ pub struct ImportedSeries {
     pub name: String,
     pub unit: String,
     /// `None` when the format does not say (a CSV column, plain numbers).
-    pub direction: Option<Direction>,
+    pub direction: Option<Better>,
     pub values: Vec<f64>,
 }
 
@@ -62,7 +63,7 @@ pub fn import(
                     result.command
                 },
                 unit: "s".to_string(),
-                direction: Some(Direction::LowerIsBetter),
+                direction: Some(Better::Lower),
                 values: result.times,
             })
             .collect());
@@ -86,7 +87,7 @@ pub fn import(
                     None => series.push(ImportedSeries {
                         name,
                         unit: "bogo-ops/s".to_string(),
-                        direction: Some(Direction::HigherIsBetter),
+                        direction: Some(Better::Higher),
                         values: vec![value],
                     }),
                 }
@@ -122,7 +123,7 @@ mod tests {
         let hyperfine = r#"{"results": [{"command": "sleep 0.1", "times": [0.1, 0.11]}]}"#;
         let series = import("base.json", hyperfine, None).unwrap();
         assert_eq!(series[0].name, "sleep 0.1");
-        assert_eq!(series[0].direction, Some(Direction::LowerIsBetter));
+        assert_eq!(series[0].direction, Some(Better::Lower));
         assert_eq!(series[0].values, vec![0.1, 0.11]);
 
         let go = "BenchmarkSort-8 \t 100 \t 1200 ns/op \t 80 MB/s\n";
@@ -132,10 +133,10 @@ mod tests {
             .map(|series| (series.name.as_str(), series.direction))
             .collect();
         assert!(
-            names.contains(&("Sort-8 ns/op", Some(Direction::LowerIsBetter))),
+            names.contains(&("Sort-8 ns/op", Some(Better::Lower))),
             "{names:?}"
         );
-        assert!(names.contains(&("Sort-8 MB/s", Some(Direction::HigherIsBetter))));
+        assert!(names.contains(&("Sort-8 MB/s", Some(Better::Higher))));
 
         let series = import("plain.txt", "1.5\n# note\n2.5\n", None).unwrap();
         assert_eq!(

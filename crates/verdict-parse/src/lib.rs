@@ -14,7 +14,8 @@
 //! calls [`import`] for a results file.
 //!
 //! This crate must not do I/O, read the clock, or depend on other verdict
-//! crates; tests alone read fixture files.
+//! crates but verdict-stats (whose `Better` says which way a metric is
+//! better, a word the reports share); tests alone read fixture files.
 
 mod error;
 mod extractor;
@@ -30,7 +31,7 @@ mod stress_ng;
 mod time;
 
 pub use error::ParseError;
-pub use extractor::{Direction, Extractor, Stream, extract, extract_from, go_unit_direction};
+pub use extractor::{Extractor, Stream, extract, extract_from, go_unit_direction};
 pub use import::{ImportedSeries, import};
 pub use json_path::{JsonPathStep, json_path_value, parse_json_path};
 pub use number::{parse_number, plain_numbers};

@@ -318,7 +318,7 @@ pub(crate) fn log_json(
 
 /// `wall [s] (lower is better)`: the metric a bisection decides on.
 pub(crate) fn metric_words(metric: &verdict_model::MetricSpec) -> String {
-    let better = verdict_report::compare::better_of(metric.direction).as_str();
+    let better = metric.direction.as_str();
     if metric.unit.is_empty() || metric.unit == metric.name {
         format!("{} ({better} is better)", metric.name)
     } else {

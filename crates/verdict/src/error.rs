@@ -27,6 +27,18 @@ impl CliError {
         Self::Internal(message.to_string())
     }
 
+    /// An error of `class` (a library error's `exit_class()`) saying
+    /// `message`; a class no error has (success, a finding, skip) is
+    /// internal.
+    pub(crate) fn of_class(class: ExitClass, message: impl fmt::Display) -> Self {
+        let message = message.to_string();
+        match class {
+            ExitClass::Interrupted => Self::Interrupted(message),
+            ExitClass::Input => Self::Input(message),
+            _ => Self::Internal(message),
+        }
+    }
+
     /// The class the command ends with; its code is the process's exit
     /// status.
     pub(crate) fn exit_class(&self) -> ExitClass {
@@ -53,13 +65,7 @@ impl std::error::Error for CliError {}
 /// The engine's command errors keep their class and their message.
 impl From<verdict_engine::CommandError> for CliError {
     fn from(error: verdict_engine::CommandError) -> Self {
-        let class = error.exit_class();
-        let message = error.to_string();
-        match class {
-            ExitClass::Interrupted => Self::Interrupted(message),
-            ExitClass::Input => Self::Input(message),
-            _ => Self::Internal(message),
-        }
+        Self::of_class(error.exit_class(), error)
     }
 }
 

@@ -201,7 +201,9 @@ pub(crate) fn connect_hosts(
     });
     let mut targets = Vec::new();
     for result in results {
-        targets.push(result.map_err(crate::error::CliError::input)?);
+        targets.push(
+            result.map_err(|error| crate::error::CliError::of_class(error.exit_class(), error))?,
+        );
     }
     Ok(targets)
 }

@@ -6,7 +6,7 @@
 //! Must not: decide anything (classes, decisions and the culprit come from
 //! the stored bisection) or emit unescaped user text (subjects are).
 
-use super::page::{self, Cell, Page};
+use super::page::{self, Cell, Page, VerdictClass};
 use super::svg::{self, ForestRow};
 use crate::format;
 
@@ -47,11 +47,11 @@ pub struct BisectLog {
     pub result: Option<String>,
 }
 
-fn class_verdict(class: Option<&str>) -> &'static str {
+fn class_verdict(class: Option<&str>) -> VerdictClass {
     match class {
-        Some("bad") => "regression",
-        Some("good") => "equivalent",
-        _ => "inconclusive",
+        Some("bad") => VerdictClass::Regression,
+        Some("good") => VerdictClass::Equivalent,
+        _ => VerdictClass::Inconclusive,
     }
 }
 
@@ -114,7 +114,7 @@ pub fn render_bisect_log(log: &BisectLog) -> String {
                     Cell::Number(change_text(commit.versus_good.as_ref())),
                     Cell::Number(change_text(commit.versus_bad.as_ref())),
                     Cell::Verdict {
-                        class: class_verdict(commit.class.as_deref()).to_string(),
+                        class: class_verdict(commit.class.as_deref()),
                         text: class,
                     },
                     Cell::Text(if commit.culprit {
@@ -162,6 +162,7 @@ pub fn render_bisect_log(log: &BisectLog) -> String {
                     .class
                     .clone()
                     .unwrap_or_else(|| "measuring".to_string()),
+                class: class_verdict(commit.class.as_deref()),
                 note: commit.culprit.then(|| "culprit".to_string()),
             })
         })

@@ -6,7 +6,7 @@
 //! unescaped text (environment strings and evidence come from the machine).
 
 use super::CellSeries;
-use super::page::{self, Cell, EnvironmentColumn, Page};
+use super::page::{self, Cell, EnvironmentColumn, Page, VerdictClass};
 use super::run::{Pictures, cell_pictures};
 
 /// One check as the doctor reported it.
@@ -35,11 +35,11 @@ pub struct DoctorPage {
     pub probe_seconds: Vec<f64>,
 }
 
-fn status_class(status: &str) -> &'static str {
+fn status_class(status: &str) -> VerdictClass {
     match status {
-        "ok" => "improvement",
-        "warn" => "regression",
-        _ => "inconclusive",
+        "ok" => VerdictClass::Improvement,
+        "warn" => VerdictClass::Regression,
+        _ => VerdictClass::Inconclusive,
     }
 }
 
@@ -60,7 +60,7 @@ pub fn render_doctor(doctor: &DoctorPage) -> String {
                 vec![
                     Cell::Text(check.id.clone()),
                     Cell::Verdict {
-                        class: status_class(&check.status).to_string(),
+                        class: status_class(&check.status),
                         text: check.status.clone(),
                     },
                     Cell::Text(check.finding.clone()),

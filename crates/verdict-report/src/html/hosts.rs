@@ -7,7 +7,7 @@
 //! Must not: compute verdicts of its own (the combinations come from
 //! verdict-analysis), or emit a quoted value unescaped.
 
-use super::page::{self, Cell, EnvironmentColumn, Page};
+use super::page::{self, Cell, EnvironmentColumn, Page, VerdictClass};
 use super::svg::{self, ForestRow};
 use crate::hosts::{AcrossHosts, HostComparisons, HostRun, combine_hosts, host_comparisons};
 
@@ -86,7 +86,7 @@ fn combined(
                             .join(", "),
                     ),
                     Cell::Verdict {
-                        class: class_of(combination.combined).to_string(),
+                        class: class_of(combination.combined),
                         text: combination.combined.as_str().to_string(),
                     },
                     Cell::Number(change(combination)),
@@ -126,7 +126,8 @@ fn combined(
                 low: shift.interval.map(|interval| interval.low),
                 high: shift.interval.map(|interval| interval.high),
                 threshold: threshold(&combination.name),
-                verdict: class_of(combination.combined).to_string(),
+                verdict: class_of(combination.combined).css().to_string(),
+                class: class_of(combination.combined),
                 note: Some(combination.combined.as_str().to_string()),
             })
         })
@@ -144,10 +145,10 @@ fn combined(
 
 /// The colour of a combined result: worse as a regression, better as an
 /// improvement, no consistent change as inconclusive.
-fn class_of(combined: AcrossHosts) -> &'static str {
+fn class_of(combined: AcrossHosts) -> VerdictClass {
     match combined {
-        AcrossHosts::Worse => "regression",
-        AcrossHosts::Better => "improvement",
-        AcrossHosts::NoConsistentChange => "inconclusive",
+        AcrossHosts::Worse => VerdictClass::Regression,
+        AcrossHosts::Better => VerdictClass::Improvement,
+        AcrossHosts::NoConsistentChange => VerdictClass::Inconclusive,
     }
 }

@@ -7,7 +7,9 @@
 //! scripts or sibling files) or emit unescaped user text.
 
 use super::escape;
-use crate::compare::{CompareReport, delta_with_interval, median_with_spread, verdict_text};
+use crate::compare::{
+    CompareReport, Verdict, delta_with_interval, median_with_spread, verdict_text,
+};
 use crate::format;
 use std::fmt::Write as _;
 
@@ -157,7 +159,7 @@ pub enum Cell {
     /// Right-aligned number-like text.
     Number(String),
     /// A verdict: its class colours it, the text says it.
-    Verdict { class: String, text: String },
+    Verdict { class: VerdictClass, text: String },
     /// Preformatted text (output tails).
     Pre(String),
 }
@@ -193,7 +195,7 @@ pub fn table(header: &[&str], rows: &[(Vec<Cell>, Option<&str>)], class: &str) -
                     let _ = write!(
                         output,
                         "<td class=\"text\"><span class=\"verdict {}\">{}</span></td>",
-                        verdict_class(class),
+                        class.css(),
                         escape::text(text)
                     );
                 }
@@ -212,14 +214,42 @@ pub fn table(header: &[&str], rows: &[(Vec<Cell>, Option<&str>)], class: &str) -
     output
 }
 
-/// The CSS class of a verdict word (unknown words are `inconclusive`).
-pub fn verdict_class(verdict: &str) -> &'static str {
-    match verdict {
-        "regression" => "regression",
-        "improvement" => "improvement",
-        "equivalent" => "equivalent",
-        "changed" => "changed",
-        _ => "inconclusive",
+/// How a page colours a verdict: the CSS class of a verdict cell or a
+/// forest-plot row. Every page builds it from a typed word (a comparison's
+/// [`Verdict`], a change across hosts, a bisection's class, a doctor
+/// check), never from the text it shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerdictClass {
+    Regression,
+    Improvement,
+    Equivalent,
+    /// A pivot's ratio changed (it has no good side).
+    Changed,
+    Inconclusive,
+}
+
+impl VerdictClass {
+    /// The CSS class (the page's style colours each).
+    pub const fn css(self) -> &'static str {
+        match self {
+            VerdictClass::Regression => "regression",
+            VerdictClass::Improvement => "improvement",
+            VerdictClass::Equivalent => "equivalent",
+            VerdictClass::Changed => "changed",
+            VerdictClass::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// A comparison's verdict is coloured as itself.
+impl From<Verdict> for VerdictClass {
+    fn from(verdict: Verdict) -> Self {
+        match verdict {
+            Verdict::Regression => VerdictClass::Regression,
+            Verdict::Improvement => VerdictClass::Improvement,
+            Verdict::Equivalent => VerdictClass::Equivalent,
+            Verdict::Inconclusive => VerdictClass::Inconclusive,
+        }
     }
 }
 
@@ -351,7 +381,7 @@ pub fn comparison_table(report: &CompareReport) -> String {
                     }),
                     Cell::Number(format!("{}+{}", row.baseline.n, row.candidate.n)),
                     Cell::Verdict {
-                        class: row.verdict.to_string(),
+                        class: row.verdict.into(),
                         text: verdict_text(row),
                     },
                 ],
@@ -378,4 +408,23 @@ pub fn comparison_table(report: &CompareReport) -> String {
 /// The legend under a forest plot, in words.
 pub fn forest_legend() -> String {
     "<p class=\"legend note\"><span><span class=\"swatch\" style=\"background: var(--band)\"></span>threshold band (practically zero)</span><span class=\"verdict regression\">regression</span> <span class=\"verdict improvement\">improvement</span> <span class=\"verdict equivalent\">equivalent</span> <span class=\"verdict inconclusive\">inconclusive</span><span>square: Hodges-Lehmann delta; bar: its interval</span></p>\n".to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A comparison's verdict is coloured by the class of its own name, as
+    /// the pages always were.
+    #[test]
+    fn a_verdict_has_the_class_of_its_name() {
+        for verdict in [
+            Verdict::Regression,
+            Verdict::Improvement,
+            Verdict::Equivalent,
+            Verdict::Inconclusive,
+        ] {
+            assert_eq!(VerdictClass::from(verdict).css(), verdict.as_str());
+        }
+    }
 }

@@ -6,7 +6,7 @@
 //! Must not: compute verdicts of its own: every verdict, interval and word
 //! comes from the report model the text report renders.
 
-use super::page::{self, Cell, EnvironmentColumn, Page};
+use super::page::{self, Cell, EnvironmentColumn, Page, VerdictClass};
 use super::svg::{self, CellPoints, ForestRow};
 use super::{CellSeries, subsample_note};
 use crate::compare::{CompareReport, ComparisonRow, delta_with_interval, median_with_spread};
@@ -52,6 +52,7 @@ pub(super) fn forest_rows(rows: &[ComparisonRow]) -> Vec<ForestRow> {
             high: row.delta_ci_high,
             threshold: row.threshold,
             verdict: row.verdict.to_string(),
+            class: row.verdict.into(),
             note: None,
         })
         .collect()
@@ -410,7 +411,7 @@ fn pivot_table(pivot: &PivotReport) -> String {
                 Some(delta) => {
                     cells.push(Cell::Number(delta_with_interval(delta)));
                     cells.push(Cell::Verdict {
-                        class: delta.verdict.to_string(),
+                        class: delta.verdict.into(),
                         text: crate::compare::verdict_text(delta),
                     });
                 }
@@ -448,7 +449,11 @@ fn pivot_table(pivot: &PivotReport) -> String {
                     )));
                     let changed = difference.ci_low > 0.0 || difference.ci_high < 0.0;
                     cells.push(Cell::Verdict {
-                        class: if changed { "changed" } else { "inconclusive" }.to_string(),
+                        class: if changed {
+                            VerdictClass::Changed
+                        } else {
+                            VerdictClass::Inconclusive
+                        },
                         text: if changed {
                             "changed".to_string()
                         } else {

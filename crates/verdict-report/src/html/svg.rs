@@ -7,6 +7,7 @@
 //! deterministic jitter below, or emit unescaped user text.
 
 use super::escape;
+use super::page::VerdictClass;
 use crate::format;
 use std::fmt::Write as _;
 
@@ -150,22 +151,12 @@ pub struct ForestRow {
     pub high: Option<f64>,
     /// Practical threshold (fraction); the band is [-threshold, +threshold].
     pub threshold: f64,
-    /// `regression`, `improvement`, `equivalent`, `inconclusive` or other.
+    /// The verdict's words, in the row's title.
     pub verdict: String,
+    /// The row's colour.
+    pub class: VerdictClass,
     /// Where an adaptive comparison stopped, when it did.
     pub note: Option<String>,
-}
-
-fn verdict_class(verdict: &str) -> &'static str {
-    match verdict {
-        "regression" => "regression",
-        "improvement" => "improvement",
-        "equivalent" => "equivalent",
-        "changed" => "changed",
-        "bad" => "regression",
-        "good" => "equivalent",
-        _ => "inconclusive",
-    }
 }
 
 fn open_svg(output: &mut String, height: f64, class: &str, title: &str) {
@@ -259,7 +250,7 @@ pub fn forest_with_axis(rows: &[ForestRow], title: &str, axis: &str) -> String {
     for (index, row) in rows.iter().enumerate() {
         let y = top + row_height * index as f64;
         let middle = y + row_height / 2.0;
-        let class = verdict_class(&row.verdict);
+        let class = row.class.css();
         let band_low = scale.at(-row.threshold);
         let band_high = scale.at(row.threshold);
         let _ = write!(

@@ -163,7 +163,7 @@ fn measure_and_compare(
     let input = ComparisonInput {
         name: format!("{} vs {}", metric.name, args.baseline),
         unit: metric.unit.clone(),
-        better: verdict_report::compare::better_of(metric.direction),
+        better: metric.direction,
         threshold,
         power: verdict_stats::plan::DEFAULT_POWER,
         baseline,

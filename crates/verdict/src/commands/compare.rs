@@ -21,7 +21,7 @@ use verdict_analysis::sequential::SequentialCompareReport;
 use verdict_engine::compare::{
     is_stored, load_side, named_run, source, stored_configs, stored_source,
 };
-use verdict_model::Direction;
+use verdict_model::Better;
 use verdict_report::Format;
 use verdict_report::compare::{ComparisonInput, comparison_rows};
 use verdict_report::sources::Source;
@@ -108,8 +108,8 @@ pub(crate) fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
     let spans = [&baseline, &candidate].map(|series| stored_source(series).map(|s| &s.span));
     let warnings = side_warnings(store.as_ref().map(|store| store as &dyn Store), spans)?;
     let default_direction = match args.better {
-        Some(BetterArgument::Higher) => Direction::HigherIsBetter,
-        Some(BetterArgument::Lower) | None => Direction::LowerIsBetter,
+        Some(BetterArgument::Higher) => Better::Higher,
+        Some(BetterArgument::Lower) | None => Better::Lower,
     };
     let pairing = verdict_engine::compare::pair(
         [&baseline, &candidate],

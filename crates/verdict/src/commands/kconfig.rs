@@ -230,7 +230,7 @@ fn run_fragment(args: &FragmentArgs) -> Result<ExitCode, CliError> {
 }
 
 fn input_error(error: KconfigError) -> CliError {
-    CliError::input(format!("failed to {error}"))
+    CliError::of_class(error.exit_class(), format!("failed to {error}"))
 }
 
 /// The config's values.

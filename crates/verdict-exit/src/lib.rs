@@ -1,10 +1,18 @@
-//! The classes a command can end in and the one table of their exit codes.
+//! verdict-exit: the classes a command can end in and the one table of
+//! their exit codes.
 //!
 //! The exit code is part of the CLI contract (docs/cli.md, "Exit codes"):
 //! scripts and CI branch on it. Every error type that can end a command
 //! names its class (`exit_class()`), and every exit site in the binary
 //! turns a class into a code through [`ExitClass::code`], so the numbers
 //! live here and nowhere else.
+//!
+//! A leaf crate with no dependencies, so that every library whose errors
+//! can end a command (verdict-exec and verdict-kconfig too, which depend
+//! on no other verdict crate but verdict-exec) names its class with the
+//! same type; verdict-model re-exports it as `verdict_model::ExitClass`.
+//! Must not depend on anything, decide a class for another crate's error,
+//! or exit the process.
 
 /// How a command ended, as far as its exit code is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
