@@ -29,6 +29,7 @@ pub mod iteration;
 pub mod kconfig_probes;
 pub mod kernel_build;
 mod kernel_source;
+pub mod launch;
 pub mod plan;
 pub mod profile;
 pub mod remote_doctor;

@@ -12,6 +12,7 @@ use crate::common::{DbArgs, TargetArgs, capture_environment, hostname, store_ker
 use crate::error::CliError;
 use crate::progress::Progress;
 use crate::run_report::{ReportOptionsArgs, print_run_report};
+use crate::target::EnvironmentSource;
 use std::path::Path;
 use std::process::ExitCode;
 use verdict_engine::commit::RunCommit;
@@ -32,19 +33,6 @@ pub(crate) struct NewRun<'a> {
     pub(crate) commit: Option<RunCommit>,
 }
 
-impl NewRun<'_> {
-    /// Where the run measures: the target verdict boots when the
-    /// experiment has one, else the hosts when any are named, else here.
-    pub(crate) fn placement(&self) -> Placement {
-        match &self.options.experiment.target {
-            TargetSpec::Vm(_) => Placement::Vm,
-            TargetSpec::BootedHost { .. } => Placement::BootedHost,
-            TargetSpec::Local | TargetSpec::Hosts(_) if self.target.remote() => Placement::Hosts,
-            TargetSpec::Local | TargetSpec::Hosts(_) => Placement::Local,
-        }
-    }
-}
-
 /// Starts `run` where it measures, then prints its report.
 pub(crate) fn start_run(
     store: &Database,
@@ -53,14 +41,13 @@ pub(crate) fn start_run(
     report: &ReportOptionsArgs,
     cancel: Cancel,
 ) -> Result<ExitCode, CliError> {
-    let placement = run.placement();
     let NewRun {
         options,
         target,
         doctor,
         commit,
     } = run;
-    let booted = match (&options.experiment.target, placement) {
+    let booted = match (&options.experiment.target, options.placement) {
         (TargetSpec::Vm(vm), _) => crate::vm::start_vm(store, vm, &options, db, report, cancel)?,
         (TargetSpec::BootedHost { boot, .. }, _) => {
             crate::vm::start_on_host(store, target, boot, &options, db, report, cancel)?
@@ -70,7 +57,12 @@ pub(crate) fn start_run(
         }
         (_, _) => {
             let engine = crate::common::system_engine(store, cancel);
-            let summary = start(&engine, &options, doctor)?;
+            let summary = start_on(
+                &engine,
+                &options,
+                crate::common::local_environment(),
+                doctor,
+            )?;
             crate::common::record_commit(store, summary.run, commit)?;
             return finish(store, &summary, db, report);
         }
@@ -124,17 +116,21 @@ pub(crate) fn resume_run(
     }
 }
 
-/// Start a run, attaching a doctor report when one was measured.
-fn start(
+/// Starts a run on the one machine of `engine` (this machine, or the host
+/// `verdict check --host` measures on), whose environment `source` reads:
+/// stores that machine's kernel config, and the doctor report when one
+/// was measured.
+pub(crate) fn start_on(
     engine: &Engine<'_>,
     options: &StartOptions,
+    source: &EnvironmentSource<'_>,
     doctor: Option<serde_json::Value>,
 ) -> Result<RunOutcome, CliError> {
     let mut progress = Progress::new(&options.experiment.primary_metric().name);
     let summary = engine
         .start(options, &mut progress)
         .map_err(CliError::input)?;
-    store_kernel_config(engine.store, crate::common::local_environment());
+    store_kernel_config(engine.store, source);
     if let Some(doctor) = doctor {
         engine
             .store

@@ -69,6 +69,7 @@ pub(crate) fn run(args: &AbArgs) -> Result<ExitCode, CliError> {
     }
     let store = args.db.open()?;
     let cancel = cancel_on_interrupt();
+    let placement = verdict_engine::launch::placement(&experiment.target, &args.target.hosts);
     let options = StartOptions {
         seed: args.seed.unwrap_or_else(crate::common::random_seed),
         experiment,
@@ -77,6 +78,7 @@ pub(crate) fn run(args: &AbArgs) -> Result<ExitCode, CliError> {
         command_line: std::env::args().collect(),
         tool_version: tool_version(),
         bisect: None,
+        placement,
     };
     let doctor = args.doctor.then(doctor_annotation);
     let run = NewRun {

@@ -107,6 +107,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
         .seed
         .or(experiment.sampling.seed)
         .unwrap_or_else(random_seed);
+    let placement = verdict_engine::launch::placement(&experiment.target, &target.hosts);
     let options = StartOptions {
         experiment,
         experiment_text: text,
@@ -115,6 +116,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
         command_line: std::env::args().collect(),
         tool_version: tool_version(),
         bisect: None,
+        placement,
     };
     let commit = crate::common::experiment_commit(path, args.commit.as_deref())?;
     if args.detach {
