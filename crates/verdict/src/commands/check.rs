@@ -12,11 +12,11 @@ use crate::common::{DbArgs, cancel_on_interrupt, parse_fraction, tool_version};
 use crate::common::{load_experiment, random_seed};
 use crate::error::CliError;
 use crate::remote_build::RemoteBuildArgs;
-use crate::target::EnvironmentSource;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::StartOptions;
 use verdict_engine::compare::{load_selection, parse_selection};
+use verdict_engine::machine::EnvironmentSource;
 use verdict_model::{ExitClass, RunStatus};
 use verdict_report::Format;
 use verdict_report::compare::{ComparisonInput, comparison_rows};
@@ -146,8 +146,9 @@ fn measure_and_compare(
     let remote_source = machine.map(|machine| EnvironmentSource::new(machine.target()));
     let source = remote_source
         .as_ref()
-        .unwrap_or_else(|| crate::common::local_environment());
-    let summary = crate::launch::start_on(&engine, &options, source, None)?;
+        .unwrap_or_else(|| verdict_engine::machine::local());
+    let summary =
+        verdict_engine::launch::start_on(&engine, &options, source, None, &crate::launch::Printed)?;
     if summary.status != RunStatus::Complete {
         return Err(CliError::Interrupted(format!(
             "check run {} interrupted",
