@@ -321,3 +321,33 @@ fn ended(result: Result<RunOutcome, EngineError>) -> Result<Launched, CommandErr
         Err(error) => Err(CommandError::input(error)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_boot_that_failed_for_good_stops_the_run_and_other_errors_are_the_launch_s() {
+        let failed = ended(Err(EngineError::BootFailed {
+            run: RunId(4),
+            boot: 2,
+            level_key: "preempt=full".to_string(),
+            message: "no agent".to_string(),
+            console_tail: String::new(),
+        }));
+        match failed {
+            Ok(Launched::Stopped {
+                run,
+                stop: Stop::Boot {
+                    boot, level_key, ..
+                },
+            }) => {
+                assert_eq!((run, boot), (RunId(4), 2));
+                assert_eq!(level_key, "preempt=full");
+            }
+            other => panic!("expected a stopped run, got {other:?}"),
+        }
+        let error = ended(Err(EngineError::NeedsBooter { run: None })).unwrap_err();
+        assert_eq!(error.exit_class(), verdict_model::ExitClass::Input);
+    }
+}

@@ -491,4 +491,9 @@ mod tests {
         );
         assert_eq!(placement(&TargetSpec::Local, &[]), Placement::Local);
     }
+
+    #[test]
+    fn this_process_never_blocks_its_own_resume() {
+        assert!(!is_live_verdict(u64::from(std::process::id())));
+    }
 }
