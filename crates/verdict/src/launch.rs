@@ -8,30 +8,18 @@
 //! Also `verdict run FILE --db URL --detach`: the run and its schedule,
 //! nothing measured (`verdict work` measures it); prints the run id.
 
-use crate::common::{DbArgs, TargetArgs, capture_environment, hostname};
+use crate::common::{DbArgs, capture_environment, hostname};
 use crate::error::CliError;
 use crate::progress::Progress;
 use crate::run_report::{ReportOptionsArgs, print_run_report};
 use std::path::Path;
 use std::process::ExitCode;
 use verdict_engine::commit::RunCommit;
-use verdict_engine::launch::{LaunchProgress, Launched, Launcher, Stop};
+use verdict_engine::launch::{LaunchProgress, Launched, Launcher, NewRun, Stop};
 use verdict_engine::{CommandError, Observer, RunOutcome, StartOptions};
 use verdict_exec::{AgentBinary, Cancel};
 use verdict_model::{RunId, RunStatus};
 use verdict_store::{Database, Store};
-
-/// A new run as the command line resolved it.
-pub(crate) struct NewRun<'a> {
-    pub(crate) options: StartOptions,
-    /// `--host` (or the file's `[target] hosts`), `--ssh-config` and the
-    /// reconnect timeout.
-    pub(crate) target: &'a TargetArgs,
-    /// The quick doctor measurement to store with a run on this machine.
-    pub(crate) doctor: Option<serde_json::Value>,
-    /// The commit the run measures (`verdict history`).
-    pub(crate) commit: Option<RunCommit>,
-}
 
 /// What a launch tells, on stderr: a run's progress (a bar or periodic
 /// lines), each host's lines prefixed with the host, warnings and notes.
@@ -63,7 +51,7 @@ fn agent() -> Result<AgentBinary, CommandError> {
 /// Starts `run` where it measures, then prints its report.
 pub(crate) fn start_run(
     store: &Database,
-    run: NewRun<'_>,
+    run: NewRun,
     db: &DbArgs,
     report: &ReportOptionsArgs,
     cancel: Cancel,
@@ -75,12 +63,6 @@ pub(crate) fn start_run(
         cancel,
         progress: &Printed,
         agent: &agent,
-    };
-    let run = verdict_engine::launch::NewRun {
-        options: run.options,
-        hosts: run.target.settings(),
-        doctor: run.doctor,
-        commit: run.commit,
     };
     let launched = verdict_engine::launch::start(&launcher, run)?;
     self::report(store, launched, db, report)

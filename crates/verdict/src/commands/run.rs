@@ -7,11 +7,12 @@ use crate::common::{
     tool_version,
 };
 use crate::error::CliError;
-use crate::launch::{NewRun, resume_run, start_run};
+use crate::launch::{resume_run, start_run};
 use crate::run_report::ReportOptionsArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::StartOptions;
+use verdict_engine::launch::NewRun;
 use verdict_model::RunId;
 
 #[derive(Debug, clap::Args)]
@@ -124,7 +125,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
     }
     let run = NewRun {
         options,
-        target: &target,
+        hosts: target.settings(),
         doctor,
         commit,
     };
