@@ -1,8 +1,8 @@
 //! Settings and helpers shared by subcommands (so no command module needs
 //! another's), resolved once: the database path, the output format, where
-//! to run (`--host`), loading an experiment file, Ctrl-C handling, what is
-//! stored with a run besides its samples (kernel config, quick doctor),
-//! and time formatting for reports.
+//! to run (`--host`, as the engine's launch takes it), loading an
+//! experiment file, Ctrl-C handling, the quick doctor measurement stored
+//! with a run, and time formatting for reports.
 
 use crate::error::CliError;
 use std::path::PathBuf;
