@@ -732,6 +732,15 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
         experiment.sampling.warmups = 0;
         let experiment_text = toml_note(&experiment, commit);
         experiment.name = name;
+        // Measured where the build output is: the --host, else here.
+        let placement = crate::launch::placement(
+            &experiment.target,
+            self.settings
+                .remote
+                .as_ref()
+                .map(|remote| std::slice::from_ref(&remote.host))
+                .unwrap_or_default(),
+        );
         StartOptions {
             experiment_text,
             experiment,
@@ -740,6 +749,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             command_line: self.driver.command_line.clone(),
             tool_version: self.driver.tool_version.clone(),
             bisect: Some(self.id),
+            placement,
         }
     }
 

@@ -232,8 +232,7 @@ impl BootRunner<'_> {
         let run = self.store.create_run(&NewRun {
             name: options.experiment.name.clone(),
             kind: options.kind,
-            // The booter is a VM's or an ssh host's (kexec or reboot).
-            placement: options.experiment.target.placement(),
+            placement: options.placement,
             experiment_text: options.experiment_text.clone(),
             experiment_sha256: Experiment::text_hash(&options.experiment_text),
             experiment_json: serde_json::to_string(&options.experiment).unwrap_or_default(),

@@ -30,6 +30,19 @@ impl CommandError {
         Self::Internal(message.to_string())
     }
 
+    /// An error of a lower layer, keeping the exit class it names: a
+    /// command that cannot start is input, a lost host is internal, a
+    /// cancel is an interruption.
+    pub fn of_class(class: ExitClass, message: impl std::fmt::Display) -> Self {
+        match class {
+            ExitClass::Interrupted => Self::Interrupted(message.to_string()),
+            ExitClass::Internal => Self::Internal(message.to_string()),
+            ExitClass::Success | ExitClass::Finding | ExitClass::Input | ExitClass::Skip => {
+                Self::Input(message.to_string())
+            }
+        }
+    }
+
     /// The exit class this error ends a command with.
     pub fn exit_class(&self) -> ExitClass {
         match self {

@@ -7,12 +7,15 @@
 //! toolchain probes run on a target (`kconfig_probes`); a local build
 //! measured on a host (`remote_site`) and doctor run on a host
 //! (`remote_doctor`); the commands' errors and their exit classes
-//! (`error`); this crate prints nothing.
+//! (`error`); every run's launch on its placement (`launch`: this machine,
+//! ssh hosts (`machine`), a VM or ssh host it boots (`booted`)); this
+//! crate prints nothing.
 
 pub mod adaptive;
 pub mod bisect;
 pub mod bisect_boots;
 pub mod boot_builds;
+pub mod booted;
 pub mod boots;
 pub mod calibrate;
 mod capture;
@@ -29,6 +32,8 @@ pub mod iteration;
 pub mod kconfig_probes;
 pub mod kernel_build;
 mod kernel_source;
+pub mod launch;
+pub mod machine;
 pub mod plan;
 pub mod profile;
 pub mod remote_doctor;

@@ -224,6 +224,9 @@ pub struct StartOptions {
     pub tool_version: String,
     /// The bisection the run measures a commit for (`verdict bisect`).
     pub bisect: Option<verdict_store::BisectId>,
+    /// Where the run measures ([`crate::launch::placement`]): what chooses
+    /// its launcher and what is stored with it.
+    pub placement: verdict_model::Placement,
 }
 
 /// The orchestrator. Holds its collaborators; no state between runs.
@@ -306,10 +309,7 @@ impl Engine<'_> {
         let run = self.store.create_run(&NewRun {
             name: options.experiment.name.clone(),
             kind: options.kind,
-            placement: match self.executor.target_name() {
-                "local" => verdict_model::Placement::Local,
-                _ => verdict_model::Placement::Hosts,
-            },
+            placement: options.placement,
             experiment_text: options.experiment_text.clone(),
             experiment_sha256: Experiment::text_hash(&options.experiment_text),
             experiment_json: serde_json::to_string(&options.experiment).unwrap_or_default(),

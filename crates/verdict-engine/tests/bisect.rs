@@ -99,6 +99,7 @@ fn the_driver_names_the_culprit_and_links_its_runs_by_the_column() {
                 command_line: Vec::new(),
                 tool_version: "test".to_string(),
                 bisect: None,
+                placement: verdict_model::Placement::Local,
             },
             &mut Silent,
         )

@@ -110,6 +110,7 @@ fn options(policy: &str, full_verify: &str) -> StartOptions {
         command_line: Vec::new(),
         tool_version: "test".into(),
         bisect: None,
+        placement: verdict_model::Placement::Vm,
     }
 }
 

@@ -19,6 +19,7 @@ fn options(text: &str, seed: u64) -> StartOptions {
         command_line: vec!["verdict".into(), "run".into()],
         tool_version: "verdict test".to_string(),
         bisect: None,
+        placement: verdict_model::Placement::Local,
     }
 }
 

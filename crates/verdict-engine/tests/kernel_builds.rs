@@ -346,6 +346,7 @@ fn run_options(repo: &Path, patch: &Path, policy: &str) -> StartOptions {
         command_line: Vec::new(),
         tool_version: "test".into(),
         bisect: None,
+        placement: verdict_model::Placement::Vm,
     }
 }
 

@@ -1,8 +1,8 @@
 //! Settings and helpers shared by subcommands (so no command module needs
 //! another's), resolved once: the database path, the output format, where
-//! to run (`--host`), loading an experiment file, Ctrl-C handling, what is
-//! stored with a run besides its samples (kernel config, quick doctor),
-//! and time formatting for reports.
+//! to run (`--host`, as the engine's launch takes it), loading an
+//! experiment file, Ctrl-C handling, the quick doctor measurement stored
+//! with a run, and time formatting for reports.
 
 use crate::error::CliError;
 use std::path::PathBuf;
@@ -267,18 +267,10 @@ pub(crate) fn cancel_on_interrupt() -> Cancel {
     cancel
 }
 
-/// The local machine as a target, with its environment capture (the
-/// kernel config read once per process).
-pub(crate) fn local_environment() -> &'static crate::target::EnvironmentSource<'static> {
-    static LOCAL: std::sync::OnceLock<crate::target::EnvironmentSource<'static>> =
-        std::sync::OnceLock::new();
-    LOCAL.get_or_init(|| crate::target::EnvironmentSource::new(&verdict_exec::SystemExecutor))
-}
-
 /// The machine's environment, as every run records it (at its start and
 /// its end).
 pub(crate) fn capture_environment() -> verdict_model::Environment {
-    local_environment().capture()
+    verdict_engine::machine::capture_local()
 }
 
 /// This machine's host name, as runs record it (`localhost` when unknown).
@@ -294,12 +286,7 @@ pub(crate) fn system_engine(
     store: &dyn verdict_store::Store,
     cancel: Cancel,
 ) -> verdict_engine::Engine<'_> {
-    verdict_engine::Engine {
-        executor: &verdict_exec::SystemExecutor,
-        store,
-        cancel,
-        environment: &capture_environment,
-    }
+    verdict_engine::launch::local_engine(store, cancel)
 }
 
 /// An experiment file as loaded: the validated experiment, its text (stored
@@ -437,50 +424,13 @@ impl TargetArgs {
     pub(crate) fn remote(&self) -> bool {
         !self.hosts.is_empty()
     }
-}
 
-/// Refuses to resume `run` while another live verdict process still
-/// executes it (the `process` annotation a running run carries).
-pub(crate) fn refuse_if_still_running(
-    store: &dyn verdict_store::Store,
-    run: verdict_model::RunId,
-    status: verdict_model::RunStatus,
-) -> Result<(), CliError> {
-    if status == verdict_model::RunStatus::Running
-        && let Some(pid) = store
-            .annotations(run)
-            .map_err(CliError::internal)?
-            .get("process")
-            .and_then(|process| process["pid"].as_u64())
-        && is_live_verdict(pid)
-    {
-        return Err(CliError::input(format!(
-            "run {run} is still being executed by verdict process {pid}; stop it first (kill -INT {pid}) or let it finish"
-        )));
-    }
-    Ok(())
-}
-
-/// Whether `pid` is a live verdict process other than this one (a killed
-/// run's process is gone, or its pid reused by something else).
-pub(crate) fn is_live_verdict(pid: u64) -> bool {
-    pid != u64::from(std::process::id())
-        && std::fs::read_to_string(format!("/proc/{pid}/comm"))
-            .is_ok_and(|name| name.trim() == "verdict")
-}
-
-/// Keep the running kernel's config (for `compare --config-diff`), when it
-/// is readable: once per distinct config in the database, under the
-/// SHA-256 the run's environment records.
-pub(crate) fn store_kernel_config(
-    store: &dyn verdict_store::Store,
-    source: &crate::target::EnvironmentSource<'_>,
-) {
-    let release = source.release();
-    if let Some(config) = source.kernel_config(release.as_deref()) {
-        let sha256 = verdict_doctor::environment::config_sha256(&config.text);
-        if let Err(error) = store.put_kernel_config(&sha256, &config.source, &config.text) {
-            eprintln!("verdict: warning: could not store the kernel config: {error}");
+    /// The hosts and how to reach them, as the engine's launch takes them.
+    pub(crate) fn settings(&self) -> verdict_engine::launch::HostSettings {
+        verdict_engine::launch::HostSettings {
+            hosts: self.hosts.clone(),
+            ssh_config: self.ssh_config.clone(),
+            reconnect_timeout: self.reconnect_timeout,
         }
     }
 }

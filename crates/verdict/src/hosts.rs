@@ -1,33 +1,38 @@
-//! `--host HOST` (repeatable) and `--ssh-config FILE` for `run` and `ab`:
-//! the experiment runs on other machines over ssh, the host as a blocking
-//! factor. Every host runs its own complete randomized blocks as its own run
-//! (its name, its environment and its seed recorded with it), all hosts at
-//! once; each host's report is printed, then one combined line per
+//! A host group's progress and reports (`--host HOST`, repeatable, for
+//! `run` and `ab`): every host runs its own complete randomized blocks as
+//! its own run, all hosts at once (verdict-engine's `launch` connects to
+//! them and measures). Here each host's progress lines are printed, and
+//! when the group ends each host's report, then one combined line per
 //! comparison ("regression on 2 of 2 hosts") with a weighted Z-method
 //! p-value over the per-host tests (verdict-stats `combine`), never pooled
-//! samples. `verdict run --resume RUN` of any run of such a group reconnects
-//! to the hosts of the group's unfinished runs and continues them.
+//! samples; also `verdict report RUN --rows host`.
 //!
-//! Must not: measure anything on this machine, or start before every host is
-//! reachable and has a usable agent.
+//! Must not: connect to a host or measure anything.
 
-use crate::common::{DbArgs, ReportFormat, TargetArgs};
+use crate::common::ReportFormat;
 use crate::error::CliError;
 use crate::run_report::{ReportOptionsArgs, build_report, print_run_report};
 use std::process::ExitCode;
-use verdict_engine::{HostPart, HostWork, Observer, RunOutcome, StartOptions};
-use verdict_exec::{Cancel, SshTarget, Target};
-use verdict_model::{
-    Cell, Experiment, HostGroupSettings, ReconnectTimeout, RunId, RunStatus, Sample, SshSettings,
-};
+use verdict_engine::Observer;
+use verdict_engine::launch::HostEnd;
+use verdict_model::{Cell, Experiment, RunId, RunStatus, Sample};
 use verdict_report::hosts::{combined_lines, comparison_rows_of, host_comparisons};
-use verdict_store::{Database, Store};
+use verdict_store::Store;
 
 /// Prints one host's progress to stderr, a line per note and one every
 /// tenth of the run, each prefixed with the host.
-struct HostProgress {
+pub(crate) struct HostProgress {
     host: String,
     last_tenth: usize,
+}
+
+impl HostProgress {
+    pub(crate) fn new(host: &str) -> Self {
+        Self {
+            host: host.to_string(),
+            last_tenth: 0,
+        }
+    }
 }
 
 impl Observer for HostProgress {
@@ -59,54 +64,6 @@ impl Observer for HostProgress {
     }
 }
 
-/// Starts `options` on every host of `targets`.
-pub(crate) fn start_on_hosts(
-    targets: &TargetArgs,
-    mut options: StartOptions,
-    db: &DbArgs,
-    report: &ReportOptionsArgs,
-    cancel: Cancel,
-) -> Result<ExitCode, CliError> {
-    let connected = crate::target::connect_hosts(
-        &targets.hosts,
-        targets.ssh_config.as_deref(),
-        targets.reconnect_timeout,
-    )?;
-    warn_of_shared_machines(&connected);
-    // A workdir on this machine means nothing on another one: the agent
-    // runs in the remote login directory unless the experiment names an
-    // absolute one.
-    if options.kind == verdict_model::RunKind::Ab {
-        options.experiment.workdir = None;
-    }
-    let group = HostGroupSettings {
-        hosts: targets.hosts.clone(),
-        ssh: SshSettings {
-            ssh_config: targets.ssh_config.clone(),
-            reconnect: ReconnectTimeout::of(targets.reconnect_timeout),
-        },
-        group: format!("{}-{}", options.seed, std::process::id()),
-        host: String::new(),
-    };
-    let work = connected
-        .iter()
-        .enumerate()
-        .map(|(index, target)| {
-            let mut host_options = options.clone();
-            // Each host its own randomized order, derived from the recorded seed.
-            host_options.seed = options.seed.wrapping_add(index as u64);
-            let mut settings = group.clone();
-            settings.host = target.host().to_string();
-            let annotation = serde_json::to_value(&settings).map_err(CliError::internal)?;
-            Ok(HostWork::Start {
-                options: Box::new(host_options),
-                annotations: vec![("target".to_string(), annotation)],
-            })
-        })
-        .collect::<Result<_, CliError>>()?;
-    execute(&connected, work, db, report, cancel)
-}
-
 /// The one-machine warnings of a stored group, from each run's recorded
 /// environment (what `warn_of_shared_machines` said before measuring).
 fn shared_machine_warnings(
@@ -120,169 +77,35 @@ fn shared_machine_warnings(
     }
     Ok(verdict_doctor::environment::shared_machines(&identities)
         .iter()
-        .map(shared_machine_message)
+        .map(verdict_engine::launch::shared_machine_message)
         .collect())
-}
-
-/// `hosts a and b are one machine (same machine id ...): ...`.
-fn shared_machine_message(shared: &verdict_doctor::environment::SharedMachine) -> String {
-    format!(
-        "hosts {} and {} are one machine ({}): their runs compete for its CPUs and are not independent evidence",
-        shared.first,
-        shared.second,
-        shared.reasons.join(", ")
-    )
-}
-
-/// Before measuring: a warning for every two hosts that are one machine
-/// (the same machine id, boot id or address), naming why. Their runs
-/// would compete for one machine's CPUs, and their results would count
-/// as two machines' evidence.
-fn warn_of_shared_machines(connected: &[SshTarget]) {
-    let identities: Vec<(String, verdict_model::Environment)> = connected
-        .iter()
-        .map(|target| {
-            (
-                target.host().to_string(),
-                verdict_doctor::environment::capture_identity(&crate::target::TargetFiles {
-                    target,
-                }),
-            )
-        })
-        .collect();
-    for shared in verdict_doctor::environment::shared_machines(&identities) {
-        eprintln!("verdict: warning: {}", shared_machine_message(&shared));
-    }
-}
-
-/// Continues the unfinished runs of the host group `run` belongs to.
-pub(crate) fn resume_group(
-    store: &Database,
-    run: RunId,
-    annotation: &serde_json::Value,
-    db: &DbArgs,
-    report: &ReportOptionsArgs,
-    cancel: Cancel,
-) -> Result<ExitCode, CliError> {
-    let settings: HostGroupSettings =
-        serde_json::from_value(annotation.clone()).map_err(|error| {
-            CliError::input(format!(
-                "run {run}: the stored `target` settings of its host group do not load: {error}"
-            ))
-        })?;
-    let members = verdict_engine::host_group::group_runs(store, &annotation["group"])
-        .map_err(CliError::internal)?;
-    let unfinished: Vec<_> = members
-        .iter()
-        .filter(|(summary, _)| summary.status != RunStatus::Complete)
-        .collect();
-    for (summary, _) in &unfinished {
-        crate::common::refuse_if_still_running(store, summary.id, summary.status)?;
-    }
-    if unfinished.is_empty() {
-        return Err(CliError::input(format!(
-            "run {run} and the other runs of its host group are complete; nothing to resume"
-        )));
-    }
-    let hosts: Vec<String> = unfinished.iter().map(|(_, host)| host.clone()).collect();
-    eprintln!(
-        "verdict: resuming {} on {}",
-        unfinished
-            .iter()
-            .map(|(summary, _)| format!("run {}", summary.id))
-            .collect::<Vec<_>>()
-            .join(", "),
-        hosts.join(", ")
-    );
-    let connected = crate::target::connect_hosts(
-        &hosts,
-        settings.ssh.ssh_config.as_deref(),
-        settings.ssh.reconnect.duration(),
-    )?;
-    let work = unfinished
-        .iter()
-        .map(|(summary, _)| HostWork::Resume(summary.id))
-        .collect();
-    let code = execute(&connected, work, db, report, cancel)?;
-    Ok(code)
-}
-
-fn execute(
-    connected: &[SshTarget],
-    work: Vec<HostWork>,
-    db: &DbArgs,
-    report: &ReportOptionsArgs,
-    cancel: Cancel,
-) -> Result<ExitCode, CliError> {
-    let sources: Vec<_> = connected
-        .iter()
-        .map(|target| crate::target::EnvironmentSource::new(target))
-        .collect();
-    let captures: Vec<Box<dyn Fn() -> verdict_model::Environment + Sync + '_>> = sources
-        .iter()
-        .map(|source| {
-            Box::new(move || source.capture()) as Box<dyn Fn() -> verdict_model::Environment + Sync>
-        })
-        .collect();
-    let parts: Vec<(HostPart<'_>, HostWork)> = connected
-        .iter()
-        .zip(&captures)
-        .zip(work)
-        .map(|((target, capture), host_work)| {
-            (
-                HostPart {
-                    target: target as &dyn Target,
-                    environment: &**capture,
-                },
-                host_work,
-            )
-        })
-        .collect();
-    let location = db.location();
-    let open = move || -> Result<Box<dyn Store>, verdict_store::StoreError> {
-        Ok(Box::new(Database::open(&location)?))
-    };
-    let results = verdict_engine::run_on_hosts(parts, &open, &cancel, &|host| {
-        Box::new(HostProgress {
-            host: host.to_string(),
-            last_tenth: 0,
-        })
-    });
-    let store = db.open()?;
-    for (source, result) in sources.iter().zip(&results) {
-        if result.is_ok() {
-            crate::common::store_kernel_config(&store, source);
-        }
-    }
-    render(&store, connected, &results, report)
 }
 
 /// Each host's report, then the combined lines; the exit code follows
 /// `--fail-on` over every host, 3 when interrupted, 2 when a host failed.
-fn render(
-    store: &Database,
-    connected: &[SshTarget],
-    results: &[Result<RunOutcome, verdict_engine::EngineError>],
+pub(crate) fn render(
+    store: &dyn Store,
+    hosts: &[HostEnd],
     report: &ReportOptionsArgs,
 ) -> Result<ExitCode, CliError> {
     let mut members = Vec::new();
     let mut interrupted = Vec::new();
     let mut failed = Vec::new();
-    for (target, result) in connected.iter().zip(results) {
+    for HostEnd { host, result } in hosts {
         match result {
             Ok(summary) => {
-                members.push((summary.run, target.host().to_string()));
+                members.push((summary.run, host.clone()));
                 if summary.status == RunStatus::Interrupted {
                     interrupted.push(summary.run);
                 }
             }
             Err(error) => {
-                eprintln!("verdict: [{}] stopped: {error}", target.host());
-                failed.push(target.host().to_string());
+                eprintln!("verdict: [{host}] stopped: {error}");
+                failed.push(host.clone());
             }
         }
     }
-    let code = print_group(store, &members, connected.len(), report)?;
+    let code = print_group(store, &members, hosts.len(), report)?;
     if !interrupted.is_empty() {
         return Err(CliError::Interrupted(format!(
             "interrupted; resume with: verdict run --resume {}",

@@ -1,86 +1,71 @@
 //! Every run from start to end, for `run` and `ab`, on every placement:
-//! [`start_run`] resolves where a new run measures once (this machine, ssh
-//! hosts, a VM verdict boots, an ssh host verdict boots) and hands it to
-//! that placement's launcher; [`resume_run`] does the same for a stored
-//! run. A run on this machine is started through the engine here (storing
-//! the kernel config and the doctor report with it); every launcher ends
-//! by printing the report and mapping how the run ended to an exit code.
+//! [`start_run`] and [`resume_run`] hand the resolved run (or the stored
+//! run named) to verdict-engine's `launch`, which measures it where its
+//! placement says (this machine, ssh hosts, a VM verdict boots, an ssh
+//! host verdict boots), and [`report`] prints how it ended, the one place
+//! every placement's report is printed and the run's end mapped to an
+//! exit code. Progress goes to stderr through [`Printed`].
 //! Also `verdict run FILE --db URL --detach`: the run and its schedule,
 //! nothing measured (`verdict work` measures it); prints the run id.
 
-use crate::common::{DbArgs, TargetArgs, capture_environment, hostname, store_kernel_config};
+use crate::common::{DbArgs, capture_environment, hostname};
 use crate::error::CliError;
 use crate::progress::Progress;
 use crate::run_report::{ReportOptionsArgs, print_run_report};
 use std::path::Path;
 use std::process::ExitCode;
 use verdict_engine::commit::RunCommit;
-use verdict_engine::{Engine, RunOutcome, StartOptions};
-use verdict_exec::Cancel;
-use verdict_model::{Experiment, Placement, RunId, RunStatus, TargetSpec};
+use verdict_engine::launch::{LaunchProgress, Launched, Launcher, NewRun, Stop};
+use verdict_engine::{CommandError, Observer, RunOutcome, StartOptions};
+use verdict_exec::{AgentBinary, Cancel};
+use verdict_model::{RunId, RunStatus};
 use verdict_store::{Database, Store};
 
-/// A new run as the command line resolved it.
-pub(crate) struct NewRun<'a> {
-    pub(crate) options: StartOptions,
-    /// `--host` (or the file's `[target] hosts`), `--ssh-config` and the
-    /// reconnect timeout.
-    pub(crate) target: &'a TargetArgs,
-    /// The quick doctor measurement to store with a run on this machine.
-    pub(crate) doctor: Option<serde_json::Value>,
-    /// The commit the run measures (`verdict history`).
-    pub(crate) commit: Option<RunCommit>,
+/// What a launch tells, on stderr: a run's progress (a bar or periodic
+/// lines), each host's lines prefixed with the host, warnings and notes.
+pub(crate) struct Printed;
+
+impl LaunchProgress for Printed {
+    fn run(&self, metric: &str) -> Box<dyn Observer> {
+        Box::new(Progress::new(metric))
+    }
+
+    fn host(&self, host: &str) -> Box<dyn Observer + Send> {
+        Box::new(crate::hosts::HostProgress::new(host))
+    }
+
+    fn warning(&self, message: &str) {
+        eprintln!("verdict: warning: {message}");
+    }
+
+    fn note(&self, message: &str) {
+        eprintln!("verdict: {message}");
+    }
 }
 
-impl NewRun<'_> {
-    /// Where the run measures: the target verdict boots when the
-    /// experiment has one, else the hosts when any are named, else here.
-    pub(crate) fn placement(&self) -> Placement {
-        match &self.options.experiment.target {
-            TargetSpec::Vm(_) => Placement::Vm,
-            TargetSpec::BootedHost { .. } => Placement::BootedHost,
-            TargetSpec::Local | TargetSpec::Hosts(_) if self.target.remote() => Placement::Hosts,
-            TargetSpec::Local | TargetSpec::Hosts(_) => Placement::Local,
-        }
-    }
+/// This binary as the agent of ssh hosts and VM guests.
+fn agent() -> Result<AgentBinary, CommandError> {
+    crate::target::own_identity()
 }
 
 /// Starts `run` where it measures, then prints its report.
 pub(crate) fn start_run(
     store: &Database,
-    run: NewRun<'_>,
+    run: NewRun,
     db: &DbArgs,
     report: &ReportOptionsArgs,
     cancel: Cancel,
 ) -> Result<ExitCode, CliError> {
-    let placement = run.placement();
-    let NewRun {
-        options,
-        target,
-        doctor,
-        commit,
-    } = run;
-    let booted = match (&options.experiment.target, placement) {
-        (TargetSpec::Vm(vm), _) => crate::vm::start_vm(store, vm, &options, db, report, cancel)?,
-        (TargetSpec::BootedHost { boot, .. }, _) => {
-            crate::vm::start_on_host(store, target, boot, &options, db, report, cancel)?
-        }
-        (_, Placement::Hosts) => {
-            return crate::hosts::start_on_hosts(target, options, db, report, cancel);
-        }
-        (_, _) => {
-            let engine = crate::common::system_engine(store, cancel);
-            let summary = start(&engine, &options, doctor)?;
-            crate::common::record_commit(store, summary.run, commit)?;
-            return finish(store, &summary, db, report);
-        }
+    let location = db.location();
+    let launcher = Launcher {
+        store,
+        location: &location,
+        cancel,
+        progress: &Printed,
+        agent: &agent,
     };
-    // A booted run ends inside its launcher (a failed boot still has a
-    // report); the commit goes with the run it created.
-    if let Some(latest) = store.latest_run().map_err(CliError::internal)? {
-        crate::common::record_commit(store, latest.id, commit)?;
-    }
-    Ok(booted)
+    let launched = verdict_engine::launch::start(&launcher, run)?;
+    self::report(store, launched, db, report)
 }
 
 /// Continues stored run `run` where it measured (its host group, the
@@ -92,60 +77,53 @@ pub(crate) fn resume_run(
     report: &ReportOptionsArgs,
     cancel: Cancel,
 ) -> Result<ExitCode, CliError> {
-    if let Some(group) = store
-        .annotations(run)
-        .map_err(CliError::input)?
-        .remove("target")
-    {
-        return crate::hosts::resume_group(store, run, &group, db, report, cancel);
-    }
-    let record = store.run(run).map_err(CliError::input)?;
-    crate::common::refuse_if_still_running(store, record.id, record.status)?;
-    let experiment: Experiment =
-        serde_json::from_str(&record.experiment_json).map_err(CliError::internal)?;
-    experiment
-        .check_shell_splices(&format!("run {run}"))
-        .map_err(CliError::input)?;
-    match &experiment.target {
-        TargetSpec::Vm(vm) => {
-            let booter = Box::new(crate::vm::booter(vm)?);
-            crate::vm::resume_booted(store, run, &experiment, booter, db, report, cancel)
-        }
-        TargetSpec::BootedHost { boot, .. } => {
-            let booter = Box::new(crate::vm::stored_host_booter(store, run, boot)?);
-            crate::vm::resume_booted(store, run, &experiment, booter, db, report, cancel)
-        }
-        TargetSpec::Local | TargetSpec::Hosts(_) => {
-            let engine = crate::common::system_engine(store, cancel);
-            let mut progress = Progress::new(&experiment.primary_metric().name);
-            let summary = engine.resume(run, &mut progress).map_err(CliError::input)?;
-            finish(store, &summary, db, report)
-        }
-    }
+    let location = db.location();
+    let launcher = Launcher {
+        store,
+        location: &location,
+        cancel,
+        progress: &Printed,
+        agent: &agent,
+    };
+    let launched = verdict_engine::launch::resume(&launcher, run)?;
+    self::report(store, launched, db, report)
 }
 
-/// Start a run, attaching a doctor report when one was measured.
-fn start(
-    engine: &Engine<'_>,
-    options: &StartOptions,
-    doctor: Option<serde_json::Value>,
-) -> Result<RunOutcome, CliError> {
-    let mut progress = Progress::new(&options.experiment.primary_metric().name);
-    let summary = engine
-        .start(options, &mut progress)
-        .map_err(CliError::input)?;
-    store_kernel_config(engine.store, crate::common::local_environment());
-    if let Some(doctor) = doctor {
-        engine
-            .store
-            .put_annotation(summary.run, "doctor", &doctor)
-            .map_err(CliError::internal)?;
+/// Prints how a launch ended and maps it to an exit code: a run's report,
+/// a stopped booted run's report then why it stopped, a host group's
+/// reports and combined lines.
+fn report(
+    store: &Database,
+    launched: Launched,
+    db: &DbArgs,
+    report: &ReportOptionsArgs,
+) -> Result<ExitCode, CliError> {
+    match launched {
+        Launched::Run(summary) => finish(store, &summary, db, report),
+        Launched::Group(hosts) => crate::hosts::render(store, &hosts, report),
+        Launched::Stopped { run, stop } => {
+            // The report first: it shows the failed boot's console tail, or
+            // the failed build and its log's end.
+            print_run_report(store, run, report)?;
+            match stop {
+                Stop::Boot {
+                    boot,
+                    level_key,
+                    message,
+                } => eprintln!(
+                    "verdict: run {run} stopped: boot {boot} ({level_key}) failed: {message} (on_boot_failure = \"stop\"; `verdict run --resume {run}` boots it again)"
+                ),
+                Stop::KernelBuild { levels, failure } => eprintln!(
+                    "verdict: run {run} stopped before measuring: the kernel of {levels} was not built: {failure} (`verdict run --resume {run}` builds it again)"
+                ),
+            }
+            Ok(ExitCode::from(verdict_model::ExitClass::Finding))
+        }
     }
-    Ok(summary)
 }
 
 /// Print the report and map the run's end to an exit code.
-pub(crate) fn finish(
+fn finish(
     store: &dyn Store,
     summary: &RunOutcome,
     db: &DbArgs,

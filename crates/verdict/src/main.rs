@@ -16,7 +16,6 @@ mod remote_build;
 mod run_report;
 mod stored_run;
 mod target;
-mod vm;
 mod warnings;
 
 use clap::{CommandFactory, Parser, Subcommand};

@@ -84,10 +84,11 @@ pub(crate) fn from_args(
 /// Connects to the host of `remote` (architecture check, agent); `label`
 /// names this use's directory in the host's cache (`VERDICT_CACHE/label/...`).
 pub(crate) fn connect(remote: &RemoteBuild, label: &str) -> Result<RemoteMachine, CliError> {
-    let mut connected = crate::target::connect_hosts(
+    let mut connected = verdict_engine::machine::connect_hosts(
         std::slice::from_ref(&remote.host),
         remote.ssh_config.as_deref(),
         remote.reconnect.duration().max(Duration::from_secs(1)),
+        &crate::target::own_identity()?,
     )?;
     let target = connected.remove(0);
     Ok(RemoteMachine {
@@ -109,7 +110,7 @@ impl RemoteMachine {
 
     /// The host's environment, read on the host.
     pub(crate) fn environment(&self) -> Environment {
-        crate::target::EnvironmentSource::new(self.site.target()).capture()
+        verdict_engine::machine::EnvironmentSource::new(self.site.target()).capture()
     }
 
     /// `experiment` as it runs on the host, the build output of `tree`

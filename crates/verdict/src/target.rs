@@ -1,149 +1,32 @@
-//! The machine under test as the binary sees it: the local machine or an ssh
-//! host behind one `verdict_exec::Target`, and the environment capture that
-//! reads that machine's /proc and /sys through it (verdict-doctor's
-//! `SystemFiles` over a target). Must not start processes itself (the target
-//! does) or decide anything about the run.
-
-use std::path::Path;
-use std::sync::OnceLock;
-use verdict_doctor::environment::KernelConfig;
-use verdict_doctor::{FileRead, SystemFiles};
-use verdict_exec::Target;
-use verdict_model::Environment;
-
-/// A target's files as verdict-doctor reads them.
-pub(crate) struct TargetFiles<'a> {
-    pub(crate) target: &'a dyn Target,
-}
-
-impl std::fmt::Debug for TargetFiles<'_> {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter
-            .debug_struct("TargetFiles")
-            .field("target", &self.target.target_name())
-            .finish()
-    }
-}
-
-impl SystemFiles for TargetFiles<'_> {
-    fn read(&self, path: &str) -> FileRead {
-        FileRead::from_io(self.target.read_file(Path::new(path)))
-    }
-
-    fn list(&self, path: &str) -> Vec<String> {
-        self.target
-            .list_directory(Path::new(path))
-            .unwrap_or_default()
-    }
-}
-
-/// Captures a target's environment, reading its kernel config once (the
-/// kernel does not change under a run, which records the environment at
-/// its start and its end and stores the config itself).
-pub(crate) struct EnvironmentSource<'a> {
-    target: &'a dyn Target,
-    config: OnceLock<Option<KernelConfig>>,
-    /// The kernel image a VM booted, on this machine: its neighbour holds
-    /// the config a guest without one of its own booted.
-    image: Option<std::path::PathBuf>,
-}
-
-impl std::fmt::Debug for EnvironmentSource<'_> {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter
-            .debug_struct("EnvironmentSource")
-            .field("target", &self.target.target_name())
-            .finish_non_exhaustive()
-    }
-}
-
-impl<'a> EnvironmentSource<'a> {
-    pub(crate) fn new(target: &'a dyn Target) -> Self {
-        Self {
-            target,
-            config: OnceLock::new(),
-            image: None,
-        }
-    }
-
-    /// The source of a VM guest booted from `image` (a real path on this
-    /// machine).
-    pub(crate) fn with_image(target: &'a dyn Target, image: Option<std::path::PathBuf>) -> Self {
-        Self {
-            image,
-            ..Self::new(target)
-        }
-    }
-
-    /// The kernel config of the target's running kernel, when readable:
-    /// the target's own, else the VM image's neighbour on this machine.
-    pub(crate) fn kernel_config(&self, release: Option<&str>) -> Option<KernelConfig> {
-        self.config
-            .get_or_init(|| {
-                verdict_doctor::environment::read_kernel_config(
-                    &TargetFiles {
-                        target: self.target,
-                    },
-                    release,
-                )
-                .or_else(|| {
-                    let image = self.image.as_ref()?.to_str()?;
-                    verdict_doctor::environment::image_neighbour_config(
-                        &TargetFiles {
-                            target: &verdict_exec::SystemExecutor,
-                        },
-                        image,
-                        release?,
-                    )
-                })
-            })
-            .clone()
-    }
-
-    /// The target's running kernel release (`uname -r`), when readable.
-    pub(crate) fn release(&self) -> Option<String> {
-        TargetFiles {
-            target: self.target,
-        }
-        .read("/proc/sys/kernel/osrelease")
-        .value()
-    }
-
-    /// Everything a run records about the machine, read on the target.
-    pub(crate) fn capture(&self) -> Environment {
-        verdict_doctor::environment::capture_environment_with(
-            &TargetFiles {
-                target: self.target,
-            },
-            &|release| self.kernel_config(release),
-        )
-    }
-}
+//! This verdict binary as the agent on ssh hosts and VM guests: its
+//! build identity (the version build.rs sets and the hash of the
+//! executable) and the architecture it runs on. The machines themselves
+//! are reached through verdict-engine (`machine`, `launch`).
 
 /// This verdict binary as an agent for ssh targets: its path, its build
 /// identity (version and the first 16 hex digits of the SHA-256 of the
 /// executable) and the architecture it runs on. The executable is hashed
 /// once per process, however many hosts it connects to.
-pub(crate) fn own_identity() -> Result<verdict_exec::AgentBinary, crate::error::CliError> {
+pub(crate) fn own_identity() -> Result<verdict_exec::AgentBinary, verdict_engine::CommandError> {
     static IDENTITY: std::sync::OnceLock<Result<verdict_exec::AgentBinary, String>> =
         std::sync::OnceLock::new();
     IDENTITY
         .get_or_init(|| hash_own_executable().map_err(|error| error.to_string()))
         .clone()
-        .map_err(crate::error::CliError::internal)
+        .map_err(verdict_engine::CommandError::internal)
 }
 
-fn hash_own_executable() -> Result<verdict_exec::AgentBinary, crate::error::CliError> {
+fn hash_own_executable() -> Result<verdict_exec::AgentBinary, verdict_engine::CommandError> {
     use sha2::{Digest, Sha256};
     let local_path = std::env::current_exe().map_err(|error| {
-        crate::error::CliError::internal(format!("find this executable: {error}"))
+        verdict_engine::CommandError::internal(format!("find this executable: {error}"))
     })?;
     let mut file = std::fs::File::open(&local_path).map_err(|error| {
-        crate::error::CliError::internal(format!("read {}: {error}", local_path.display()))
+        verdict_engine::CommandError::internal(format!("read {}: {error}", local_path.display()))
     })?;
     let mut hasher = Sha256::new();
     std::io::copy(&mut file, &mut hasher).map_err(|error| {
-        crate::error::CliError::internal(format!("read {}: {error}", local_path.display()))
+        verdict_engine::CommandError::internal(format!("read {}: {error}", local_path.display()))
     })?;
     let hash = hex::encode(hasher.finalize());
     // The file name keeps to the crate version (no spaces); the identity
@@ -170,94 +53,4 @@ fn machine_architecture() -> String {
     unsafe { std::ffi::CStr::from_ptr(name.machine.as_ptr()) }
         .to_string_lossy()
         .into_owned()
-}
-
-/// Connects to every host at once (one thread each); the first failure is
-/// the error, naming its host, and nothing is measured.
-pub(crate) fn connect_hosts(
-    hosts: &[String],
-    config_file: Option<&Path>,
-    reconnect_timeout: std::time::Duration,
-) -> Result<Vec<verdict_exec::SshTarget>, crate::error::CliError> {
-    let agent = own_identity()?;
-    let options = verdict_exec::SshOptions {
-        config_file: config_file.map(Path::to_path_buf),
-        host_down_after: reconnect_timeout,
-        ..verdict_exec::SshOptions::default()
-    };
-    let results: Vec<_> = std::thread::scope(|scope| {
-        let handles: Vec<_> = hosts
-            .iter()
-            .map(|host| {
-                let agent = agent.clone();
-                let options = options.clone();
-                scope.spawn(move || verdict_exec::SshTarget::connect(host, options, agent))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| handle.join().expect("connect thread"))
-            .collect()
-    });
-    let mut targets = Vec::new();
-    for result in results {
-        targets.push(
-            result.map_err(|error| crate::error::CliError::of_class(error.exit_class(), error))?,
-        );
-    }
-    Ok(targets)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use verdict_exec::FakeExecutor;
-
-    #[test]
-    fn the_environment_is_read_through_the_target() {
-        let fake = FakeExecutor::with_queue([]);
-        fake.insert_file("/proc/sys/kernel/hostname", "far-away\n");
-        fake.insert_file("/proc/sys/kernel/osrelease", "6.1.0-far\n");
-        fake.insert_file("/boot/config-6.1.0-far", "CONFIG_PREEMPT=y\n");
-        let source = EnvironmentSource::new(&fake);
-        let environment = source.capture();
-        assert_eq!(environment.hostname.as_deref(), Some("far-away"));
-        assert_eq!(environment.kernel_release.as_deref(), Some("6.1.0-far"));
-        assert_eq!(
-            environment.kernel_config_source.as_deref(),
-            Some("/boot/config-6.1.0-far")
-        );
-        // Not this machine's facts: the fake has no /proc/cpuinfo.
-        assert_eq!(environment.cpu_count, None);
-    }
-
-    #[test]
-    fn a_guest_without_a_config_gets_its_image_s_neighbour_on_this_machine() {
-        let directory = tempfile::tempdir().unwrap();
-        let image = directory.path().join("vmlinuz-6.1.0-guest");
-        std::fs::write(&image, "not a kernel").unwrap();
-        std::fs::write(
-            directory.path().join("config-6.1.0-guest"),
-            "CONFIG_PREEMPT_DYNAMIC=y\n",
-        )
-        .unwrap();
-        let guest = FakeExecutor::with_queue([]);
-        guest.insert_file("/proc/sys/kernel/osrelease", "6.1.0-guest\n");
-        let source = EnvironmentSource::with_image(&guest, Some(image.clone()));
-        let environment = source.capture();
-        assert_eq!(
-            environment.kernel_config_source,
-            Some(format!(
-                "controller:{}",
-                directory.path().join("config-6.1.0-guest").display()
-            ))
-        );
-        assert_eq!(
-            source.kernel_config(Some("6.1.0-guest")).unwrap().text,
-            "CONFIG_PREEMPT_DYNAMIC=y\n"
-        );
-        // Without the image, nothing is guessed.
-        let bare = EnvironmentSource::new(&guest).capture();
-        assert_eq!(bare.kernel_config_source, None);
-    }
 }

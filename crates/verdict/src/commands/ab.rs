@@ -7,10 +7,11 @@
 use crate::common::doctor_annotation;
 use crate::common::{DbArgs, cancel_on_interrupt, tool_version};
 use crate::error::CliError;
-use crate::launch::{NewRun, start_run};
+use crate::launch::start_run;
 use crate::run_report::ReportOptionsArgs;
 use std::process::ExitCode;
 use verdict_engine::StartOptions;
+use verdict_engine::launch::NewRun;
 use verdict_model::Experiment;
 
 #[derive(Debug, clap::Args)]
@@ -69,6 +70,7 @@ pub(crate) fn run(args: &AbArgs) -> Result<ExitCode, CliError> {
     }
     let store = args.db.open()?;
     let cancel = cancel_on_interrupt();
+    let placement = verdict_engine::launch::placement(&experiment.target, &args.target.hosts);
     let options = StartOptions {
         seed: args.seed.unwrap_or_else(crate::common::random_seed),
         experiment,
@@ -77,11 +79,12 @@ pub(crate) fn run(args: &AbArgs) -> Result<ExitCode, CliError> {
         command_line: std::env::args().collect(),
         tool_version: tool_version(),
         bisect: None,
+        placement,
     };
     let doctor = args.doctor.then(doctor_annotation);
     let run = NewRun {
         options,
-        target: &args.target,
+        hosts: args.target.settings(),
         doctor,
         commit: None,
     };

@@ -200,15 +200,17 @@ impl BisectObserver for Terminal {
                 experiment.name
             )));
         };
-        let booter =
-            crate::vm::booter(vm).map_err(|error| CommandError::Input(error.to_string()))?;
+        let agent = crate::target::own_identity()
+            .map_err(|error| CommandError::Input(error.to_string()))?;
+        let booter = verdict_engine::booted::booter(vm, agent)
+            .map_err(|error| CommandError::Input(error.to_string()))?;
         Ok(BootSite {
             booter: Box::new(booter),
-            environment: Box::new(crate::vm::booted_environment),
+            environment: Box::new(verdict_engine::booted::booted_environment),
             kernels: vm
                 .build
                 .is_some()
-                .then(|| crate::vm::kernel_builder(self.cancel.clone())),
+                .then(|| verdict_engine::booted::kernel_builder(self.cancel.clone())),
         })
     }
 }

@@ -11,12 +11,12 @@
 use crate::common::{DbArgs, cancel_on_interrupt, parse_fraction, tool_version};
 use crate::common::{load_experiment, random_seed};
 use crate::error::CliError;
-use crate::progress::Progress;
 use crate::remote_build::RemoteBuildArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::StartOptions;
 use verdict_engine::compare::{load_selection, parse_selection};
+use verdict_engine::machine::EnvironmentSource;
 use verdict_model::{ExitClass, RunStatus};
 use verdict_report::Format;
 use verdict_report::compare::{ComparisonInput, comparison_rows};
@@ -127,6 +127,11 @@ fn measure_and_compare(
         .threshold
         .or(metric.threshold)
         .unwrap_or(experiment.sampling.threshold);
+    let hosts: Vec<String> = machine
+        .map(|machine| machine.target().host().to_string())
+        .into_iter()
+        .collect();
+    let placement = verdict_engine::launch::placement(&experiment.target, &hosts);
     let options = StartOptions {
         seed: experiment.sampling.seed.unwrap_or_else(random_seed),
         experiment,
@@ -135,11 +140,15 @@ fn measure_and_compare(
         command_line: std::env::args().collect(),
         tool_version: tool_version(),
         bisect: None,
+        placement,
     };
-    let mut progress = Progress::new(&metric.name);
-    let summary = engine
-        .start(&options, &mut progress)
-        .map_err(CliError::input)?;
+    // The one start path of every run on one machine (`launch`).
+    let remote_source = machine.map(|machine| EnvironmentSource::new(machine.target()));
+    let source = remote_source
+        .as_ref()
+        .unwrap_or_else(|| verdict_engine::machine::local());
+    let summary =
+        verdict_engine::launch::start_on(&engine, &options, source, None, &crate::launch::Printed)?;
     if summary.status != RunStatus::Complete {
         return Err(CliError::Interrupted(format!(
             "check run {} interrupted",

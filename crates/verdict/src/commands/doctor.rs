@@ -222,10 +222,11 @@ fn on_hosts(args: &DoctorArgs) -> Result<ExitCode, CliError> {
             "--experiment with --host is not supported: the experiment file is on this machine; run `verdict doctor --experiment` on the host",
         ));
     }
-    let targets = crate::target::connect_hosts(
+    let targets = verdict_engine::machine::connect_hosts(
         &args.target.hosts,
         args.target.ssh_config.as_deref(),
         args.target.reconnect_timeout,
+        &crate::target::own_identity()?,
     )?;
     let doctor = HostDoctor {
         quick: args.quick,

@@ -190,7 +190,7 @@ pub(crate) fn run(args: &KconfigArgs) -> Result<ExitCode, CliError> {
 /// that uses them.
 fn run_source(args: &SourceArgs) -> Result<ExitCode, CliError> {
     let store = args.db.open()?;
-    let builder = crate::vm::kernel_builder(crate::common::cancel_on_interrupt());
+    let builder = verdict_engine::booted::kernel_builder(crate::common::cancel_on_interrupt());
     let source =
         verdict_engine::boot_builds::level_source(&builder, &store, &args.level, &mut |message| {
             eprintln!("verdict: {message}");

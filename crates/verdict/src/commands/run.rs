@@ -7,11 +7,12 @@ use crate::common::{
     tool_version,
 };
 use crate::error::CliError;
-use crate::launch::{NewRun, resume_run, start_run};
+use crate::launch::{resume_run, start_run};
 use crate::run_report::ReportOptionsArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use verdict_engine::StartOptions;
+use verdict_engine::launch::NewRun;
 use verdict_model::RunId;
 
 #[derive(Debug, clap::Args)]
@@ -107,6 +108,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
         .seed
         .or(experiment.sampling.seed)
         .unwrap_or_else(random_seed);
+    let placement = verdict_engine::launch::placement(&experiment.target, &target.hosts);
     let options = StartOptions {
         experiment,
         experiment_text: text,
@@ -115,6 +117,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
         command_line: std::env::args().collect(),
         tool_version: tool_version(),
         bisect: None,
+        placement,
     };
     let commit = crate::common::experiment_commit(path, args.commit.as_deref())?;
     if args.detach {
@@ -122,7 +125,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
     }
     let run = NewRun {
         options,
-        target: &target,
+        hosts: target.settings(),
         doctor,
         commit,
     };

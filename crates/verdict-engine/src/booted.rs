@@ -1,26 +1,23 @@
-//! `verdict run` of an experiment whose target verdict boots: `[target] vm`
-//! (a QEMU verdict starts) or an ssh host with `[target] boot` (kexec, or a
-//! level's hook and a reboot). The boot is the unit of the schedule. Builds
-//! the booter from the file's settings (host programs found on PATH, this
-//! executable as the agent), hands it to the engine's `BootRunner`, prints
-//! the report, and maps a boot that failed for good (`on_boot_failure =
-//! "stop"`) to exit 1 after the report, which shows the boot's console tail
-//! (an ssh host's: the boot's log of steps); likewise a kernel that could
-//! not be built (`build = { … }`; the engine's `KernelBuilder`, whose cache
-//! directory is resolved here).
+//! The launchers of runs whose target verdict boots: `[target] vm` (a
+//! QEMU verdict starts) or an ssh host with `[target] boot` (kexec, or a
+//! level's hook and a reboot). The boot is the unit of the schedule.
+//! Builds the booter from the file's settings (host programs found on
+//! PATH, this binary as the agent) and hands it to the `BootRunner`; a
+//! boot that failed for good (`on_boot_failure = "stop"`) or a kernel that
+//! could not be built (`build = { … }`, the `KernelBuilder` with its cache
+//! directory resolved here) ends the launch as `Launched::Stopped`.
 //!
 //! Must not start QEMU or ssh itself (verdict-exec's `VmBooter` and
 //! `SshBooter` do) or decide anything about the schedule.
 
-use crate::common::DbArgs;
-use crate::error::CliError;
-use crate::progress::Progress;
-use crate::run_report::{ReportOptionsArgs, print_run_report};
+use crate::error::CommandError;
+use crate::launch::{HostSettings, Launched, Launcher, Stop};
+use crate::machine::EnvironmentSource;
+use crate::{BootRunner, EngineError, KernelBuilder, RunOutcome, StartOptions};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
-use verdict_engine::{BootRunner, EngineError, KernelBuilder, RunOutcome, StartOptions};
 use verdict_exec::{
-    Acceleration, Booter, Cancel, SshBootOptions, SshBooter, SshOptions, VmBooter, VmOptions,
+    Acceleration, AgentBinary, Booter, Cancel, SshBootOptions, SshBooter, SshOptions, VmBooter,
+    VmOptions,
 };
 use verdict_model::{
     Accelerator, BootHostSettings, Experiment, HostBoot, ReconnectTimeout, RunId, SshSettings,
@@ -29,7 +26,8 @@ use verdict_model::{
 use verdict_store::Store;
 
 /// The booter for `vm`: its kernel and command line change per boot.
-pub(crate) fn booter(vm: &VmSpec) -> Result<VmBooter, CliError> {
+/// `agent` is this binary, which every boot copies into the guest.
+pub fn booter(vm: &VmSpec, mut agent: AgentBinary) -> Result<VmBooter, CommandError> {
     // A VM whose kernel is built gets each boot's image from the build.
     let mut options = VmOptions::new(vm.kernel.clone().unwrap_or_default(), vm.cmdline.clone());
     options.modules = vm.modules.clone();
@@ -48,7 +46,6 @@ pub(crate) fn booter(vm: &VmSpec) -> Result<VmBooter, CliError> {
         .iter()
         .map(|program| find_program(program))
         .collect::<Result<_, _>>()?;
-    let mut agent = crate::target::own_identity()?;
     // Every boot copies the agent into its initramfs: read this process's
     // own executable, which stays what was hashed even when the file at
     // its path is replaced during a long run (an upgrade, a rebuild).
@@ -58,7 +55,7 @@ pub(crate) fn booter(vm: &VmSpec) -> Result<VmBooter, CliError> {
 
 /// The directory of verdict's kernel cache: `$VERDICT_KERNEL_CACHE`, else
 /// `${XDG_CACHE_HOME:-$HOME/.cache}/verdict/kernels`.
-pub(crate) fn kernel_cache() -> PathBuf {
+pub fn kernel_cache() -> PathBuf {
     if let Some(directory) =
         std::env::var_os("VERDICT_KERNEL_CACHE").filter(|value| !value.is_empty())
     {
@@ -75,13 +72,13 @@ pub(crate) fn kernel_cache() -> PathBuf {
 /// Builds the kernels of boot levels with `build = { … }` on this machine,
 /// into [`kernel_cache`], `make -jN` with N this machine's CPUs unless the
 /// build says otherwise.
-pub(crate) fn kernel_builder(cancel: Cancel) -> KernelBuilder {
+pub fn kernel_builder(cancel: Cancel) -> KernelBuilder {
     KernelBuilder {
         executor: Box::new(verdict_exec::SystemExecutor),
         cache: kernel_cache(),
         cancel,
         jobs: std::thread::available_parallelism().map_or(1, usize::from),
-        environment: verdict_engine::kernel_build::MAKE_ENVIRONMENT
+        environment: crate::kernel_build::MAKE_ENVIRONMENT
             .iter()
             .filter_map(|name| {
                 std::env::var(name)
@@ -94,7 +91,7 @@ pub(crate) fn kernel_builder(cancel: Cancel) -> KernelBuilder {
 
 /// `program` as an absolute path: as given when absolute, else the first
 /// match on PATH (the guest gets it at the same path).
-fn find_program(program: &str) -> Result<PathBuf, CliError> {
+fn find_program(program: &str) -> Result<PathBuf, CommandError> {
     if Path::new(program).is_absolute() {
         return Ok(PathBuf::from(program));
     }
@@ -105,7 +102,7 @@ fn find_program(program: &str) -> Result<PathBuf, CliError> {
         .find(|candidate| candidate.is_file())
         .and_then(|path| std::fs::canonicalize(path).ok())
         .ok_or_else(|| {
-            CliError::input(format!(
+            CommandError::input(format!(
                 "`[target] vm` programs: `{program}` is not on PATH on this machine (the guest gets the host's programs)"
             ))
         })
@@ -113,40 +110,33 @@ fn find_program(program: &str) -> Result<PathBuf, CliError> {
 
 /// Starts `options` on the VM of `[target] vm`.
 pub(crate) fn start_vm(
-    store: &dyn Store,
+    launcher: &Launcher<'_>,
     vm: &VmSpec,
     options: &StartOptions,
-    db: &DbArgs,
-    report: &ReportOptionsArgs,
-    cancel: Cancel,
-) -> Result<ExitCode, CliError> {
-    let mut booter = booter(vm)?;
-    run_booted(store, &mut booter, options, &[], db, report, cancel)
+) -> Result<Launched, CommandError> {
+    let mut booter = booter(vm, (launcher.agent)()?)?;
+    run_booted(launcher, &mut booter, options, &[])
 }
 
 /// Continues run `run` of an experiment that boots its target with
 /// `booter`: the VM, or the ssh host it was started on.
 pub(crate) fn resume_booted(
-    store: &dyn Store,
+    launcher: &Launcher<'_>,
     run: RunId,
     experiment: &Experiment,
     mut booter: Box<dyn Booter>,
-    db: &DbArgs,
-    report: &ReportOptionsArgs,
-    cancel: Cancel,
-) -> Result<ExitCode, CliError> {
-    let kernels = kernel_builder(cancel.clone());
+) -> Result<Launched, CommandError> {
+    let kernels = kernel_builder(launcher.cancel.clone());
     let mut runner = BootRunner {
         booter: booter.as_mut(),
-        store,
-        cancel,
-        environment: &crate::common::capture_environment,
+        store: launcher.store,
+        cancel: launcher.cancel.clone(),
+        environment: &crate::machine::capture_local,
         boot_environment: &booted_environment,
         kernels: Some(&kernels),
     };
-    let mut progress = Progress::new(&experiment.primary_metric().name);
-    let result = runner.resume(run, &mut progress);
-    finish(store, result, db, report)
+    let mut observer = launcher.progress.run(&experiment.primary_metric().name);
+    ended(runner.resume(run, observer.as_mut()))
 }
 
 /// The annotation naming the ssh host a booted run runs on (what
@@ -159,9 +149,10 @@ fn host_booter(
     ssh_config: Option<&Path>,
     reconnect_timeout: std::time::Duration,
     boot: &HostBoot,
-) -> Result<SshBooter, CliError> {
+    agent: AgentBinary,
+) -> Result<SshBooter, CommandError> {
     if !verdict_exec::valid_host(host) {
-        return Err(CliError::input(format!(
+        return Err(CommandError::input(format!(
             "`{host}` is not a host name (it must not start with `-` or contain spaces)"
         )));
     }
@@ -173,7 +164,7 @@ fn host_booter(
     Ok(SshBooter::new(
         host,
         ssh,
-        crate::target::own_identity()?,
+        agent,
         SshBootOptions {
             timeout: boot.timeout,
             power_cycle: boot.power_cycle.clone(),
@@ -184,34 +175,37 @@ fn host_booter(
 /// Starts `options` on the one ssh host of `target`, booting it per boot
 /// level (`[target] boot`).
 pub(crate) fn start_on_host(
-    store: &dyn Store,
-    target: &crate::common::TargetArgs,
+    launcher: &Launcher<'_>,
+    target: &HostSettings,
     boot: &HostBoot,
     options: &StartOptions,
-    db: &DbArgs,
-    report: &ReportOptionsArgs,
-    cancel: Cancel,
-) -> Result<ExitCode, CliError> {
+) -> Result<Launched, CommandError> {
     let host = match target.hosts.as_slice() {
         [host] => host,
         [] => {
-            return Err(CliError::input(
+            return Err(CommandError::input(
                 "`[target] boot` boots ssh hosts: give one with --host or `[target] hosts`",
             ));
         }
         _ => {
-            return Err(CliError::input(
+            return Err(CommandError::input(
                 "`[target] boot`: a run boots one ssh host; give one --host per run",
             ));
         }
     };
     let ssh_config = match &target.ssh_config {
         Some(path) => Some(std::fs::canonicalize(path).map_err(|error| {
-            CliError::input(format!("--ssh-config {}: {error}", path.display()))
+            CommandError::input(format!("--ssh-config {}: {error}", path.display()))
         })?),
         None => None,
     };
-    let mut booter = host_booter(host, ssh_config.as_deref(), target.reconnect_timeout, boot)?;
+    let mut booter = host_booter(
+        host,
+        ssh_config.as_deref(),
+        target.reconnect_timeout,
+        boot,
+        (launcher.agent)()?,
+    )?;
     let settings = BootHostSettings {
         host: host.clone(),
         ssh: SshSettings {
@@ -219,34 +213,29 @@ pub(crate) fn start_on_host(
             reconnect: ReconnectTimeout::of(target.reconnect_timeout),
         },
     };
-    let annotation = serde_json::to_value(&settings).map_err(CliError::internal)?;
-    run_booted(
-        store,
-        &mut booter,
-        options,
-        &[(BOOT_HOST, annotation)],
-        db,
-        report,
-        cancel,
-    )
+    let annotation = serde_json::to_value(&settings).map_err(CommandError::internal)?;
+    run_booted(launcher, &mut booter, options, &[(BOOT_HOST, annotation)])
 }
 
 /// The booter of the ssh host run `run` was started on, as its
 /// `boot_host` annotation stored it (a missing or garbled one is an error
 /// naming the run).
 pub(crate) fn stored_host_booter(
-    store: &dyn Store,
+    launcher: &Launcher<'_>,
     run: RunId,
     boot: &HostBoot,
-) -> Result<SshBooter, CliError> {
-    let annotations = store.annotations(run).map_err(CliError::input)?;
+) -> Result<SshBooter, CommandError> {
+    let annotations = launcher
+        .store
+        .annotations(run)
+        .map_err(CommandError::input)?;
     let Some(stored) = annotations.get(BOOT_HOST) else {
-        return Err(CliError::input(format!(
+        return Err(CommandError::input(format!(
             "run {run} has no `{BOOT_HOST}` annotation: the host it booted is unknown"
         )));
     };
     let settings: BootHostSettings = serde_json::from_value(stored.clone()).map_err(|error| {
-        CliError::input(format!(
+        CommandError::input(format!(
             "run {run}: the stored `{BOOT_HOST}` settings do not load: {error}"
         ))
     })?;
@@ -255,6 +244,7 @@ pub(crate) fn stored_host_booter(
         settings.ssh.ssh_config.as_deref(),
         settings.ssh.reconnect.duration(),
         boot,
+        (launcher.agent)()?,
     )
 }
 
@@ -262,17 +252,17 @@ pub(crate) fn stored_host_booter(
 /// booted kernel's config: the machine's own (/proc/config.gz,
 /// /boot/config-RELEASE), else for a VM the image's neighbour on this
 /// machine (see `verdict_doctor::environment::image_neighbour_config`).
-pub(crate) fn booted_environment(
+pub fn booted_environment(
     target: &dyn verdict_exec::Target,
     spec: &verdict_exec::BootSpec,
-) -> verdict_engine::BootCapture {
+) -> crate::BootCapture {
     let image = spec
         .kernel
         .as_ref()
         .map(|kernel| std::fs::canonicalize(kernel).unwrap_or_else(|_| kernel.clone()));
-    let source = crate::target::EnvironmentSource::with_image(target, image);
+    let source = EnvironmentSource::with_image(target, image);
     let environment = source.capture();
-    verdict_engine::BootCapture {
+    crate::BootCapture {
         kernel_config: source.kernel_config(environment.kernel_release.as_deref()),
         environment,
     }
@@ -280,62 +270,84 @@ pub(crate) fn booted_environment(
 
 /// Starts `options` with `booter`.
 fn run_booted(
-    store: &dyn Store,
+    launcher: &Launcher<'_>,
     booter: &mut dyn Booter,
     options: &StartOptions,
     annotations: &[(&str, serde_json::Value)],
-    db: &DbArgs,
-    report: &ReportOptionsArgs,
-    cancel: Cancel,
-) -> Result<ExitCode, CliError> {
-    let kernels = kernel_builder(cancel.clone());
+) -> Result<Launched, CommandError> {
+    let kernels = kernel_builder(launcher.cancel.clone());
     let mut runner = BootRunner {
         booter,
-        store,
-        cancel,
-        environment: &crate::common::capture_environment,
+        store: launcher.store,
+        cancel: launcher.cancel.clone(),
+        environment: &crate::machine::capture_local,
         boot_environment: &booted_environment,
         kernels: Some(&kernels),
     };
-    let mut progress = Progress::new(&options.experiment.primary_metric().name);
-    let result = runner.start(options, annotations, &mut progress);
-    finish(store, result, db, report)
+    let mut observer = launcher
+        .progress
+        .run(&options.experiment.primary_metric().name);
+    ended(runner.start(options, annotations, observer.as_mut()))
 }
 
-fn finish(
-    store: &dyn Store,
-    result: Result<RunOutcome, EngineError>,
-    db: &DbArgs,
-    report: &ReportOptionsArgs,
-) -> Result<ExitCode, CliError> {
+/// How a booted run ended: a boot that failed for good and a kernel that
+/// was not built stop it (its report shows why); any other error is the
+/// launch's.
+fn ended(result: Result<RunOutcome, EngineError>) -> Result<Launched, CommandError> {
     match result {
-        Ok(summary) => crate::launch::finish(store, &summary, db, report),
+        Ok(summary) => Ok(Launched::Run(summary)),
         Err(EngineError::BootFailed {
             run,
             boot,
             level_key,
             message,
             ..
-        }) => {
-            // The report first: it shows the failed boot's console tail.
-            print_run_report(store, run, report)?;
-            eprintln!(
-                "verdict: run {run} stopped: boot {boot} ({level_key}) failed: {message} (on_boot_failure = \"stop\"; `verdict run --resume {run}` boots it again)"
-            );
-            Ok(ExitCode::from(verdict_model::ExitClass::Finding))
-        }
+        }) => Ok(Launched::Stopped {
+            run,
+            stop: Stop::Boot {
+                boot,
+                level_key,
+                message,
+            },
+        }),
         Err(EngineError::KernelBuild {
             run,
             levels,
             failure,
-        }) => {
-            // The report first: it shows the failed build and its log's end.
-            print_run_report(store, run, report)?;
-            eprintln!(
-                "verdict: run {run} stopped before measuring: the kernel of {levels} was not built: {failure} (`verdict run --resume {run}` builds it again)"
-            );
-            Ok(ExitCode::from(verdict_model::ExitClass::Finding))
+        }) => Ok(Launched::Stopped {
+            run,
+            stop: Stop::KernelBuild { levels, failure },
+        }),
+        Err(error) => Err(CommandError::input(error)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_boot_that_failed_for_good_stops_the_run_and_other_errors_are_the_launch_s() {
+        let failed = ended(Err(EngineError::BootFailed {
+            run: RunId(4),
+            boot: 2,
+            level_key: "preempt=full".to_string(),
+            message: "no agent".to_string(),
+            console_tail: String::new(),
+        }));
+        match failed {
+            Ok(Launched::Stopped {
+                run,
+                stop: Stop::Boot {
+                    boot, level_key, ..
+                },
+            }) => {
+                assert_eq!((run, boot), (RunId(4), 2));
+                assert_eq!(level_key, "preempt=full");
+            }
+            other => panic!("expected a stopped run, got {other:?}"),
         }
-        Err(error) => Err(CliError::input(error)),
+        let error = ended(Err(EngineError::NeedsBooter { run: None })).unwrap_err();
+        assert_eq!(error.exit_class(), verdict_model::ExitClass::Input);
     }
 }
