@@ -733,8 +733,7 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
         let experiment_text = toml_note(&experiment, commit);
         experiment.name = name;
         // Measured where the build output is: the --host, else here.
-        let placement = crate::launch::placement(
-            &experiment.target,
+        let placement = experiment.target.placement(
             self.settings
                 .remote
                 .as_ref()

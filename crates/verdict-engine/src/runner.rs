@@ -224,7 +224,7 @@ pub struct StartOptions {
     pub tool_version: String,
     /// The bisection the run measures a commit for (`verdict bisect`).
     pub bisect: Option<verdict_store::BisectId>,
-    /// Where the run measures ([`crate::launch::placement`]): what chooses
+    /// Where the run measures ([`TargetSpec::placement`](verdict_model::TargetSpec::placement)): what chooses
     /// its launcher and what is stored with it.
     pub placement: verdict_model::Placement,
 }

@@ -1777,7 +1777,10 @@ mod target_tests {
             Ok(experiment) => experiment,
             Err(error) => panic!("{error}"),
         };
-        assert_eq!(experiment.target.placement(), crate::Placement::BootedHost);
+        assert_eq!(
+            experiment.target.placement(experiment.target.hosts()),
+            crate::Placement::BootedHost
+        );
         assert_eq!(experiment.target.hosts(), ["lpar1"]);
         let again = serde_json::to_value(&experiment).unwrap();
         assert_eq!(again["hosts"], serde_json::json!(["lpar1"]));

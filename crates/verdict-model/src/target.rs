@@ -36,14 +36,18 @@ pub enum TargetSpec {
 }
 
 impl TargetSpec {
-    /// Where a run of this target measures when the command line names no
-    /// host.
-    pub fn placement(&self) -> Placement {
+    /// Where a run of this target measures, given the ssh hosts it
+    /// measures on (`--host`, which wins over the file's `[target] hosts`,
+    /// or those; empty when the run stays on this machine): the target
+    /// verdict boots when there is one, else the hosts when any are named,
+    /// else here. The one rule that both chooses a run's launcher and is
+    /// stored with it.
+    pub fn placement(&self, hosts: &[String]) -> Placement {
         match self {
-            TargetSpec::Local => Placement::Local,
-            TargetSpec::Hosts(_) => Placement::Hosts,
             TargetSpec::Vm(_) => Placement::Vm,
             TargetSpec::BootedHost { .. } => Placement::BootedHost,
+            TargetSpec::Local | TargetSpec::Hosts(_) if hosts.is_empty() => Placement::Local,
+            TargetSpec::Local | TargetSpec::Hosts(_) => Placement::Hosts,
         }
     }
 
@@ -264,9 +268,18 @@ mod tests {
             Ok(TargetSpec::Local)
         );
         assert_eq!(
-            TargetSpec::from_parts(vec!["a".into()], None, None).map(|t| t.placement()),
+            TargetSpec::from_parts(vec!["a".into()], None, None).map(|t| t.placement(t.hosts())),
             Ok(Placement::Hosts)
         );
+        // A file's hosts that a command measures here (a bisection
+        // without --host) stay here; --host alone goes there.
+        let named = TargetSpec::Hosts(vec!["a".to_string()]);
+        assert_eq!(named.placement(&[]), Placement::Local);
+        assert_eq!(
+            TargetSpec::Local.placement(&["b".to_string()]),
+            Placement::Hosts
+        );
+        assert_eq!(TargetSpec::Local.placement(&[]), Placement::Local);
         let stored: Result<StoredTarget, _> =
             serde_json::from_str(r#"{"hosts": ["a"], "vm": null}"#);
         assert!(TargetSpec::try_from(stored.unwrap()).is_ok());

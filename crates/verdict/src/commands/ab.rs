@@ -70,7 +70,7 @@ pub(crate) fn run(args: &AbArgs) -> Result<ExitCode, CliError> {
     }
     let store = args.db.open()?;
     let cancel = cancel_on_interrupt();
-    let placement = verdict_engine::launch::placement(&experiment.target, &args.target.hosts);
+    let placement = experiment.target.placement(&args.target.hosts);
     let options = StartOptions {
         seed: args.seed.unwrap_or_else(crate::common::random_seed),
         experiment,

@@ -131,7 +131,7 @@ fn measure_and_compare(
         .map(|machine| machine.target().host().to_string())
         .into_iter()
         .collect();
-    let placement = verdict_engine::launch::placement(&experiment.target, &hosts);
+    let placement = experiment.target.placement(&hosts);
     let options = StartOptions {
         seed: experiment.sampling.seed.unwrap_or_else(random_seed),
         experiment,

@@ -108,7 +108,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<ExitCode, CliError> {
         .seed
         .or(experiment.sampling.seed)
         .unwrap_or_else(random_seed);
-    let placement = verdict_engine::launch::placement(&experiment.target, &target.hosts);
+    let placement = experiment.target.placement(&target.hosts);
     let options = StartOptions {
         experiment,
         experiment_text: text,
