@@ -1,8 +1,9 @@
 //! Every run from start to end, for `run`, `ab` and `check`, on every
-//! placement: [`placement`] decides once where a new run measures (this
-//! machine, ssh hosts, a VM verdict boots, an ssh host verdict boots) from
-//! the experiment's `[target]` and the hosts the command line resolved;
-//! that choice is stored with the run and picks its launcher. [`start`]
+//! placement: `TargetSpec::placement` (verdict-model) decides once where a
+//! new run measures (this machine, ssh hosts, a VM verdict boots, an ssh
+//! host verdict boots) from the experiment's `[target]` and the hosts the
+//! command line resolved; that choice is stored with the run and picks its
+//! launcher. [`start`]
 //! hands a new run to that launcher, [`resume`] a stored one to the
 //! launcher its run was started with (its host group, the target its
 //! experiment boots, or this machine). The launchers connect to the hosts
