@@ -554,7 +554,7 @@ impl Bisection {
             })
             .collect();
         let design = Designs::new(&config, order.len());
-        let endpoint_looks = design.get().endpoint_looks(&config);
+        let endpoint_looks = design.get().endpoint_test().looks(&config);
         Ok(Bisection {
             core: Core {
                 config,
@@ -918,7 +918,7 @@ impl Core {
         if !advanced {
             return;
         }
-        let confidence = design.endpoint_confidence(self);
+        let confidence = design.endpoint_test().confidence(self);
         let good = &self.commits[0].samples;
         let bad = &self.commits[self.last()].samples;
         // Block by block, like the candidates: load changes slower than a
@@ -938,7 +938,7 @@ impl Core {
         let mut shift = blocked_shift(&differences, confidence);
         let mut direction = direction_of(shift);
         if direction.is_none() {
-            let second = design.endpoint_second_test(&differences, confidence);
+            let second = design.endpoint_test().second_test(&differences, confidence);
             if let Some(found) = direction_of(second) {
                 direction = Some(found);
                 shift = second;

@@ -22,6 +22,29 @@ pub(crate) struct Round {
     pub(crate) round_block_start: usize,
 }
 
+/// A design that classifies commits one at a time along the binary
+/// search (`bonferroni`, fixed-runs).
+pub(crate) trait Stepwise {
+    /// The commit in progress, if any.
+    fn target(&self, core: &Core) -> Option<usize>;
+    /// Classifies `position` if its evidence is complete.
+    fn evaluate(&mut self, core: &mut Core, position: usize);
+}
+
+/// Runs of `position` were added: a candidate's own runs may classify it,
+/// and endpoint runs (or the candidate's) may complete the concurrent
+/// evidence of the commit in progress.
+pub(crate) fn samples_added(design: &mut impl Stepwise, core: &mut Core, position: usize) {
+    if position != 0 && position != core.last() {
+        design.evaluate(core, position);
+    }
+    if let Some(target) = design.target(core)
+        && target != position
+    {
+        design.evaluate(core, target);
+    }
+}
+
 /// Before runs of `position` are added: a commit first measured once the
 /// search range excludes it is a monotonicity probe; an undecided
 /// candidate measured again starts a retest round (true is returned), and

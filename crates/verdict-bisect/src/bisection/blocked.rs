@@ -12,7 +12,7 @@ use verdict_stats::shift::Shift;
 use crate::blocks::{BlockTest, block_differences, sign_shift};
 use crate::design::{CandidateDesign, candidate_design};
 
-use super::designs::Design;
+use super::designs::{Design, EndpointTest};
 use super::stored::StoredBisection;
 use super::{
     Action, Class, Config, Core, Decision, Direction, INTERMEDIATE_HIGH, INTERMEDIATE_LOW, median,
@@ -165,12 +165,6 @@ impl Blocked {
         stored.block_test = self.block_test;
     }
 
-    /// The endpoints' confidence at the latest look reached: that look's
-    /// level of the group-sequential boundary.
-    pub(crate) fn endpoint_confidence(&self, core: &Core) -> f64 {
-        self.endpoint_design.confidence[core.endpoint_looks_done - 1]
-    }
-
     /// A skipped candidate's open block is dropped.
     pub(crate) fn skipping(&mut self, position: usize) {
         if self
@@ -218,11 +212,24 @@ pub(crate) fn endpoint_design(config: &Config) -> CandidateDesign {
     )
 }
 
-/// The sign test of the endpoints' block differences, each test at half
-/// the error (`endpoint_design`), so that blocks spoiled by load changes
-/// (large, of random sign) cannot hide the shift from both.
-pub(crate) fn endpoint_second_test(differences: &[f64], confidence: f64) -> Option<Shift> {
-    sign_shift(differences, confidence)
+/// The blocked designs' endpoint test: the group-sequential looks of
+/// `endpoint_design`, and the sign test as the second test.
+impl EndpointTest for Blocked {
+    fn looks(&self, _config: &Config) -> Vec<usize> {
+        self.endpoint_design.looks.clone()
+    }
+
+    /// That look's level of the group-sequential boundary.
+    fn confidence(&self, core: &Core) -> f64 {
+        self.endpoint_design.confidence[core.endpoint_looks_done - 1]
+    }
+
+    /// The sign test of the endpoints' block differences, each test at
+    /// half the error (`endpoint_design`), so that blocks spoiled by load
+    /// changes (large, of random sign) cannot hide the shift from both.
+    fn second_test(&self, differences: &[f64], confidence: f64) -> Option<Shift> {
+        sign_shift(differences, confidence)
+    }
 }
 
 /// Each of a candidate's two one-sided tests at level `step_error` over

@@ -10,7 +10,7 @@ use verdict_stats::shift::Shift;
 
 use crate::blocks::{block_differences, blocked_shift};
 
-use super::binary::{self, Round};
+use super::binary::{self, Round, Stepwise};
 use super::designs::Design;
 use super::stored::StoredBisection;
 use super::{
@@ -73,7 +73,9 @@ impl Bonferroni {
             state.looks_done = looks_done;
         }
     }
+}
 
+impl Stepwise for Bonferroni {
     fn target(&self, core: &Core) -> Option<usize> {
         binary::target(core, &self.rounds, core.bounds(self))
     }
@@ -215,16 +217,7 @@ impl Design for Bonferroni {
     }
 
     fn samples_added(&mut self, core: &mut Core, position: usize, _values: &[f64]) {
-        if position != 0 && position != core.last() {
-            self.evaluate(core, position);
-        }
-        // Endpoint runs (or the candidate's own) may complete the
-        // concurrent evidence of the commit in progress.
-        if let Some(target) = self.target(core)
-            && target != position
-        {
-            self.evaluate(core, target);
-        }
+        binary::samples_added(self, core, position);
     }
 
     fn next_action(&self, core: &Core) -> Action {

@@ -23,29 +23,11 @@ use super::{Action, Class, Config, Core, Decision, LookDesign, looks_in_blocks};
 /// designs differ; the defaults are the statistical designs' shared
 /// behaviour (blocked endpoint test, plain classes).
 pub(crate) trait Design {
-    /// The endpoints' looks, in blocks (fixed at construction): by default
-    /// geometric, with `endpoint_error` split equally over them.
-    fn endpoint_looks(&self, config: &Config) -> Vec<usize> {
-        looks_in_blocks(
-            config.endpoint_min_runs,
-            config.endpoint_max_runs,
-            config.max_batch,
-            config.endpoint_error,
-            1,
-        )
-    }
-
-    /// The two-sided confidence of the endpoints' interval at the latest
-    /// look reached (`Core::endpoint_looks_done`): by default the
-    /// Bonferroni split of `endpoint_error` over the looks.
-    fn endpoint_confidence(&self, core: &Core) -> f64 {
-        1.0 - core.config.endpoint_error / core.endpoint_looks.len() as f64
-    }
-
-    /// A second test of the endpoints' block differences, tried when the
-    /// first does not tell them apart.
-    fn endpoint_second_test(&self, _differences: &[f64], _confidence: f64) -> Option<Shift> {
-        None
+    /// How the endpoints are told apart (the statistical designs): by
+    /// default geometric looks with `endpoint_error` split equally over
+    /// them.
+    fn endpoint_test(&self) -> &dyn EndpointTest {
+        &SplitEndpoints
     }
 
     /// What to measure while the endpoints are not told apart yet.
@@ -81,6 +63,43 @@ pub(crate) trait Design {
     /// The class of `position` the answer rests on.
     fn settled_class(&self, core: &Core, position: usize) -> Option<Class> {
         core.commits[position].class
+    }
+}
+
+/// The endpoints' blocked test of a statistical design: where it looks,
+/// at what confidence, and a second test tried when the first does not
+/// tell the endpoints apart.
+pub(crate) trait EndpointTest {
+    /// The endpoints' looks, in blocks (fixed at construction).
+    fn looks(&self, config: &Config) -> Vec<usize>;
+
+    /// The two-sided confidence of the endpoints' interval at the latest
+    /// look reached (`Core::endpoint_looks_done`).
+    fn confidence(&self, core: &Core) -> f64;
+
+    /// A second test of the endpoints' block differences.
+    fn second_test(&self, _differences: &[f64], _confidence: f64) -> Option<Shift> {
+        None
+    }
+}
+
+/// Geometric looks with the Bonferroni split of `endpoint_error` over
+/// them, and no second test (the `bonferroni` design).
+pub(crate) struct SplitEndpoints;
+
+impl EndpointTest for SplitEndpoints {
+    fn looks(&self, config: &Config) -> Vec<usize> {
+        looks_in_blocks(
+            config.endpoint_min_runs,
+            config.endpoint_max_runs,
+            config.max_batch,
+            config.endpoint_error,
+            1,
+        )
+    }
+
+    fn confidence(&self, core: &Core) -> f64 {
+        1.0 - core.config.endpoint_error / core.endpoint_looks.len() as f64
     }
 }
 

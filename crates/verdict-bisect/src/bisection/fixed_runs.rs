@@ -9,7 +9,7 @@
 
 use verdict_stats::shift::relative_shift;
 
-use super::binary::{self, Round};
+use super::binary::{self, Round, Stepwise};
 use super::designs::Design;
 use super::stored::StoredBisection;
 use super::{AbortReason, Action, Class, Core, Decision, Direction, median};
@@ -41,7 +41,9 @@ impl FixedRuns {
     pub(crate) fn store(&self, stored: &mut StoredBisection) {
         stored.set_rounds(&self.rounds);
     }
+}
 
+impl Stepwise for FixedRuns {
     fn target(&self, core: &Core) -> Option<usize> {
         binary::target(core, &self.rounds, core.bounds(self))
     }
@@ -136,16 +138,7 @@ impl Design for FixedRuns {
     }
 
     fn samples_added(&mut self, core: &mut Core, position: usize, _values: &[f64]) {
-        if position != 0 && position != core.last() {
-            self.evaluate(core, position);
-        }
-        // Endpoint runs (or the candidate's own) may complete the evidence
-        // of the commit in progress.
-        if let Some(target) = self.target(core)
-            && target != position
-        {
-            self.evaluate(core, target);
-        }
+        binary::samples_added(self, core, position);
     }
 
     fn next_action(&self, core: &Core) -> Action {

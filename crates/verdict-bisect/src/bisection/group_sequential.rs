@@ -6,13 +6,11 @@
 //! (`blocked.rs`).
 //! Must not: do I/O, or use randomness.
 
-use verdict_stats::shift::Shift;
-
 use crate::design::CandidateDesign;
 
 use super::binary::{self, Round};
 use super::blocked::{self, BlockDesign, Blocked};
-use super::designs::Design;
+use super::designs::{Design, EndpointTest};
 use super::stored::StoredBisection;
 use super::{Action, Config, Core};
 
@@ -53,16 +51,8 @@ impl GroupSequential {
 }
 
 impl Design for GroupSequential {
-    fn endpoint_looks(&self, _config: &Config) -> Vec<usize> {
-        self.blocked.endpoint_design.looks.clone()
-    }
-
-    fn endpoint_confidence(&self, core: &Core) -> f64 {
-        self.blocked.endpoint_confidence(core)
-    }
-
-    fn endpoint_second_test(&self, differences: &[f64], confidence: f64) -> Option<Shift> {
-        blocked::endpoint_second_test(differences, confidence)
+    fn endpoint_test(&self) -> &dyn EndpointTest {
+        &self.blocked
     }
 
     fn evaluate_endpoints(&mut self, core: &mut Core) {

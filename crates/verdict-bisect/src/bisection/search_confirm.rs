@@ -11,13 +11,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use verdict_stats::shift::Shift;
-
 use crate::design::{CandidateDesign, search_design};
 use crate::search::{Call, posterior};
 
 use super::blocked::{self, BlockDesign, Blocked};
-use super::designs::Design;
+use super::designs::{Design, EndpointTest};
 use super::stored::StoredBisection;
 use super::{Action, Class, Config, Core, Decision};
 
@@ -321,16 +319,8 @@ impl SearchConfirm {
 }
 
 impl Design for SearchConfirm {
-    fn endpoint_looks(&self, _config: &Config) -> Vec<usize> {
-        self.blocked.endpoint_design.looks.clone()
-    }
-
-    fn endpoint_confidence(&self, core: &Core) -> f64 {
-        self.blocked.endpoint_confidence(core)
-    }
-
-    fn endpoint_second_test(&self, differences: &[f64], confidence: f64) -> Option<Shift> {
-        blocked::endpoint_second_test(differences, confidence)
+    fn endpoint_test(&self) -> &dyn EndpointTest {
+        &self.blocked
     }
 
     fn evaluate_endpoints(&mut self, core: &mut Core) {
