@@ -56,16 +56,9 @@ pub(crate) fn start_run(
     report: &ReportOptionsArgs,
     cancel: Cancel,
 ) -> Result<ExitCode, CliError> {
-    let location = db.location();
-    let launcher = Launcher {
-        store,
-        location: &location,
-        cancel,
-        progress: &Printed,
-        agent: &agent,
-    };
-    let launched = verdict_engine::launch::start(&launcher, run)?;
-    self::report(store, launched, db, report)
+    launch(store, db, report, cancel, |launcher| {
+        verdict_engine::launch::start(launcher, run)
+    })
 }
 
 /// Continues stored run `run` where it measured (its host group, the
@@ -77,6 +70,20 @@ pub(crate) fn resume_run(
     report: &ReportOptionsArgs,
     cancel: Cancel,
 ) -> Result<ExitCode, CliError> {
+    launch(store, db, report, cancel, |launcher| {
+        verdict_engine::launch::resume(launcher, run)
+    })
+}
+
+/// Runs `go` with this command's launcher (the store, printed progress,
+/// this binary as the agent), then prints how the launch ended.
+fn launch(
+    store: &Database,
+    db: &DbArgs,
+    report: &ReportOptionsArgs,
+    cancel: Cancel,
+    go: impl FnOnce(&Launcher<'_>) -> Result<Launched, CommandError>,
+) -> Result<ExitCode, CliError> {
     let location = db.location();
     let launcher = Launcher {
         store,
@@ -85,7 +92,7 @@ pub(crate) fn resume_run(
         progress: &Printed,
         agent: &agent,
     };
-    let launched = verdict_engine::launch::resume(&launcher, run)?;
+    let launched = go(&launcher)?;
     self::report(store, launched, db, report)
 }
 
