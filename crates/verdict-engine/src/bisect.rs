@@ -841,8 +841,8 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
         unfinished: Option<RunId>,
     ) -> Result<Option<Event>, CommandError> {
         // What to start, unless a cut-off measurement is resumed.
-        let start = match unfinished {
-            Some(_) => None,
+        let measurement = match unfinished {
+            Some(run) => BootedMeasurement::Resume(run),
             None => {
                 let boot = self.settings.boot.clone().unwrap_or_default();
                 let experiment = if boot.from_source {
@@ -861,10 +861,10 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
                 // One boot per measurement: the block's unit.
                 experiment.sampling.boots = 1;
                 experiment.sampling.on_boot_failure = OnBootFailure::Skip;
-                Some((
-                    self.start_options(experiment, commit, runs, name),
+                BootedMeasurement::Start(
+                    Box::new(self.start_options(experiment, commit, runs, name)),
                     self.annotation(commit),
-                ))
+                )
             }
         };
         let environment = self.measured_environment(commit, directory);
@@ -884,12 +884,11 @@ impl<V: Vcs + Worktrees> Session<'_, '_, V> {
             boot_environment: site.environment.as_ref(),
             kernels: site.kernels.as_ref(),
         };
-        let summary = match (start, unfinished) {
-            (Some((options, annotation)), _) => {
+        let summary = match measurement {
+            BootedMeasurement::Start(options, annotation) => {
                 runner.start(&options, &[("bisect", annotation)], progress.as_mut())
             }
-            (None, Some(run)) => runner.resume(run, progress.as_mut()),
-            (None, None) => unreachable!("a measurement is started or resumed"),
+            BootedMeasurement::Resume(run) => runner.resume(run, progress.as_mut()),
         }
         .map_err(CommandError::input)?;
         drop(progress);
@@ -1143,4 +1142,11 @@ pub fn log<V: Vcs>(
         boots,
         metric,
     })
+}
+
+/// A booted measurement of a commit: started afresh, or the rest of one a
+/// kill cut off resumed in a fresh boot.
+enum BootedMeasurement {
+    Start(Box<StartOptions>, serde_json::Value),
+    Resume(RunId),
 }
