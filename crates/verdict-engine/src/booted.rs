@@ -16,8 +16,7 @@ use crate::machine::EnvironmentSource;
 use crate::{BootRunner, EngineError, KernelBuilder, RunOutcome, StartOptions};
 use std::path::{Path, PathBuf};
 use verdict_exec::{
-    Acceleration, AgentBinary, Booter, Cancel, SshBootOptions, SshBooter, SshOptions, VmBooter,
-    VmOptions,
+    Acceleration, AgentBinary, Booter, Cancel, SshBootOptions, SshBooter, VmBooter, VmOptions,
 };
 use verdict_model::{
     Accelerator, BootHostSettings, Experiment, HostBoot, ReconnectTimeout, RunId, SshSettings,
@@ -156,11 +155,7 @@ fn host_booter(
             "`{host}` is not a host name (it must not start with `-` or contain spaces)"
         )));
     }
-    let ssh = SshOptions {
-        config_file: ssh_config.map(Path::to_path_buf),
-        host_down_after: reconnect_timeout,
-        ..SshOptions::default()
-    };
+    let ssh = crate::machine::ssh_options(ssh_config, reconnect_timeout);
     Ok(SshBooter::new(
         host,
         ssh,

@@ -136,6 +136,19 @@ pub fn capture_local() -> Environment {
     local().capture()
 }
 
+/// How verdict reaches an ssh host: `--ssh-config` and the time after
+/// which a host that stopped answering is given up.
+pub(crate) fn ssh_options(
+    config_file: Option<&Path>,
+    reconnect_timeout: std::time::Duration,
+) -> verdict_exec::SshOptions {
+    verdict_exec::SshOptions {
+        config_file: config_file.map(Path::to_path_buf),
+        host_down_after: reconnect_timeout,
+        ..verdict_exec::SshOptions::default()
+    }
+}
+
 /// Connects to every host at once (one thread each), with `agent` as the
 /// agent binary; the first failure is
 /// the error, naming its host, and nothing is measured.
@@ -145,11 +158,7 @@ pub fn connect_hosts(
     reconnect_timeout: std::time::Duration,
     agent: &verdict_exec::AgentBinary,
 ) -> Result<Vec<verdict_exec::SshTarget>, CommandError> {
-    let options = verdict_exec::SshOptions {
-        config_file: config_file.map(Path::to_path_buf),
-        host_down_after: reconnect_timeout,
-        ..verdict_exec::SshOptions::default()
-    };
+    let options = ssh_options(config_file, reconnect_timeout);
     let results: Vec<_> = std::thread::scope(|scope| {
         let handles: Vec<_> = hosts
             .iter()
